@@ -1,0 +1,11 @@
+//! agent-exec: a native shell runtime for TypeScript agents.
+//!
+//! The core (`spawn`, `session`, `output`, `kill`) knows nothing of Node and is tested with plain
+//! `cargo test`; `bindings` is the only module that touches napi.
+
+pub mod bindings;
+pub mod error;
+pub mod kill;
+pub mod output;
+pub mod session;
+pub mod spawn;

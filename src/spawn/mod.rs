@@ -1,0 +1,9 @@
+//! From a validated request to a running child: shell choice, environment, working directory, and the
+//! spawn itself (pipes here; PTYs in their own module).
+
+pub mod env;
+pub mod pipes;
+pub mod request;
+pub mod shell;
+
+pub use request::{ExecRequest, StdinMode};

@@ -1,0 +1,71 @@
+//! Spawning a command with plain pipes: stdout and stderr piped, stdin closed (or a pipe on request),
+//! the child in a new session so its process group can be signalled as a whole.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::process::Stdio;
+
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+
+use super::request::{ExecRequest, StdinMode};
+use super::shell::ShellConfig;
+use crate::error::{AgentError, ErrorCode};
+
+pub struct PipeChild {
+  pub child: Child,
+  pub pid: u32,
+  pub stdin: Option<ChildStdin>,
+  pub stdout: ChildStdout,
+  pub stderr: ChildStderr,
+}
+
+pub fn spawn_pipes(
+  shell: &ShellConfig,
+  req: &ExecRequest,
+  env: &BTreeMap<OsString, OsString>,
+) -> Result<PipeChild, AgentError> {
+  let mut cmd = Command::new(&shell.program);
+  cmd
+    .args(&shell.args)
+    .arg(&req.command)
+    .current_dir(&req.cwd)
+    .env_clear()
+    .envs(env)
+    .stdin(match req.stdin {
+      StdinMode::Closed => Stdio::null(),
+      StdinMode::Pipe => Stdio::piped(),
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+  #[cfg(unix)]
+  // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe calls.
+  unsafe {
+    cmd.pre_exec(crate::kill::child_setup::in_child);
+  }
+  let mut child = cmd.spawn().map_err(|e| spawn_error(&shell.program, req, &e))?;
+  let pid = child
+    .id()
+    .ok_or_else(|| AgentError::new(ErrorCode::SpawnFailed, "The child exited before its pid was read."))?;
+  let stdout = child.stdout.take().expect("stdout is piped");
+  let stderr = child.stderr.take().expect("stderr is piped");
+  let stdin = child.stdin.take();
+  Ok(PipeChild {
+    child,
+    pid,
+    stdin,
+    stdout,
+    stderr,
+  })
+}
+
+pub fn spawn_error(program: &std::path::Path, req: &ExecRequest, e: &std::io::Error) -> AgentError {
+  AgentError::new(
+    ErrorCode::SpawnFailed,
+    format!(
+      "Could not start {} in {}: {e} (errno {}). Check that the shell exists and the directory is accessible.",
+      program.display(),
+      req.cwd.display(),
+      e.raw_os_error().unwrap_or(0)
+    ),
+  )
+}
