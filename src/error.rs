@@ -9,75 +9,75 @@ use std::fmt;
 /// Stable error codes. The string forms are part of the public contract: never rename one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorCode {
-  /// The command is missing, empty, only whitespace, or not a string.
-  InvalidCommand,
-  /// A NUL byte in the command, an env key or value, or the cwd.
-  NulByte,
-  /// The cwd does not exist, is not a directory, or cannot be read.
-  InvalidCwd,
-  /// An env key or value is not a string or is malformed.
-  InvalidEnv,
-  /// An option has the wrong type or is out of range.
-  InvalidOption,
-  /// The requested (or `$SHELL`) shell cannot be found or executed.
-  UnknownShell,
-  /// The operating system refused to start the process.
-  SpawnFailed,
-  /// No session with that id is visible in the caller's scope.
-  UnknownSession,
-  /// The session has ended but the action needs a running one.
-  SessionNotRunning,
-  /// The session's stdin is closed or was never opened.
-  StdinClosed,
-  /// The action needs a PTY session.
-  NotAPty,
-  /// An unexpected internal failure (a bug): the message says what broke.
-  Internal,
+    /// The command is missing, empty, only whitespace, or not a string.
+    InvalidCommand,
+    /// A NUL byte in the command, an env key or value, or the cwd.
+    NulByte,
+    /// The cwd does not exist, is not a directory, or cannot be read.
+    InvalidCwd,
+    /// An env key or value is not a string or is malformed.
+    InvalidEnv,
+    /// An option has the wrong type or is out of range.
+    InvalidOption,
+    /// The requested (or `$SHELL`) shell cannot be found or executed.
+    UnknownShell,
+    /// The operating system refused to start the process.
+    SpawnFailed,
+    /// No session with that id is visible in the caller's scope.
+    UnknownSession,
+    /// The session has ended but the action needs a running one.
+    SessionNotRunning,
+    /// The session's stdin is closed or was never opened.
+    StdinClosed,
+    /// The action needs a PTY session.
+    NotAPty,
+    /// An unexpected internal failure (a bug): the message says what broke.
+    Internal,
 }
 
 impl ErrorCode {
-  pub fn as_str(self) -> &'static str {
-    match self {
-      ErrorCode::InvalidCommand => "ERR_INVALID_COMMAND",
-      ErrorCode::NulByte => "ERR_NUL_BYTE",
-      ErrorCode::InvalidCwd => "ERR_INVALID_CWD",
-      ErrorCode::InvalidEnv => "ERR_INVALID_ENV",
-      ErrorCode::InvalidOption => "ERR_INVALID_OPTION",
-      ErrorCode::UnknownShell => "ERR_UNKNOWN_SHELL",
-      ErrorCode::SpawnFailed => "ERR_SPAWN_FAILED",
-      ErrorCode::UnknownSession => "ERR_UNKNOWN_SESSION",
-      ErrorCode::SessionNotRunning => "ERR_SESSION_NOT_RUNNING",
-      ErrorCode::StdinClosed => "ERR_STDIN_CLOSED",
-      ErrorCode::NotAPty => "ERR_NOT_A_PTY",
-      ErrorCode::Internal => "ERR_INTERNAL",
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidCommand => "ERR_INVALID_COMMAND",
+            ErrorCode::NulByte => "ERR_NUL_BYTE",
+            ErrorCode::InvalidCwd => "ERR_INVALID_CWD",
+            ErrorCode::InvalidEnv => "ERR_INVALID_ENV",
+            ErrorCode::InvalidOption => "ERR_INVALID_OPTION",
+            ErrorCode::UnknownShell => "ERR_UNKNOWN_SHELL",
+            ErrorCode::SpawnFailed => "ERR_SPAWN_FAILED",
+            ErrorCode::UnknownSession => "ERR_UNKNOWN_SESSION",
+            ErrorCode::SessionNotRunning => "ERR_SESSION_NOT_RUNNING",
+            ErrorCode::StdinClosed => "ERR_STDIN_CLOSED",
+            ErrorCode::NotAPty => "ERR_NOT_A_PTY",
+            ErrorCode::Internal => "ERR_INTERNAL",
+        }
     }
-  }
 }
 
 /// An error with a stable code and an actionable message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentError {
-  pub code: ErrorCode,
-  pub message: String,
+    pub code: ErrorCode,
+    pub message: String,
 }
 
 impl AgentError {
-  pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-    AgentError {
-      code,
-      message: message.into(),
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        AgentError {
+            code,
+            message: message.into(),
+        }
     }
-  }
 
-  pub fn invalid_option(message: impl Into<String>) -> Self {
-    Self::new(ErrorCode::InvalidOption, message)
-  }
+    pub fn invalid_option(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidOption, message)
+    }
 }
 
 impl fmt::Display for AgentError {
-  fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    write!(f, "{}: {}", self.code.as_str(), self.message)
-  }
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
 }
 
 impl std::error::Error for AgentError {}

@@ -1,1 +1,6 @@
-//! napi bindings.
+//! The only code that touches napi: JS values in, typed errors and plain objects out.
+
+pub mod errors;
+pub mod exec;
+pub mod forward;
+pub mod options;

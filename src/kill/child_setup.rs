@@ -4,11 +4,11 @@
 /// reaches pipelines and background jobs, and the host's terminal signals (Ctrl-C) do not.
 #[cfg(unix)]
 pub fn in_child() -> std::io::Result<()> {
-  // SAFETY: setsid and setpgid are async-signal-safe.
-  unsafe {
-    if libc::setsid() == -1 && libc::setpgid(0, 0) == -1 {
-      return Err(std::io::Error::last_os_error());
+    // SAFETY: setsid and setpgid are async-signal-safe.
+    unsafe {
+        if libc::setsid() == -1 && libc::setpgid(0, 0) == -1 {
+            return Err(std::io::Error::last_os_error());
+        }
     }
-  }
-  Ok(())
+    Ok(())
 }

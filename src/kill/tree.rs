@@ -11,18 +11,18 @@ use std::time::{Duration, Instant};
 /// Which processes belong to a run.
 #[derive(Debug, Clone)]
 pub struct KillTarget {
-  /// The process group (and session) the run's child leads.
-  pub pgid: i32,
-  /// The value of the session marker variable the run's processes inherited.
-  pub marker: Option<String>,
+    /// The process group (and session) the run's child leads.
+    pub pgid: i32,
+    /// The value of the session marker variable the run's processes inherited.
+    pub marker: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KillReport {
-  /// Processes still alive after the SIGKILL round.
-  pub survivors: Vec<u32>,
-  /// Whether SIGKILL was needed (something ignored SIGTERM for the whole grace period).
-  pub escalated: bool,
+    /// Processes still alive after the SIGKILL round.
+    pub survivors: Vec<u32>,
+    /// Whether SIGKILL was needed (something ignored SIGTERM for the whole grace period).
+    pub escalated: bool,
 }
 
 const POLL: Duration = Duration::from_millis(20);
@@ -30,202 +30,208 @@ const POLL: Duration = Duration::from_millis(20);
 const KILL_SETTLE: Duration = Duration::from_millis(2000);
 
 impl KillTarget {
-  /// Live (non-zombie) processes of the run, the group leader included.
-  pub fn live_processes(&self) -> Vec<u32> {
-    live_processes(self)
-  }
+    /// Live (non-zombie) processes of the run, the group leader included.
+    pub fn live_processes(&self) -> Vec<u32> {
+        live_processes(self)
+    }
 
-  pub fn is_alive(&self) -> bool {
-    !self.live_processes().is_empty()
-  }
+    pub fn is_alive(&self) -> bool {
+        !self.live_processes().is_empty()
+    }
 
-  fn signal_all(&self, signal: nix::sys::signal::Signal) -> Vec<u32> {
-    use nix::sys::signal::{kill, killpg};
-    use nix::unistd::Pid;
-    let _ = killpg(Pid::from_raw(self.pgid), signal);
-    let live = self.live_processes();
-    for pid in &live {
-      let _ = kill(Pid::from_raw(*pid as i32), signal);
+    fn signal_all(&self, signal: nix::sys::signal::Signal) -> Vec<u32> {
+        use nix::sys::signal::{kill, killpg};
+        use nix::unistd::Pid;
+        let _ = killpg(Pid::from_raw(self.pgid), signal);
+        let live = self.live_processes();
+        for pid in &live {
+            let _ = kill(Pid::from_raw(*pid as i32), signal);
+        }
+        live
     }
-    live
-  }
 
-  /// SIGTERM, wait up to `grace` for everything to end, then SIGKILL what is left.
-  pub async fn kill_tree(&self, grace: Duration) -> KillReport {
-    use nix::sys::signal::Signal;
-    let mut report = KillReport::default();
-    if self.signal_all(Signal::SIGTERM).is_empty() {
-      return report;
+    /// SIGTERM, wait up to `grace` for everything to end, then SIGKILL what is left.
+    pub async fn kill_tree(&self, grace: Duration) -> KillReport {
+        use nix::sys::signal::Signal;
+        let mut report = KillReport::default();
+        if self.signal_all(Signal::SIGTERM).is_empty() {
+            return report;
+        }
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            tokio::time::sleep(POLL).await;
+            if !self.is_alive() {
+                return report;
+            }
+        }
+        report.escalated = true;
+        let deadline = Instant::now() + KILL_SETTLE;
+        loop {
+            // Signal again each round: a process may have forked between the scan and the signal.
+            if self.signal_all(Signal::SIGKILL).is_empty() {
+                return report;
+            }
+            if Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+        report.survivors = self.live_processes();
+        report
     }
-    let deadline = Instant::now() + grace;
-    while Instant::now() < deadline {
-      tokio::time::sleep(POLL).await;
-      if !self.is_alive() {
-        return report;
-      }
-    }
-    report.escalated = true;
-    let deadline = Instant::now() + KILL_SETTLE;
-    loop {
-      // Signal again each round: a process may have forked between the scan and the signal.
-      if self.signal_all(Signal::SIGKILL).is_empty() {
-        return report;
-      }
-      if Instant::now() >= deadline {
-        break;
-      }
-      tokio::time::sleep(POLL).await;
-    }
-    report.survivors = self.live_processes();
-    report
-  }
 }
 
 #[cfg(target_os = "linux")]
 fn live_processes(target: &KillTarget) -> Vec<u32> {
-  let Ok(dir) = std::fs::read_dir("/proc") else {
-    return group_fallback(target);
-  };
-  let needle = target
-    .marker
-    .as_ref()
-    .map(|m| format!("{}={}", crate::spawn::env::SESSION_MARKER_VAR, m).into_bytes());
-  let me = std::process::id();
-  let mut found = Vec::new();
-  for entry in dir.flatten() {
-    let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-      continue;
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return group_fallback(target);
     };
-    if pid == me {
-      continue;
-    }
-    let Some(stat) = read_stat(pid) else { continue };
-    if stat.state == 'Z' || stat.state == 'X' {
-      continue;
-    }
-    let in_group = stat.pgrp == target.pgid || stat.session == target.pgid;
-    let marked = !in_group
-      && needle
+    let needle = target
+        .marker
         .as_ref()
-        .is_some_and(|n| environ_contains(pid, n));
-    if in_group || marked {
-      found.push(pid);
+        .map(|m| format!("{}={}", crate::spawn::env::SESSION_MARKER_VAR, m).into_bytes());
+    let me = std::process::id();
+    let mut found = Vec::new();
+    for entry in dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Some(stat) = read_stat(pid) else { continue };
+        if stat.state == 'Z' || stat.state == 'X' {
+            continue;
+        }
+        let in_group = stat.pgrp == target.pgid || stat.session == target.pgid;
+        let marked = !in_group && needle.as_ref().is_some_and(|n| environ_contains(pid, n));
+        if in_group || marked {
+            found.push(pid);
+        }
     }
-  }
-  found
+    found
 }
 
 #[cfg(target_os = "linux")]
 struct Stat {
-  state: char,
-  pgrp: i32,
-  session: i32,
+    state: char,
+    pgrp: i32,
+    session: i32,
 }
 
 #[cfg(target_os = "linux")]
 fn read_stat(pid: u32) -> Option<Stat> {
-  let raw = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-  // The command name may contain spaces and parentheses: fields start after the last ')'.
-  let rest = &raw[raw.rfind(')')? + 2..];
-  let mut fields = rest.split(' ');
-  let state = fields.next()?.chars().next()?;
-  let _ppid = fields.next()?;
-  let pgrp = fields.next()?.parse().ok()?;
-  let session = fields.next()?.parse().ok()?;
-  Some(Stat {
-    state,
-    pgrp,
-    session,
-  })
+    let raw = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may contain spaces and parentheses: fields start after the last ')'.
+    let rest = &raw[raw.rfind(')')? + 2..];
+    let mut fields = rest.split(' ');
+    let state = fields.next()?.chars().next()?;
+    let _ppid = fields.next()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    let session = fields.next()?.parse().ok()?;
+    Some(Stat {
+        state,
+        pgrp,
+        session,
+    })
 }
 
 #[cfg(target_os = "linux")]
 fn environ_contains(pid: u32, needle: &[u8]) -> bool {
-  std::fs::read(format!("/proc/{pid}/environ"))
-    .map(|env| env.split(|b| *b == 0).any(|var| var == needle))
-    .unwrap_or(false)
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .map(|env| env.split(|b| *b == 0).any(|var| var == needle))
+        .unwrap_or(false)
 }
 
 #[cfg(not(target_os = "linux"))]
 fn live_processes(target: &KillTarget) -> Vec<u32> {
-  group_fallback(target)
+    group_fallback(target)
 }
 
 /// Without `/proc`: the group is alive while signal 0 reaches it (zombies included).
 #[allow(dead_code)]
 fn group_fallback(target: &KillTarget) -> Vec<u32> {
-  use nix::sys::signal::killpg;
-  use nix::unistd::Pid;
-  if killpg(Pid::from_raw(target.pgid), None).is_ok() {
-    vec![target.pgid as u32]
-  } else {
-    Vec::new()
-  }
+    use nix::sys::signal::killpg;
+    use nix::unistd::Pid;
+    if killpg(Pid::from_raw(target.pgid), None).is_ok() {
+        vec![target.pgid as u32]
+    } else {
+        Vec::new()
+    }
 }
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
-  use super::*;
-  use std::process::Command;
-  use std::os::unix::process::CommandExt;
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::Command;
 
-  fn spawn_group(script: &str, marker: &str) -> std::process::Child {
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c").arg(script).env(crate::spawn::env::SESSION_MARKER_VAR, marker);
-    unsafe {
-      cmd.pre_exec(crate::kill::child_setup::in_child);
+    fn spawn_group(script: &str, marker: &str) -> std::process::Child {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(script)
+            .env(crate::spawn::env::SESSION_MARKER_VAR, marker);
+        unsafe {
+            cmd.pre_exec(crate::kill::child_setup::in_child);
+        }
+        cmd.spawn().unwrap()
     }
-    cmd.spawn().unwrap()
-  }
 
-  async fn wait_until(mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !f() {
-      assert!(Instant::now() < deadline, "condition not met in time");
-      tokio::time::sleep(POLL).await;
+    async fn wait_until(mut f: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !f() {
+            assert!(Instant::now() < deadline, "condition not met in time");
+            tokio::time::sleep(POLL).await;
+        }
     }
-  }
 
-  #[tokio::test]
-  async fn kills_group_and_setsid_escapees() {
-    let marker = format!("test-{}", std::process::id());
-    let mut child = spawn_group("sleep 300 & setsid sleep 301 & wait", &marker);
-    let target = KillTarget {
-      pgid: child.id() as i32,
-      marker: Some(marker),
-    };
-    wait_until(|| target.live_processes().len() >= 3).await;
-    let report = target.kill_tree(Duration::from_millis(1000)).await;
-    let _ = child.wait();
-    assert!(report.survivors.is_empty(), "{report:?}");
-    assert!(!target.is_alive());
-  }
+    #[tokio::test]
+    async fn kills_group_and_setsid_escapees() {
+        let marker = format!("test-{}", std::process::id());
+        let mut child = spawn_group("sleep 300 & setsid sleep 301 & wait", &marker);
+        let target = KillTarget {
+            pgid: child.id() as i32,
+            marker: Some(marker),
+        };
+        wait_until(|| target.live_processes().len() >= 3).await;
+        let report = target.kill_tree(Duration::from_millis(1000)).await;
+        let _ = child.wait();
+        assert!(report.survivors.is_empty(), "{report:?}");
+        assert!(!target.is_alive());
+    }
 
-  #[tokio::test]
-  async fn escalates_to_sigkill_when_sigterm_is_ignored() {
-    let marker = format!("test-ign-{}", std::process::id());
-    let mut child = spawn_group("trap '' TERM; echo ready; while :; do sleep 0.05; done", &marker);
-    let target = KillTarget {
-      pgid: child.id() as i32,
-      marker: Some(marker),
-    };
-    wait_until(|| target.is_alive()).await;
-    // Give the shell a moment to install its trap: poll its signal mask in /proc.
-    wait_until(|| {
-      std::fs::read_to_string(format!("/proc/{}/status", child.id()))
-        .map(|s| {
-          s.lines().any(|l| {
-            l.strip_prefix("SigIgn:")
-              .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
-              .is_some_and(|mask| mask & (1 << (libc::SIGTERM - 1)) != 0)
-          })
+    #[tokio::test]
+    async fn escalates_to_sigkill_when_sigterm_is_ignored() {
+        let marker = format!("test-ign-{}", std::process::id());
+        let mut child = spawn_group(
+            "trap '' TERM; echo ready; while :; do sleep 0.05; done",
+            &marker,
+        );
+        let target = KillTarget {
+            pgid: child.id() as i32,
+            marker: Some(marker),
+        };
+        wait_until(|| target.is_alive()).await;
+        // Give the shell a moment to install its trap: poll its signal mask in /proc.
+        wait_until(|| {
+            std::fs::read_to_string(format!("/proc/{}/status", child.id()))
+                .map(|s| {
+                    s.lines().any(|l| {
+                        l.strip_prefix("SigIgn:")
+                            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+                            .is_some_and(|mask| mask & (1 << (libc::SIGTERM - 1)) != 0)
+                    })
+                })
+                .unwrap_or(false)
         })
-        .unwrap_or(false)
-    })
-    .await;
-    let report = target.kill_tree(Duration::from_millis(200)).await;
-    let _ = child.wait();
-    assert!(report.escalated);
-    assert!(report.survivors.is_empty());
-  }
+        .await;
+        let report = target.kill_tree(Duration::from_millis(200)).await;
+        let _ = child.wait();
+        assert!(report.escalated);
+        assert!(report.survivors.is_empty());
+    }
 }

@@ -14,206 +14,207 @@ pub const TAIL_UNITS: usize = 2000;
 /// Output caps, in UTF-16 units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutputLimits {
-  /// Aggregated text kept per session (head and tail).
-  pub max_output_chars: usize,
-  /// Text kept per stream between two polls (newest kept).
-  pub pending_max_output_chars: usize,
+    /// Aggregated text kept per session (head and tail).
+    pub max_output_chars: usize,
+    /// Text kept per stream between two polls (newest kept).
+    pub pending_max_output_chars: usize,
 }
 
 impl Default for OutputLimits {
-  fn default() -> Self {
-    OutputLimits {
-      max_output_chars: 200_000,
-      pending_max_output_chars: 30_000,
+    fn default() -> Self {
+        OutputLimits {
+            max_output_chars: 200_000,
+            pending_max_output_chars: 30_000,
+        }
     }
-  }
 }
 
 /// The text one chunk produced, and whether the terminal asked where its cursor is.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Ingested {
-  pub text: String,
-  pub cursor_queries: u32,
+    pub text: String,
+    pub cursor_queries: u32,
 }
 
 pub struct OutputCollector {
-  sanitizers: [Sanitizer; 2],
-  aggregate: HeadTailText,
-  pending: [TailText; 2],
-  pending_truncated: bool,
-  spool: RawSpool,
-  cursor_key_mode: CursorKeyMode,
+    sanitizers: [Sanitizer; 2],
+    aggregate: HeadTailText,
+    pending: [TailText; 2],
+    pending_truncated: bool,
+    spool: RawSpool,
+    cursor_key_mode: CursorKeyMode,
 }
 
 impl OutputCollector {
-  pub fn new(limits: OutputLimits, log_dir: PathBuf, is_pty: bool) -> Self {
-    // The pending cap never exceeds the aggregate cap (OpenClaw's effective pending cap).
-    let pending_cap = limits
-      .pending_max_output_chars
-      .min(limits.max_output_chars);
-    OutputCollector {
-      sanitizers: [Sanitizer::new(), Sanitizer::new()],
-      aggregate: HeadTailText::new(limits.max_output_chars),
-      pending: [TailText::new(pending_cap), TailText::new(pending_cap)],
-      pending_truncated: false,
-      spool: RawSpool::new(log_dir),
-      cursor_key_mode: if is_pty {
-        CursorKeyMode::Unknown
-      } else {
-        CursorKeyMode::Normal
-      },
+    pub fn new(limits: OutputLimits, log_dir: PathBuf, is_pty: bool) -> Self {
+        // The pending cap never exceeds the aggregate cap (OpenClaw's effective pending cap).
+        let pending_cap = limits.pending_max_output_chars.min(limits.max_output_chars);
+        OutputCollector {
+            sanitizers: [Sanitizer::new(), Sanitizer::new()],
+            aggregate: HeadTailText::new(limits.max_output_chars),
+            pending: [TailText::new(pending_cap), TailText::new(pending_cap)],
+            pending_truncated: false,
+            spool: RawSpool::new(log_dir),
+            cursor_key_mode: if is_pty {
+                CursorKeyMode::Unknown
+            } else {
+                CursorKeyMode::Normal
+            },
+        }
     }
-  }
 
-  pub fn ingest(&mut self, stream: Stream, bytes: &[u8]) -> Ingested {
-    self.spool.push(bytes);
-    let out = self.sanitizers[stream.index()].feed(bytes);
-    if let Some(mode) = out.cursor_key_mode {
-      self.cursor_key_mode = mode;
+    pub fn ingest(&mut self, stream: Stream, bytes: &[u8]) -> Ingested {
+        self.spool.push(bytes);
+        let out = self.sanitizers[stream.index()].feed(bytes);
+        if let Some(mode) = out.cursor_key_mode {
+            self.cursor_key_mode = mode;
+        }
+        self.append_text(stream, &out.text);
+        Ingested {
+            text: out.text,
+            cursor_queries: out.cursor_queries,
+        }
     }
-    self.append_text(stream, &out.text);
-    Ingested {
-      text: out.text,
-      cursor_queries: out.cursor_queries,
+
+    /// The stream reached its end: flush what its sanitizer held back.
+    pub fn finish_stream(&mut self, stream: Stream) -> String {
+        let out = self.sanitizers[stream.index()].finish();
+        self.append_text(stream, &out.text);
+        out.text
     }
-  }
 
-  /// The stream reached its end: flush what its sanitizer held back.
-  pub fn finish_stream(&mut self, stream: Stream) -> String {
-    let out = self.sanitizers[stream.index()].finish();
-    self.append_text(stream, &out.text);
-    out.text
-  }
-
-  fn append_text(&mut self, stream: Stream, text: &str) {
-    if text.is_empty() {
-      return;
+    fn append_text(&mut self, stream: Stream, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let pending = &mut self.pending[stream.index()];
+        pending.push(text);
+        if pending.dropped() > 0 {
+            self.pending_truncated = true;
+        }
+        let was_truncated = self.aggregate.truncated();
+        self.aggregate.push(text);
+        if !was_truncated && self.aggregate.truncated() {
+            self.spool.spill();
+        }
     }
-    let pending = &mut self.pending[stream.index()];
-    pending.push(text);
-    if pending.dropped() > 0 {
-      self.pending_truncated = true;
+
+    /// The run is over: flush the log file.
+    pub fn finish(&mut self) {
+        self.spool.finish();
     }
-    let was_truncated = self.aggregate.truncated();
-    self.aggregate.push(text);
-    if !was_truncated && self.aggregate.truncated() {
-      self.spool.spill();
+
+    /// Aggregated text: head and tail with the omitted marker when cut.
+    pub fn aggregated(&self) -> String {
+        self.aggregate.render()
     }
-  }
 
-  /// The run is over: flush the log file.
-  pub fn finish(&mut self) {
-    self.spool.finish();
-  }
+    /// The newest 2000 units of the aggregated text.
+    pub fn tail(&self) -> String {
+        self.aggregate.last_units(TAIL_UNITS)
+    }
 
-  /// Aggregated text: head and tail with the omitted marker when cut.
-  pub fn aggregated(&self) -> String {
-    self.aggregate.render()
-  }
+    /// Whether the aggregated text lost its middle.
+    pub fn truncated(&self) -> bool {
+        self.aggregate.truncated()
+    }
 
-  /// The newest 2000 units of the aggregated text.
-  pub fn tail(&self) -> String {
-    self.aggregate.last_units(TAIL_UNITS)
-  }
+    /// Whether a pending buffer dropped text because nobody polled in time.
+    pub fn pending_truncated(&self) -> bool {
+        self.pending_truncated
+    }
 
-  /// Whether the aggregated text lost its middle.
-  pub fn truncated(&self) -> bool {
-    self.aggregate.truncated()
-  }
+    pub fn total_chars(&self) -> usize {
+        self.aggregate.total_units()
+    }
 
-  /// Whether a pending buffer dropped text because nobody polled in time.
-  pub fn pending_truncated(&self) -> bool {
-    self.pending_truncated
-  }
+    pub fn total_bytes(&self) -> u64 {
+        self.spool.total_bytes()
+    }
 
-  pub fn total_chars(&self) -> usize {
-    self.aggregate.total_units()
-  }
+    pub fn omitted_chars(&self) -> usize {
+        self.aggregate.omitted_units()
+    }
 
-  pub fn total_bytes(&self) -> u64 {
-    self.spool.total_bytes()
-  }
+    /// Takes the text not yet drained, per stream.
+    pub fn drain_pending(&mut self) -> (String, String) {
+        let (out, _) = self.pending[0].take();
+        let (err, _) = self.pending[1].take();
+        (out, err)
+    }
 
-  pub fn omitted_chars(&self) -> usize {
-    self.aggregate.omitted_units()
-  }
+    pub fn has_pending(&self) -> bool {
+        self.pending.iter().any(|p| p.units() > 0)
+    }
 
-  /// Takes the text not yet drained, per stream.
-  pub fn drain_pending(&mut self) -> (String, String) {
-    let (out, _) = self.pending[0].take();
-    let (err, _) = self.pending[1].take();
-    (out, err)
-  }
+    pub fn output_file(&self) -> Option<PathBuf> {
+        self.spool.path().map(|p| p.to_path_buf())
+    }
 
-  pub fn has_pending(&self) -> bool {
-    self.pending.iter().any(|p| p.units() > 0)
-  }
+    pub fn log_failure(&self) -> Option<&str> {
+        self.spool.failure()
+    }
 
-  pub fn output_file(&self) -> Option<PathBuf> {
-    self.spool.path().map(|p| p.to_path_buf())
-  }
-
-  pub fn log_failure(&self) -> Option<&str> {
-    self.spool.failure()
-  }
-
-  pub fn cursor_key_mode(&self) -> CursorKeyMode {
-    self.cursor_key_mode
-  }
+    pub fn cursor_key_mode(&self) -> CursorKeyMode {
+        self.cursor_key_mode
+    }
 }
 
 #[cfg(test)]
 mod tests {
-  use super::*;
+    use super::*;
 
-  fn limits(max: usize, pending: usize) -> OutputLimits {
-    OutputLimits {
-      max_output_chars: max,
-      pending_max_output_chars: pending,
+    fn limits(max: usize, pending: usize) -> OutputLimits {
+        OutputLimits {
+            max_output_chars: max,
+            pending_max_output_chars: pending,
+        }
     }
-  }
 
-  #[test]
-  fn interleaves_streams_in_arrival_order_and_drains_them_apart() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut c = OutputCollector::new(limits(1000, 1000), dir.path().into(), false);
-    c.ingest(Stream::Stdout, b"out1\n");
-    c.ingest(Stream::Stderr, b"\x1b[31merr1\x1b[0m\n");
-    c.ingest(Stream::Stdout, b"out2\n");
-    assert_eq!(c.aggregated(), "out1\nerr1\nout2\n");
-    assert_eq!(c.drain_pending(), ("out1\nout2\n".into(), "err1\n".into()));
-    assert_eq!(c.drain_pending(), (String::new(), String::new()));
-    assert!(!c.truncated());
-    assert!(c.output_file().is_none());
-  }
-
-  #[test]
-  fn truncation_spills_the_raw_bytes_to_a_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut c = OutputCollector::new(limits(20, 8), dir.path().into(), false);
-    for i in 0..10 {
-      c.ingest(Stream::Stdout, format!("line{i}\n").as_bytes());
+    #[test]
+    fn interleaves_streams_in_arrival_order_and_drains_them_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = OutputCollector::new(limits(1000, 1000), dir.path().into(), false);
+        c.ingest(Stream::Stdout, b"out1\n");
+        c.ingest(Stream::Stderr, b"\x1b[31merr1\x1b[0m\n");
+        c.ingest(Stream::Stdout, b"out2\n");
+        assert_eq!(c.aggregated(), "out1\nerr1\nout2\n");
+        assert_eq!(c.drain_pending(), ("out1\nout2\n".into(), "err1\n".into()));
+        assert_eq!(c.drain_pending(), (String::new(), String::new()));
+        assert!(!c.truncated());
+        assert!(c.output_file().is_none());
     }
-    c.finish();
-    assert!(c.truncated());
-    assert!(c.pending_truncated());
-    let text = c.aggregated();
-    assert!(text.starts_with("line0\nline\n[... 40 chars omitted ...]"), "{text}");
-    assert!(text.contains("chars omitted"), "{text}");
-    assert!(text.ends_with("line9\n"), "{text}");
-    let raw = std::fs::read_to_string(c.output_file().unwrap()).unwrap();
-    assert_eq!(raw.lines().count(), 10);
-    let (out, _) = c.drain_pending();
-    assert_eq!(out, "8\nline9\n");
-  }
 
-  #[test]
-  fn pty_cursor_mode_starts_unknown() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut c = OutputCollector::new(limits(100, 100), dir.path().into(), true);
-    assert_eq!(c.cursor_key_mode(), CursorKeyMode::Unknown);
-    let got = c.ingest(Stream::Stdout, b"\x1b[?1h\x1b[6n>");
-    assert_eq!(got.cursor_queries, 1);
-    assert_eq!(c.cursor_key_mode(), CursorKeyMode::Application);
-  }
+    #[test]
+    fn truncation_spills_the_raw_bytes_to_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = OutputCollector::new(limits(20, 8), dir.path().into(), false);
+        for i in 0..10 {
+            c.ingest(Stream::Stdout, format!("line{i}\n").as_bytes());
+        }
+        c.finish();
+        assert!(c.truncated());
+        assert!(c.pending_truncated());
+        let text = c.aggregated();
+        assert!(
+            text.starts_with("line0\nline\n[... 40 chars omitted ...]"),
+            "{text}"
+        );
+        assert!(text.contains("chars omitted"), "{text}");
+        assert!(text.ends_with("line9\n"), "{text}");
+        let raw = std::fs::read_to_string(c.output_file().unwrap()).unwrap();
+        assert_eq!(raw.lines().count(), 10);
+        let (out, _) = c.drain_pending();
+        assert_eq!(out, "8\nline9\n");
+    }
+
+    #[test]
+    fn pty_cursor_mode_starts_unknown() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = OutputCollector::new(limits(100, 100), dir.path().into(), true);
+        assert_eq!(c.cursor_key_mode(), CursorKeyMode::Unknown);
+        let got = c.ingest(Stream::Stdout, b"\x1b[?1h\x1b[6n>");
+        assert_eq!(got.cursor_queries, 1);
+        assert_eq!(c.cursor_key_mode(), CursorKeyMode::Application);
+    }
 }

@@ -13,27 +13,27 @@ pub mod text;
 /// Which output stream a chunk came from. A PTY has only `Stdout`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Stream {
-  Stdout,
-  Stderr,
+    Stdout,
+    Stderr,
 }
 
 impl Stream {
-  pub fn as_str(self) -> &'static str {
-    match self {
-      Stream::Stdout => "stdout",
-      Stream::Stderr => "stderr",
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        }
     }
-  }
 
-  pub(crate) fn index(self) -> usize {
-    match self {
-      Stream::Stdout => 0,
-      Stream::Stderr => 1,
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Stream::Stdout => 0,
+            Stream::Stderr => 1,
+        }
     }
-  }
 }
 
 /// Length of a string in UTF-16 code units: the unit of every cap, as JavaScript's `.length` counts.
 pub fn utf16_len(s: &str) -> usize {
-  s.chars().map(char::len_utf16).sum()
+    s.chars().map(char::len_utf16).sum()
 }

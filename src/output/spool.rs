@@ -15,169 +15,175 @@ use crate::error::{AgentError, ErrorCode};
 pub const MEMORY_LIMIT: usize = 1 << 20;
 
 pub struct RawSpool {
-  memory: Vec<u8>,
-  file: Option<(PathBuf, BufWriter<File>)>,
-  dir: PathBuf,
-  failure: Option<String>,
-  total: u64,
+    memory: Vec<u8>,
+    file: Option<(PathBuf, BufWriter<File>)>,
+    dir: PathBuf,
+    failure: Option<String>,
+    total: u64,
 }
 
 impl RawSpool {
-  /// `dir` is where a log file is created if one is needed.
-  pub fn new(dir: PathBuf) -> Self {
-    RawSpool {
-      memory: Vec::new(),
-      file: None,
-      dir,
-      failure: None,
-      total: 0,
-    }
-  }
-
-  pub fn push(&mut self, bytes: &[u8]) {
-    self.total += bytes.len() as u64;
-    if let Some((_, w)) = self.file.as_mut() {
-      if let Err(e) = w.write_all(bytes) {
-        self.failure = Some(format!("writing the output log failed: {e}"));
-        self.file = None;
-      }
-      return;
-    }
-    if self.failure.is_some() {
-      return;
-    }
-    self.memory.extend_from_slice(bytes);
-    if self.memory.len() > MEMORY_LIMIT {
-      self.spill();
-    }
-  }
-
-  /// Move to a file from now on. Safe to call more than once.
-  pub fn spill(&mut self) {
-    if self.file.is_some() || self.failure.is_some() {
-      return;
-    }
-    match self.open_file() {
-      Ok((path, mut w)) => {
-        let data = std::mem::take(&mut self.memory);
-        if let Err(e) = w.write_all(&data) {
-          self.failure = Some(format!("writing the output log failed: {e}"));
-          return;
+    /// `dir` is where a log file is created if one is needed.
+    pub fn new(dir: PathBuf) -> Self {
+        RawSpool {
+            memory: Vec::new(),
+            file: None,
+            dir,
+            failure: None,
+            total: 0,
         }
-        self.file = Some((path, w));
-      }
-      Err(e) => {
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        if let Some((_, w)) = self.file.as_mut() {
+            if let Err(e) = w.write_all(bytes) {
+                self.failure = Some(format!("writing the output log failed: {e}"));
+                self.file = None;
+            }
+            return;
+        }
+        if self.failure.is_some() {
+            return;
+        }
+        self.memory.extend_from_slice(bytes);
+        if self.memory.len() > MEMORY_LIMIT {
+            self.spill();
+        }
+    }
+
+    /// Move to a file from now on. Safe to call more than once.
+    pub fn spill(&mut self) {
+        if self.file.is_some() || self.failure.is_some() {
+            return;
+        }
+        match self.open_file() {
+            Ok((path, mut w)) => {
+                let data = std::mem::take(&mut self.memory);
+                if let Err(e) = w.write_all(&data) {
+                    self.failure = Some(format!("writing the output log failed: {e}"));
+                    return;
+                }
+                self.file = Some((path, w));
+            }
+            Err(e) => {
+                self.memory = Vec::new();
+                self.failure = Some(e.message);
+            }
+        }
+    }
+
+    fn open_file(&self) -> Result<(PathBuf, BufWriter<File>), AgentError> {
+        ensure_private_dir(&self.dir)?;
+        let file = tempfile::Builder::new()
+            .prefix("run-")
+            .suffix(".log")
+            .tempfile_in(&self.dir)
+            .map_err(|e| {
+                AgentError::new(
+                    ErrorCode::Internal,
+                    format!("cannot create an output log in {}: {e}", self.dir.display()),
+                )
+            })?;
+        // Kept on purpose: the agent reads it after the run is over.
+        let (file, path) = file.keep().map_err(|e| {
+            AgentError::new(
+                ErrorCode::Internal,
+                format!("cannot keep the output log: {e}"),
+            )
+        })?;
+        Ok((path, BufWriter::with_capacity(64 * 1024, file)))
+    }
+
+    /// Flush the file, if any. Called when the run ends.
+    pub fn finish(&mut self) {
+        if let Some((_, w)) = self.file.as_mut() {
+            if let Err(e) = w.flush() {
+                self.failure = Some(format!("flushing the output log failed: {e}"));
+            }
+        }
         self.memory = Vec::new();
-        self.failure = Some(e.message);
-      }
     }
-  }
 
-  fn open_file(&self) -> Result<(PathBuf, BufWriter<File>), AgentError> {
-    ensure_private_dir(&self.dir)?;
-    let file = tempfile::Builder::new()
-      .prefix("run-")
-      .suffix(".log")
-      .tempfile_in(&self.dir)
-      .map_err(|e| {
-        AgentError::new(
-          ErrorCode::Internal,
-          format!("cannot create an output log in {}: {e}", self.dir.display()),
-        )
-      })?;
-    // Kept on purpose: the agent reads it after the run is over.
-    let (file, path) = file.keep().map_err(|e| {
-      AgentError::new(ErrorCode::Internal, format!("cannot keep the output log: {e}"))
-    })?;
-    Ok((path, BufWriter::with_capacity(64 * 1024, file)))
-  }
-
-  /// Flush the file, if any. Called when the run ends.
-  pub fn finish(&mut self) {
-    if let Some((_, w)) = self.file.as_mut() {
-      if let Err(e) = w.flush() {
-        self.failure = Some(format!("flushing the output log failed: {e}"));
-      }
+    pub fn path(&self) -> Option<&Path> {
+        self.file.as_ref().map(|(p, _)| p.as_path())
     }
-    self.memory = Vec::new();
-  }
 
-  pub fn path(&self) -> Option<&Path> {
-    self.file.as_ref().map(|(p, _)| p.as_path())
-  }
+    /// Why the log is incomplete, if writing it failed.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
 
-  /// Why the log is incomplete, if writing it failed.
-  pub fn failure(&self) -> Option<&str> {
-    self.failure.as_deref()
-  }
-
-  pub fn total_bytes(&self) -> u64 {
-    self.total
-  }
+    pub fn total_bytes(&self) -> u64 {
+        self.total
+    }
 }
 
 fn ensure_private_dir(dir: &Path) -> Result<(), AgentError> {
-  let mut builder = std::fs::DirBuilder::new();
-  builder.recursive(true);
-  #[cfg(unix)]
-  {
-    use std::os::unix::fs::DirBuilderExt;
-    builder.mode(0o700);
-  }
-  builder.create(dir).map_err(|e| {
-    AgentError::new(
-      ErrorCode::Internal,
-      format!("cannot create the output log directory {}: {e}", dir.display()),
-    )
-  })
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir).map_err(|e| {
+        AgentError::new(
+            ErrorCode::Internal,
+            format!(
+                "cannot create the output log directory {}: {e}",
+                dir.display()
+            ),
+        )
+    })
 }
 
 /// The default directory for output logs: `<tmp>/agent-exec-<uid>`.
 pub fn default_log_dir() -> PathBuf {
-  #[cfg(unix)]
-  let suffix = format!("agent-exec-{}", nix::unistd::getuid());
-  #[cfg(not(unix))]
-  let suffix = "agent-exec".to_string();
-  std::env::temp_dir().join(suffix)
+    #[cfg(unix)]
+    let suffix = format!("agent-exec-{}", nix::unistd::getuid());
+    #[cfg(not(unix))]
+    let suffix = "agent-exec".to_string();
+    std::env::temp_dir().join(suffix)
 }
 
 #[cfg(test)]
 mod tests {
-  use super::*;
+    use super::*;
 
-  #[test]
-  fn small_output_never_touches_disk() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = RawSpool::new(dir.path().join("logs"));
-    s.push(b"hello");
-    s.finish();
-    assert!(s.path().is_none());
-    assert!(!dir.path().join("logs").exists());
-    assert_eq!(s.total_bytes(), 5);
-  }
-
-  #[test]
-  fn spill_keeps_every_byte_in_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = RawSpool::new(dir.path().to_path_buf());
-    s.push(b"\xffhead ");
-    s.spill();
-    s.push(b"tail\x1b[0m");
-    s.finish();
-    let data = std::fs::read(s.path().unwrap()).unwrap();
-    assert_eq!(data, b"\xffhead tail\x1b[0m");
-  }
-
-  #[test]
-  fn large_output_spills_by_itself() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = RawSpool::new(dir.path().to_path_buf());
-    let block = vec![b'x'; 64 * 1024];
-    for _ in 0..20 {
-      s.push(&block);
+    #[test]
+    fn small_output_never_touches_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = RawSpool::new(dir.path().join("logs"));
+        s.push(b"hello");
+        s.finish();
+        assert!(s.path().is_none());
+        assert!(!dir.path().join("logs").exists());
+        assert_eq!(s.total_bytes(), 5);
     }
-    s.finish();
-    let len = std::fs::metadata(s.path().unwrap()).unwrap().len();
-    assert_eq!(len, 20 * 64 * 1024);
-  }
+
+    #[test]
+    fn spill_keeps_every_byte_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = RawSpool::new(dir.path().to_path_buf());
+        s.push(b"\xffhead ");
+        s.spill();
+        s.push(b"tail\x1b[0m");
+        s.finish();
+        let data = std::fs::read(s.path().unwrap()).unwrap();
+        assert_eq!(data, b"\xffhead tail\x1b[0m");
+    }
+
+    #[test]
+    fn large_output_spills_by_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = RawSpool::new(dir.path().to_path_buf());
+        let block = vec![b'x'; 64 * 1024];
+        for _ in 0..20 {
+            s.push(&block);
+        }
+        s.finish();
+        let len = std::fs::metadata(s.path().unwrap()).unwrap().len();
+        assert_eq!(len, 20 * 64 * 1024);
+    }
 }

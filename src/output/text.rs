@@ -8,266 +8,271 @@ use super::utf16_len;
 
 /// Marker placed where [`HeadTailText`] dropped the middle.
 pub fn omitted_marker(units: usize) -> String {
-  format!("[... {units} chars omitted ...]")
+    format!("[... {units} chars omitted ...]")
 }
 
 /// Keeps the newest `cap` units of a text stream.
 #[derive(Debug, Clone)]
 pub struct TailText {
-  cap: usize,
-  text: String,
-  units: usize,
-  dropped: usize,
+    cap: usize,
+    text: String,
+    units: usize,
+    dropped: usize,
 }
 
 impl TailText {
-  pub fn new(cap: usize) -> Self {
-    TailText {
-      cap,
-      text: String::new(),
-      units: 0,
-      dropped: 0,
+    pub fn new(cap: usize) -> Self {
+        TailText {
+            cap,
+            text: String::new(),
+            units: 0,
+            dropped: 0,
+        }
     }
-  }
 
-  pub fn push(&mut self, chunk: &str) {
-    for (i, piece) in chunk.split('\r').enumerate() {
-      if i > 0 {
-        self.erase_current_line();
-      }
-      self.text.push_str(piece);
-      self.units += utf16_len(piece);
+    pub fn push(&mut self, chunk: &str) {
+        for (i, piece) in chunk.split('\r').enumerate() {
+            if i > 0 {
+                self.erase_current_line();
+            }
+            self.text.push_str(piece);
+            self.units += utf16_len(piece);
+        }
+        self.trim_front();
     }
-    self.trim_front();
-  }
 
-  fn erase_current_line(&mut self) {
-    let keep = self.text.rfind('\n').map_or(0, |i| i + 1);
-    self.units -= utf16_len(&self.text[keep..]);
-    self.text.truncate(keep);
-  }
-
-  fn trim_front(&mut self) {
-    if self.units <= self.cap {
-      return;
+    fn erase_current_line(&mut self) {
+        let keep = self.text.rfind('\n').map_or(0, |i| i + 1);
+        self.units -= utf16_len(&self.text[keep..]);
+        self.text.truncate(keep);
     }
-    let mut excess = self.units - self.cap;
-    let mut cut = 0;
-    for (i, c) in self.text.char_indices() {
-      if excess == 0 {
-        cut = i;
-        break;
-      }
-      let n = c.len_utf16();
-      // A surrogate pair is never split: drop the whole character.
-      excess = excess.saturating_sub(n);
-      self.units -= n;
-      self.dropped += n;
-      cut = i + c.len_utf8();
+
+    fn trim_front(&mut self) {
+        if self.units <= self.cap {
+            return;
+        }
+        let mut excess = self.units - self.cap;
+        let mut cut = 0;
+        for (i, c) in self.text.char_indices() {
+            if excess == 0 {
+                cut = i;
+                break;
+            }
+            let n = c.len_utf16();
+            // A surrogate pair is never split: drop the whole character.
+            excess = excess.saturating_sub(n);
+            self.units -= n;
+            self.dropped += n;
+            cut = i + c.len_utf8();
+        }
+        self.text.drain(..cut);
     }
-    self.text.drain(..cut);
-  }
 
-  pub fn as_str(&self) -> &str {
-    &self.text
-  }
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
 
-  /// Units currently held.
-  pub fn units(&self) -> usize {
-    self.units
-  }
+    /// Units currently held.
+    pub fn units(&self) -> usize {
+        self.units
+    }
 
-  /// Units dropped from the front so far.
-  pub fn dropped(&self) -> usize {
-    self.dropped
-  }
+    /// Units dropped from the front so far.
+    pub fn dropped(&self) -> usize {
+        self.dropped
+    }
 
-  /// Takes the text and resets the buffer (the `dropped` count too).
-  pub fn take(&mut self) -> (String, usize) {
-    let dropped = std::mem::take(&mut self.dropped);
-    self.units = 0;
-    (std::mem::take(&mut self.text), dropped)
-  }
+    /// Takes the text and resets the buffer (the `dropped` count too).
+    pub fn take(&mut self) -> (String, usize) {
+        let dropped = std::mem::take(&mut self.dropped);
+        self.units = 0;
+        (std::mem::take(&mut self.text), dropped)
+    }
 }
 
 /// Keeps the first `head` units and the newest `cap - head` units, counting what fell in between.
 #[derive(Debug, Clone)]
 pub struct HeadTailText {
-  cap: usize,
-  head_cap: usize,
-  head: String,
-  head_units: usize,
-  tail: TailText,
-  total_units: usize,
-  truncated: bool,
+    cap: usize,
+    head_cap: usize,
+    head: String,
+    head_units: usize,
+    tail: TailText,
+    total_units: usize,
+    truncated: bool,
 }
 
 impl HeadTailText {
-  /// `cap` is the most text ever kept (the marker aside); the head gets half of it.
-  pub fn new(cap: usize) -> Self {
-    let head_cap = cap / 2;
-    HeadTailText {
-      cap,
-      head_cap,
-      head: String::new(),
-      head_units: 0,
-      tail: TailText::new(cap - head_cap),
-      total_units: 0,
-      truncated: false,
+    /// `cap` is the most text ever kept (the marker aside); the head gets half of it.
+    pub fn new(cap: usize) -> Self {
+        let head_cap = cap / 2;
+        HeadTailText {
+            cap,
+            head_cap,
+            head: String::new(),
+            head_units: 0,
+            tail: TailText::new(cap - head_cap),
+            total_units: 0,
+            truncated: false,
+        }
     }
-  }
 
-  pub fn push(&mut self, chunk: &str) {
-    if self.truncated {
-      self.total_units += utf16_len(chunk);
-      self.tail.push(chunk);
-      return;
+    pub fn push(&mut self, chunk: &str) {
+        if self.truncated {
+            self.total_units += utf16_len(chunk);
+            self.tail.push(chunk);
+            return;
+        }
+        for (i, piece) in chunk.split('\r').enumerate() {
+            if i > 0 {
+                let keep = self.head.rfind('\n').map_or(0, |i| i + 1);
+                let gone = utf16_len(&self.head[keep..]);
+                self.head_units -= gone;
+                self.total_units -= gone;
+                self.head.truncate(keep);
+            }
+            let units = utf16_len(piece);
+            self.head.push_str(piece);
+            self.head_units += units;
+            self.total_units += units;
+        }
+        if self.head_units > self.cap {
+            self.split_head();
+        }
     }
-    for (i, piece) in chunk.split('\r').enumerate() {
-      if i > 0 {
-        let keep = self.head.rfind('\n').map_or(0, |i| i + 1);
-        let gone = utf16_len(&self.head[keep..]);
-        self.head_units -= gone;
-        self.total_units -= gone;
-        self.head.truncate(keep);
-      }
-      let units = utf16_len(piece);
-      self.head.push_str(piece);
-      self.head_units += units;
-      self.total_units += units;
-    }
-    if self.head_units > self.cap {
-      self.split_head();
-    }
-  }
 
-  /// First overflow: everything past the head budget moves to the tail, which keeps its newest part.
-  fn split_head(&mut self) {
-    let mut units = 0;
-    let mut at = self.head.len();
-    for (i, c) in self.head.char_indices() {
-      if units + c.len_utf16() > self.head_cap {
-        at = i;
-        break;
-      }
-      units += c.len_utf16();
+    /// First overflow: everything past the head budget moves to the tail, which keeps its newest part.
+    fn split_head(&mut self) {
+        let mut units = 0;
+        let mut at = self.head.len();
+        for (i, c) in self.head.char_indices() {
+            if units + c.len_utf16() > self.head_cap {
+                at = i;
+                break;
+            }
+            units += c.len_utf16();
+        }
+        let rest = self.head.split_off(at);
+        self.head_units = units;
+        self.truncated = true;
+        // The rest holds no bare `\r` any more: collapses were applied as it arrived.
+        self.tail.push(&rest);
     }
-    let rest = self.head.split_off(at);
-    self.head_units = units;
-    self.truncated = true;
-    // The rest holds no bare `\r` any more: collapses were applied as it arrived.
-    self.tail.push(&rest);
-  }
 
-  pub fn truncated(&self) -> bool {
-    self.truncated
-  }
-
-  /// Units the text would have had with nothing cut.
-  pub fn total_units(&self) -> usize {
-    self.total_units
-  }
-
-  /// Units dropped from the middle.
-  pub fn omitted_units(&self) -> usize {
-    if self.truncated {
-      self.total_units - self.head_units - self.tail.units()
-    } else {
-      0
+    pub fn truncated(&self) -> bool {
+        self.truncated
     }
-  }
 
-  /// The kept text, with the omitted marker between head and tail when something was cut.
-  pub fn render(&self) -> String {
-    if !self.truncated {
-      return self.head.clone();
+    /// Units the text would have had with nothing cut.
+    pub fn total_units(&self) -> usize {
+        self.total_units
     }
-    let marker = omitted_marker(self.omitted_units());
-    let mut out = String::with_capacity(self.head.len() + marker.len() + self.tail.as_str().len() + 2);
-    out.push_str(&self.head);
-    if !self.head.ends_with('\n') {
-      out.push('\n');
-    }
-    out.push_str(&marker);
-    out.push('\n');
-    out.push_str(self.tail.as_str());
-    out
-  }
 
-  /// The newest `max` units of the kept text.
-  pub fn last_units(&self, max: usize) -> String {
-    let source: &str = if self.truncated { self.tail.as_str() } else { &self.head };
-    last_units(source, max).to_string()
-  }
+    /// Units dropped from the middle.
+    pub fn omitted_units(&self) -> usize {
+        if self.truncated {
+            self.total_units - self.head_units - self.tail.units()
+        } else {
+            0
+        }
+    }
+
+    /// The kept text, with the omitted marker between head and tail when something was cut.
+    pub fn render(&self) -> String {
+        if !self.truncated {
+            return self.head.clone();
+        }
+        let marker = omitted_marker(self.omitted_units());
+        let mut out =
+            String::with_capacity(self.head.len() + marker.len() + self.tail.as_str().len() + 2);
+        out.push_str(&self.head);
+        if !self.head.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&marker);
+        out.push('\n');
+        out.push_str(self.tail.as_str());
+        out
+    }
+
+    /// The newest `max` units of the kept text.
+    pub fn last_units(&self, max: usize) -> String {
+        let source: &str = if self.truncated {
+            self.tail.as_str()
+        } else {
+            &self.head
+        };
+        last_units(source, max).to_string()
+    }
 }
 
 /// The suffix of `s` that is at most `max` UTF-16 units long, never splitting a character.
 pub fn last_units(s: &str, max: usize) -> &str {
-  let mut units = 0;
-  for (i, c) in s.char_indices().rev() {
-    units += c.len_utf16();
-    if units > max {
-      return &s[i + c.len_utf8()..];
+    let mut units = 0;
+    for (i, c) in s.char_indices().rev() {
+        units += c.len_utf16();
+        if units > max {
+            return &s[i + c.len_utf8()..];
+        }
     }
-  }
-  s
+    s
 }
 
 #[cfg(test)]
 mod tests {
-  use super::*;
+    use super::*;
 
-  #[test]
-  fn tail_keeps_newest() {
-    let mut t = TailText::new(5);
-    t.push("abc");
-    t.push("defg");
-    assert_eq!(t.as_str(), "cdefg");
-    assert_eq!(t.dropped(), 2);
-    assert_eq!(t.take(), ("cdefg".to_string(), 2));
-    assert_eq!(t.units(), 0);
-  }
+    #[test]
+    fn tail_keeps_newest() {
+        let mut t = TailText::new(5);
+        t.push("abc");
+        t.push("defg");
+        assert_eq!(t.as_str(), "cdefg");
+        assert_eq!(t.dropped(), 2);
+        assert_eq!(t.take(), ("cdefg".to_string(), 2));
+        assert_eq!(t.units(), 0);
+    }
 
-  #[test]
-  fn tail_counts_utf16_units_and_keeps_pairs_whole() {
-    let mut t = TailText::new(3);
-    t.push("a😀b😀");
-    // 😀 is two units: the newest 3 units are "b😀".
-    assert_eq!(t.as_str(), "b😀");
-  }
+    #[test]
+    fn tail_counts_utf16_units_and_keeps_pairs_whole() {
+        let mut t = TailText::new(3);
+        t.push("a😀b😀");
+        // 😀 is two units: the newest 3 units are "b😀".
+        assert_eq!(t.as_str(), "b😀");
+    }
 
-  #[test]
-  fn carriage_return_collapses_the_line() {
-    let mut t = TailText::new(100);
-    t.push("start\n10%\r20%");
-    t.push("\r100%\nend");
-    assert_eq!(t.as_str(), "start\n100%\nend");
-    let mut h = HeadTailText::new(100);
-    h.push("start\n10%\r20%");
-    h.push("\r100%\nend");
-    assert_eq!(h.render(), "start\n100%\nend");
-    assert_eq!(h.total_units(), "start\n100%\nend".len());
-  }
+    #[test]
+    fn carriage_return_collapses_the_line() {
+        let mut t = TailText::new(100);
+        t.push("start\n10%\r20%");
+        t.push("\r100%\nend");
+        assert_eq!(t.as_str(), "start\n100%\nend");
+        let mut h = HeadTailText::new(100);
+        h.push("start\n10%\r20%");
+        h.push("\r100%\nend");
+        assert_eq!(h.render(), "start\n100%\nend");
+        assert_eq!(h.total_units(), "start\n100%\nend".len());
+    }
 
-  #[test]
-  fn head_and_tail_with_marker() {
-    let mut h = HeadTailText::new(10);
-    h.push("0123456789");
-    assert!(!h.truncated());
-    h.push("abcdefghij");
-    assert!(h.truncated());
-    assert_eq!(h.omitted_units(), 10);
-    assert_eq!(h.render(), "01234\n[... 10 chars omitted ...]\nfghij");
-    h.push("XY");
-    assert_eq!(h.render(), "01234\n[... 12 chars omitted ...]\nhijXY");
-    assert_eq!(h.last_units(3), "jXY");
-    assert_eq!(h.total_units(), 22);
-  }
+    #[test]
+    fn head_and_tail_with_marker() {
+        let mut h = HeadTailText::new(10);
+        h.push("0123456789");
+        assert!(!h.truncated());
+        h.push("abcdefghij");
+        assert!(h.truncated());
+        assert_eq!(h.omitted_units(), 10);
+        assert_eq!(h.render(), "01234\n[... 10 chars omitted ...]\nfghij");
+        h.push("XY");
+        assert_eq!(h.render(), "01234\n[... 12 chars omitted ...]\nhijXY");
+        assert_eq!(h.last_units(3), "jXY");
+        assert_eq!(h.total_units(), 22);
+    }
 
-  #[test]
-  fn last_units_of_short_text_is_whole() {
-    assert_eq!(last_units("abc", 10), "abc");
-    assert_eq!(last_units("abc", 2), "bc");
-    assert_eq!(last_units("", 2), "");
-  }
+    #[test]
+    fn last_units_of_short_text_is_whole() {
+        assert_eq!(last_units("abc", 10), "abc");
+        assert_eq!(last_units("abc", 2), "bc");
+        assert_eq!(last_units("", 2), "");
+    }
 }

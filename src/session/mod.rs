@@ -4,6 +4,7 @@
 
 pub mod ids;
 pub mod outcome;
+pub mod registry;
 pub mod run;
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,166 +21,167 @@ pub use outcome::{ExecOutcome, RunStatus};
 /// Why a run was ended from outside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KillCause {
-  /// The caller's abort signal fired (ignored once the run is backgrounded).
-  Aborted,
-  /// The run outlived its timeout.
-  Timeout,
-  /// `killSession` (or host shutdown).
-  Killed,
+    /// The caller's abort signal fired (ignored once the run is backgrounded).
+    Aborted,
+    /// The run outlived its timeout.
+    Timeout,
+    /// `killSession` (or host shutdown).
+    Killed,
 }
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExitInfo {
-  pub exit_code: Option<i32>,
-  pub exit_signal: Option<String>,
-  pub cause: Option<KillCause>,
-  pub duration_ms: u64,
-  pub ended_at_ms: u64,
-  /// Processes that survived the SIGKILL round of a kill.
-  pub survivors: Vec<u32>,
-  /// Processes still running after the shell exited and the drain window closed.
-  pub left_running: Vec<u32>,
+    pub exit_code: Option<i32>,
+    pub exit_signal: Option<String>,
+    pub cause: Option<KillCause>,
+    pub duration_ms: u64,
+    pub ended_at_ms: u64,
+    /// Processes that survived the SIGKILL round of a kill.
+    pub survivors: Vec<u32>,
+    /// Processes still running after the shell exited and the drain window closed.
+    pub left_running: Vec<u32>,
 }
 
 impl ExitInfo {
-  pub fn timed_out(&self) -> bool {
-    self.cause == Some(KillCause::Timeout)
-  }
+    pub fn timed_out(&self) -> bool {
+        self.cause == Some(KillCause::Timeout)
+    }
 }
 
 /// Callbacks the owner of a session wants: every chunk of text, and the end.
 #[derive(Default, Clone)]
 pub struct SessionHooks {
-  pub on_output: Option<Arc<dyn Fn(Stream, &str) + Send + Sync>>,
-  pub on_exit: Option<Arc<dyn Fn(&Session, &ExitInfo) + Send + Sync>>,
+    pub on_output: Option<Arc<dyn Fn(Stream, &str) + Send + Sync>>,
+    pub on_exit: Option<Arc<dyn Fn(&Session, &ExitInfo) + Send + Sync>>,
 }
 
 /// Fixed facts about a session.
 #[derive(Debug, Clone)]
 pub struct SessionMeta {
-  pub id: String,
-  pub command: String,
-  pub cwd: String,
-  pub pid: u32,
-  pub started_at_ms: u64,
-  pub scope_key: Option<String>,
-  pub is_pty: bool,
+    pub id: String,
+    pub command: String,
+    pub cwd: String,
+    pub pid: u32,
+    pub started_at_ms: u64,
+    pub scope_key: Option<String>,
+    pub is_pty: bool,
 }
 
 pub struct SessionState {
-  pub collector: OutputCollector,
-  pub backgrounded: bool,
-  pub exit: Option<ExitInfo>,
-  pub warnings: Vec<String>,
+    pub collector: OutputCollector,
+    pub backgrounded: bool,
+    pub exit: Option<ExitInfo>,
+    pub warnings: Vec<String>,
 }
 
 pub struct Session {
-  pub meta: SessionMeta,
-  pub(crate) target: KillTarget,
-  started: Instant,
-  state: Mutex<SessionState>,
-  /// Woken on every output chunk and at exit.
-  changed: Notify,
-  kill: watch::Sender<Option<KillCause>>,
-  done: watch::Sender<bool>,
-  hooks: SessionHooks,
+    pub meta: SessionMeta,
+    pub(crate) target: KillTarget,
+    started: Instant,
+    state: Mutex<SessionState>,
+    /// Woken on every output chunk and at exit.
+    changed: Notify,
+    kill: watch::Sender<Option<KillCause>>,
+    done: watch::Sender<bool>,
+    hooks: SessionHooks,
+    registry: &'static registry::Registry,
 }
 
 impl Session {
-  pub fn lock(&self) -> MutexGuard<'_, SessionState> {
-    // A panic while holding the lock leaves plain data behind; keep serving it.
-    self.state.lock().unwrap_or_else(|e| e.into_inner())
-  }
-
-  /// Ask the driver to end the run. The first cause wins.
-  pub fn request_kill(&self, cause: KillCause) {
-    self.kill.send_if_modified(|current| {
-      if current.is_none() {
-        *current = Some(cause);
-        true
-      } else {
-        false
-      }
-    });
-  }
-
-  pub fn is_exited(&self) -> bool {
-    *self.done.borrow()
-  }
-
-  pub fn exit_info(&self) -> Option<ExitInfo> {
-    self.lock().exit.clone()
-  }
-
-  /// Resolves once the run ended and its output was read to the end.
-  pub async fn wait_exit(&self) -> ExitInfo {
-    let mut rx = self.done.subscribe();
-    // The sender lives as long as the session, so this cannot fail while we hold `self`.
-    let _ = rx.wait_for(|done| *done).await;
-    self.lock().exit.clone().expect("exit is set before done")
-  }
-
-  /// Resolves at the next output chunk or exit (or at once if already exited).
-  pub async fn changed(&self) {
-    let notified = self.changed.notified();
-    if self.is_exited() {
-      return;
+    pub fn lock(&self) -> MutexGuard<'_, SessionState> {
+        // A panic while holding the lock leaves plain data behind; keep serving it.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
-    notified.await;
-  }
 
-  pub fn elapsed_ms(&self) -> u64 {
-    self.started.elapsed().as_millis() as u64
-  }
-
-  pub(crate) fn ingest(&self, stream: Stream, bytes: &[u8]) -> u32 {
-    let got = self.lock().collector.ingest(stream, bytes);
-    self.emit(stream, &got.text);
-    got.cursor_queries
-  }
-
-  pub(crate) fn finish_stream(&self, stream: Stream) {
-    let text = self.lock().collector.finish_stream(stream);
-    self.emit(stream, &text);
-  }
-
-  fn emit(&self, stream: Stream, text: &str) {
-    if text.is_empty() {
-      return;
+    /// Ask the driver to end the run. The first cause wins.
+    pub fn request_kill(&self, cause: KillCause) {
+        self.kill.send_if_modified(|current| {
+            if current.is_none() {
+                *current = Some(cause);
+                true
+            } else {
+                false
+            }
+        });
     }
-    if let Some(hook) = &self.hooks.on_output {
-      hook(stream, text);
-    }
-    self.changed.notify_waiters();
-  }
 
-  pub(crate) fn finish(&self, exit: ExitInfo) {
-    {
-      let mut st = self.lock();
-      st.collector.finish();
-      st.exit = Some(exit.clone());
+    pub fn is_exited(&self) -> bool {
+        *self.done.borrow()
     }
-    self.done.send_replace(true);
-    self.changed.notify_waiters();
-    if let Some(hook) = &self.hooks.on_exit {
-      hook(self, &exit);
+
+    pub fn exit_info(&self) -> Option<ExitInfo> {
+        self.lock().exit.clone()
     }
-  }
+
+    /// Resolves once the run ended and its output was read to the end.
+    pub async fn wait_exit(&self) -> ExitInfo {
+        let mut rx = self.done.subscribe();
+        // The sender lives as long as the session, so this cannot fail while we hold `self`.
+        let _ = rx.wait_for(|done| *done).await;
+        self.lock().exit.clone().expect("exit is set before done")
+    }
+
+    /// Resolves at the next output chunk or exit (or at once if already exited).
+    pub async fn changed(&self) {
+        let notified = self.changed.notified();
+        if self.is_exited() {
+            return;
+        }
+        notified.await;
+    }
+
+    pub fn elapsed_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    pub(crate) fn ingest(&self, stream: Stream, bytes: &[u8]) -> u32 {
+        let got = self.lock().collector.ingest(stream, bytes);
+        self.emit(stream, &got.text);
+        got.cursor_queries
+    }
+
+    pub(crate) fn finish_stream(&self, stream: Stream) {
+        let text = self.lock().collector.finish_stream(stream);
+        self.emit(stream, &text);
+    }
+
+    fn emit(&self, stream: Stream, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some(hook) = &self.hooks.on_output {
+            hook(stream, text);
+        }
+        self.changed.notify_waiters();
+    }
+
+    pub(crate) fn finish(&self, exit: ExitInfo) {
+        {
+            let mut st = self.lock();
+            st.collector.finish();
+            st.exit = Some(exit.clone());
+        }
+        self.done.send_replace(true);
+        self.changed.notify_waiters();
+        if let Some(hook) = &self.hooks.on_exit {
+            hook(self, &exit);
+        }
+    }
 }
 
 pub(crate) fn now_ms() -> u64 {
-  SystemTime::now()
-    .duration_since(SystemTime::UNIX_EPOCH)
-    .map(|d| d.as_millis() as u64)
-    .unwrap_or(0)
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// Kill reports from concurrent paths merge into the session's exit.
 pub(crate) fn merge_survivors(into: &mut Vec<u32>, report: &KillReport) {
-  for pid in &report.survivors {
-    if !into.contains(pid) {
-      into.push(*pid);
+    for pid in &report.survivors {
+        if !into.contains(pid) {
+            into.push(*pid);
+        }
     }
-  }
 }

@@ -7,8 +7,9 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
+use super::registry::Registry;
 use super::{
-  ids, merge_survivors, now_ms, ExitInfo, KillCause, Session, SessionHooks, SessionMeta, SessionState,
+    merge_survivors, now_ms, ExitInfo, KillCause, Session, SessionHooks, SessionMeta, SessionState,
 };
 use crate::error::AgentError;
 use crate::kill::KillTarget;
@@ -23,297 +24,332 @@ const READ_CHUNK: usize = 64 * 1024;
 
 /// Start `req`. The returned session is already running; its driver task owns the process.
 ///
-/// `taken` tells which session ids are in use, so the new id is unique among live and kept sessions.
+/// The session is registered in `registry` while it runs.
 pub fn start(
-  req: &ExecRequest,
-  hooks: SessionHooks,
-  scope_key: Option<String>,
-  taken: &dyn Fn(&str) -> bool,
+    registry: &'static Registry,
+    req: &ExecRequest,
+    hooks: SessionHooks,
+    scope_key: Option<String>,
 ) -> Result<Arc<Session>, AgentError> {
-  req.validate()?;
-  let host_path = std::env::var("PATH").ok();
-  let caller_path = req
-    .env
-    .iter()
-    .rev()
-    .find(|(k, _)| k == "PATH")
-    .map(|(_, v)| v.clone());
-  let path = caller_path.or(if req.inherit_env { host_path } else { None });
-  let env_shell = std::env::var("SHELL").ok();
-  let shell = resolve_shell(req.shell.as_deref(), env_shell.as_deref(), path.as_deref())?;
+    req.validate()?;
+    let host_path = std::env::var("PATH").ok();
+    let caller_path = req
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone());
+    let path = caller_path.or(if req.inherit_env { host_path } else { None });
+    let env_shell = std::env::var("SHELL").ok();
+    let shell = resolve_shell(req.shell.as_deref(), env_shell.as_deref(), path.as_deref())?;
 
-  let id = ids::new_session_id(taken);
-  let marker = format!("{}-{}-{}", std::process::id(), id, now_ms());
-  let env = build_env(&EnvPlan {
-    inherit: req.inherit_env,
-    caller: &req.env,
-    pty: req.pty.is_some(),
-    cwd: &req.cwd,
-    marker: &marker,
-  });
+    let id = registry.reserve_id();
+    let marker = format!("{}-{}-{}", std::process::id(), id, now_ms());
+    let env = build_env(&EnvPlan {
+        inherit: req.inherit_env,
+        caller: &req.env,
+        pty: req.pty.is_some(),
+        cwd: &req.cwd,
+        marker: &marker,
+    });
 
-  let spawned = spawn_pipes(&shell, req, &env)?;
-  let pid = spawned.pid;
-  let mut warnings = Vec::new();
-  if let Some(w) = shell.warning.clone() {
-    warnings.push(w);
-  }
-  let (kill_tx, kill_rx) = watch::channel(None);
-  let (done_tx, _) = watch::channel(false);
-  let session = Arc::new(Session {
-    meta: SessionMeta {
-      id,
-      command: req.command.clone(),
-      cwd: req.cwd.display().to_string(),
-      pid,
-      started_at_ms: now_ms(),
-      scope_key,
-      is_pty: false,
-    },
-    target: KillTarget {
-      pgid: pid as i32,
-      marker: Some(marker),
-    },
-    started: Instant::now(),
-    state: Mutex::new(SessionState {
-      collector: OutputCollector::new(req.limits, req.log_dir.clone(), false),
-      backgrounded: false,
-      exit: None,
-      warnings,
-    }),
-    changed: Notify::new(),
-    kill: kill_tx,
-    done: done_tx,
-    hooks,
-  });
-  let pumps = vec![
-    tokio::spawn(pump(session.clone(), Stream::Stdout, spawned.stdout)),
-    tokio::spawn(pump(session.clone(), Stream::Stderr, spawned.stderr)),
-  ];
-  // stdin: "pipe" keeps the write end open until the session ends (writeStdin comes with sessions).
-  let stdin = spawned.stdin;
-  let plan = DrivePlan {
-    timeout: req.timeout,
-    grace: req.kill_grace,
-    drain: req.drain_timeout,
-  };
-  tokio::spawn(drive(session.clone(), spawned.child, pumps, plan, kill_rx, stdin));
-  Ok(session)
+    let spawned = match spawn_pipes(&shell, req, &env) {
+        Ok(s) => s,
+        Err(e) => {
+            registry.release(&id);
+            return Err(e);
+        }
+    };
+    let pid = spawned.pid;
+    let mut warnings = Vec::new();
+    if let Some(w) = shell.warning.clone() {
+        warnings.push(w);
+    }
+    let (kill_tx, kill_rx) = watch::channel(None);
+    let (done_tx, _) = watch::channel(false);
+    let session = Arc::new(Session {
+        meta: SessionMeta {
+            id,
+            command: req.command.clone(),
+            cwd: req.cwd.display().to_string(),
+            pid,
+            started_at_ms: now_ms(),
+            scope_key,
+            is_pty: false,
+        },
+        target: KillTarget {
+            pgid: pid as i32,
+            marker: Some(marker),
+        },
+        started: Instant::now(),
+        state: Mutex::new(SessionState {
+            collector: OutputCollector::new(req.limits, req.log_dir.clone(), false),
+            backgrounded: false,
+            exit: None,
+            warnings,
+        }),
+        changed: Notify::new(),
+        kill: kill_tx,
+        done: done_tx,
+        hooks,
+        registry,
+    });
+    registry.insert(session.clone());
+    let pumps = vec![
+        tokio::spawn(pump(session.clone(), Stream::Stdout, spawned.stdout)),
+        tokio::spawn(pump(session.clone(), Stream::Stderr, spawned.stderr)),
+    ];
+    // stdin: "pipe" keeps the write end open until the session ends (writeStdin comes with sessions).
+    let stdin = spawned.stdin;
+    let plan = DrivePlan {
+        timeout: req.timeout,
+        grace: req.kill_grace,
+        drain: req.drain_timeout,
+    };
+    tokio::spawn(drive(
+        session.clone(),
+        spawned.child,
+        pumps,
+        plan,
+        kill_rx,
+        stdin,
+    ));
+    Ok(session)
 }
 
 struct DrivePlan {
-  timeout: Option<Duration>,
-  grace: Duration,
-  drain: Duration,
+    timeout: Option<Duration>,
+    grace: Duration,
+    drain: Duration,
 }
 
 async fn pump<R: AsyncRead + Unpin>(session: Arc<Session>, stream: Stream, mut reader: R) {
-  let mut buf = vec![0u8; READ_CHUNK];
-  loop {
-    match reader.read(&mut buf).await {
-      Ok(0) => break,
-      Ok(n) => {
-        session.ingest(stream, &buf[..n]);
-      }
-      Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-      Err(_) => break,
+    let mut buf = vec![0u8; READ_CHUNK];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => {
+                session.ingest(stream, &buf[..n]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
     }
-  }
-  session.finish_stream(stream);
+    session.finish_stream(stream);
 }
 
 async fn drive(
-  session: Arc<Session>,
-  mut child: tokio::process::Child,
-  pumps: Vec<JoinHandle<()>>,
-  plan: DrivePlan,
-  mut kill_rx: watch::Receiver<Option<KillCause>>,
-  stdin: Option<tokio::process::ChildStdin>,
+    session: Arc<Session>,
+    mut child: tokio::process::Child,
+    pumps: Vec<JoinHandle<()>>,
+    plan: DrivePlan,
+    mut kill_rx: watch::Receiver<Option<KillCause>>,
+    stdin: Option<tokio::process::ChildStdin>,
 ) {
-  let deadline = plan.timeout.map(|t| tokio::time::Instant::now() + t);
-  let mut cause: Option<KillCause> = None;
-  let mut killer: Option<JoinHandle<crate::kill::KillReport>> = None;
-  let status = loop {
-    tokio::select! {
-      status = child.wait() => break status,
-      _ = sleep_until(deadline), if cause.is_none() => {
-        cause = Some(KillCause::Timeout);
-        killer = Some(spawn_kill(&session, plan.grace));
-      }
-      changed = kill_rx.changed(), if cause.is_none() => {
-        if changed.is_err() {
-          continue;
-        }
-        let requested = *kill_rx.borrow_and_update();
-        match requested {
-          // An abort only ends a run the caller is still waiting for.
-          Some(KillCause::Aborted) if session.lock().backgrounded => {}
-          Some(c) => {
-            cause = Some(c);
+    let deadline = plan.timeout.map(|t| tokio::time::Instant::now() + t);
+    let mut cause: Option<KillCause> = None;
+    let mut killer: Option<JoinHandle<crate::kill::KillReport>> = None;
+    let status = loop {
+        tokio::select! {
+          status = child.wait() => break status,
+          _ = sleep_until(deadline), if cause.is_none() => {
+            cause = Some(KillCause::Timeout);
             killer = Some(spawn_kill(&session, plan.grace));
           }
-          None => {}
+          changed = kill_rx.changed(), if cause.is_none() => {
+            if changed.is_err() {
+              continue;
+            }
+            let requested = *kill_rx.borrow_and_update();
+            match requested {
+              // An abort only ends a run the caller is still waiting for.
+              Some(KillCause::Aborted) if session.lock().backgrounded => {}
+              Some(c) => {
+                cause = Some(c);
+                killer = Some(spawn_kill(&session, plan.grace));
+              }
+              None => {}
+            }
+          }
         }
-      }
+    };
+    drop(stdin);
+    let mut survivors = Vec::new();
+    if let Some(k) = killer {
+        if let Ok(report) = k.await {
+            merge_survivors(&mut survivors, &report);
+        }
     }
-  };
-  drop(stdin);
-  let mut survivors = Vec::new();
-  if let Some(k) = killer {
-    if let Ok(report) = k.await {
-      merge_survivors(&mut survivors, &report);
+
+    // Output first, exit second: wait for the pipes to reach EOF, but not forever.
+    let mut left_running = Vec::new();
+    let drain = futures_join_all(pumps);
+    tokio::pin!(drain);
+    if tokio::time::timeout(plan.drain, &mut drain).await.is_err() {
+        // Something still holds the pipes. Stop reading; say who.
+        drain.abort_all();
+        let live = session.target.live_processes();
+        left_running.extend(live.into_iter().filter(|p| !survivors.contains(p)));
+        session.finish_stream(Stream::Stdout);
+        session.finish_stream(Stream::Stderr);
     }
-  }
 
-  // Output first, exit second: wait for the pipes to reach EOF, but not forever.
-  let mut left_running = Vec::new();
-  let drain = futures_join_all(pumps);
-  tokio::pin!(drain);
-  if tokio::time::timeout(plan.drain, &mut drain).await.is_err() {
-    // Something still holds the pipes. Stop reading; say who.
-    drain.abort_all();
-    let live = session.target.live_processes();
-    left_running.extend(live.into_iter().filter(|p| !survivors.contains(p)));
-    session.finish_stream(Stream::Stdout);
-    session.finish_stream(Stream::Stderr);
-  }
-
-  let (exit_code, exit_signal) = match &status {
-    Ok(s) => decode_status(s),
-    Err(_) => (None, None),
-  };
-  let mut exit = ExitInfo {
-    exit_code,
-    exit_signal,
-    cause,
-    duration_ms: session.elapsed_ms(),
-    ended_at_ms: now_ms(),
-    survivors,
-    left_running,
-  };
-  if let Err(e) = status {
-    session
-      .lock()
-      .warnings
-      .push(format!("Warning: waiting for the process failed: {e}."));
-    exit.exit_code = None;
-  }
-  session.finish(exit);
+    let (exit_code, exit_signal) = match &status {
+        Ok(s) => decode_status(s),
+        Err(_) => (None, None),
+    };
+    let mut exit = ExitInfo {
+        exit_code,
+        exit_signal,
+        cause,
+        duration_ms: session.elapsed_ms(),
+        ended_at_ms: now_ms(),
+        survivors,
+        left_running,
+    };
+    if let Err(e) = status {
+        session
+            .lock()
+            .warnings
+            .push(format!("Warning: waiting for the process failed: {e}."));
+        exit.exit_code = None;
+    }
+    session.registry.mark_exited(&session);
+    session.finish(exit);
 }
 
 fn spawn_kill(session: &Arc<Session>, grace: Duration) -> JoinHandle<crate::kill::KillReport> {
-  let target = session.target.clone();
-  tokio::spawn(async move { target.kill_tree(grace).await })
+    let target = session.target.clone();
+    tokio::spawn(async move { target.kill_tree(grace).await })
 }
 
 async fn sleep_until(deadline: Option<tokio::time::Instant>) {
-  match deadline {
-    Some(d) => tokio::time::sleep_until(d).await,
-    None => std::future::pending().await,
-  }
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
 }
 
 #[cfg(unix)]
 fn decode_status(s: &std::process::ExitStatus) -> (Option<i32>, Option<String>) {
-  use std::os::unix::process::ExitStatusExt;
-  if let Some(sig) = s.signal() {
-    let name = nix::sys::signal::Signal::try_from(sig)
-      .map(|s| s.as_str().to_string())
-      .unwrap_or_else(|_| format!("SIG{sig}"));
-    return (None, Some(name));
-  }
-  (s.code(), None)
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(sig) = s.signal() {
+        let name = nix::sys::signal::Signal::try_from(sig)
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_else(|_| format!("SIG{sig}"));
+        return (None, Some(name));
+    }
+    (s.code(), None)
 }
 
 #[cfg(not(unix))]
 fn decode_status(s: &std::process::ExitStatus) -> (Option<i32>, Option<String>) {
-  (s.code(), None)
+    (s.code(), None)
 }
 
 /// Waits for all pumps; can abort the ones still running.
 struct JoinAll {
-  handles: Vec<JoinHandle<()>>,
+    handles: Vec<JoinHandle<()>>,
 }
 
 fn futures_join_all(handles: Vec<JoinHandle<()>>) -> JoinAll {
-  JoinAll { handles }
+    JoinAll { handles }
 }
 
 impl JoinAll {
-  fn abort_all(&self) {
-    for h in &self.handles {
-      h.abort();
+    fn abort_all(&self) {
+        for h in &self.handles {
+            h.abort();
+        }
     }
-  }
 }
 
 impl std::future::Future for JoinAll {
-  type Output = ();
-  fn poll(
-    mut self: std::pin::Pin<&mut Self>,
-    cx: &mut std::task::Context<'_>,
-  ) -> std::task::Poll<()> {
-    use std::task::Poll;
-    let mut i = 0;
-    while i < self.handles.len() {
-      match std::pin::Pin::new(&mut self.handles[i]).poll(cx) {
-        Poll::Ready(_) => {
-          self.handles.swap_remove(i);
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        use std::task::Poll;
+        let mut i = 0;
+        while i < self.handles.len() {
+            match std::pin::Pin::new(&mut self.handles[i]).poll(cx) {
+                Poll::Ready(_) => {
+                    self.handles.swap_remove(i);
+                }
+                Poll::Pending => i += 1,
+            }
         }
-        Poll::Pending => i += 1,
-      }
+        if self.handles.is_empty() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     }
-    if self.handles.is_empty() {
-      Poll::Ready(())
-    } else {
-      Poll::Pending
-    }
-  }
 }
 
 #[cfg(test)]
 mod tests {
-  use super::*;
-  use crate::session::outcome::outcome_of;
-  use crate::session::RunStatus;
+    use super::*;
+    use crate::session::outcome::outcome_of;
+    use crate::session::RunStatus;
 
-  async fn run(req: ExecRequest) -> crate::session::ExecOutcome {
-    let s = start(&req, SessionHooks::default(), None, &|_| false).unwrap();
-    let exit = s.wait_exit().await;
-    outcome_of(&s, &exit, &req)
-  }
+    async fn run(req: ExecRequest) -> crate::session::ExecOutcome {
+        let s = start(
+            crate::session::registry::global(),
+            &req,
+            SessionHooks::default(),
+            None,
+        )
+        .unwrap();
+        let exit = s.wait_exit().await;
+        outcome_of(&s, &exit, &req)
+    }
 
-  #[tokio::test]
-  async fn captures_both_streams_and_exit_code() {
-    let out = run(ExecRequest::new("echo out; echo err >&2; exit 3")).await;
-    assert_eq!(out.status, RunStatus::Completed);
-    assert_eq!(out.exit_code, Some(3));
-    assert!(out.output.contains("out\n") && out.output.contains("err\n"));
-  }
+    #[tokio::test]
+    async fn captures_both_streams_and_exit_code() {
+        let out = run(ExecRequest::new("echo out; echo err >&2; exit 3")).await;
+        assert_eq!(out.status, RunStatus::Completed);
+        assert_eq!(out.exit_code, Some(3));
+        assert!(out.output.contains("out\n") && out.output.contains("err\n"));
+    }
 
-  #[tokio::test]
-  async fn timeout_kills_the_group() {
-    let mut req = ExecRequest::new("sleep 30 | cat");
-    req.timeout = Some(Duration::from_millis(200));
-    req.kill_grace = Duration::from_millis(500);
-    let out = run(req).await;
-    assert_eq!(out.status, RunStatus::Failed);
-    assert!(out.timed_out);
-    assert_eq!(out.reason.as_deref(), Some("Command timed out after 0.2 seconds"));
-  }
+    #[tokio::test]
+    async fn timeout_kills_the_group() {
+        let mut req = ExecRequest::new("sleep 30 | cat");
+        req.timeout = Some(Duration::from_millis(200));
+        req.kill_grace = Duration::from_millis(500);
+        let out = run(req).await;
+        assert_eq!(out.status, RunStatus::Failed);
+        assert!(out.timed_out);
+        assert_eq!(
+            out.reason.as_deref(),
+            Some("Command timed out after 0.2 seconds")
+        );
+    }
 
-  #[tokio::test]
-  async fn background_child_holding_pipes_does_not_hang() {
-    let mut req = ExecRequest::new("sleep 30 & echo started");
-    req.drain_timeout = Duration::from_millis(300);
-    let started = Instant::now();
-    let s = start(&req, SessionHooks::default(), None, &|_| false).unwrap();
-    let exit = s.wait_exit().await;
-    assert!(started.elapsed() < Duration::from_secs(10));
-    assert_eq!(exit.left_running.len(), 1, "{exit:?}");
-    s.target.kill_tree(Duration::from_millis(100)).await;
-    let out = outcome_of(&s, &exit, &req);
-    assert!(out.output.contains("started"));
-    assert!(out.warnings.iter().any(|w| w.contains("kept running")), "{:?}", out.warnings);
-  }
+    #[tokio::test]
+    async fn background_child_holding_pipes_does_not_hang() {
+        let mut req = ExecRequest::new("sleep 30 & echo started");
+        req.drain_timeout = Duration::from_millis(300);
+        let started = Instant::now();
+        let s = start(
+            crate::session::registry::global(),
+            &req,
+            SessionHooks::default(),
+            None,
+        )
+        .unwrap();
+        let exit = s.wait_exit().await;
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert_eq!(exit.left_running.len(), 1, "{exit:?}");
+        s.target.kill_tree(Duration::from_millis(100)).await;
+        let out = outcome_of(&s, &exit, &req);
+        assert!(out.output.contains("started"));
+        assert!(
+            out.warnings.iter().any(|w| w.contains("kept running")),
+            "{:?}",
+            out.warnings
+        );
+    }
 }

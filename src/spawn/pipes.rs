@@ -12,54 +12,58 @@ use super::shell::ShellConfig;
 use crate::error::{AgentError, ErrorCode};
 
 pub struct PipeChild {
-  pub child: Child,
-  pub pid: u32,
-  pub stdin: Option<ChildStdin>,
-  pub stdout: ChildStdout,
-  pub stderr: ChildStderr,
+    pub child: Child,
+    pub pid: u32,
+    pub stdin: Option<ChildStdin>,
+    pub stdout: ChildStdout,
+    pub stderr: ChildStderr,
 }
 
 pub fn spawn_pipes(
-  shell: &ShellConfig,
-  req: &ExecRequest,
-  env: &BTreeMap<OsString, OsString>,
+    shell: &ShellConfig,
+    req: &ExecRequest,
+    env: &BTreeMap<OsString, OsString>,
 ) -> Result<PipeChild, AgentError> {
-  let mut cmd = Command::new(&shell.program);
-  cmd
-    .args(&shell.args)
-    .arg(&req.command)
-    .current_dir(&req.cwd)
-    .env_clear()
-    .envs(env)
-    .stdin(match req.stdin {
-      StdinMode::Closed => Stdio::null(),
-      StdinMode::Pipe => Stdio::piped(),
+    let mut cmd = Command::new(&shell.program);
+    cmd.args(&shell.args)
+        .arg(&req.command)
+        .current_dir(&req.cwd)
+        .env_clear()
+        .envs(env)
+        .stdin(match req.stdin {
+            StdinMode::Closed => Stdio::null(),
+            StdinMode::Pipe => Stdio::piped(),
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe calls.
+    unsafe {
+        cmd.pre_exec(crate::kill::child_setup::in_child);
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| spawn_error(&shell.program, req, &e))?;
+    let pid = child.id().ok_or_else(|| {
+        AgentError::new(
+            ErrorCode::SpawnFailed,
+            "The child exited before its pid was read.",
+        )
+    })?;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let stdin = child.stdin.take();
+    Ok(PipeChild {
+        child,
+        pid,
+        stdin,
+        stdout,
+        stderr,
     })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-  #[cfg(unix)]
-  // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe calls.
-  unsafe {
-    cmd.pre_exec(crate::kill::child_setup::in_child);
-  }
-  let mut child = cmd.spawn().map_err(|e| spawn_error(&shell.program, req, &e))?;
-  let pid = child
-    .id()
-    .ok_or_else(|| AgentError::new(ErrorCode::SpawnFailed, "The child exited before its pid was read."))?;
-  let stdout = child.stdout.take().expect("stdout is piped");
-  let stderr = child.stderr.take().expect("stderr is piped");
-  let stdin = child.stdin.take();
-  Ok(PipeChild {
-    child,
-    pid,
-    stdin,
-    stdout,
-    stderr,
-  })
 }
 
 pub fn spawn_error(program: &std::path::Path, req: &ExecRequest, e: &std::io::Error) -> AgentError {
-  AgentError::new(
+    AgentError::new(
     ErrorCode::SpawnFailed,
     format!(
       "Could not start {} in {}: {e} (errno {}). Check that the shell exists and the directory is accessible.",

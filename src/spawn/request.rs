@@ -9,23 +9,26 @@ use crate::output::collector::OutputLimits;
 /// What the child's stdin is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StdinMode {
-  /// End of file at once: commands that read stdin return instead of hanging.
-  Closed,
-  /// A pipe the caller can write to (and close) later.
-  Pipe,
+    /// End of file at once: commands that read stdin return instead of hanging.
+    Closed,
+    /// A pipe the caller can write to (and close) later.
+    Pipe,
 }
 
 /// PTY size in cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PtySize {
-  pub cols: u16,
-  pub rows: u16,
+    pub cols: u16,
+    pub rows: u16,
 }
 
 impl Default for PtySize {
-  fn default() -> Self {
-    PtySize { cols: 120, rows: 30 }
-  }
+    fn default() -> Self {
+        PtySize {
+            cols: 120,
+            rows: 30,
+        }
+    }
 }
 
 /// Defaults of the native API.
@@ -35,146 +38,159 @@ pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_millis(2000);
 
 #[derive(Debug, Clone)]
 pub struct ExecRequest {
-  pub command: String,
-  pub cwd: PathBuf,
-  pub env: Vec<(String, String)>,
-  pub inherit_env: bool,
-  pub shell: Option<String>,
-  pub pty: Option<PtySize>,
-  /// Total lifetime; `None` means no timeout.
-  pub timeout: Option<Duration>,
-  pub kill_grace: Duration,
-  /// How long output is still read after the shell exited while descendants hold the pipes open.
-  pub drain_timeout: Duration,
-  pub stdin: StdinMode,
-  pub limits: OutputLimits,
-  /// Where the output log goes when output is cut.
-  pub log_dir: PathBuf,
+    pub command: String,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub inherit_env: bool,
+    pub shell: Option<String>,
+    pub pty: Option<PtySize>,
+    /// Total lifetime; `None` means no timeout.
+    pub timeout: Option<Duration>,
+    pub kill_grace: Duration,
+    /// How long output is still read after the shell exited while descendants hold the pipes open.
+    pub drain_timeout: Duration,
+    pub stdin: StdinMode,
+    pub limits: OutputLimits,
+    /// Where the output log goes when output is cut.
+    pub log_dir: PathBuf,
 }
 
 impl ExecRequest {
-  /// A request with the defaults, for `command` in the current directory.
-  pub fn new(command: impl Into<String>) -> Self {
-    ExecRequest {
-      command: command.into(),
-      cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
-      env: Vec::new(),
-      inherit_env: true,
-      shell: None,
-      pty: None,
-      timeout: Some(DEFAULT_TIMEOUT),
-      kill_grace: DEFAULT_KILL_GRACE,
-      drain_timeout: DEFAULT_DRAIN_TIMEOUT,
-      stdin: StdinMode::Closed,
-      limits: OutputLimits::default(),
-      log_dir: crate::output::spool::default_log_dir(),
+    /// A request with the defaults, for `command` in the current directory.
+    pub fn new(command: impl Into<String>) -> Self {
+        ExecRequest {
+            command: command.into(),
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            env: Vec::new(),
+            inherit_env: true,
+            shell: None,
+            pty: None,
+            timeout: Some(DEFAULT_TIMEOUT),
+            kill_grace: DEFAULT_KILL_GRACE,
+            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+            stdin: StdinMode::Closed,
+            limits: OutputLimits::default(),
+            log_dir: crate::output::spool::default_log_dir(),
+        }
     }
-  }
 
-  /// Checks what the type system cannot: an empty command, NUL bytes, the cwd, the env, the caps.
-  pub fn validate(&self) -> Result<(), AgentError> {
-    validate_command(&self.command)?;
-    validate_cwd(&self.cwd)?;
-    for (k, v) in &self.env {
-      super::env::validate_env_entry(k, v)?;
+    /// Checks what the type system cannot: an empty command, NUL bytes, the cwd, the env, the caps.
+    pub fn validate(&self) -> Result<(), AgentError> {
+        validate_command(&self.command)?;
+        validate_cwd(&self.cwd)?;
+        for (k, v) in &self.env {
+            super::env::validate_env_entry(k, v)?;
+        }
+        if self.limits.max_output_chars == 0 {
+            return Err(AgentError::invalid_option(
+                "maxOutputChars must be at least 1. Leave it out for the default of 200000.",
+            ));
+        }
+        if self.limits.pending_max_output_chars == 0 {
+            return Err(AgentError::invalid_option(
+                "pendingMaxOutputChars must be at least 1. Leave it out for the default of 30000.",
+            ));
+        }
+        if let Some(size) = self.pty {
+            if size.cols == 0 || size.rows == 0 {
+                return Err(AgentError::invalid_option(
+                    "pty cols and rows must both be at least 1.",
+                ));
+            }
+        }
+        Ok(())
     }
-    if self.limits.max_output_chars == 0 {
-      return Err(AgentError::invalid_option(
-        "maxOutputChars must be at least 1. Leave it out for the default of 200000.",
-      ));
-    }
-    if self.limits.pending_max_output_chars == 0 {
-      return Err(AgentError::invalid_option(
-        "pendingMaxOutputChars must be at least 1. Leave it out for the default of 30000.",
-      ));
-    }
-    if let Some(size) = self.pty {
-      if size.cols == 0 || size.rows == 0 {
-        return Err(AgentError::invalid_option(
-          "pty cols and rows must both be at least 1.",
-        ));
-      }
-    }
-    Ok(())
-  }
 }
 
 pub fn validate_command(command: &str) -> Result<(), AgentError> {
-  if command.trim().is_empty() {
-    return Err(AgentError::new(
-      ErrorCode::InvalidCommand,
-      "Provide a command to start: the command is empty.",
-    ));
-  }
-  if command.contains('\0') {
-    return Err(AgentError::new(
+    if command.trim().is_empty() {
+        return Err(AgentError::new(
+            ErrorCode::InvalidCommand,
+            "Provide a command to start: the command is empty.",
+        ));
+    }
+    if command.contains('\0') {
+        return Err(AgentError::new(
       ErrorCode::NulByte,
       "The command contains a NUL byte, which a shell cannot receive. Remove it (for binary data, use printf escapes).",
     ));
-  }
-  Ok(())
+    }
+    Ok(())
 }
 
 pub fn validate_cwd(cwd: &Path) -> Result<(), AgentError> {
-  let shown = cwd.display();
-  if cwd.as_os_str().is_empty() {
-    return Err(AgentError::new(
-      ErrorCode::InvalidCwd,
-      "The cwd is empty. Pass an existing directory or leave cwd out.",
-    ));
-  }
-  if cwd.to_string_lossy().contains('\0') {
-    return Err(AgentError::new(
-      ErrorCode::NulByte,
-      "The cwd contains a NUL byte. Pass a real directory path.",
-    ));
-  }
-  match std::fs::metadata(cwd) {
-    Ok(meta) if meta.is_dir() => Ok(()),
-    Ok(_) => Err(AgentError::new(
-      ErrorCode::InvalidCwd,
-      format!("The cwd {shown} is not a directory. Pass the directory that contains it instead."),
-    )),
-    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(AgentError::new(
-      ErrorCode::InvalidCwd,
-      format!("The cwd {shown} does not exist. Create it first or pass an existing directory."),
-    )),
-    Err(e) => Err(AgentError::new(
-      ErrorCode::InvalidCwd,
-      format!("The cwd {shown} cannot be used: {e}."),
-    )),
-  }
+    let shown = cwd.display();
+    if cwd.as_os_str().is_empty() {
+        return Err(AgentError::new(
+            ErrorCode::InvalidCwd,
+            "The cwd is empty. Pass an existing directory or leave cwd out.",
+        ));
+    }
+    if cwd.to_string_lossy().contains('\0') {
+        return Err(AgentError::new(
+            ErrorCode::NulByte,
+            "The cwd contains a NUL byte. Pass a real directory path.",
+        ));
+    }
+    match std::fs::metadata(cwd) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(AgentError::new(
+            ErrorCode::InvalidCwd,
+            format!(
+                "The cwd {shown} is not a directory. Pass the directory that contains it instead."
+            ),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(AgentError::new(
+            ErrorCode::InvalidCwd,
+            format!(
+                "The cwd {shown} does not exist. Create it first or pass an existing directory."
+            ),
+        )),
+        Err(e) => Err(AgentError::new(
+            ErrorCode::InvalidCwd,
+            format!("The cwd {shown} cannot be used: {e}."),
+        )),
+    }
 }
 
 #[cfg(test)]
 mod tests {
-  use super::*;
+    use super::*;
 
-  #[test]
-  fn empty_and_nul_commands_are_rejected() {
-    assert_eq!(validate_command("").unwrap_err().code, ErrorCode::InvalidCommand);
-    assert_eq!(validate_command(" \n\t").unwrap_err().code, ErrorCode::InvalidCommand);
-    assert_eq!(validate_command("echo a\0b").unwrap_err().code, ErrorCode::NulByte);
-    assert!(validate_command("true").is_ok());
-  }
+    #[test]
+    fn empty_and_nul_commands_are_rejected() {
+        assert_eq!(
+            validate_command("").unwrap_err().code,
+            ErrorCode::InvalidCommand
+        );
+        assert_eq!(
+            validate_command(" \n\t").unwrap_err().code,
+            ErrorCode::InvalidCommand
+        );
+        assert_eq!(
+            validate_command("echo a\0b").unwrap_err().code,
+            ErrorCode::NulByte
+        );
+        assert!(validate_command("true").is_ok());
+    }
 
-  #[test]
-  fn cwd_must_be_an_existing_directory() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("f");
-    std::fs::write(&file, "").unwrap();
-    assert!(validate_cwd(dir.path()).is_ok());
-    let e = validate_cwd(&file).unwrap_err();
-    assert_eq!(e.code, ErrorCode::InvalidCwd);
-    assert!(e.message.contains("not a directory"));
-    let e = validate_cwd(&dir.path().join("missing")).unwrap_err();
-    assert!(e.message.contains("does not exist"));
-  }
+    #[test]
+    fn cwd_must_be_an_existing_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        assert!(validate_cwd(dir.path()).is_ok());
+        let e = validate_cwd(&file).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidCwd);
+        assert!(e.message.contains("not a directory"));
+        let e = validate_cwd(&dir.path().join("missing")).unwrap_err();
+        assert!(e.message.contains("does not exist"));
+    }
 
-  #[test]
-  fn zero_caps_are_rejected() {
-    let mut r = ExecRequest::new("true");
-    r.limits.max_output_chars = 0;
-    assert_eq!(r.validate().unwrap_err().code, ErrorCode::InvalidOption);
-  }
+    #[test]
+    fn zero_caps_are_rejected() {
+        let mut r = ExecRequest::new("true");
+        r.limits.max_output_chars = 0;
+        assert_eq!(r.validate().unwrap_err().code, ErrorCode::InvalidOption);
+    }
 }

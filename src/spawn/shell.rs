@@ -8,174 +8,182 @@ use crate::error::{AgentError, ErrorCode};
 /// The shell program and the arguments that precede the command string.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShellConfig {
-  pub program: PathBuf,
-  pub args: Vec<String>,
-  /// Set when `$SHELL` could not be used and another shell was picked.
-  pub warning: Option<String>,
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Set when `$SHELL` could not be used and another shell was picked.
+    pub warning: Option<String>,
 }
 
 /// Resolve the shell. `requested` is the caller's `shell` option; `env_shell` is `$SHELL`; `path` is
 /// the `PATH` used to look names up.
 pub fn resolve_shell(
-  requested: Option<&str>,
-  env_shell: Option<&str>,
-  path: Option<&str>,
+    requested: Option<&str>,
+    env_shell: Option<&str>,
+    path: Option<&str>,
 ) -> Result<ShellConfig, AgentError> {
-  if let Some(name) = requested {
-    let name = name.trim();
-    if name.is_empty() {
-      return Err(AgentError::new(
+    if let Some(name) = requested {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(AgentError::new(
         ErrorCode::UnknownShell,
         "The shell option is empty. Pass a shell name such as \"bash\" or an absolute path, or leave it out to use $SHELL.",
       ));
-    }
-    let program = find_executable(name, path).ok_or_else(|| {
+        }
+        let program = find_executable(name, path).ok_or_else(|| {
       AgentError::new(
         ErrorCode::UnknownShell,
         format!("Shell \"{name}\" was not found or is not executable. Pass an installed shell such as \"bash\" or \"sh\", or an absolute path."),
       )
     })?;
-    return Ok(config_for(replace_fish(program, path), None));
-  }
+        return Ok(config_for(replace_fish(program, path), None));
+    }
 
-  let from_env = env_shell.map(str::trim).filter(|s| !s.is_empty());
-  match from_env {
-    None => Ok(config_for(default_sh(path), None)),
-    Some(shell) => match find_executable(shell, path) {
-      Some(program) => Ok(config_for(replace_fish(program, path), None)),
-      None => {
-        let fallback = default_sh(path);
-        let warning = format!(
-          "Warning: $SHELL ({shell}) is not executable; using {}.",
-          fallback.display()
-        );
-        Ok(config_for(fallback, Some(warning)))
-      }
-    },
-  }
+    let from_env = env_shell.map(str::trim).filter(|s| !s.is_empty());
+    match from_env {
+        None => Ok(config_for(default_sh(path), None)),
+        Some(shell) => match find_executable(shell, path) {
+            Some(program) => Ok(config_for(replace_fish(program, path), None)),
+            None => {
+                let fallback = default_sh(path);
+                let warning = format!(
+                    "Warning: $SHELL ({shell}) is not executable; using {}.",
+                    fallback.display()
+                );
+                Ok(config_for(fallback, Some(warning)))
+            }
+        },
+    }
 }
 
 fn config_for(program: PathBuf, warning: Option<String>) -> ShellConfig {
-  #[cfg(windows)]
-  let args = if is_powershell(&program) {
-    vec!["-NoProfile".into(), "-NonInteractive".into(), "-Command".into()]
-  } else {
-    vec!["/d".into(), "/s".into(), "/c".into()]
-  };
-  #[cfg(not(windows))]
-  let args = vec!["-c".to_string()];
-  ShellConfig {
-    program,
-    args,
-    warning,
-  }
+    #[cfg(windows)]
+    let args = if is_powershell(&program) {
+        vec![
+            "-NoProfile".into(),
+            "-NonInteractive".into(),
+            "-Command".into(),
+        ]
+    } else {
+        vec!["/d".into(), "/s".into(), "/c".into()]
+    };
+    #[cfg(not(windows))]
+    let args = vec!["-c".to_string()];
+    ShellConfig {
+        program,
+        args,
+        warning,
+    }
 }
 
 #[cfg(windows)]
 fn is_powershell(program: &Path) -> bool {
-  let name = program
-    .file_stem()
-    .map(|s| s.to_string_lossy().to_lowercase())
-    .unwrap_or_default();
-  name == "pwsh" || name == "powershell"
+    let name = program
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    name == "pwsh" || name == "powershell"
 }
 
 /// fish does not take POSIX `-c` scripts: use bash, else sh, else fish itself.
 fn replace_fish(program: PathBuf, path: Option<&str>) -> PathBuf {
-  let is_fish = program.file_name().is_some_and(|n| n == "fish");
-  if !is_fish {
-    return program;
-  }
-  find_executable("bash", path)
-    .or_else(|| find_executable("sh", path))
-    .unwrap_or(program)
+    let is_fish = program.file_name().is_some_and(|n| n == "fish");
+    if !is_fish {
+        return program;
+    }
+    find_executable("bash", path)
+        .or_else(|| find_executable("sh", path))
+        .unwrap_or(program)
 }
 
 fn default_sh(path: Option<&str>) -> PathBuf {
-  #[cfg(windows)]
-  {
-    let _ = path;
-    return PathBuf::from("powershell.exe");
-  }
-  #[cfg(not(windows))]
-  find_executable("sh", path).unwrap_or_else(|| PathBuf::from("/bin/sh"))
+    #[cfg(windows)]
+    {
+        let _ = path;
+        return PathBuf::from("powershell.exe");
+    }
+    #[cfg(not(windows))]
+    find_executable("sh", path).unwrap_or_else(|| PathBuf::from("/bin/sh"))
 }
 
 /// Look a program up: a name with a separator is taken as a path, a bare name is searched on `path`.
 pub fn find_executable(name: &str, path: Option<&str>) -> Option<PathBuf> {
-  if name.contains('/') || (cfg!(windows) && name.contains('\\')) {
-    let p = PathBuf::from(name);
-    return is_executable(&p).then_some(p);
-  }
-  let path = path
-    .map(str::to_string)
-    .or_else(|| std::env::var("PATH").ok())?;
-  std::env::split_paths(&path)
-    .map(|dir| dir.join(name))
-    .find(|candidate| is_executable(candidate))
+    if name.contains('/') || (cfg!(windows) && name.contains('\\')) {
+        let p = PathBuf::from(name);
+        return is_executable(&p).then_some(p);
+    }
+    let path = path
+        .map(str::to_string)
+        .or_else(|| std::env::var("PATH").ok())?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
 }
 
 pub fn is_executable(p: &Path) -> bool {
-  let Ok(meta) = std::fs::metadata(p) else {
-    return false;
-  };
-  if !meta.is_file() {
-    return false;
-  }
-  #[cfg(unix)]
-  {
-    nix::unistd::access(p, nix::unistd::AccessFlags::X_OK).is_ok()
-  }
-  #[cfg(not(unix))]
-  {
-    true
-  }
+    let Ok(meta) = std::fs::metadata(p) else {
+        return false;
+    };
+    if !meta.is_file() {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        nix::unistd::access(p, nix::unistd::AccessFlags::X_OK).is_ok()
+    }
+    #[cfg(not(unix))]
+    {
+        true
+    }
 }
 
 #[cfg(all(test, unix))]
 mod tests {
-  use super::*;
+    use super::*;
 
-  #[test]
-  fn unset_shell_gives_sh() {
-    let s = resolve_shell(None, None, None).unwrap();
-    assert_eq!(s.program.file_name().unwrap(), "sh");
-    assert_eq!(s.args, vec!["-c"]);
-    assert!(s.warning.is_none());
-    let s = resolve_shell(None, Some("  "), None).unwrap();
-    assert_eq!(s.program.file_name().unwrap(), "sh");
-  }
+    #[test]
+    fn unset_shell_gives_sh() {
+        let s = resolve_shell(None, None, None).unwrap();
+        assert_eq!(s.program.file_name().unwrap(), "sh");
+        assert_eq!(s.args, vec!["-c"]);
+        assert!(s.warning.is_none());
+        let s = resolve_shell(None, Some("  "), None).unwrap();
+        assert_eq!(s.program.file_name().unwrap(), "sh");
+    }
 
-  #[test]
-  fn env_shell_is_used_and_fish_is_replaced() {
-    let s = resolve_shell(None, Some("/bin/bash"), None).unwrap();
-    assert_eq!(s.program, PathBuf::from("/bin/bash"));
-    let dir = tempfile::tempdir().unwrap();
-    let fish = dir.path().join("fish");
-    std::fs::write(&fish, "#!/bin/sh\n").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&fish, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let s = resolve_shell(None, Some(fish.to_str().unwrap()), None).unwrap();
-    assert_eq!(s.program.file_name().unwrap(), "bash");
-  }
+    #[test]
+    fn env_shell_is_used_and_fish_is_replaced() {
+        let s = resolve_shell(None, Some("/bin/bash"), None).unwrap();
+        assert_eq!(s.program, PathBuf::from("/bin/bash"));
+        let dir = tempfile::tempdir().unwrap();
+        let fish = dir.path().join("fish");
+        std::fs::write(&fish, "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fish, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let s = resolve_shell(None, Some(fish.to_str().unwrap()), None).unwrap();
+        assert_eq!(s.program.file_name().unwrap(), "bash");
+    }
 
-  #[test]
-  fn broken_env_shell_falls_back_with_a_warning() {
-    let s = resolve_shell(None, Some("/nonexistent/zsh"), None).unwrap();
-    assert_eq!(s.program.file_name().unwrap(), "sh");
-    assert!(s.warning.unwrap().contains("/nonexistent/zsh"));
-  }
+    #[test]
+    fn broken_env_shell_falls_back_with_a_warning() {
+        let s = resolve_shell(None, Some("/nonexistent/zsh"), None).unwrap();
+        assert_eq!(s.program.file_name().unwrap(), "sh");
+        assert!(s.warning.unwrap().contains("/nonexistent/zsh"));
+    }
 
-  #[test]
-  fn unknown_requested_shell_is_an_error() {
-    let e = resolve_shell(Some("no-such-shell-xyz"), None, None).unwrap_err();
-    assert_eq!(e.code, ErrorCode::UnknownShell);
-    assert!(e.message.contains("no-such-shell-xyz"));
-    let e = resolve_shell(Some(""), None, None).unwrap_err();
-    assert_eq!(e.code, ErrorCode::UnknownShell);
-    assert_eq!(
-      resolve_shell(Some("bash"), None, None).unwrap().program.file_name().unwrap(),
-      "bash"
-    );
-  }
+    #[test]
+    fn unknown_requested_shell_is_an_error() {
+        let e = resolve_shell(Some("no-such-shell-xyz"), None, None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnknownShell);
+        assert!(e.message.contains("no-such-shell-xyz"));
+        let e = resolve_shell(Some(""), None, None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnknownShell);
+        assert_eq!(
+            resolve_shell(Some("bash"), None, None)
+                .unwrap()
+                .program
+                .file_name()
+                .unwrap(),
+            "bash"
+        );
+    }
 }

@@ -1,0 +1,265 @@
+//! `exec(options)`: run a command and resolve with its outcome.
+
+use std::sync::{Arc, Mutex, Weak};
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, JsValue};
+use napi_derive::napi;
+
+use super::errors::to_napi;
+use super::forward::{OutputChunk, OutputForwarder};
+use super::options::{parse_exec_options, ParsedExec};
+use crate::error::AgentError;
+use crate::session::outcome::outcome_of;
+use crate::session::{registry, run, ExecOutcome, ExitInfo, KillCause, Session, SessionHooks};
+
+/// The result of `exec`.
+#[napi(object, js_name = "ExecOutcome")]
+pub struct JsExecOutcome {
+    #[napi(ts_type = "'completed' | 'failed' | 'running'")]
+    pub status: String,
+    pub session_id: String,
+    pub pid: u32,
+    pub exit_code: Option<i32>,
+    pub exit_signal: Option<String>,
+    pub timed_out: bool,
+    pub aborted: bool,
+    pub duration_ms: f64,
+    /// Aggregated stdout and stderr in arrival order, ANSI stripped; head and tail when cut.
+    pub output: String,
+    /// The last 2000 characters of `output`.
+    pub tail: String,
+    pub truncated: bool,
+    /// Characters of text the command produced, cut or not.
+    pub total_chars: f64,
+    /// Characters dropped from the middle of `output`.
+    pub omitted_chars: f64,
+    /// The raw output, every byte, when `output` was cut.
+    pub output_file: Option<String>,
+    pub warnings: Vec<String>,
+    pub reason: Option<String>,
+    pub cwd: String,
+    /// Processes that survived a kill's SIGKILL round.
+    pub survivors: Vec<u32>,
+    /// Processes still running after the command exited (they held its output open).
+    pub left_running: Vec<u32>,
+}
+
+impl From<ExecOutcome> for JsExecOutcome {
+    fn from(o: ExecOutcome) -> Self {
+        JsExecOutcome {
+            status: o.status.as_str().to_string(),
+            session_id: o.session_id,
+            pid: o.pid,
+            exit_code: o.exit_code,
+            exit_signal: o.exit_signal,
+            timed_out: o.timed_out,
+            aborted: o.aborted,
+            duration_ms: o.duration_ms as f64,
+            output: o.output,
+            tail: o.tail,
+            truncated: o.truncated,
+            total_chars: o.total_chars as f64,
+            omitted_chars: o.omitted_chars as f64,
+            output_file: o.output_file,
+            warnings: o.warnings,
+            reason: o.reason,
+            cwd: o.cwd,
+            survivors: o.survivors,
+            left_running: o.left_running,
+        }
+    }
+}
+
+/// What `onExit` receives.
+#[napi(object, js_name = "ExitInfo")]
+#[derive(Clone)]
+pub struct JsExitInfo {
+    pub session_id: String,
+    pub exit_code: Option<i32>,
+    pub exit_signal: Option<String>,
+    pub timed_out: bool,
+    pub duration_ms: f64,
+}
+
+impl JsExitInfo {
+    fn new(session: &Session, exit: &ExitInfo) -> Self {
+        JsExitInfo {
+            session_id: session.meta.id.clone(),
+            exit_code: exit.exit_code,
+            exit_signal: exit.exit_signal.clone(),
+            timed_out: exit.timed_out(),
+            duration_ms: exit.duration_ms as f64,
+        }
+    }
+}
+
+/// Options of `exec`. Declared for the type definitions; values are read and checked one by one.
+#[napi(object, js_name = "ExecOptions")]
+pub struct JsExecOptions {
+    /// The shell command line.
+    pub command: String,
+    /// Working directory (default: the process's cwd).
+    pub cwd: Option<String>,
+    /// Variables added over the inherited environment.
+    pub env: Option<std::collections::HashMap<String, String>>,
+    /// Start from the host's environment (default true).
+    pub inherit_env: Option<bool>,
+    /// Shell program (default `$SHELL`, fish replaced by bash, else `sh`).
+    pub shell: Option<String>,
+    #[napi(ts_type = "boolean | { cols?: number; rows?: number }")]
+    pub pty: Option<serde_json::Value>,
+    /// Total lifetime in ms; 0 disables (default 1800000).
+    pub timeout_ms: Option<f64>,
+    /// SIGTERM to SIGKILL grace in ms (default 3000).
+    pub kill_grace_ms: Option<f64>,
+    /// How long output is still read after the shell exits while descendants hold it open (default 2000).
+    pub drain_timeout_ms: Option<f64>,
+    #[napi(ts_type = "'closed' | 'pipe'")]
+    pub stdin: Option<String>,
+    /// Aggregated output cap in characters (default 200000).
+    pub max_output_chars: Option<f64>,
+    /// Per-stream cap of output not yet polled (default 30000).
+    pub pending_max_output_chars: Option<f64>,
+    /// Directory for full output logs (default `<tmpdir>/agent-exec-<uid>`).
+    pub log_dir: Option<String>,
+    /// Sessions are visible only to callers with the same scope key.
+    pub scope_key: Option<String>,
+    #[napi(ts_type = "(chunk: OutputChunk) => void")]
+    pub on_output: Option<serde_json::Value>,
+    #[napi(ts_type = "(info: ExitInfo) => void")]
+    pub on_exit: Option<serde_json::Value>,
+    /// Aborting ends a foreground run (its whole tree).
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<serde_json::Value>,
+}
+
+type ExitFn = ThreadsafeFunction<JsExitInfo, (), JsExitInfo, Status, false, true>;
+
+/// Connects a JS abort signal to a session that may not exist yet.
+#[derive(Default)]
+struct AbortLatch {
+    state: Mutex<(bool, Option<Weak<Session>>)>,
+}
+
+impl AbortLatch {
+    fn fire(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.0 = true;
+        if let Some(s) = st.1.as_ref().and_then(Weak::upgrade) {
+            s.request_kill(KillCause::Aborted);
+        }
+    }
+
+    fn attach(&self, session: &Arc<Session>) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.1 = Some(Arc::downgrade(session));
+        if st.0 {
+            session.request_kill(KillCause::Aborted);
+        }
+    }
+}
+
+fn listen_for_abort(env: &Env, signal: &Object, latch: Arc<AbortLatch>) -> Result<()> {
+    if signal.get::<bool>("aborted")?.unwrap_or(false) {
+        latch.fire();
+        return Ok(());
+    }
+    let add: Option<Function<'_, FnArgs<(String, Function<'_, (), ()>)>, ()>> =
+        signal.get("addEventListener")?;
+    let Some(add) = add else {
+        return Err(napi::Error::new(
+            Status::InvalidArg,
+            "The signal option must be an AbortSignal (it has no addEventListener).",
+        ));
+    };
+    let listener = env.create_function_from_closure::<(), (), _>("agentExecAbort", move |_| {
+        latch.fire();
+        Ok(())
+    })?;
+    add.apply(signal, FnArgs::from(("abort".to_string(), listener)))?;
+    Ok(())
+}
+
+/// Run a command. Resolves with the outcome (a failed command is a result, not a rejection); rejects
+/// with a typed error (`code`) only for invalid input and spawn failures.
+#[napi(
+    ts_args_type = "options: ExecOptions",
+    ts_return_type = "Promise<ExecOutcome>"
+)]
+pub fn exec<'env>(
+    env: &'env Env,
+    options: Unknown<'env>,
+) -> Result<PromiseRaw<'env, JsExecOutcome>> {
+    let parsed: ParsedExec = match parse_exec_options(env, options)? {
+        Ok(p) => p,
+        Err(e) => return rejected(env, e),
+    };
+    let obj: Object = unsafe { Object::from_napi_value(env.raw(), options.raw())? };
+    let forwarder = if parsed.has_on_output {
+        Some(OutputForwarder::new(obj.get("onOutput")?.expect("checked")))
+    } else {
+        None
+    };
+    let on_exit: Option<ExitFn> = if parsed.has_on_exit {
+        obj.get("onExit")?
+    } else {
+        None
+    };
+    let latch = Arc::new(AbortLatch::default());
+    if parsed.has_signal {
+        let signal: Object = obj.get("signal")?.expect("checked");
+        listen_for_abort(env, &signal, latch.clone())?;
+    }
+
+    let mut hooks = SessionHooks::default();
+    if let Some(f) = forwarder.clone() {
+        hooks.on_output = Some(Arc::new(move |stream, text| f.push(stream, text)));
+    }
+    if let Some(tsfn) = on_exit {
+        let tsfn = Arc::new(tsfn);
+        hooks.on_exit = Some(Arc::new(move |session, exit| {
+            tsfn.call(
+                JsExitInfo::new(session, exit),
+                ThreadsafeFunctionCallMode::NonBlocking,
+            );
+        }));
+    }
+
+    let ParsedExec {
+        request, scope_key, ..
+    } = parsed;
+    env.spawn_future_with_callback(
+        async move {
+            let session = match run::start(registry::global(), &request, hooks, scope_key) {
+                Ok(s) => s,
+                Err(e) => return Ok(Err(e)),
+            };
+            latch.attach(&session);
+            let exit = session.wait_exit().await;
+            if let Some(f) = forwarder {
+                f.flushed().await;
+            }
+            Ok(Ok(outcome_of(&session, &exit, &request)))
+        },
+        |env, result: std::result::Result<ExecOutcome, AgentError>| match result {
+            Ok(outcome) => Ok(JsExecOutcome::from(outcome)),
+            Err(e) => Err(to_napi(env, &e)),
+        },
+    )
+}
+
+/// A promise already rejected with a typed error.
+fn rejected<'env, T: ToNapiValue + Send + 'static>(
+    env: &'env Env,
+    e: AgentError,
+) -> Result<PromiseRaw<'env, T>> {
+    env.spawn_future_with_callback(async move { Ok(e) }, |env, e: AgentError| -> Result<T> {
+        Err(to_napi(env, &e))
+    })
+}
+
+// Keeps `OutputChunk` in the type definitions even though it only appears in callbacks.
+#[allow(dead_code)]
+fn _chunk_type(_: OutputChunk) {}

@@ -1,0 +1,132 @@
+//! Delivers output chunks to a JS callback without flooding the event loop.
+//!
+//! At most one call is queued on the event loop at a time; chunks that arrive meanwhile are merged
+//! (consecutive chunks of the same stream become one) and sent when the previous call returned. The
+//! queue is bounded: if JS falls behind by more than [`MAX_QUEUED_BYTES`], the oldest queued text is
+//! dropped and the next chunk reports how much in `dropped`. The session's own buffers are unaffected.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+use tokio::sync::Notify;
+
+use crate::output::Stream;
+
+pub const MAX_QUEUED_BYTES: usize = 4 << 20;
+
+#[napi(object)]
+#[derive(Clone, Debug)]
+pub struct OutputChunk {
+    #[napi(ts_type = "'stdout' | 'stderr'")]
+    pub stream: String,
+    pub text: String,
+    /// Characters dropped before this chunk because the callback fell behind.
+    pub dropped: Option<u32>,
+}
+
+/// A weak tsfn: a pending callback never keeps Node alive on its own.
+pub type OutputFn = ThreadsafeFunction<OutputChunk, (), OutputChunk, Status, false, true>;
+
+#[derive(Default)]
+struct Queue {
+    chunks: VecDeque<(Stream, String)>,
+    bytes: usize,
+    dropped: usize,
+    in_flight: bool,
+}
+
+pub struct OutputForwarder {
+    tsfn: OutputFn,
+    queue: Mutex<Queue>,
+    idle: Notify,
+}
+
+impl OutputForwarder {
+    pub fn new(tsfn: OutputFn) -> Arc<Self> {
+        Arc::new(OutputForwarder {
+            tsfn,
+            queue: Mutex::new(Queue::default()),
+            idle: Notify::new(),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn push(self: &Arc<Self>, stream: Stream, text: &str) {
+        let start = {
+            let mut q = self.lock();
+            match q.chunks.back_mut() {
+                Some((s, t)) if *s == stream => t.push_str(text),
+                _ => q.chunks.push_back((stream, text.to_string())),
+            }
+            q.bytes += text.len();
+            while q.bytes > MAX_QUEUED_BYTES && q.chunks.len() > 1 {
+                let (_, old) = q.chunks.pop_front().expect("len > 1");
+                q.bytes -= old.len();
+                q.dropped += old.chars().map(char::len_utf16).sum::<usize>();
+            }
+            !std::mem::replace(&mut q.in_flight, true)
+        };
+        if start {
+            self.send_next();
+        }
+    }
+
+    fn send_next(self: &Arc<Self>) {
+        let chunk = {
+            let mut q = self.lock();
+            match q.chunks.pop_front() {
+                Some((stream, text)) => {
+                    q.bytes -= text.len();
+                    let dropped = std::mem::take(&mut q.dropped);
+                    OutputChunk {
+                        stream: stream.as_str().to_string(),
+                        text,
+                        dropped: (dropped > 0).then_some(dropped as u32),
+                    }
+                }
+                None => {
+                    q.in_flight = false;
+                    drop(q);
+                    self.idle.notify_waiters();
+                    return;
+                }
+            }
+        };
+        let me = self.clone();
+        let status = self.tsfn.call_with_return_value(
+            chunk,
+            ThreadsafeFunctionCallMode::NonBlocking,
+            move |_ret: Result<()>, _env| {
+                // A throwing callback must not stop delivery of the chunks after it.
+                me.send_next();
+                Ok(())
+            },
+        );
+        if status != Status::Ok {
+            // The environment is going away: nothing will deliver the rest.
+            let mut q = self.lock();
+            q.chunks.clear();
+            q.bytes = 0;
+            q.in_flight = false;
+            drop(q);
+            self.idle.notify_waiters();
+        }
+    }
+
+    /// Resolves when every queued chunk was handed to JS.
+    pub async fn flushed(&self) {
+        loop {
+            let notified = self.idle.notified();
+            if !self.lock().in_flight {
+                return;
+            }
+            notified.await;
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! Reading `exec` options from a JS object, with a typed error for every wrong value.
+//!
+//! The options arrive as a plain object rather than a napi-derived struct so that a wrong type gets
+//! our error code and a sentence naming the option, not napi's generic conversion message.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use napi::{Env, ValueType};
+
+use crate::error::{AgentError, ErrorCode};
+use crate::spawn::request::PtySize;
+use crate::spawn::{ExecRequest, StdinMode};
+
+pub struct Fields<'a> {
+    pub obj: Object<'a>,
+}
+
+fn type_name(t: ValueType) -> &'static str {
+    match t {
+        ValueType::Undefined => "undefined",
+        ValueType::Null => "null",
+        ValueType::Boolean => "a boolean",
+        ValueType::Number => "a number",
+        ValueType::String => "a string",
+        ValueType::Symbol => "a symbol",
+        ValueType::Object => "an object",
+        ValueType::Function => "a function",
+        ValueType::External => "an external",
+        ValueType::BigInt => "a bigint",
+        _ => "an unknown value",
+    }
+}
+
+impl<'a> Fields<'a> {
+    fn raw(&self, name: &str) -> Result<Option<(ValueType, Unknown<'a>)>> {
+        let v: Option<Unknown<'a>> = self.obj.get(name)?;
+        match v {
+            None => Ok(None),
+            Some(u) => {
+                let t = u.get_type()?;
+                if t == ValueType::Null || t == ValueType::Undefined {
+                    Ok(None)
+                } else {
+                    Ok(Some((t, u)))
+                }
+            }
+        }
+    }
+
+    pub fn string(
+        &self,
+        name: &str,
+        code: ErrorCode,
+    ) -> Result<std::result::Result<Option<String>, AgentError>> {
+        Ok(match self.raw(name)? {
+            None => Ok(None),
+            Some((ValueType::String, _)) => Ok(self.obj.get::<String>(name)?),
+            Some((t, _)) => Err(AgentError::new(
+                code,
+                format!(
+                    "The {name} option must be a string, but it is {}.",
+                    type_name(t)
+                ),
+            )),
+        })
+    }
+
+    pub fn boolean(&self, name: &str) -> Result<std::result::Result<Option<bool>, AgentError>> {
+        Ok(match self.raw(name)? {
+            None => Ok(None),
+            Some((ValueType::Boolean, _)) => Ok(self.obj.get::<bool>(name)?),
+            Some((t, _)) => Err(AgentError::invalid_option(format!(
+                "The {name} option must be true or false, but it is {}.",
+                type_name(t)
+            ))),
+        })
+    }
+
+    /// A finite, non-negative number of milliseconds (or count).
+    pub fn non_negative(&self, name: &str) -> Result<std::result::Result<Option<f64>, AgentError>> {
+        Ok(match self.raw(name)? {
+            None => Ok(None),
+            Some((ValueType::Number, _)) => {
+                let n: f64 = self.obj.get::<f64>(name)?.unwrap_or(0.0);
+                if !n.is_finite() || n < 0.0 {
+                    Err(AgentError::invalid_option(format!(
+                        "The {name} option must be a finite number of at least 0, but it is {n}."
+                    )))
+                } else {
+                    Ok(Some(n))
+                }
+            }
+            Some((t, _)) => Err(AgentError::invalid_option(format!(
+                "The {name} option must be a number, but it is {}.",
+                type_name(t)
+            ))),
+        })
+    }
+
+    pub fn function(&self, name: &str) -> Result<std::result::Result<bool, AgentError>> {
+        Ok(match self.raw(name)? {
+            None => Ok(false),
+            Some((ValueType::Function, _)) => Ok(true),
+            Some((t, _)) => Err(AgentError::invalid_option(format!(
+                "The {name} option must be a function, but it is {}.",
+                type_name(t)
+            ))),
+        })
+    }
+
+    pub fn object(&self, name: &str) -> Result<Option<(ValueType, Unknown<'a>)>> {
+        self.raw(name)
+    }
+}
+
+macro_rules! tri {
+    ($e:expr) => {
+        match $e? {
+            Ok(v) => v,
+            Err(agent) => return Ok(Err(agent)),
+        }
+    };
+}
+
+/// Parsed options: the core request plus what only the binding uses.
+pub struct ParsedExec {
+    pub request: ExecRequest,
+    pub scope_key: Option<String>,
+    pub has_on_output: bool,
+    pub has_on_exit: bool,
+    pub has_signal: bool,
+}
+
+pub fn parse_exec_options<'a>(
+    env: &Env,
+    options: Unknown<'a>,
+) -> Result<std::result::Result<ParsedExec, AgentError>> {
+    let t = options.get_type()?;
+    if t != ValueType::Object {
+        return Ok(Err(AgentError::new(
+            ErrorCode::InvalidCommand,
+            format!(
+                "exec expects an options object such as {{ command: \"ls\" }}, but got {}.",
+                type_name(t)
+            ),
+        )));
+    }
+    let obj: Object<'a> = unsafe { Object::from_napi_value(env.raw(), options.raw())? };
+    let f = Fields { obj };
+
+    let command = match f.raw("command")? {
+        None => {
+            return Ok(Err(AgentError::new(
+                ErrorCode::InvalidCommand,
+                "Provide a command to start: the command option is missing.",
+            )))
+        }
+        Some((ValueType::String, _)) => f.obj.get::<String>("command")?.unwrap_or_default(),
+        Some((t, _)) => {
+            return Ok(Err(AgentError::new(
+                ErrorCode::InvalidCommand,
+                format!("The command must be a string, but it is {}.", type_name(t)),
+            )))
+        }
+    };
+    let mut req = ExecRequest::new(command);
+
+    if let Some(cwd) = tri!(f.string("cwd", ErrorCode::InvalidCwd)) {
+        let p = PathBuf::from(&cwd);
+        req.cwd = if p.is_absolute() { p } else { req.cwd.join(p) };
+        if cwd.is_empty() {
+            req.cwd = PathBuf::new();
+        }
+    }
+
+    if let Some((t, _)) = f.object("env")? {
+        if t != ValueType::Object {
+            return Ok(Err(AgentError::new(
+                ErrorCode::InvalidEnv,
+                format!(
+                    "The env option must be an object of string values, but it is {}.",
+                    type_name(t)
+                ),
+            )));
+        }
+        let env_obj: Object = f.obj.get("env")?.expect("checked above");
+        for key in Object::keys(&env_obj)? {
+            let v: Option<Unknown> = env_obj.get(&key)?;
+            let vt = match &v {
+                Some(u) => u.get_type()?,
+                None => ValueType::Undefined,
+            };
+            match vt {
+        ValueType::String => {
+          let value: String = env_obj.get(&key)?.unwrap_or_default();
+          req.env.push((key, value));
+        }
+        // `{ FOO: undefined }` is how JS spells "not set".
+        ValueType::Undefined => {}
+        other => {
+          return Ok(Err(AgentError::new(
+            ErrorCode::InvalidEnv,
+            format!(
+              "The env variable \"{key}\" must be a string, but it is {}. Convert it with String(value) or leave it out.",
+              type_name(other)
+            ),
+          )))
+        }
+      }
+        }
+    }
+
+    if let Some(inherit) = tri!(f.boolean("inheritEnv")) {
+        req.inherit_env = inherit;
+    }
+    req.shell = tri!(f.string("shell", ErrorCode::UnknownShell));
+
+    match f.object("pty")? {
+        None => {}
+        Some((ValueType::Boolean, _)) => {
+            if f.obj.get::<bool>("pty")?.unwrap_or(false) {
+                req.pty = Some(PtySize::default());
+            }
+        }
+        Some((ValueType::Object, _)) => {
+            let pty: Object = f.obj.get("pty")?.expect("checked above");
+            let pf = Fields { obj: pty };
+            let mut size = PtySize::default();
+            if let Some(c) = tri!(pf.non_negative("cols")) {
+                size.cols = c.min(u16::MAX as f64) as u16;
+            }
+            if let Some(r) = tri!(pf.non_negative("rows")) {
+                size.rows = r.min(u16::MAX as f64) as u16;
+            }
+            req.pty = Some(size);
+        }
+        Some((t, _)) => {
+            return Ok(Err(AgentError::invalid_option(format!(
+                "The pty option must be true, false or {{ cols, rows }}, but it is {}.",
+                type_name(t)
+            ))))
+        }
+    }
+
+    if let Some(ms) = tri!(f.non_negative("timeoutMs")) {
+        req.timeout = (ms > 0.0).then(|| Duration::from_millis(ms as u64));
+    }
+    if let Some(ms) = tri!(f.non_negative("killGraceMs")) {
+        req.kill_grace = Duration::from_millis(ms as u64);
+    }
+    if let Some(ms) = tri!(f.non_negative("drainTimeoutMs")) {
+        req.drain_timeout = Duration::from_millis(ms as u64);
+    }
+    match tri!(f.string("stdin", ErrorCode::InvalidOption)).as_deref() {
+        None | Some("closed") => {}
+        Some("pipe") => req.stdin = StdinMode::Pipe,
+        Some(other) => {
+            return Ok(Err(AgentError::invalid_option(format!(
+                "The stdin option must be \"closed\" or \"pipe\", but it is \"{other}\"."
+            ))))
+        }
+    }
+    if let Some(n) = tri!(f.non_negative("maxOutputChars")) {
+        req.limits.max_output_chars = n as usize;
+    }
+    if let Some(n) = tri!(f.non_negative("pendingMaxOutputChars")) {
+        req.limits.pending_max_output_chars = n as usize;
+    }
+    if let Some(dir) = tri!(f.string("logDir", ErrorCode::InvalidOption)) {
+        req.log_dir = PathBuf::from(dir);
+    }
+    let scope_key = tri!(f.string("scopeKey", ErrorCode::InvalidOption));
+    let has_on_output = tri!(f.function("onOutput"));
+    let has_on_exit = tri!(f.function("onExit"));
+    let has_signal = match f.object("signal")? {
+        None => false,
+        Some((ValueType::Object, _)) => true,
+        Some((t, _)) => {
+            return Ok(Err(AgentError::invalid_option(format!(
+                "The signal option must be an AbortSignal, but it is {}.",
+                type_name(t)
+            ))))
+        }
+    };
+    if req.pty.is_some() {
+        return Ok(Err(AgentError::invalid_option(
+            "pty runs are not available in this build yet; run without pty.",
+        )));
+    }
+    Ok(Ok(ParsedExec {
+        request: req,
+        scope_key,
+        has_on_output,
+        has_on_exit,
+        has_signal,
+    }))
+}
