@@ -1,0 +1,75 @@
+'use strict';
+// Shared test helpers: process liveness from /proc, condition waits with deadlines, and cleanup of
+// every process a test started.
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const native = require('../js/index.js');
+
+/** True while `pid` exists and is not a zombie. */
+function alive(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(condition, { timeoutMs = 10000, intervalMs = 20, what = 'condition' } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await condition();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** Pids to kill when the test file ends, whatever happened. */
+const tracked = new Set();
+
+function track(...pids) {
+  for (const p of pids.flat()) if (Number.isInteger(p) && p > 0) tracked.add(p);
+}
+
+function killTracked() {
+  for (const pid of tracked) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {}
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {}
+  }
+  tracked.clear();
+}
+
+/** Read pids a command wrote, one per line, into a file. */
+function readPids(file) {
+  try {
+    return fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function tempDir(prefix = 'agent-exec-test-') {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** exec that tracks the run's process group for cleanup. */
+async function run(options) {
+  const outcome = await native.exec(options);
+  track(outcome.pid, outcome.leftRunning, outcome.survivors);
+  return outcome;
+}
+
+module.exports = { native, alive, waitFor, track, killTracked, readPids, tempDir, run };

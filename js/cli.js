@@ -1,0 +1,150 @@
+#!/usr/bin/env node
+'use strict';
+// The agent-exec command: try the runtime from a terminal.
+
+const path = require('node:path');
+const os = require('node:os');
+const fs = require('node:fs');
+
+const USAGE = `Usage:
+  agent-exec run [options] [--] <command...>   run a command and print its outcome
+  agent-exec demo                              run a few commands that show what the runtime does
+  agent-exec help                              this text
+
+Options for run:
+  --cwd <dir>           working directory
+  --timeout <seconds>   total lifetime (default 1800, 0 = none)
+  --grace <ms>          SIGTERM to SIGKILL grace (default 3000)
+  --max-output <chars>  cap of the aggregated output (default 200000)
+  --stdin-pipe          keep stdin open (default: closed)
+  --json                print the outcome as JSON instead of text
+`;
+
+class UsageError extends Error {}
+
+function parseRun(args) {
+  const opts = { json: false, request: {} };
+  const words = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    const value = () => {
+      if (i + 1 >= args.length) throw new UsageError(`${a} needs a value`);
+      return args[++i];
+    };
+    const number = () => {
+      const v = value();
+      const n = Number(v);
+      if (!Number.isFinite(n) || n < 0) throw new UsageError(`${a} needs a number of at least 0, got "${v}"`);
+      return n;
+    };
+    if (a === '--') {
+      words.push(...args.slice(i + 1));
+      break;
+    } else if (a === '--cwd') opts.request.cwd = value();
+    else if (a === '--timeout') opts.request.timeoutMs = number() * 1000;
+    else if (a === '--grace') opts.request.killGraceMs = number();
+    else if (a === '--max-output') opts.request.maxOutputChars = number();
+    else if (a === '--stdin-pipe') opts.request.stdin = 'pipe';
+    else if (a === '--json') opts.json = true;
+    else if (a.startsWith('--')) throw new UsageError(`unknown option ${a}`);
+    else words.push(a);
+  }
+  if (words.length === 0) throw new UsageError('run needs a command');
+  opts.request.command = words.join(' ');
+  return opts;
+}
+
+function describe(outcome) {
+  const lines = [];
+  const how = outcome.exitSignal
+    ? `signal ${outcome.exitSignal}`
+    : `exit code ${outcome.exitCode ?? 'n/a'}`;
+  lines.push(`[${outcome.status}] ${how} in ${outcome.durationMs} ms (session ${outcome.sessionId}, pid ${outcome.pid})`);
+  if (outcome.reason) lines.push(`reason: ${outcome.reason}`);
+  if (outcome.truncated) {
+    lines.push(`output cut: ${outcome.omittedChars} of ${outcome.totalChars} chars omitted; full log: ${outcome.outputFile}`);
+  }
+  for (const w of outcome.warnings) lines.push(w);
+  return lines.join('\n');
+}
+
+async function run(args, out = process.stdout) {
+  const { exec } = require('./index.js');
+  const opts = parseRun(args);
+  const ac = new AbortController();
+  const onSigint = () => ac.abort();
+  process.once('SIGINT', onSigint);
+  try {
+    const outcome = await exec({
+      ...opts.request,
+      signal: ac.signal,
+      onOutput: opts.json ? undefined : (chunk) => out.write(chunk.text),
+    });
+    if (opts.json) out.write(JSON.stringify(outcome, null, 2) + '\n');
+    else out.write((outcome.output.endsWith('\n') || outcome.output === '' ? '' : '\n') + describe(outcome) + '\n');
+    if (outcome.timedOut) return 124;
+    if (outcome.exitSignal) return 128 + (os.constants.signals[outcome.exitSignal] ?? 0);
+    return outcome.exitCode ?? 1;
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+  }
+}
+
+async function demo(out = process.stdout) {
+  const { exec } = require('./index.js');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-exec-demo-'));
+  const steps = [
+    ['stdout and stderr read apart, merged as they arrive', { command: 'echo "to stdout"; sleep 0.05; echo "to stderr" >&2; sleep 0.05; echo "stdout again"' }],
+    ['a non-zero exit is a result, not an exception', { command: 'ls /nonexistent-dir' }],
+    ['127: command not found is a failure', { command: 'definitely-not-a-command-xyz' }],
+    ['ANSI colours and progress redraws come out clean', { command: 'printf "\\033[32mgreen\\033[0m\\n"; for p in 10 50 100; do printf "\\r%s%%" $p; done; echo' }],
+    ['a timeout ends the whole pipeline (SIGTERM, then SIGKILL)', { command: 'sleep 30 | sleep 31 | cat', timeoutMs: 500, killGraceMs: 500 }],
+    ['stdin is closed: cat returns at once instead of hanging', { command: 'cat; echo "cat saw EOF"' }],
+    ['big output keeps its head and tail; the full log goes to a file', { command: 'seq 1 100000', maxOutputChars: 200 }],
+    ['a background child holding the pipes does not hang the call', { command: 'sleep 30 & echo started', drainTimeoutMs: 300 }],
+  ];
+  for (const [title, request] of steps) {
+    out.write(`\n$ ${request.command}\n# ${title}\n`);
+    const outcome = await exec({ cwd: dir, ...request });
+    if (outcome.output) out.write(outcome.output.endsWith('\n') ? outcome.output : outcome.output + '\n');
+    out.write(describe(outcome) + '\n');
+    for (const pid of outcome.leftRunning) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        out.write(`(the demo ended the leftover process ${pid})\n`);
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  return 0;
+}
+
+async function main(argv) {
+  const [cmd, ...rest] = argv;
+  try {
+    if (cmd === 'run') return await run(rest);
+    if (cmd === 'demo') return await demo();
+    if (cmd === undefined || cmd === 'help' || cmd === '--help' || cmd === '-h') {
+      process.stdout.write(USAGE);
+      return cmd === undefined ? 2 : 0;
+    }
+    throw new UsageError(`unknown command "${cmd}"`);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`agent-exec: ${e.message}\n\n${USAGE}`);
+      return 2;
+    }
+    process.stderr.write(`agent-exec: ${e.code ? `[${e.code}] ` : ''}${e.message}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}
+
+module.exports = { main, parseRun, describe };

@@ -1,0 +1,49 @@
+'use strict';
+// Loads the native addon and turns "no binary for this platform" into an error that names the platform
+// and the package that should have provided it.
+
+function platformTriple() {
+  const { platform, arch } = process;
+  if (platform === 'linux') {
+    let musl = false;
+    try {
+      const report = typeof process.report?.getReport === 'function' ? process.report.getReport() : null;
+      musl = report ? !report.header?.glibcVersionRuntime : false;
+    } catch {
+      musl = false;
+    }
+    return `linux-${arch}-${musl ? 'musl' : 'gnu'}`;
+  }
+  if (platform === 'win32') return `win32-${arch}-msvc`;
+  return `${platform}-${arch}`;
+}
+
+const SUPPORTED = [
+  'linux-x64-gnu',
+  'linux-arm64-gnu',
+  'linux-x64-musl',
+  'linux-arm64-musl',
+  'darwin-x64',
+  'darwin-arm64',
+  'win32-x64-msvc',
+];
+
+function loadNative() {
+  try {
+    return require('../index.js');
+  } catch (cause) {
+    const triple = platformTriple();
+    const known = SUPPORTED.includes(triple);
+    const message = known
+      ? `agent-exec could not load its native binary for ${triple}: the package agent-exec-${triple} is missing or broken. ` +
+        'Reinstall without --no-optional / --omit=optional (remove node_modules and package-lock.json first if npm skipped it).'
+      : `agent-exec has no prebuilt binary for this platform (${triple}). Prebuilt platforms: ${SUPPORTED.join(', ')}. ` +
+        'To build from source, install Rust and run `npm run build` in the agent-exec package.';
+    const err = new Error(message, { cause });
+    err.code = 'ERR_AGENT_EXEC_UNSUPPORTED_PLATFORM';
+    err.platform = triple;
+    throw err;
+  }
+}
+
+module.exports = { loadNative, platformTriple, SUPPORTED };
