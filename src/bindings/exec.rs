@@ -166,7 +166,8 @@ fn listen_for_abort(env: &Env, signal: &Object, latch: Arc<AbortLatch>) -> Resul
         latch.fire();
         return Ok(());
     }
-    let add: Option<Function<'_, FnArgs<(String, Function<'_, (), ()>)>, ()>> =
+    type AbortListener<'a> = Function<'a, (), ()>;
+    let add: Option<Function<'_, FnArgs<(String, AbortListener<'_>)>, ()>> =
         signal.get("addEventListener")?;
     let Some(add) = add else {
         return Err(napi::Error::new(

@@ -220,9 +220,8 @@ pub fn parse_exec_options<'a>(
     match f.object("pty")? {
         None => {}
         Some((ValueType::Boolean, _)) => {
-            if f.obj.get::<bool>("pty")?.unwrap_or(false) {
-                req.pty = Some(PtySize::default());
-            }
+            let wanted = f.obj.get::<bool>("pty")?.unwrap_or(false);
+            req.pty = wanted.then(PtySize::default);
         }
         Some((ValueType::Object, _)) => {
             let pty: Object = f.obj.get("pty")?.expect("checked above");

@@ -77,11 +77,11 @@ impl Perform for Sink {
                 self.flush_cr();
                 self.out.text.push('\t');
             }
-            0x08 => {
-                // Backspace overstrike (`man`, some progress bars): remove the previous character of the line.
-                if !self.pending_cr && self.out.text.ends_with(|c: char| c != '\n' && c != '\r') {
-                    self.out.text.pop();
-                }
+            // Backspace overstrike (`man`, some progress bars): remove the previous character of the line.
+            0x08 if !self.pending_cr
+                && self.out.text.ends_with(|c: char| c != '\n' && c != '\r') =>
+            {
+                self.out.text.pop();
             }
             _ => {}
         }

@@ -52,9 +52,12 @@ impl ExitInfo {
 /// Callbacks the owner of a session wants: every chunk of text, and the end.
 #[derive(Default, Clone)]
 pub struct SessionHooks {
-    pub on_output: Option<Arc<dyn Fn(Stream, &str) + Send + Sync>>,
-    pub on_exit: Option<Arc<dyn Fn(&Session, &ExitInfo) + Send + Sync>>,
+    pub on_output: Option<OutputHook>,
+    pub on_exit: Option<ExitHook>,
 }
+
+pub type OutputHook = Arc<dyn Fn(Stream, &str) + Send + Sync>;
+pub type ExitHook = Arc<dyn Fn(&Session, &ExitInfo) + Send + Sync>;
 
 /// Fixed facts about a session.
 #[derive(Debug, Clone)]

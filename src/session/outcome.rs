@@ -47,7 +47,7 @@ pub struct ExecOutcome {
 
 /// Seconds as OpenClaw prints them: `5`, `0.2`, `1.5`.
 pub fn format_seconds(ms: u64) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         (ms / 1000).to_string()
     } else {
         let s = format!("{:.3}", ms as f64 / 1000.0);
