@@ -9,6 +9,9 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** Forget a finished session. */
+export declare function clearSession(sessionId: string, options?: SessionScope): void
+
 /**
  * Run a command. Resolves with the outcome (a failed command is a result, not a rejection); rejects
  * with a typed error (`code`) only for invalid input and spawn failures.
@@ -45,7 +48,11 @@ export interface ExecOptions {
   scopeKey?: string
   onOutput?: (chunk: OutputChunk) => void
   onExit?: (info: ExitInfo) => void
-  /** Aborting ends a foreground run (its whole tree). */
+  /** Wait this long, then resolve `running` and keep the run as a background session. */
+  yieldMs?: number
+  /** Resolve `running` at once and keep the run as a background session. */
+  background?: boolean
+  /** Aborting ends a foreground run (its whole tree); a backgrounded run ignores it. */
   signal?: AbortSignal
 }
 
@@ -88,9 +95,127 @@ export interface ExitInfo {
   durationMs: number
 }
 
+export declare function getSessionTtl(): number
+
+export interface KillResult {
+  sessionId: string
+  exitCode?: number
+  exitSignal?: string
+  /** Processes that survived SIGKILL (normally empty). */
+  survivors: Array<number>
+}
+
+/** SIGTERM to the whole tree, the grace period, then SIGKILL; resolves once the tree is gone. */
+export declare function killSession(sessionId: string, options?: SessionScope): Promise<KillResult>
+
+/**
+ * Background sessions (running and recently finished) visible in the scope: running first, each
+ * group newest first.
+ */
+export declare function listSessions(options?: SessionScope): Array<SessionInfo>
+
+export interface LogOptions {
+  scopeKey?: string
+  /** First line (0-based). */
+  offset?: number
+  /** Number of lines. */
+  limit?: number
+}
+
+export interface LogResult {
+  sessionId: string
+  status: 'running' | 'completed' | 'failed'
+  /** The selected lines, joined by `\n`. */
+  text: string
+  totalLines: number
+  totalChars: number
+  truncated: boolean
+  /** Paging hint when the default 200-line window hid earlier lines. */
+  note?: string
+  exitCode?: number
+  exitSignal?: string
+}
+
 export interface OutputChunk {
   stream: 'stdout' | 'stderr'
   text: string
   /** Characters dropped before this chunk because the callback fell behind. */
   dropped?: number
 }
+
+export interface PollOptions {
+  scopeKey?: string
+  /** Wait up to this many ms (0..120000) for new output or exit. */
+  timeoutMs?: number
+}
+
+export interface PollResult {
+  sessionId: string
+  status: 'running' | 'completed' | 'failed'
+  /** stdout not drained by an earlier poll. */
+  stdout: string
+  /** stderr not drained by an earlier poll. */
+  stderr: string
+  exited: boolean
+  exitCode?: number
+  exitSignal?: string
+  reason?: string
+  /** The whole aggregated output so far (head and tail when cut). */
+  output: string
+  tail: string
+  truncated: boolean
+  /** The pending buffer dropped older undrained text (it keeps the newest). */
+  pendingTruncated: boolean
+  /** Suggested wait before polling again; absent once the session exited. */
+  retryInMs?: number
+}
+
+/** Take the output not yet drained, per stream, optionally waiting for output or exit first. */
+export declare function pollSession(sessionId: string, options?: PollOptions): Promise<PollResult>
+
+/** Lines of a session's output: no offset and no limit gives the last 200 lines (with a paging note). */
+export declare function readLog(sessionId: string, options?: LogOptions): LogResult
+
+/**
+ * Kill a running session (whole tree) and forget it; forget a finished one. Resolves true if a
+ * running session had to be killed.
+ */
+export declare function removeSession(sessionId: string, options?: SessionScope): Promise<boolean>
+
+export interface SessionInfo {
+  sessionId: string
+  status: 'running' | 'completed' | 'failed'
+  pid: number
+  /** Epoch ms. */
+  startedAt: number
+  endedAt?: number
+  runtimeMs: number
+  cwd: string
+  command: string
+  /** The last 2000 characters of output. */
+  tail: string
+  truncated: boolean
+  exitCode?: number
+  exitSignal?: string
+  scopeKey?: string
+  pty: boolean
+  backgrounded: boolean
+  cursorKeyMode: 'unknown' | 'normal' | 'application'
+}
+
+export interface SessionScope {
+  /** Only sessions started with the same scopeKey are visible; leave out to see all. */
+  scopeKey?: string
+}
+
+/** How long finished background sessions are kept (ms). Takes effect at once. */
+export declare function setSessionTtl(ttlMs: number): void
+
+export interface WriteOptions {
+  scopeKey?: string
+  /** Close stdin after writing. */
+  eof?: boolean
+}
+
+/** Write to a running session's stdin (`stdin: "pipe"` runs and PTYs). Resolves with the bytes written. */
+export declare function writeStdin(sessionId: string, data: string | Buffer, options?: WriteOptions): Promise<number>

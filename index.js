@@ -835,4 +835,13 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.clearSession = nativeBinding.clearSession
 module.exports.exec = nativeBinding.exec
+module.exports.getSessionTtl = nativeBinding.getSessionTtl
+module.exports.killSession = nativeBinding.killSession
+module.exports.listSessions = nativeBinding.listSessions
+module.exports.pollSession = nativeBinding.pollSession
+module.exports.readLog = nativeBinding.readLog
+module.exports.removeSession = nativeBinding.removeSession
+module.exports.setSessionTtl = nativeBinding.setSessionTtl
+module.exports.writeStdin = nativeBinding.writeStdin

@@ -7,4 +7,13 @@ const native = loadNative();
 
 module.exports = {
   exec: native.exec,
+  listSessions: native.listSessions,
+  pollSession: native.pollSession,
+  readLog: native.readLog,
+  writeStdin: native.writeStdin,
+  killSession: native.killSession,
+  clearSession: native.clearSession,
+  removeSession: native.removeSession,
+  setSessionTtl: native.setSessionTtl,
+  getSessionTtl: native.getSessionTtl,
 };

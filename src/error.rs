@@ -27,6 +27,8 @@ pub enum ErrorCode {
     UnknownSession,
     /// The session has ended but the action needs a running one.
     SessionNotRunning,
+    /// The action needs a finished session.
+    SessionRunning,
     /// The session's stdin is closed or was never opened.
     StdinClosed,
     /// The action needs a PTY session.
@@ -47,6 +49,7 @@ impl ErrorCode {
             ErrorCode::SpawnFailed => "ERR_SPAWN_FAILED",
             ErrorCode::UnknownSession => "ERR_UNKNOWN_SESSION",
             ErrorCode::SessionNotRunning => "ERR_SESSION_NOT_RUNNING",
+            ErrorCode::SessionRunning => "ERR_SESSION_RUNNING",
             ErrorCode::StdinClosed => "ERR_STDIN_CLOSED",
             ErrorCode::NotAPty => "ERR_NOT_A_PTY",
             ErrorCode::Internal => "ERR_INTERNAL",

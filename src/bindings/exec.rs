@@ -11,7 +11,7 @@ use super::errors::to_napi;
 use super::forward::{OutputChunk, OutputForwarder};
 use super::options::{parse_exec_options, ParsedExec};
 use crate::error::AgentError;
-use crate::session::outcome::outcome_of;
+use crate::session::outcome::{outcome_of, running_outcome};
 use crate::session::{registry, run, ExecOutcome, ExitInfo, KillCause, Session, SessionHooks};
 
 /// The result of `exec`.
@@ -130,7 +130,11 @@ pub struct JsExecOptions {
     pub on_output: Option<serde_json::Value>,
     #[napi(ts_type = "(info: ExitInfo) => void")]
     pub on_exit: Option<serde_json::Value>,
-    /// Aborting ends a foreground run (its whole tree).
+    /// Wait this long, then resolve `running` and keep the run as a background session.
+    pub yield_ms: Option<f64>,
+    /// Resolve `running` at once and keep the run as a background session.
+    pub background: Option<bool>,
+    /// Aborting ends a foreground run (its whole tree); a backgrounded run ignores it.
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<serde_json::Value>,
 }
@@ -229,7 +233,10 @@ pub fn exec<'env>(
     }
 
     let ParsedExec {
-        request, scope_key, ..
+        request,
+        scope_key,
+        yield_after,
+        ..
     } = parsed;
     env.spawn_future_with_callback(
         async move {
@@ -238,6 +245,20 @@ pub fn exec<'env>(
                 Err(e) => return Ok(Err(e)),
             };
             latch.attach(&session);
+            registry::global().ensure_sweeper();
+            if request.background {
+                return Ok(Ok(running_outcome(&session)));
+            }
+            if let Some(window) = yield_after {
+                tokio::select! {
+                    _ = session.wait_exit() => {}
+                    _ = tokio::time::sleep(window) => {
+                        if session.mark_backgrounded() {
+                            return Ok(Ok(running_outcome(&session)));
+                        }
+                    }
+                }
+            }
             let exit = session.wait_exit().await;
             if let Some(f) = forwarder {
                 f.flushed().await;

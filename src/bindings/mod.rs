@@ -4,3 +4,4 @@ pub mod errors;
 pub mod exec;
 pub mod forward;
 pub mod options;
+pub mod sessions;

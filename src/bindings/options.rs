@@ -127,6 +127,8 @@ macro_rules! tri {
 /// Parsed options: the core request plus what only the binding uses.
 pub struct ParsedExec {
     pub request: ExecRequest,
+    /// `None`: wait for the end. `Some(0)`: background at once.
+    pub yield_after: Option<Duration>,
     pub scope_key: Option<String>,
     pub has_on_output: bool,
     pub has_on_exit: bool,
@@ -270,6 +272,12 @@ pub fn parse_exec_options<'a>(
     if let Some(dir) = tri!(f.string("logDir", ErrorCode::InvalidOption)) {
         req.log_dir = PathBuf::from(dir);
     }
+    let mut yield_after =
+        tri!(f.non_negative("yieldMs")).map(|ms| Duration::from_millis(ms as u64));
+    if tri!(f.boolean("background")) == Some(true) {
+        req.background = true;
+        yield_after = Some(Duration::ZERO);
+    }
     let scope_key = tri!(f.string("scopeKey", ErrorCode::InvalidOption));
     let has_on_output = tri!(f.function("onOutput"));
     let has_on_exit = tri!(f.function("onExit"));
@@ -290,6 +298,7 @@ pub fn parse_exec_options<'a>(
     }
     Ok(Ok(ParsedExec {
         request: req,
+        yield_after,
         scope_key,
         has_on_output,
         has_on_exit,

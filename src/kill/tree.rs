@@ -83,68 +83,106 @@ impl KillTarget {
 
 #[cfg(target_os = "linux")]
 fn live_processes(target: &KillTarget) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
+    let Some(snapshot) = procs::snapshot() else {
         return group_fallback(target);
     };
-    let needle = target
-        .marker
-        .as_ref()
-        .map(|m| format!("{}={}", crate::spawn::env::SESSION_MARKER_VAR, m).into_bytes());
-    let me = std::process::id();
-    let mut found = Vec::new();
-    for entry in dir.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let Some(stat) = read_stat(pid) else { continue };
-        if stat.state == 'Z' || stat.state == 'X' {
-            continue;
-        }
-        let in_group = stat.pgrp == target.pgid || stat.session == target.pgid;
-        let marked = !in_group && needle.as_ref().is_some_and(|n| environ_contains(pid, n));
-        if in_group || marked {
-            found.push(pid);
-        }
+    snapshot
+        .iter()
+        .filter(|p| {
+            p.pgrp == target.pgid
+                || p.session == target.pgid
+                || (target.marker.is_some() && p.marker.as_deref() == target.marker.as_deref())
+        })
+        .map(|p| p.pid)
+        .collect()
+}
+
+/// One walk of `/proc` serves every kill in flight: with a thousand sessions ending at once, each
+/// reading every process's environment would cost a million reads per round.
+#[cfg(target_os = "linux")]
+mod procs {
+    use std::sync::{Arc, LazyLock, Mutex};
+    use std::time::{Duration, Instant};
+
+    use crate::spawn::env::SESSION_MARKER_VAR;
+
+    /// How long a walk is reused. Short against the 20 ms poll of a kill, long enough to be shared.
+    const FRESH_FOR: Duration = Duration::from_millis(10);
+
+    pub struct Proc {
+        pub pid: u32,
+        pub pgrp: i32,
+        pub session: i32,
+        /// The session marker the process inherited, if any.
+        pub marker: Option<String>,
     }
-    found
-}
 
-#[cfg(target_os = "linux")]
-struct Stat {
-    state: char,
-    pgrp: i32,
-    session: i32,
-}
+    type Cached = Option<(Instant, Arc<Vec<Proc>>)>;
+    static CACHE: LazyLock<Mutex<Cached>> = LazyLock::new(|| Mutex::new(None));
 
-#[cfg(target_os = "linux")]
-fn read_stat(pid: u32) -> Option<Stat> {
-    let raw = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may contain spaces and parentheses: fields start after the last ')'.
-    let rest = &raw[raw.rfind(')')? + 2..];
-    let mut fields = rest.split(' ');
-    let state = fields.next()?.chars().next()?;
-    let _ppid = fields.next()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    let session = fields.next()?.parse().ok()?;
-    Some(Stat {
-        state,
-        pgrp,
-        session,
-    })
-}
+    /// Live (non-zombie) processes, our own excepted.
+    pub fn snapshot() -> Option<Arc<Vec<Proc>>> {
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((at, procs)) = cache.as_ref() {
+            if at.elapsed() < FRESH_FOR {
+                return Some(procs.clone());
+            }
+        }
+        let procs = Arc::new(walk()?);
+        *cache = Some((Instant::now(), procs.clone()));
+        Some(procs)
+    }
 
-#[cfg(target_os = "linux")]
-fn environ_contains(pid: u32, needle: &[u8]) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ"))
-        .map(|env| env.split(|b| *b == 0).any(|var| var == needle))
-        .unwrap_or(false)
+    fn walk() -> Option<Vec<Proc>> {
+        let dir = std::fs::read_dir("/proc").ok()?;
+        let me = std::process::id();
+        let prefix = format!("{SESSION_MARKER_VAR}=");
+        let mut out = Vec::new();
+        for entry in dir.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid == me {
+                continue;
+            }
+            let Some((state, pgrp, session)) = read_stat(pid) else {
+                continue;
+            };
+            if state == 'Z' || state == 'X' {
+                continue;
+            }
+            out.push(Proc {
+                pid,
+                pgrp,
+                session,
+                marker: read_marker(pid, prefix.as_bytes()),
+            });
+        }
+        Some(out)
+    }
+
+    fn read_stat(pid: u32) -> Option<(char, i32, i32)> {
+        let raw = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The command name may contain spaces and parentheses: fields start after the last ')'.
+        let rest = &raw[raw.rfind(')')? + 2..];
+        let mut fields = rest.split(' ');
+        let state = fields.next()?.chars().next()?;
+        let _ppid = fields.next()?;
+        let pgrp = fields.next()?.parse().ok()?;
+        let session = fields.next()?.parse().ok()?;
+        Some((state, pgrp, session))
+    }
+
+    fn read_marker(pid: u32, prefix: &[u8]) -> Option<String> {
+        let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        env.split(|b| *b == 0)
+            .find_map(|var| var.strip_prefix(prefix))
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+    }
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -3,6 +3,7 @@
 //! `exec` returns.
 
 pub mod ids;
+pub mod ops;
 pub mod outcome;
 pub mod registry;
 pub mod run;
@@ -76,6 +77,10 @@ pub struct SessionState {
     pub backgrounded: bool,
     pub exit: Option<ExitInfo>,
     pub warnings: Vec<String>,
+    /// Consecutive polls that found no new output (drives `retryInMs`).
+    pub empty_polls: u32,
+    /// When the session ended, for the TTL of finished sessions.
+    pub ended: Option<Instant>,
 }
 
 pub struct Session {
@@ -89,6 +94,8 @@ pub struct Session {
     done: watch::Sender<bool>,
     hooks: SessionHooks,
     registry: &'static registry::Registry,
+    /// The write end of a `stdin: "pipe"` run; `None` once closed (or never opened).
+    pub(crate) stdin: tokio::sync::Mutex<Option<tokio::process::ChildStdin>>,
 }
 
 impl Session {
@@ -134,6 +141,37 @@ impl Session {
         notified.await;
     }
 
+    /// Hand the session to the registry's background list. Returns false if it already ended (the
+    /// caller then reports it as a finished foreground run).
+    pub fn mark_backgrounded(&self) -> bool {
+        let mut st = self.lock();
+        if st.exit.is_some() {
+            return false;
+        }
+        st.backgrounded = true;
+        true
+    }
+
+    pub fn is_backgrounded(&self) -> bool {
+        self.lock().backgrounded
+    }
+
+    /// Wait until there is undrained output, the run ended, or `deadline` passed.
+    pub async fn wait_for_output(&self, deadline: tokio::time::Instant) {
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_exited() || self.lock().collector.has_pending() {
+                return;
+            }
+            tokio::select! {
+                _ = &mut notified => {}
+                _ = tokio::time::sleep_until(deadline) => return,
+            }
+        }
+    }
+
     pub fn elapsed_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
     }
@@ -159,12 +197,16 @@ impl Session {
         self.changed.notify_waiters();
     }
 
+    /// Record the end. Order matters: the exit is visible before the registry moves the session, so
+    /// a concurrent yield either sees the exit or marks the session backgrounded in time to be kept.
     pub(crate) fn finish(&self, exit: ExitInfo) {
         {
             let mut st = self.lock();
             st.collector.finish();
             st.exit = Some(exit.clone());
+            st.ended = Some(Instant::now());
         }
+        self.registry.mark_exited(self);
         self.done.send_replace(true);
         self.changed.notify_waiters();
         if let Some(hook) = &self.hooks.on_exit {

@@ -135,6 +135,32 @@ pub fn outcome_of(session: &Session, exit: &ExitInfo, req: &ExecRequest) -> Exec
     }
 }
 
+/// The outcome of a run handed to the background: what it printed so far.
+pub fn running_outcome(session: &Session) -> ExecOutcome {
+    let st = session.lock();
+    ExecOutcome {
+        status: RunStatus::Running,
+        session_id: session.meta.id.clone(),
+        pid: session.meta.pid,
+        exit_code: None,
+        exit_signal: None,
+        timed_out: false,
+        aborted: false,
+        duration_ms: session.elapsed_ms(),
+        output: st.collector.aggregated(),
+        tail: st.collector.tail(),
+        truncated: st.collector.truncated(),
+        total_chars: st.collector.total_chars(),
+        omitted_chars: st.collector.omitted_chars(),
+        output_file: st.collector.output_file().map(|p| p.display().to_string()),
+        warnings: st.warnings.clone(),
+        reason: None,
+        cwd: session.meta.cwd.clone(),
+        survivors: Vec::new(),
+        left_running: Vec::new(),
+    }
+}
+
 fn plural(n: usize) -> String {
     if n == 1 {
         "1 process".into()

@@ -2,9 +2,14 @@
 //! and host shutdown can find them) and finished sessions that were backgrounded, kept for a TTL.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use super::{ids, Session};
+
+/// How long finished background sessions are kept by default (OpenClaw's 30 minutes).
+pub const DEFAULT_TTL: Duration = Duration::from_secs(30 * 60);
 
 #[derive(Default)]
 struct Maps {
@@ -21,9 +26,25 @@ impl Maps {
     }
 }
 
-#[derive(Default)]
 pub struct Registry {
     maps: Mutex<Maps>,
+    ttl_ms: AtomicU64,
+    sweeper_started: AtomicBool,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry {
+            maps: Mutex::new(Maps::default()),
+            ttl_ms: AtomicU64::new(DEFAULT_TTL.as_millis() as u64),
+            sweeper_started: AtomicBool::new(false),
+        }
+    }
+}
+
+/// Whether a caller with scope `scope` may see `session`: no scope sees everything.
+pub fn visible(session: &Session, scope: Option<&str>) -> bool {
+    scope.is_none() || session.meta.scope_key.as_deref() == scope
 }
 
 static GLOBAL: LazyLock<Registry> = LazyLock::new(Registry::default);
@@ -69,6 +90,82 @@ impl Registry {
 
     pub fn running(&self) -> Vec<Arc<Session>> {
         self.lock().running.values().cloned().collect()
+    }
+
+    /// A running or kept session visible in `scope`.
+    pub fn find(&self, id: &str, scope: Option<&str>) -> Option<Arc<Session>> {
+        self.prune();
+        let maps = self.lock();
+        maps.running
+            .get(id)
+            .or_else(|| maps.finished.get(id))
+            .filter(|s| visible(s, scope))
+            .cloned()
+    }
+
+    /// Backgrounded running sessions and kept finished ones, visible in `scope`.
+    pub fn list(&self, scope: Option<&str>) -> (Vec<Arc<Session>>, Vec<Arc<Session>>) {
+        self.prune();
+        let maps = self.lock();
+        let running = maps
+            .running
+            .values()
+            .filter(|s| visible(s, scope) && s.is_backgrounded())
+            .cloned()
+            .collect();
+        let finished = maps
+            .finished
+            .values()
+            .filter(|s| visible(s, scope))
+            .cloned()
+            .collect();
+        (running, finished)
+    }
+
+    /// Forget a session entirely (running or finished).
+    pub fn forget(&self, id: &str) -> bool {
+        let mut maps = self.lock();
+        maps.running.remove(id).is_some() | maps.finished.remove(id).is_some()
+    }
+
+    pub fn ttl(&self) -> Duration {
+        Duration::from_millis(self.ttl_ms.load(Ordering::Relaxed))
+    }
+
+    pub fn set_ttl(&self, ttl: Duration) {
+        self.ttl_ms.store(ttl.as_millis() as u64, Ordering::Relaxed);
+        self.prune();
+    }
+
+    /// Drop finished sessions older than the TTL. Runs on every lookup and from one global sweeper,
+    /// never from a timer per session.
+    pub fn prune(&self) {
+        let ttl = self.ttl();
+        let now = Instant::now();
+        let mut maps = self.lock();
+        maps.finished.retain(|_, s| {
+            s.lock()
+                .ended
+                .is_none_or(|ended| now.duration_since(ended) < ttl)
+        });
+    }
+
+    /// Start the periodic sweep once, on the current tokio runtime.
+    pub fn ensure_sweeper(&'static self) {
+        if self.sweeper_started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            self.sweeper_started.store(false, Ordering::SeqCst);
+            return;
+        };
+        handle.spawn(async move {
+            loop {
+                let every = (self.ttl() / 6).clamp(Duration::from_secs(1), Duration::from_secs(30));
+                tokio::time::sleep(every).await;
+                self.prune();
+            }
+        });
     }
 
     pub fn len_running(&self) -> usize {

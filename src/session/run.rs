@@ -84,36 +84,30 @@ pub fn start(
         started: Instant::now(),
         state: Mutex::new(SessionState {
             collector: OutputCollector::new(req.limits, req.log_dir.clone(), false),
-            backgrounded: false,
+            backgrounded: req.background,
             exit: None,
             warnings,
+            empty_polls: 0,
+            ended: None,
         }),
         changed: Notify::new(),
         kill: kill_tx,
         done: done_tx,
         hooks,
         registry,
+        stdin: tokio::sync::Mutex::new(spawned.stdin),
     });
     registry.insert(session.clone());
     let pumps = vec![
         tokio::spawn(pump(session.clone(), Stream::Stdout, spawned.stdout)),
         tokio::spawn(pump(session.clone(), Stream::Stderr, spawned.stderr)),
     ];
-    // stdin: "pipe" keeps the write end open until the session ends (writeStdin comes with sessions).
-    let stdin = spawned.stdin;
     let plan = DrivePlan {
         timeout: req.timeout,
         grace: req.kill_grace,
         drain: req.drain_timeout,
     };
-    tokio::spawn(drive(
-        session.clone(),
-        spawned.child,
-        pumps,
-        plan,
-        kill_rx,
-        stdin,
-    ));
+    tokio::spawn(drive(session.clone(), spawned.child, pumps, plan, kill_rx));
     Ok(session)
 }
 
@@ -144,7 +138,6 @@ async fn drive(
     pumps: Vec<JoinHandle<()>>,
     plan: DrivePlan,
     mut kill_rx: watch::Receiver<Option<KillCause>>,
-    stdin: Option<tokio::process::ChildStdin>,
 ) {
     let deadline = plan.timeout.map(|t| tokio::time::Instant::now() + t);
     let mut cause: Option<KillCause> = None;
@@ -173,7 +166,8 @@ async fn drive(
           }
         }
     };
-    drop(stdin);
+    // Nobody can write to a process that is gone; closing also frees the fd.
+    session.stdin.lock().await.take();
     let mut survivors = Vec::new();
     if let Some(k) = killer {
         if let Ok(report) = k.await {
@@ -214,7 +208,6 @@ async fn drive(
             .push(format!("Warning: waiting for the process failed: {e}."));
         exit.exit_code = None;
     }
-    session.registry.mark_exited(&session);
     session.finish(exit);
 }
 

@@ -53,6 +53,8 @@ pub struct ExecRequest {
     pub limits: OutputLimits,
     /// Where the output log goes when output is cut.
     pub log_dir: PathBuf,
+    /// Registered as a background session from the start (kept after exit, ignores aborts).
+    pub background: bool,
 }
 
 impl ExecRequest {
@@ -71,6 +73,7 @@ impl ExecRequest {
             stdin: StdinMode::Closed,
             limits: OutputLimits::default(),
             log_dir: crate::output::spool::default_log_dir(),
+            background: false,
         }
     }
 

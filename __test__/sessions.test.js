@@ -1,0 +1,293 @@
+'use strict';
+// Background sessions: yield, background, list, poll, log, write, kill, clear, remove, TTL, scopes.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const { native, alive, waitFor, track, killTracked, readPids, tempDir } = require('./helpers.js');
+
+test.after(killTracked);
+
+async function start(options) {
+  const r = await native.exec(options);
+  track(r.pid);
+  return r;
+}
+
+async function pollUntilExit(id, options = {}) {
+  let stdout = '';
+  let stderr = '';
+  for (;;) {
+    const p = await native.pollSession(id, { timeoutMs: 2000, ...options });
+    stdout += p.stdout;
+    stderr += p.stderr;
+    if (p.exited) return { last: p, stdout, stderr };
+  }
+}
+
+function threads() {
+  return Number(/Threads:\s+(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]);
+}
+
+function openFds() {
+  return fs.readdirSync('/proc/self/fd').length;
+}
+
+test('yieldMs hands a long run to the background; polls drain it to completion', async () => {
+  const r = await start({ command: 'echo first; sleep 0.6; echo second; echo oops >&2; exit 4', yieldMs: 150 });
+  assert.equal(r.status, 'running');
+  assert.equal(r.exitCode, undefined);
+  assert.match(r.output, /first/);
+  const { last, stdout, stderr } = await pollUntilExit(r.sessionId);
+  assert.equal(stdout, 'first\nsecond\n');
+  assert.equal(stderr, 'oops\n');
+  assert.equal(last.status, 'completed', 'a non-zero exit is completed');
+  assert.equal(last.exitCode, 4);
+  assert.equal(last.retryInMs, undefined);
+  assert.equal(last.output, 'first\nsecond\noops\n');
+});
+
+test('a run that ends inside the yield window resolves as a foreground run and is not kept', async () => {
+  const r = await start({ command: 'echo quick', yieldMs: 5000 });
+  assert.equal(r.status, 'completed');
+  assert.equal(r.output, 'quick\n');
+  assert.ok(!native.listSessions().some((s) => s.sessionId === r.sessionId));
+});
+
+test('background: true returns at once; listSessions shows it running then finished', async () => {
+  const r = await start({ command: 'sleep 0.4; echo bg-done', background: true });
+  assert.equal(r.status, 'running');
+  const listed = native.listSessions().find((s) => s.sessionId === r.sessionId);
+  assert.ok(listed, 'listed');
+  assert.equal(listed.status, 'running');
+  assert.equal(listed.backgrounded, true);
+  assert.equal(listed.command, 'sleep 0.4; echo bg-done');
+  assert.equal(listed.pid, r.pid);
+  await waitFor(() => native.listSessions().find((s) => s.sessionId === r.sessionId)?.status === 'completed', { what: 'finish' });
+  const done = native.listSessions().find((s) => s.sessionId === r.sessionId);
+  assert.equal(done.exitCode, 0);
+  assert.equal(done.tail, 'bg-done\n');
+  assert.ok(done.endedAt >= done.startedAt);
+});
+
+test('scopes: a session is visible only to its scope; no scope sees everything', async () => {
+  const a = await start({ command: 'sleep 30', background: true, scopeKey: 'agent:a' });
+  const b = await start({ command: 'sleep 30', background: true, scopeKey: 'agent:b' });
+  try {
+    const inA = native.listSessions({ scopeKey: 'agent:a' }).map((s) => s.sessionId);
+    assert.ok(inA.includes(a.sessionId));
+    assert.ok(!inA.includes(b.sessionId));
+    const all = native.listSessions().map((s) => s.sessionId);
+    assert.ok(all.includes(a.sessionId) && all.includes(b.sessionId));
+    await assert.rejects(native.pollSession(b.sessionId, { scopeKey: 'agent:a' }), { code: 'ERR_UNKNOWN_SESSION' });
+    await assert.rejects(native.killSession(b.sessionId, { scopeKey: 'agent:a' }), { code: 'ERR_UNKNOWN_SESSION' });
+    assert.throws(() => native.readLog(b.sessionId, { scopeKey: 'agent:a' }), { code: 'ERR_UNKNOWN_SESSION' });
+    const p = await native.pollSession(a.sessionId, { scopeKey: 'agent:a' });
+    assert.equal(p.status, 'running');
+  } finally {
+    await native.removeSession(a.sessionId);
+    await native.removeSession(b.sessionId);
+  }
+});
+
+test('readLog: default last 200 lines with note, tail mode, offset, offset and limit', async () => {
+  const r = await start({ command: 'seq 1 250', background: true });
+  await pollUntilExit(r.sessionId);
+  const def = native.readLog(r.sessionId);
+  assert.equal(def.totalLines, 250);
+  assert.equal(def.text.split('\n').length, 200);
+  assert.ok(def.text.startsWith('51\n') && def.text.endsWith('\n250'));
+  assert.equal(def.note, '[showing last 200 of 250 lines; pass offset/limit to page]');
+  assert.equal(native.readLog(r.sessionId, { limit: 3 }).text, '248\n249\n250');
+  const off = native.readLog(r.sessionId, { offset: 245 });
+  assert.equal(off.text, '246\n247\n248\n249\n250');
+  assert.equal(off.note, undefined);
+  assert.equal(native.readLog(r.sessionId, { offset: 10, limit: 2 }).text, '11\n12');
+  assert.equal(native.readLog(r.sessionId, { offset: 0 }).text.split('\n').length, 250);
+  assert.throws(() => native.readLog(r.sessionId, { offset: -1 }), { code: 'ERR_INVALID_OPTION' });
+  assert.throws(() => native.readLog(r.sessionId, { limit: -5 }), { code: 'ERR_INVALID_OPTION' });
+  native.clearSession(r.sessionId);
+});
+
+test('writeStdin with eof to a stdin: "pipe" session running cat', async () => {
+  const r = await start({ command: 'cat; echo "<eof>"', stdin: 'pipe', background: true });
+  assert.equal(await native.writeStdin(r.sessionId, 'hello\n'), 6);
+  assert.equal(await native.writeStdin(r.sessionId, Buffer.from('world\n'), { eof: true }), 6);
+  const { stdout, last } = await pollUntilExit(r.sessionId);
+  assert.equal(stdout, 'hello\nworld\n<eof>\n');
+  assert.equal(last.exitCode, 0);
+  await assert.rejects(native.writeStdin(r.sessionId, 'late'), { code: 'ERR_SESSION_NOT_RUNNING' });
+});
+
+test('writing to a closed stdin is a typed error that loses nothing', async () => {
+  const r = await start({ command: 'sleep 30', background: true });
+  try {
+    await assert.rejects(native.writeStdin(r.sessionId, 'x'), {
+      code: 'ERR_STDIN_CLOSED',
+      message: `Session ${r.sessionId} stdin is not writable. Start the command with stdin: "pipe" (or pty) to write to it.`,
+    });
+    const piped = await start({ command: 'cat', stdin: 'pipe', background: true });
+    await native.writeStdin(piped.sessionId, 'a', { eof: true });
+    await assert.rejects(native.writeStdin(piped.sessionId, 'b'), (e) => ['ERR_STDIN_CLOSED', 'ERR_SESSION_NOT_RUNNING'].includes(e.code));
+    await pollUntilExit(piped.sessionId);
+    await assert.rejects(native.writeStdin(r.sessionId, 42), { code: 'ERR_INVALID_OPTION' });
+  } finally {
+    await native.removeSession(r.sessionId);
+  }
+});
+
+test('killSession ends the whole tree, grandchildren included, and returns when it is gone', async () => {
+  const dir = tempDir();
+  const pids = path.join(dir, 'pids');
+  const r = await start({
+    command: `sleep 300 & echo $! >> ${pids}; sh -c 'sleep 301 & echo $! >> ${pids}; wait' & wait`,
+    background: true,
+    killGraceMs: 1000,
+  });
+  await waitFor(() => readPids(pids).length === 2, { what: 'grandchildren' });
+  track(readPids(pids));
+  const k = await native.killSession(r.sessionId);
+  assert.equal(k.sessionId, r.sessionId);
+  assert.deepEqual(k.survivors, []);
+  for (const pid of [r.pid, ...readPids(pids)]) assert.equal(alive(pid), false, `pid ${pid} survived`);
+  const s = native.listSessions().find((x) => x.sessionId === r.sessionId);
+  assert.equal(s.status, 'failed');
+  await assert.rejects(native.killSession(r.sessionId), { code: 'ERR_SESSION_NOT_RUNNING' });
+});
+
+test('clearSession forgets a finished session; removeSession kills and forgets a running one', async () => {
+  const done = await start({ command: 'echo x', background: true });
+  await pollUntilExit(done.sessionId);
+  const running = await start({ command: 'sleep 300', background: true });
+  assert.throws(() => native.clearSession(running.sessionId), { code: 'ERR_SESSION_RUNNING' });
+  native.clearSession(done.sessionId);
+  assert.throws(() => native.readLog(done.sessionId), { code: 'ERR_UNKNOWN_SESSION' });
+  assert.equal(await native.removeSession(running.sessionId), true);
+  assert.equal(alive(running.pid), false);
+  await assert.rejects(native.pollSession(running.sessionId), { code: 'ERR_UNKNOWN_SESSION' });
+});
+
+test('finished sessions expire after the TTL', async () => {
+  const before = native.getSessionTtl();
+  try {
+    native.setSessionTtl(300);
+    const r = await start({ command: 'echo bye', background: true });
+    await pollUntilExit(r.sessionId);
+    assert.ok(native.listSessions().some((s) => s.sessionId === r.sessionId), 'kept right after exit');
+    await waitFor(() => !native.listSessions().some((s) => s.sessionId === r.sessionId), { what: 'the TTL sweep' });
+    await assert.rejects(native.pollSession(r.sessionId), { code: 'ERR_UNKNOWN_SESSION' });
+    assert.throws(() => native.setSessionTtl(-1), { code: 'ERR_INVALID_OPTION' });
+  } finally {
+    native.setSessionTtl(before);
+  }
+});
+
+test('pending output is capped per stream, keeping the newest; aggregate keeps head and tail', async () => {
+  const r = await start({
+    command: 'seq 1 5000; seq 1 5000 >&2',
+    background: true,
+    pendingMaxOutputChars: 100,
+  });
+  await waitFor(() => native.listSessions().find((s) => s.sessionId === r.sessionId)?.status !== 'running', { what: 'exit' });
+  const p = await native.pollSession(r.sessionId);
+  assert.equal(p.exited, true);
+  assert.equal(p.pendingTruncated, true);
+  assert.ok(p.stdout.length <= 100 && p.stdout.endsWith('4999\n5000\n'), p.stdout);
+  assert.ok(p.stderr.length <= 100 && p.stderr.endsWith('4999\n5000\n'), p.stderr);
+  assert.match(p.output, /^1\n2\n3\n/);
+});
+
+test('the first poll after exit returns all undrained output, not only the tail', async () => {
+  const r = await start({ command: 'for i in $(seq 1 3000); do echo "line $i"; done', background: true });
+  await waitFor(() => native.listSessions().find((s) => s.sessionId === r.sessionId)?.status === 'completed', { what: 'exit' });
+  const p = await native.pollSession(r.sessionId);
+  const expected = Array.from({ length: 3000 }, (_, i) => `line ${i + 1}\n`).join('');
+  assert.equal(expected.length > 2000, true);
+  assert.ok(expected.length <= 30000);
+  assert.equal(p.stdout, expected);
+  assert.equal(p.pendingTruncated, false);
+  const again = await native.pollSession(r.sessionId);
+  assert.equal(again.stdout, '');
+});
+
+test('a poll waits for output up to its timeout, and reports retryInMs back-off', async () => {
+  const r = await start({ command: 'sleep 0.3; echo late; sleep 30', background: true });
+  try {
+    const t0 = Date.now();
+    const p = await native.pollSession(r.sessionId, { timeoutMs: 10000 });
+    assert.equal(p.stdout, 'late\n');
+    assert.ok(Date.now() - t0 < 9000, 'returned when output arrived');
+    assert.equal(p.retryInMs, 5000);
+    const empty1 = await native.pollSession(r.sessionId);
+    const empty2 = await native.pollSession(r.sessionId);
+    assert.equal(empty1.stdout, '');
+    assert.deepEqual([empty1.retryInMs, empty2.retryInMs], [5000, 10000]);
+    await assert.rejects(native.pollSession(r.sessionId, { timeoutMs: 120001 }), { code: 'ERR_INVALID_OPTION' });
+    await assert.rejects(native.pollSession(r.sessionId, { timeoutMs: -1 }), { code: 'ERR_INVALID_OPTION' });
+  } finally {
+    await native.removeSession(r.sessionId);
+  }
+});
+
+test('onExit fires once for a background session; onOutput keeps streaming after exec resolved', async () => {
+  const exits = [];
+  const chunks = [];
+  const r = await start({
+    command: 'echo a; sleep 0.2; echo b',
+    background: true,
+    onExit: (i) => exits.push(i),
+    onOutput: (c) => chunks.push(c.text),
+  });
+  await waitFor(() => exits.length === 1, { what: 'onExit' });
+  await new Promise((res) => setTimeout(res, 100));
+  assert.equal(exits.length, 1);
+  assert.equal(exits[0].sessionId, r.sessionId);
+  assert.equal(chunks.join(''), 'a\nb\n');
+});
+
+test('an abort after backgrounding does not kill the session; its timeout still applies', async () => {
+  const ac = new AbortController();
+  const r = await start({ command: 'sleep 30', yieldMs: 50, signal: ac.signal, timeoutMs: 800, killGraceMs: 200 });
+  assert.equal(r.status, 'running');
+  ac.abort();
+  await new Promise((res) => setTimeout(res, 200));
+  assert.equal(native.listSessions().find((s) => s.sessionId === r.sessionId).status, 'running');
+  const { last } = await pollUntilExit(r.sessionId);
+  assert.equal(last.status, 'failed');
+  assert.match(last.reason, /timed out/);
+});
+
+test('unknown ids and bad arguments are typed errors', async () => {
+  await assert.rejects(native.pollSession('no-such-session'), { code: 'ERR_UNKNOWN_SESSION', message: /No session found for no-such-session/ });
+  await assert.rejects(native.pollSession(42), { code: 'ERR_UNKNOWN_SESSION' });
+  await assert.rejects(native.killSession('no-such-session'), { code: 'ERR_UNKNOWN_SESSION' });
+  await assert.rejects(native.removeSession('no-such-session'), { code: 'ERR_UNKNOWN_SESSION' });
+  await assert.rejects(native.writeStdin('no-such-session', 'x'), { code: 'ERR_UNKNOWN_SESSION' });
+  assert.throws(() => native.readLog('no-such-session'), { code: 'ERR_UNKNOWN_SESSION' });
+  assert.throws(() => native.clearSession('no-such-session'), { code: 'ERR_UNKNOWN_SESSION' });
+  assert.throws(() => native.listSessions('scope'), { code: 'ERR_INVALID_OPTION' });
+  await assert.rejects(native.exec({ command: 'true', yieldMs: -1 }), { code: 'ERR_INVALID_OPTION' });
+  await assert.rejects(native.exec({ command: 'true', background: 'yes' }), { code: 'ERR_INVALID_OPTION' });
+});
+
+test('1000 background sessions: listed, threads flat, fds back to baseline after kill', async () => {
+  const fdBaseline = openFds();
+  const threadBaseline = threads();
+  const ids = [];
+  for (let i = 0; i < 1000; i++) {
+    const r = await native.exec({ command: 'sleep 300', background: true, scopeKey: 'thousand', killGraceMs: 2000 });
+    track(r.pid);
+    ids.push(r.sessionId);
+  }
+  const listed = native.listSessions({ scopeKey: 'thousand' });
+  assert.equal(listed.length, 1000);
+  assert.equal(new Set(listed.map((s) => s.sessionId)).size, 1000);
+  const threadsWithSessions = threads();
+  assert.ok(threadsWithSessions <= threadBaseline + 4, `threads grew from ${threadBaseline} to ${threadsWithSessions}`);
+  await Promise.all(ids.map((id) => native.removeSession(id)));
+  assert.equal(native.listSessions({ scopeKey: 'thousand' }).length, 0);
+  await waitFor(() => openFds() <= fdBaseline, { what: `fds back to ${fdBaseline} (now ${openFds()})`, timeoutMs: 20000 });
+  assert.ok(threads() <= threadBaseline + 4);
+});

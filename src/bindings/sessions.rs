@@ -1,0 +1,447 @@
+//! The session API: list, poll, readLog, writeStdin, kill, clear, remove, TTL.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use napi::{Env, JsValue, ValueType};
+use napi_derive::napi;
+
+use super::errors::to_napi;
+use super::options::Fields;
+use crate::error::{AgentError, ErrorCode};
+use crate::session::ops::{self, SessionInfo};
+use crate::session::registry;
+use crate::session::Session;
+
+#[napi(object, js_name = "SessionInfo")]
+pub struct JsSessionInfo {
+    pub session_id: String,
+    #[napi(ts_type = "'running' | 'completed' | 'failed'")]
+    pub status: String,
+    pub pid: u32,
+    /// Epoch ms.
+    pub started_at: f64,
+    pub ended_at: Option<f64>,
+    pub runtime_ms: f64,
+    pub cwd: String,
+    pub command: String,
+    /// The last 2000 characters of output.
+    pub tail: String,
+    pub truncated: bool,
+    pub exit_code: Option<i32>,
+    pub exit_signal: Option<String>,
+    pub scope_key: Option<String>,
+    pub pty: bool,
+    pub backgrounded: bool,
+    #[napi(ts_type = "'unknown' | 'normal' | 'application'")]
+    pub cursor_key_mode: String,
+}
+
+impl From<SessionInfo> for JsSessionInfo {
+    fn from(i: SessionInfo) -> Self {
+        JsSessionInfo {
+            session_id: i.id,
+            status: i.status.as_str().to_string(),
+            pid: i.pid,
+            started_at: i.started_at_ms as f64,
+            ended_at: i.ended_at_ms.map(|v| v as f64),
+            runtime_ms: i.runtime_ms as f64,
+            cwd: i.cwd,
+            command: i.command,
+            tail: i.tail,
+            truncated: i.truncated,
+            exit_code: i.exit_code,
+            exit_signal: i.exit_signal,
+            scope_key: i.scope_key,
+            pty: i.pty,
+            backgrounded: i.backgrounded,
+            cursor_key_mode: i.cursor_key_mode.to_string(),
+        }
+    }
+}
+
+#[napi(object, js_name = "PollResult")]
+pub struct JsPollResult {
+    pub session_id: String,
+    #[napi(ts_type = "'running' | 'completed' | 'failed'")]
+    pub status: String,
+    /// stdout not drained by an earlier poll.
+    pub stdout: String,
+    /// stderr not drained by an earlier poll.
+    pub stderr: String,
+    pub exited: bool,
+    pub exit_code: Option<i32>,
+    pub exit_signal: Option<String>,
+    pub reason: Option<String>,
+    /// The whole aggregated output so far (head and tail when cut).
+    pub output: String,
+    pub tail: String,
+    pub truncated: bool,
+    /// The pending buffer dropped older undrained text (it keeps the newest).
+    pub pending_truncated: bool,
+    /// Suggested wait before polling again; absent once the session exited.
+    pub retry_in_ms: Option<f64>,
+}
+
+#[napi(object, js_name = "LogResult")]
+pub struct JsLogResult {
+    pub session_id: String,
+    #[napi(ts_type = "'running' | 'completed' | 'failed'")]
+    pub status: String,
+    /// The selected lines, joined by `\n`.
+    pub text: String,
+    pub total_lines: u32,
+    pub total_chars: f64,
+    pub truncated: bool,
+    /// Paging hint when the default 200-line window hid earlier lines.
+    pub note: Option<String>,
+    pub exit_code: Option<i32>,
+    pub exit_signal: Option<String>,
+}
+
+#[napi(object, js_name = "KillResult")]
+pub struct JsKillResult {
+    pub session_id: String,
+    pub exit_code: Option<i32>,
+    pub exit_signal: Option<String>,
+    /// Processes that survived SIGKILL (normally empty).
+    pub survivors: Vec<u32>,
+}
+
+#[napi(object, js_name = "SessionScope")]
+pub struct JsSessionScope {
+    /// Only sessions started with the same scopeKey are visible; leave out to see all.
+    pub scope_key: Option<String>,
+}
+
+#[napi(object, js_name = "PollOptions")]
+pub struct JsPollOptions {
+    pub scope_key: Option<String>,
+    /// Wait up to this many ms (0..120000) for new output or exit.
+    pub timeout_ms: Option<f64>,
+}
+
+#[napi(object, js_name = "LogOptions")]
+pub struct JsLogOptions {
+    pub scope_key: Option<String>,
+    /// First line (0-based).
+    pub offset: Option<f64>,
+    /// Number of lines.
+    pub limit: Option<f64>,
+}
+
+#[napi(object, js_name = "WriteOptions")]
+pub struct JsWriteOptions {
+    pub scope_key: Option<String>,
+    /// Close stdin after writing.
+    pub eof: Option<bool>,
+}
+
+type AgentResult<T> = std::result::Result<T, AgentError>;
+
+struct Common {
+    scope: Option<String>,
+    timeout_ms: Option<f64>,
+    offset: Option<f64>,
+    limit: Option<f64>,
+    eof: bool,
+}
+
+fn parse_common(env: &Env, options: Option<Unknown>) -> Result<AgentResult<Common>> {
+    let mut c = Common {
+        scope: None,
+        timeout_ms: None,
+        offset: None,
+        limit: None,
+        eof: false,
+    };
+    let Some(options) = options else {
+        return Ok(Ok(c));
+    };
+    match options.get_type()? {
+        ValueType::Undefined | ValueType::Null => return Ok(Ok(c)),
+        ValueType::Object => {}
+        _ => {
+            return Ok(Err(AgentError::invalid_option(
+                "Session options must be an object such as { scopeKey: \"agent:main\" }.",
+            )))
+        }
+    }
+    let obj: Object = unsafe { Object::from_napi_value(env.raw(), options.raw())? };
+    let f = Fields { obj };
+    macro_rules! take {
+        ($e:expr) => {
+            match $e? {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            }
+        };
+    }
+    c.scope = take!(f.string("scopeKey", ErrorCode::InvalidOption));
+    c.timeout_ms = take!(f.non_negative("timeoutMs"));
+    c.offset = take!(f.non_negative("offset"));
+    c.limit = take!(f.non_negative("limit"));
+    c.eof = take!(f.boolean("eof")).unwrap_or(false);
+    Ok(Ok(c))
+}
+
+fn session_id(id: &Unknown) -> Result<AgentResult<String>> {
+    if id.get_type()? != ValueType::String {
+        return Ok(Err(AgentError::new(
+            ErrorCode::UnknownSession,
+            "The session id must be a string such as \"calm-harbor\" (see listSessions).",
+        )));
+    }
+    let s = unsafe { String::from_napi_value(id.value().env, id.raw())? };
+    Ok(Ok(s))
+}
+
+fn find(id: &str, scope: Option<&str>) -> AgentResult<Arc<Session>> {
+    registry::global().find(id, scope).ok_or_else(|| {
+        AgentError::new(
+            ErrorCode::UnknownSession,
+            format!("No session found for {id}. It may have ended and expired, belong to another scope, or never existed; listSessions shows the current ones."),
+        )
+    })
+}
+
+/// Resolve id + options, or produce the typed error.
+fn lookup(
+    env: &Env,
+    id: Unknown,
+    options: Option<Unknown>,
+) -> Result<AgentResult<(Arc<Session>, Common)>> {
+    let id = match session_id(&id)? {
+        Ok(id) => id,
+        Err(e) => return Ok(Err(e)),
+    };
+    let common = match parse_common(env, options)? {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(find(&id, common.scope.as_deref()).map(|s| (s, common)))
+}
+
+fn throw<T>(env: &Env, r: AgentResult<T>) -> Result<T> {
+    r.map_err(|e| to_napi(env, &e))
+}
+
+/// Background sessions (running and recently finished) visible in the scope: running first, each
+/// group newest first.
+#[napi(ts_args_type = "options?: SessionScope")]
+pub fn list_sessions(env: &Env, options: Option<Unknown>) -> Result<Vec<JsSessionInfo>> {
+    let common = throw(env, parse_common(env, options)?)?;
+    let (mut running, mut finished) = registry::global().list(common.scope.as_deref());
+    running.sort_by_key(|s| std::cmp::Reverse(s.meta.started_at_ms));
+    finished.sort_by_key(|s| std::cmp::Reverse(s.meta.started_at_ms));
+    Ok(running
+        .iter()
+        .chain(finished.iter())
+        .map(|s| ops::info(s).into())
+        .collect())
+}
+
+/// Take the output not yet drained, per stream, optionally waiting for output or exit first.
+#[napi(
+    ts_args_type = "sessionId: string, options?: PollOptions",
+    ts_return_type = "Promise<PollResult>"
+)]
+pub fn poll_session<'env>(
+    env: &'env Env,
+    id: Unknown<'env>,
+    options: Option<Unknown<'env>>,
+) -> Result<PromiseRaw<'env, JsPollResult>> {
+    let looked = lookup(env, id, options)?;
+    env.spawn_future_with_callback(
+        async move {
+            let (session, common) = match looked {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            };
+            let wait = Duration::from_millis(common.timeout_ms.unwrap_or(0.0) as u64);
+            let poll = match ops::poll(&session, wait).await {
+                Ok(p) => p,
+                Err(e) => return Ok(Err(e)),
+            };
+            let output = session.lock().collector.aggregated();
+            Ok(Ok(JsPollResult {
+                session_id: poll.info.id.clone(),
+                status: poll.info.status.as_str().to_string(),
+                stdout: poll.stdout,
+                stderr: poll.stderr,
+                exited: poll.exited,
+                exit_code: poll.info.exit_code,
+                exit_signal: poll.info.exit_signal.clone(),
+                reason: poll.reason,
+                output,
+                tail: poll.info.tail.clone(),
+                truncated: poll.info.truncated,
+                pending_truncated: poll.pending_truncated,
+                retry_in_ms: poll.retry_in_ms.map(|v| v as f64),
+            }))
+        },
+        |env, r: AgentResult<JsPollResult>| throw(env, r),
+    )
+}
+
+/// Lines of a session's output: no offset and no limit gives the last 200 lines (with a paging note).
+#[napi(ts_args_type = "sessionId: string, options?: LogOptions")]
+pub fn read_log(env: &Env, id: Unknown, options: Option<Unknown>) -> Result<JsLogResult> {
+    let (session, common) = throw(env, lookup(env, id, options)?)?;
+    let slice = ops::read_log(
+        &session,
+        common.offset.map(|v| v as usize),
+        common.limit.map(|v| v as usize),
+    );
+    let info = ops::info(&session);
+    Ok(JsLogResult {
+        session_id: info.id,
+        status: info.status.as_str().to_string(),
+        text: slice.text,
+        total_lines: slice.total_lines as u32,
+        total_chars: slice.total_chars as f64,
+        truncated: info.truncated,
+        note: slice.note,
+        exit_code: info.exit_code,
+        exit_signal: info.exit_signal,
+    })
+}
+
+/// Write to a running session's stdin (`stdin: "pipe"` runs and PTYs). Resolves with the bytes written.
+#[napi(
+    ts_args_type = "sessionId: string, data: string | Buffer, options?: WriteOptions",
+    ts_return_type = "Promise<number>"
+)]
+pub fn write_stdin<'env>(
+    env: &'env Env,
+    id: Unknown<'env>,
+    data: Unknown<'env>,
+    options: Option<Unknown<'env>>,
+) -> Result<PromiseRaw<'env, u32>> {
+    let bytes: AgentResult<Vec<u8>> = match data.get_type()? {
+        ValueType::String => {
+            Ok(unsafe { String::from_napi_value(env.raw(), data.raw())? }.into_bytes())
+        }
+        ValueType::Object if data.is_buffer()? => {
+            Ok(unsafe { Buffer::from_napi_value(env.raw(), data.raw())? }.to_vec())
+        }
+        _ => Err(AgentError::invalid_option(
+            "writeStdin data must be a string or a Buffer.",
+        )),
+    };
+    let looked = lookup(env, id, options)?;
+    env.spawn_future_with_callback(
+        async move {
+            let bytes = match bytes {
+                Ok(b) => b,
+                Err(e) => return Ok(Err(e)),
+            };
+            let (session, common) = match looked {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            };
+            Ok(ops::write_stdin(&session, &bytes, common.eof)
+                .await
+                .map(|n| n as u32))
+        },
+        |env, r: AgentResult<u32>| throw(env, r),
+    )
+}
+
+/// SIGTERM to the whole tree, the grace period, then SIGKILL; resolves once the tree is gone.
+#[napi(
+    ts_args_type = "sessionId: string, options?: SessionScope",
+    ts_return_type = "Promise<KillResult>"
+)]
+pub fn kill_session<'env>(
+    env: &'env Env,
+    id: Unknown<'env>,
+    options: Option<Unknown<'env>>,
+) -> Result<PromiseRaw<'env, JsKillResult>> {
+    let looked = lookup(env, id, options)?;
+    env.spawn_future_with_callback(
+        async move {
+            let (session, _) = match looked {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            };
+            Ok(ops::kill(&session).await.map(|exit| JsKillResult {
+                session_id: session.meta.id.clone(),
+                exit_code: exit.exit_code,
+                exit_signal: exit.exit_signal,
+                survivors: exit.survivors,
+            }))
+        },
+        |env, r: AgentResult<JsKillResult>| throw(env, r),
+    )
+}
+
+/// Forget a finished session.
+#[napi(ts_args_type = "sessionId: string, options?: SessionScope")]
+pub fn clear_session(env: &Env, id: Unknown, options: Option<Unknown>) -> Result<()> {
+    let (session, _) = throw(env, lookup(env, id, options)?)?;
+    if !session.is_exited() {
+        return Err(to_napi(
+            env,
+            &AgentError::new(
+                ErrorCode::SessionRunning,
+                format!(
+                    "Session {} is still running; kill it first, or use removeSession.",
+                    session.meta.id
+                ),
+            ),
+        ));
+    }
+    registry::global().forget(&session.meta.id);
+    Ok(())
+}
+
+/// Kill a running session (whole tree) and forget it; forget a finished one. Resolves true if a
+/// running session had to be killed.
+#[napi(
+    ts_args_type = "sessionId: string, options?: SessionScope",
+    ts_return_type = "Promise<boolean>"
+)]
+pub fn remove_session<'env>(
+    env: &'env Env,
+    id: Unknown<'env>,
+    options: Option<Unknown<'env>>,
+) -> Result<PromiseRaw<'env, bool>> {
+    let looked = lookup(env, id, options)?;
+    env.spawn_future_with_callback(
+        async move {
+            let (session, _) = match looked {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            };
+            let was_running = ops::kill(&session).await.is_ok();
+            registry::global().forget(&session.meta.id);
+            Ok(Ok(was_running))
+        },
+        |env, r: AgentResult<bool>| throw(env, r),
+    )
+}
+
+/// How long finished background sessions are kept (ms). Takes effect at once.
+#[napi(ts_args_type = "ttlMs: number")]
+pub fn set_session_ttl(env: &Env, ttl_ms: Unknown) -> Result<()> {
+    let ms = if ttl_ms.get_type()? == ValueType::Number {
+        unsafe { f64::from_napi_value(env.raw(), ttl_ms.raw())? }
+    } else {
+        f64::NAN
+    };
+    if !ms.is_finite() || ms < 0.0 {
+        return Err(to_napi(
+            env,
+            &AgentError::invalid_option("setSessionTtl needs a finite number of ms, at least 0."),
+        ));
+    }
+    registry::global().set_ttl(Duration::from_millis(ms as u64));
+    Ok(())
+}
+
+#[napi]
+pub fn get_session_ttl() -> f64 {
+    registry::global().ttl().as_millis() as f64
+}

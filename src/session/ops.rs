@@ -1,0 +1,291 @@
+//! What callers do with sessions: list, poll, read the log, write stdin, kill.
+
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+
+use super::outcome::classify;
+use super::{ExitInfo, KillCause, Session};
+use crate::error::{AgentError, ErrorCode};
+
+/// Longest a poll may wait.
+pub const MAX_POLL_WAIT: Duration = Duration::from_millis(120_000);
+/// Lines `readLog` returns when neither offset nor limit is given.
+pub const DEFAULT_LOG_LINES: usize = 200;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionStatus {
+    Running,
+    Completed,
+    Failed,
+}
+
+impl SessionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStatus::Running => "running",
+            SessionStatus::Completed => "completed",
+            SessionStatus::Failed => "failed",
+        }
+    }
+
+    pub fn of(exit: Option<&ExitInfo>) -> Self {
+        match exit {
+            None => SessionStatus::Running,
+            Some(e) => match classify(e, None).0 {
+                super::RunStatus::Completed => SessionStatus::Completed,
+                _ => SessionStatus::Failed,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    pub id: String,
+    pub status: SessionStatus,
+    pub pid: u32,
+    pub started_at_ms: u64,
+    pub ended_at_ms: Option<u64>,
+    pub runtime_ms: u64,
+    pub cwd: String,
+    pub command: String,
+    pub tail: String,
+    pub truncated: bool,
+    pub exit_code: Option<i32>,
+    pub exit_signal: Option<String>,
+    pub scope_key: Option<String>,
+    pub pty: bool,
+    pub backgrounded: bool,
+    pub cursor_key_mode: &'static str,
+}
+
+pub fn info(session: &Session) -> SessionInfo {
+    let st = session.lock();
+    let exit = st.exit.as_ref();
+    SessionInfo {
+        id: session.meta.id.clone(),
+        status: SessionStatus::of(exit),
+        pid: session.meta.pid,
+        started_at_ms: session.meta.started_at_ms,
+        ended_at_ms: exit.map(|e| e.ended_at_ms),
+        runtime_ms: exit.map_or_else(|| session.elapsed_ms(), |e| e.duration_ms),
+        cwd: session.meta.cwd.clone(),
+        command: session.meta.command.clone(),
+        tail: st.collector.tail(),
+        truncated: st.collector.truncated() || st.collector.pending_truncated(),
+        exit_code: exit.and_then(|e| e.exit_code),
+        exit_signal: exit.and_then(|e| e.exit_signal.clone()),
+        scope_key: session.meta.scope_key.clone(),
+        pty: session.meta.is_pty,
+        backgrounded: st.backgrounded,
+        cursor_key_mode: st.collector.cursor_key_mode().as_str(),
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct PollResult {
+    pub info: SessionInfo,
+    pub stdout: String,
+    pub stderr: String,
+    pub exited: bool,
+    /// Some of the undrained output was dropped (the pending cap keeps the newest).
+    pub pending_truncated: bool,
+    /// Suggested wait before the next poll, while the session runs.
+    pub retry_in_ms: Option<u64>,
+    pub reason: Option<String>,
+}
+
+/// OpenClaw B's back-off for consecutive polls without output.
+fn retry_after(empty_polls: u32) -> u64 {
+    match empty_polls {
+        0 | 1 => 5_000,
+        2 => 10_000,
+        3 => 30_000,
+        _ => 60_000,
+    }
+}
+
+/// Wait up to `wait` for output or exit, then take everything not yet drained.
+pub async fn poll(session: &Session, wait: Duration) -> Result<PollResult, AgentError> {
+    if wait > MAX_POLL_WAIT {
+        return Err(AgentError::invalid_option(format!(
+            "A poll may wait at most 120000 ms; got {} ms.",
+            wait.as_millis()
+        )));
+    }
+    if !wait.is_zero() {
+        session
+            .wait_for_output(tokio::time::Instant::now() + wait)
+            .await;
+    }
+    let (stdout, stderr, pending_truncated, retry) = {
+        let mut st = session.lock();
+        let (stdout, stderr) = st.collector.drain_pending();
+        let exited = st.exit.is_some();
+        let retry = if exited {
+            None
+        } else if stdout.is_empty() && stderr.is_empty() {
+            st.empty_polls += 1;
+            Some(retry_after(st.empty_polls))
+        } else {
+            st.empty_polls = 0;
+            Some(retry_after(0))
+        };
+        (stdout, stderr, st.collector.pending_truncated(), retry)
+    };
+    let info = info(session);
+    let exit = session.exit_info();
+    Ok(PollResult {
+        exited: exit.is_some(),
+        reason: exit.as_ref().and_then(|e| classify(e, None).1),
+        info,
+        stdout,
+        stderr,
+        pending_truncated,
+        retry_in_ms: retry,
+    })
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogSlice {
+    pub text: String,
+    pub total_lines: usize,
+    pub total_chars: usize,
+    /// Set when the default window was used and there were more lines than it shows.
+    pub note: Option<String>,
+}
+
+/// OpenClaw's line window: no offset and no limit gives the last 200 lines (with a paging note);
+/// a limit alone counts from the end; an offset alone runs to the end.
+pub fn slice_log(text: &str, offset: Option<usize>, limit: Option<usize>) -> LogSlice {
+    let total_chars = text.chars().map(char::len_utf16).sum();
+    if text.is_empty() {
+        return LogSlice {
+            text: String::new(),
+            total_lines: 0,
+            total_chars,
+            note: None,
+        };
+    }
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if lines.last() == Some(&"") {
+        lines.pop();
+    }
+    let total = lines.len();
+    let default_window = offset.is_none() && limit.is_none();
+    let limit = if default_window {
+        Some(DEFAULT_LOG_LINES)
+    } else {
+        limit
+    };
+    let start = match (offset, limit) {
+        (Some(o), _) => o.min(total),
+        (None, Some(l)) => total.saturating_sub(l),
+        (None, None) => 0,
+    };
+    let end = limit.map_or(total, |l| (start + l).min(total));
+    let note = (default_window && total > DEFAULT_LOG_LINES).then(|| {
+        format!("[showing last {DEFAULT_LOG_LINES} of {total} lines; pass offset/limit to page]")
+    });
+    LogSlice {
+        text: lines[start..end].join("\n"),
+        total_lines: total,
+        total_chars,
+        note,
+    }
+}
+
+pub fn read_log(session: &Session, offset: Option<usize>, limit: Option<usize>) -> LogSlice {
+    let text = session.lock().collector.aggregated();
+    slice_log(&text, offset, limit)
+}
+
+/// Write to a running session's stdin; `eof` closes it afterwards.
+pub async fn write_stdin(session: &Session, data: &[u8], eof: bool) -> Result<usize, AgentError> {
+    let id = &session.meta.id;
+    if session.is_exited() {
+        return Err(AgentError::new(
+            ErrorCode::SessionNotRunning,
+            format!("Session {id} has already exited; its stdin is gone."),
+        ));
+    }
+    let mut guard = session.stdin.lock().await;
+    let Some(stdin) = guard.as_mut() else {
+        return Err(AgentError::new(
+            ErrorCode::StdinClosed,
+            format!("Session {id} stdin is not writable. Start the command with stdin: \"pipe\" (or pty) to write to it."),
+        ));
+    };
+    let result = async {
+        stdin.write_all(data).await?;
+        stdin.flush().await
+    }
+    .await;
+    if let Err(e) = result {
+        guard.take();
+        return Err(AgentError::new(
+            ErrorCode::StdinClosed,
+            format!("Session {id} stdin is not writable: the process closed it ({e})."),
+        ));
+    }
+    if eof {
+        guard.take();
+    }
+    Ok(data.len())
+}
+
+/// End a running session's whole tree and wait until it is gone.
+pub async fn kill(session: &Session) -> Result<ExitInfo, AgentError> {
+    if session.is_exited() {
+        return Err(AgentError::new(
+            ErrorCode::SessionNotRunning,
+            format!("Session {} has already exited.", session.meta.id),
+        ));
+    }
+    session.request_kill(KillCause::Killed);
+    Ok(session.wait_exit().await)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(n: usize) -> String {
+        (1..=n).map(|i| format!("l{i}\n")).collect()
+    }
+
+    #[test]
+    fn log_windows() {
+        let t = lines(5);
+        assert_eq!(slice_log(&t, None, None).text, "l1\nl2\nl3\nl4\nl5");
+        assert_eq!(slice_log(&t, None, Some(2)).text, "l4\nl5");
+        assert_eq!(slice_log(&t, Some(1), None).text, "l2\nl3\nl4\nl5");
+        assert_eq!(slice_log(&t, Some(1), Some(2)).text, "l2\nl3");
+        assert_eq!(slice_log(&t, Some(9), Some(2)).text, "");
+        assert_eq!(slice_log(&t, None, None).total_lines, 5);
+        assert_eq!(slice_log("", None, None).total_lines, 0);
+    }
+
+    #[test]
+    fn default_window_is_last_200_with_note() {
+        let t = lines(250);
+        let s = slice_log(&t, None, None);
+        assert!(s.text.starts_with("l51\n"));
+        assert!(s.text.ends_with("l250"));
+        assert_eq!(
+            s.note.as_deref(),
+            Some("[showing last 200 of 250 lines; pass offset/limit to page]")
+        );
+        assert_eq!(slice_log(&t, Some(0), None).text.lines().count(), 250);
+        assert!(slice_log(&t, Some(0), None).note.is_none());
+    }
+
+    #[test]
+    fn retry_backoff() {
+        assert_eq!(
+            [1, 2, 3, 4, 9].map(retry_after),
+            [5_000, 10_000, 30_000, 60_000, 60_000]
+        );
+    }
+}
