@@ -52,6 +52,8 @@ export interface ExecOptions {
   yieldMs?: number
   /** Resolve `running` at once and keep the run as a background session. */
   background?: boolean
+  /** Skip the PTY and use the pipe fallback, with its warning (for testing the fallback path). */
+  ptyForceFallback?: boolean
   /** Aborting ends a foreground run (its whole tree); a backgrounded run ignores it. */
   signal?: AbortSignal
 }
@@ -143,6 +145,15 @@ export interface OutputChunk {
   dropped?: number
 }
 
+export interface PasteOptions {
+  scopeKey?: string
+  /** Wrap in bracketed-paste markers (default true). */
+  bracketed?: boolean
+}
+
+/** Paste text, bracketed (`ESC[200~ ... ESC[201~`) unless `bracketed: false`. Resolves with the bytes sent. */
+export declare function pasteText(sessionId: string, text: string, options?: PasteOptions): Promise<number>
+
 export interface PollOptions {
   scopeKey?: string
   /** Wait up to this many ms (0..120000) for new output or exit. */
@@ -181,6 +192,36 @@ export declare function readLog(sessionId: string, options?: LogOptions): LogRes
  * running session had to be killed.
  */
 export declare function removeSession(sessionId: string, options?: SessionScope): Promise<boolean>
+
+export interface ResizeOptions {
+  scopeKey?: string
+}
+
+/** Resize a PTY session. */
+export declare function resizePty(sessionId: string, cols: number, rows: number, options?: ResizeOptions): Promise<void>
+
+/**
+ * Send keys in OpenClaw's key language. Unmodified arrows are refused (ERR_CURSOR_KEY_MODE_UNKNOWN)
+ * until a PTY application has shown whether it wants CSI or SS3 arrows.
+ */
+export declare function sendKeys(sessionId: string, options: SendKeysOptions): Promise<SendKeysResult>
+
+export interface SendKeysOptions {
+  scopeKey?: string
+  /** Key tokens: `enter`, `C-c`, `M-x`, `S-Tab`, `^D`, `up`, `f5`, `kp7`, or literal text. */
+  keys?: Array<string>
+  /** Bytes as hex (`"1b"`, `"0x03"`). */
+  hex?: Array<string>
+  /** Text sent first, as is. */
+  literal?: string
+}
+
+export interface SendKeysResult {
+  sessionId: string
+  bytes: number
+  /** Keys that were not understood (sent literally) and invalid hex bytes (skipped). */
+  warnings: Array<string>
+}
 
 export interface SessionInfo {
   sessionId: string

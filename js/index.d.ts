@@ -5,6 +5,9 @@ export {
   pollSession,
   readLog,
   writeStdin,
+  sendKeys,
+  pasteText,
+  resizePty,
   killSession,
   clearSession,
   removeSession,
@@ -24,4 +27,8 @@ export type {
   LogResult,
   WriteOptions,
   KillResult,
+  SendKeysOptions,
+  SendKeysResult,
+  PasteOptions,
+  ResizeOptions,
 } from '../index';

@@ -31,6 +31,8 @@ pub enum ErrorCode {
     SessionRunning,
     /// The session's stdin is closed or was never opened.
     StdinClosed,
+    /// Unmodified arrow keys sent before the PTY application showed its cursor key mode.
+    CursorKeyModeUnknown,
     /// The action needs a PTY session.
     NotAPty,
     /// An unexpected internal failure (a bug): the message says what broke.
@@ -51,6 +53,7 @@ impl ErrorCode {
             ErrorCode::SessionNotRunning => "ERR_SESSION_NOT_RUNNING",
             ErrorCode::SessionRunning => "ERR_SESSION_RUNNING",
             ErrorCode::StdinClosed => "ERR_STDIN_CLOSED",
+            ErrorCode::CursorKeyModeUnknown => "ERR_CURSOR_KEY_MODE_UNKNOWN",
             ErrorCode::NotAPty => "ERR_NOT_A_PTY",
             ErrorCode::Internal => "ERR_INTERNAL",
         }

@@ -134,6 +134,8 @@ pub struct JsExecOptions {
     pub yield_ms: Option<f64>,
     /// Resolve `running` at once and keep the run as a background session.
     pub background: Option<bool>,
+    /// Skip the PTY and use the pipe fallback, with its warning (for testing the fallback path).
+    pub pty_force_fallback: Option<bool>,
     /// Aborting ends a foreground run (its whole tree); a backgrounded run ignores it.
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<serde_json::Value>,

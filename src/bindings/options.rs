@@ -113,6 +113,31 @@ impl<'a> Fields<'a> {
     pub fn object(&self, name: &str) -> Result<Option<(ValueType, Unknown<'a>)>> {
         self.raw(name)
     }
+
+    /// An array of strings (missing means empty).
+    pub fn strings(&self, name: &str) -> Result<std::result::Result<Vec<String>, AgentError>> {
+        let bad = || {
+            AgentError::invalid_option(format!("The {name} option must be an array of strings."))
+        };
+        let Some((t, value)) = self.raw(name)? else {
+            return Ok(Ok(Vec::new()));
+        };
+        if t != ValueType::Object || !value.is_array()? {
+            return Ok(Err(bad()));
+        }
+        let arr: Array = self.obj.get(name)?.expect("checked above");
+        let mut out = Vec::with_capacity(arr.len() as usize);
+        for i in 0..arr.len() {
+            let item: Option<Unknown> = arr.get(i)?;
+            match item {
+                Some(u) if u.get_type()? == ValueType::String => {
+                    out.push(arr.get::<String>(i)?.unwrap_or_default())
+                }
+                _ => return Ok(Err(bad())),
+            }
+        }
+        Ok(Ok(out))
+    }
 }
 
 macro_rules! tri {
@@ -291,10 +316,8 @@ pub fn parse_exec_options<'a>(
             ))))
         }
     };
-    if req.pty.is_some() {
-        return Ok(Err(AgentError::invalid_option(
-            "pty runs are not available in this build yet; run without pty.",
-        )));
+    if let Some(force) = tri!(f.boolean("ptyForceFallback")) {
+        req.pty_force_fallback = force;
     }
     Ok(Ok(ParsedExec {
         request: req,

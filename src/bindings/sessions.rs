@@ -445,3 +445,185 @@ pub fn set_session_ttl(env: &Env, ttl_ms: Unknown) -> Result<()> {
 pub fn get_session_ttl() -> f64 {
     registry::global().ttl().as_millis() as f64
 }
+
+#[napi(object, js_name = "SendKeysOptions")]
+pub struct JsSendKeysOptions {
+    pub scope_key: Option<String>,
+    /// Key tokens: `enter`, `C-c`, `M-x`, `S-Tab`, `^D`, `up`, `f5`, `kp7`, or literal text.
+    pub keys: Option<Vec<String>>,
+    /// Bytes as hex (`"1b"`, `"0x03"`).
+    pub hex: Option<Vec<String>>,
+    /// Text sent first, as is.
+    pub literal: Option<String>,
+}
+
+#[napi(object, js_name = "SendKeysResult")]
+pub struct JsSendKeysResult {
+    pub session_id: String,
+    pub bytes: u32,
+    /// Keys that were not understood (sent literally) and invalid hex bytes (skipped).
+    pub warnings: Vec<String>,
+}
+
+#[napi(object, js_name = "PasteOptions")]
+pub struct JsPasteOptions {
+    pub scope_key: Option<String>,
+    /// Wrap in bracketed-paste markers (default true).
+    pub bracketed: Option<bool>,
+}
+
+#[napi(object, js_name = "ResizeOptions")]
+pub struct JsResizeOptions {
+    pub scope_key: Option<String>,
+}
+
+/// Send keys in OpenClaw's key language. Unmodified arrows are refused (ERR_CURSOR_KEY_MODE_UNKNOWN)
+/// until a PTY application has shown whether it wants CSI or SS3 arrows.
+#[napi(
+    ts_args_type = "sessionId: string, options: SendKeysOptions",
+    ts_return_type = "Promise<SendKeysResult>"
+)]
+pub fn send_keys<'env>(
+    env: &'env Env,
+    id: Unknown<'env>,
+    options: Option<Unknown<'env>>,
+) -> Result<PromiseRaw<'env, JsSendKeysResult>> {
+    let parsed: AgentResult<(Vec<String>, Vec<String>, Option<String>)> = match options {
+        Some(o) if o.get_type()? == ValueType::Object => {
+            let f = Fields {
+                obj: unsafe { Object::from_napi_value(env.raw(), o.raw())? },
+            };
+            (|| -> Result<AgentResult<_>> {
+                let keys = match f.strings("keys")? {
+                    Ok(v) => v,
+                    Err(e) => return Ok(Err(e)),
+                };
+                let hex = match f.strings("hex")? {
+                    Ok(v) => v,
+                    Err(e) => return Ok(Err(e)),
+                };
+                let literal = match f.string("literal", ErrorCode::InvalidOption)? {
+                    Ok(v) => v,
+                    Err(e) => return Ok(Err(e)),
+                };
+                Ok(Ok((keys, hex, literal)))
+            })()?
+        }
+        _ => Err(AgentError::invalid_option(
+            "sendKeys needs an options object with keys, hex or literal.",
+        )),
+    };
+    let looked = lookup(env, id, options)?;
+    env.spawn_future_with_callback(
+        async move {
+            let (keys, hex, literal) = match parsed {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            };
+            let (session, _) = match looked {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            };
+            Ok(ops::send_keys(&session, &keys, &hex, literal.as_deref())
+                .await
+                .map(|enc| JsSendKeysResult {
+                    session_id: session.meta.id.clone(),
+                    bytes: enc.data.len() as u32,
+                    warnings: enc.warnings,
+                }))
+        },
+        |env, r: AgentResult<JsSendKeysResult>| throw(env, r),
+    )
+}
+
+/// Paste text, bracketed (`ESC[200~ ... ESC[201~`) unless `bracketed: false`. Resolves with the bytes sent.
+#[napi(
+    ts_args_type = "sessionId: string, text: string, options?: PasteOptions",
+    ts_return_type = "Promise<number>"
+)]
+pub fn paste_text<'env>(
+    env: &'env Env,
+    id: Unknown<'env>,
+    text: Unknown<'env>,
+    options: Option<Unknown<'env>>,
+) -> Result<PromiseRaw<'env, u32>> {
+    let text: AgentResult<String> = if text.get_type()? == ValueType::String {
+        Ok(unsafe { String::from_napi_value(env.raw(), text.raw())? })
+    } else {
+        Err(AgentError::invalid_option(
+            "pasteText needs the text as a string.",
+        ))
+    };
+    let bracketed = match options {
+        Some(o) if o.get_type()? == ValueType::Object => {
+            let f = Fields {
+                obj: unsafe { Object::from_napi_value(env.raw(), o.raw())? },
+            };
+            f.boolean("bracketed")?.map(|b| b.unwrap_or(true))
+        }
+        _ => Ok(true),
+    };
+    let looked = lookup(env, id, options)?;
+    env.spawn_future_with_callback(
+        async move {
+            let (text, bracketed) = match (text, bracketed) {
+                (Ok(t), Ok(b)) => (t, b),
+                (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+            };
+            let (session, _) = match looked {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            };
+            let payload = crate::session::keys::encode_paste(&text, bracketed);
+            if payload.is_empty() {
+                return Ok(Err(AgentError::invalid_option("No paste text provided.")));
+            }
+            Ok(ops::write_stdin(&session, &payload, false)
+                .await
+                .map(|n| n as u32))
+        },
+        |env, r: AgentResult<u32>| throw(env, r),
+    )
+}
+
+/// Resize a PTY session.
+#[napi(
+    ts_args_type = "sessionId: string, cols: number, rows: number, options?: ResizeOptions",
+    ts_return_type = "Promise<void>"
+)]
+pub fn resize_pty<'env>(
+    env: &'env Env,
+    id: Unknown<'env>,
+    cols: Unknown<'env>,
+    rows: Unknown<'env>,
+    options: Option<Unknown<'env>>,
+) -> Result<PromiseRaw<'env, ()>> {
+    let dim = |v: &Unknown| -> Result<Option<u16>> {
+        if v.get_type()? != ValueType::Number {
+            return Ok(None);
+        }
+        let n = unsafe { f64::from_napi_value(env.raw(), v.raw())? };
+        Ok((n.is_finite() && n >= 1.0 && n <= u16::MAX as f64).then_some(n as u16))
+    };
+    let size = match (dim(&cols)?, dim(&rows)?) {
+        (Some(c), Some(r)) => Ok((c, r)),
+        _ => Err(AgentError::invalid_option(
+            "resizePty needs cols and rows as whole numbers from 1 to 65535.",
+        )),
+    };
+    let looked = lookup(env, id, options)?;
+    env.spawn_future_with_callback(
+        async move {
+            let (cols, rows) = match size {
+                Ok(s) => s,
+                Err(e) => return Ok(Err(e)),
+            };
+            let (session, _) = match looked {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            };
+            Ok(ops::resize(&session, cols, rows).await)
+        },
+        |env, r: AgentResult<()>| throw(env, r),
+    )
+}

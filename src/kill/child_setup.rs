@@ -12,3 +12,18 @@ pub fn in_child() -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// For PTY runs: a new session whose controlling terminal is the PTY slave (already on fd 0).
+#[cfg(unix)]
+pub fn in_pty_child() -> std::io::Result<()> {
+    // SAFETY: setsid and ioctl are async-signal-safe.
+    unsafe {
+        if libc::setsid() == -1 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::ioctl(0, libc::TIOCSCTTY as _, 0) == -1 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}

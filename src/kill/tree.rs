@@ -35,6 +35,11 @@ impl KillTarget {
         live_processes(self)
     }
 
+    /// Cheap check (one syscall): does any process, zombies included, remain in the group?
+    pub fn group_exists(&self) -> bool {
+        nix::sys::signal::killpg(nix::unistd::Pid::from_raw(self.pgid), None).is_ok()
+    }
+
     pub fn is_alive(&self) -> bool {
         !self.live_processes().is_empty()
     }

@@ -3,6 +3,7 @@
 //! `exec` returns.
 
 pub mod ids;
+pub mod keys;
 pub mod ops;
 pub mod outcome;
 pub mod registry;
@@ -94,8 +95,15 @@ pub struct Session {
     done: watch::Sender<bool>,
     hooks: SessionHooks,
     registry: &'static registry::Registry,
-    /// The write end of a `stdin: "pipe"` run; `None` once closed (or never opened).
-    pub(crate) stdin: tokio::sync::Mutex<Option<tokio::process::ChildStdin>>,
+    /// Where input goes: a pipe (`stdin: "pipe"` runs) or the PTY master; `None` once closed.
+    pub(crate) input: tokio::sync::Mutex<Option<Input>>,
+}
+
+/// A session's input side.
+pub(crate) enum Input {
+    Pipe(tokio::process::ChildStdin),
+    #[cfg(unix)]
+    Pty(Arc<crate::spawn::pty::PtyMaster>),
 }
 
 impl Session {

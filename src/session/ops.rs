@@ -4,9 +4,11 @@ use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 
+use super::keys::{encode_key_sequence, is_bare_cursor_key, Encoded};
 use super::outcome::classify;
-use super::{ExitInfo, KillCause, Session};
+use super::{ExitInfo, Input, KillCause, Session};
 use crate::error::{AgentError, ErrorCode};
+use crate::output::sanitize::CursorKeyMode;
 
 /// Longest a poll may wait.
 pub const MAX_POLL_WAIT: Duration = Duration::from_millis(120_000);
@@ -201,7 +203,7 @@ pub fn read_log(session: &Session, offset: Option<usize>, limit: Option<usize>) 
     slice_log(&text, offset, limit)
 }
 
-/// Write to a running session's stdin; `eof` closes it afterwards.
+/// Write to a running session's input. `eof` closes a pipe, or sends `^D` to a PTY.
 pub async fn write_stdin(session: &Session, data: &[u8], eof: bool) -> Result<usize, AgentError> {
     let id = &session.meta.id;
     if session.is_exited() {
@@ -210,18 +212,35 @@ pub async fn write_stdin(session: &Session, data: &[u8], eof: bool) -> Result<us
             format!("Session {id} has already exited; its stdin is gone."),
         ));
     }
-    let mut guard = session.stdin.lock().await;
-    let Some(stdin) = guard.as_mut() else {
-        return Err(AgentError::new(
-            ErrorCode::StdinClosed,
-            format!("Session {id} stdin is not writable. Start the command with stdin: \"pipe\" (or pty) to write to it."),
-        ));
+    let mut guard = session.input.lock().await;
+    let result = match guard.as_mut() {
+        None => {
+            return Err(AgentError::new(
+                ErrorCode::StdinClosed,
+                format!("Session {id} stdin is not writable. Start the command with stdin: \"pipe\" (or pty) to write to it."),
+            ))
+        }
+        Some(Input::Pipe(stdin)) => {
+            let r = async {
+                stdin.write_all(data).await?;
+                stdin.flush().await
+            }
+            .await;
+            if r.is_ok() && eof {
+                guard.take();
+            }
+            r
+        }
+        #[cfg(unix)]
+        Some(Input::Pty(master)) => {
+            let r = master.write_all(data).await;
+            if r.is_ok() && eof {
+                master.write_all(b"\x04").await
+            } else {
+                r
+            }
+        }
     };
-    let result = async {
-        stdin.write_all(data).await?;
-        stdin.flush().await
-    }
-    .await;
     if let Err(e) = result {
         guard.take();
         return Err(AgentError::new(
@@ -229,10 +248,65 @@ pub async fn write_stdin(session: &Session, data: &[u8], eof: bool) -> Result<us
             format!("Session {id} stdin is not writable: the process closed it ({e})."),
         ));
     }
-    if eof {
-        guard.take();
-    }
     Ok(data.len())
+}
+
+/// Encode keys in OpenClaw's language and send them. Unmodified cursor keys are refused while a
+/// PTY application's cursor key mode is still unknown, since the wrong encoding moves nothing.
+pub async fn send_keys(
+    session: &Session,
+    keys: &[String],
+    hex: &[String],
+    literal: Option<&str>,
+) -> Result<Encoded, AgentError> {
+    let mode = session.lock().collector.cursor_key_mode();
+    if mode == CursorKeyMode::Unknown && keys.iter().any(|k| is_bare_cursor_key(k)) {
+        return Err(AgentError::new(
+            ErrorCode::CursorKeyModeUnknown,
+            format!(
+                "Session {} cursor key mode is not known yet. Poll or log until startup output appears, then retry send-keys.",
+                session.meta.id
+            ),
+        ));
+    }
+    let encoded = encode_key_sequence(keys, hex, literal, mode);
+    if encoded.data.is_empty() {
+        return Err(AgentError::invalid_option("No key data provided."));
+    }
+    write_stdin(session, &encoded.data, false).await?;
+    Ok(encoded)
+}
+
+/// Change a PTY session's size (the application gets SIGWINCH).
+pub async fn resize(session: &Session, cols: u16, rows: u16) -> Result<(), AgentError> {
+    if cols == 0 || rows == 0 {
+        return Err(AgentError::invalid_option(
+            "cols and rows must both be at least 1.",
+        ));
+    }
+    let id = &session.meta.id;
+    if session.is_exited() {
+        return Err(AgentError::new(
+            ErrorCode::SessionNotRunning,
+            format!("Session {id} has already exited."),
+        ));
+    }
+    let guard = session.input.lock().await;
+    match guard.as_ref() {
+        #[cfg(unix)]
+        Some(Input::Pty(master)) => master
+            .resize(crate::spawn::request::PtySize { cols, rows })
+            .map_err(|e| {
+                AgentError::new(
+                    ErrorCode::Internal,
+                    format!("Resizing session {id} failed: {e}."),
+                )
+            }),
+        _ => Err(AgentError::new(
+            ErrorCode::NotAPty,
+            format!("Session {id} is not a PTY session; only pty runs can be resized."),
+        )),
+    }
 }
 
 /// End a running session's whole tree and wait until it is gone.

@@ -9,7 +9,8 @@ use tokio::task::JoinHandle;
 
 use super::registry::Registry;
 use super::{
-    merge_survivors, now_ms, ExitInfo, KillCause, Session, SessionHooks, SessionMeta, SessionState,
+    merge_survivors, now_ms, ExitInfo, Input, KillCause, Session, SessionHooks, SessionMeta,
+    SessionState,
 };
 use crate::error::AgentError;
 use crate::kill::KillTarget;
@@ -17,7 +18,10 @@ use crate::output::collector::OutputCollector;
 use crate::output::Stream;
 use crate::spawn::env::{build_env, EnvPlan};
 use crate::spawn::pipes::spawn_pipes;
+#[cfg(unix)]
+use crate::spawn::pty::{spawn_pty, PtyMaster};
 use crate::spawn::shell::resolve_shell;
+use crate::spawn::shell::ShellConfig;
 use crate::spawn::ExecRequest;
 
 const READ_CHUNK: usize = 64 * 1024;
@@ -45,15 +49,11 @@ pub fn start(
 
     let id = registry.reserve_id();
     let marker = format!("{}-{}-{}", std::process::id(), id, now_ms());
-    let env = build_env(&EnvPlan {
-        inherit: req.inherit_env,
-        caller: &req.env,
-        pty: req.pty.is_some(),
-        cwd: &req.cwd,
-        marker: &marker,
-    });
-
-    let spawned = match spawn_pipes(&shell, req, &env) {
+    let mut warnings = Vec::new();
+    if let Some(w) = shell.warning.clone() {
+        warnings.push(w);
+    }
+    let spawned = match spawn_child(req, &shell, &env_plan(req, &marker), &mut warnings) {
         Ok(s) => s,
         Err(e) => {
             registry.release(&id);
@@ -61,12 +61,15 @@ pub fn start(
         }
     };
     let pid = spawned.pid;
-    let mut warnings = Vec::new();
-    if let Some(w) = shell.warning.clone() {
-        warnings.push(w);
-    }
+    let is_pty = spawned.pty.is_some();
     let (kill_tx, kill_rx) = watch::channel(None);
     let (done_tx, _) = watch::channel(false);
+    let input = match (&spawned.pty, spawned.stdin) {
+        #[cfg(unix)]
+        (Some(master), _) => Some(Input::Pty(master.clone())),
+        (None, Some(stdin)) => Some(Input::Pipe(stdin)),
+        _ => None,
+    };
     let session = Arc::new(Session {
         meta: SessionMeta {
             id,
@@ -75,7 +78,7 @@ pub fn start(
             pid,
             started_at_ms: now_ms(),
             scope_key,
-            is_pty: false,
+            is_pty,
         },
         target: KillTarget {
             pgid: pid as i32,
@@ -83,7 +86,7 @@ pub fn start(
         },
         started: Instant::now(),
         state: Mutex::new(SessionState {
-            collector: OutputCollector::new(req.limits, req.log_dir.clone(), false),
+            collector: OutputCollector::new(req.limits, req.log_dir.clone(), is_pty),
             backgrounded: req.background,
             exit: None,
             warnings,
@@ -95,13 +98,18 @@ pub fn start(
         done: done_tx,
         hooks,
         registry,
-        stdin: tokio::sync::Mutex::new(spawned.stdin),
+        input: tokio::sync::Mutex::new(input),
     });
     registry.insert(session.clone());
-    let pumps = vec![
-        tokio::spawn(pump(session.clone(), Stream::Stdout, spawned.stdout)),
-        tokio::spawn(pump(session.clone(), Stream::Stderr, spawned.stderr)),
-    ];
+    let pumps = match (spawned.pty, spawned.stdout, spawned.stderr) {
+        #[cfg(unix)]
+        (Some(master), _, _) => vec![tokio::spawn(pump_pty(session.clone(), master))],
+        (_, Some(out), Some(err)) => vec![
+            tokio::spawn(pump(session.clone(), Stream::Stdout, out)),
+            tokio::spawn(pump(session.clone(), Stream::Stderr, err)),
+        ],
+        _ => Vec::new(),
+    };
     let plan = DrivePlan {
         timeout: req.timeout,
         grace: req.kill_grace,
@@ -109,6 +117,124 @@ pub fn start(
     };
     tokio::spawn(drive(session.clone(), spawned.child, pumps, plan, kill_rx));
     Ok(session)
+}
+
+/// What `start` needs from either spawn path.
+struct Spawned {
+    child: tokio::process::Child,
+    pid: u32,
+    stdin: Option<tokio::process::ChildStdin>,
+    stdout: Option<tokio::process::ChildStdout>,
+    stderr: Option<tokio::process::ChildStderr>,
+    #[cfg(unix)]
+    pty: Option<Arc<PtyMaster>>,
+    #[cfg(not(unix))]
+    pty: Option<()>,
+}
+
+fn env_plan<'a>(req: &'a ExecRequest, marker: &'a str) -> impl Fn(bool) -> EnvPlan<'a> {
+    move |pty| EnvPlan {
+        inherit: req.inherit_env,
+        caller: &req.env,
+        pty,
+        cwd: &req.cwd,
+        marker,
+    }
+}
+
+fn spawn_with_pipes(
+    req: &ExecRequest,
+    shell: &ShellConfig,
+    plan: EnvPlan<'_>,
+) -> Result<Spawned, AgentError> {
+    let p = spawn_pipes(shell, req, &build_env(&plan))?;
+    Ok(Spawned {
+        child: p.child,
+        pid: p.pid,
+        stdin: p.stdin,
+        stdout: Some(p.stdout),
+        stderr: Some(p.stderr),
+        pty: None,
+    })
+}
+
+/// PTY when asked for, falling back to pipes (with OpenClaw's warning) when the PTY cannot be had.
+fn spawn_child<'a>(
+    req: &'a ExecRequest,
+    shell: &ShellConfig,
+    plan: &impl Fn(bool) -> EnvPlan<'a>,
+    warnings: &mut Vec<String>,
+) -> Result<Spawned, AgentError> {
+    let Some(size) = req.pty else {
+        return spawn_with_pipes(req, shell, plan(false));
+    };
+    #[cfg(unix)]
+    let pty_error = if req.pty_force_fallback {
+        AgentError::new(
+            crate::error::ErrorCode::SpawnFailed,
+            "PTY disabled by the ptyForceFallback option",
+        )
+    } else {
+        match spawn_pty(shell, req, &build_env(&plan(true)), size) {
+            Ok(p) => {
+                return Ok(Spawned {
+                    child: p.child,
+                    pid: p.pid,
+                    stdin: None,
+                    stdout: None,
+                    stderr: None,
+                    pty: Some(Arc::new(p.master)),
+                })
+            }
+            Err(e) => e,
+        }
+    };
+    #[cfg(not(unix))]
+    let pty_error = {
+        let _ = size;
+        AgentError::new(
+            crate::error::ErrorCode::SpawnFailed,
+            "PTY sessions are not supported on this platform yet",
+        )
+    };
+    // A PTY child can always be written to; keep that promise over pipes.
+    let mut piped = req.clone();
+    piped.stdin = crate::spawn::StdinMode::Pipe;
+    match spawn_with_pipes(&piped, shell, plan(false)) {
+        Ok(s) => {
+            warnings.push(format!(
+                "Warning: PTY spawn failed ({}); retrying without PTY for `{}`.",
+                pty_error.message, req.command
+            ));
+            Ok(s)
+        }
+        Err(pipe_error) => Err(AgentError::new(
+            crate::error::ErrorCode::SpawnFailed,
+            format!(
+                "PTY spawn failed ({}), and the pipe fallback failed too ({}).",
+                pty_error.message, pipe_error.message
+            ),
+        )),
+    }
+}
+
+/// Reads a PTY master to its end, answering cursor position queries as a terminal would.
+#[cfg(unix)]
+async fn pump_pty(session: Arc<Session>, master: Arc<PtyMaster>) {
+    let mut buf = vec![0u8; READ_CHUNK];
+    loop {
+        match master.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let queries = session.ingest(Stream::Stdout, &buf[..n]);
+                for _ in 0..queries {
+                    // A TUI that asks where its cursor is waits for the answer before drawing.
+                    let _ = master.write_all(b"\x1b[1;1R").await;
+                }
+            }
+        }
+    }
+    session.finish_stream(Stream::Stdout);
 }
 
 struct DrivePlan {
@@ -167,7 +293,7 @@ async fn drive(
         }
     };
     // Nobody can write to a process that is gone; closing also frees the fd.
-    session.stdin.lock().await.take();
+    session.input.lock().await.take();
     let mut survivors = Vec::new();
     if let Some(k) = killer {
         if let Ok(report) = k.await {
@@ -186,6 +312,10 @@ async fn drive(
         left_running.extend(live.into_iter().filter(|p| !survivors.contains(p)));
         session.finish_stream(Stream::Stdout);
         session.finish_stream(Stream::Stderr);
+    } else if cause.is_none() && session.target.group_exists() {
+        // Output ended, yet the group lives on: descendants that closed or lost the output (a PTY
+        // hangs up when its session leader exits) and kept running.
+        left_running.extend(session.target.live_processes());
     }
 
     let (exit_code, exit_signal) = match &status {

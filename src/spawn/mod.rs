@@ -3,6 +3,8 @@
 
 pub mod env;
 pub mod pipes;
+#[cfg(unix)]
+pub mod pty;
 pub mod request;
 pub mod shell;
 

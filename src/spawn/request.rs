@@ -55,6 +55,8 @@ pub struct ExecRequest {
     pub log_dir: PathBuf,
     /// Registered as a background session from the start (kept after exit, ignores aborts).
     pub background: bool,
+    /// Act as if the PTY could not be opened (exercises the pipe fallback).
+    pub pty_force_fallback: bool,
 }
 
 impl ExecRequest {
@@ -74,6 +76,7 @@ impl ExecRequest {
             limits: OutputLimits::default(),
             log_dir: crate::output::spool::default_log_dir(),
             background: false,
+            pty_force_fallback: false,
         }
     }
 
