@@ -32,11 +32,33 @@ pub struct Registry {
     sweeper_started: AtomicBool,
 }
 
+/// OpenClaw's `PI_BASH_JOB_TTL_MS`: unset, 0 or not a number gives 30 minutes; otherwise clamped to
+/// 1 minute .. 3 hours.
+pub fn ttl_from_env(raw: Option<&str>) -> Duration {
+    let parsed = raw
+        .map(str::trim)
+        .and_then(|r| {
+            let digits: String = r
+                .chars()
+                .enumerate()
+                .take_while(|(i, c)| c.is_ascii_digit() || (*i == 0 && (*c == '-' || *c == '+')))
+                .map(|(_, c)| c)
+                .collect();
+            digits.parse::<i64>().ok()
+        })
+        .filter(|v| *v != 0);
+    match parsed {
+        None => DEFAULT_TTL,
+        Some(ms) => Duration::from_millis(ms.clamp(60_000, 10_800_000) as u64),
+    }
+}
+
 impl Default for Registry {
     fn default() -> Self {
+        let ttl = ttl_from_env(std::env::var("PI_BASH_JOB_TTL_MS").ok().as_deref());
         Registry {
             maps: Mutex::new(Maps::default()),
-            ttl_ms: AtomicU64::new(DEFAULT_TTL.as_millis() as u64),
+            ttl_ms: AtomicU64::new(ttl.as_millis() as u64),
             sweeper_started: AtomicBool::new(false),
         }
     }
@@ -170,5 +192,25 @@ impl Registry {
 
     pub fn len_running(&self) -> usize {
         self.lock().running.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ttl_env_clamp() {
+        assert_eq!(ttl_from_env(None), DEFAULT_TTL);
+        assert_eq!(ttl_from_env(Some("")), DEFAULT_TTL);
+        assert_eq!(ttl_from_env(Some("0")), DEFAULT_TTL);
+        assert_eq!(ttl_from_env(Some("abc")), DEFAULT_TTL);
+        assert_eq!(ttl_from_env(Some("5")), Duration::from_secs(60));
+        assert_eq!(ttl_from_env(Some("-5")), Duration::from_secs(60));
+        assert_eq!(ttl_from_env(Some("120000ms")), Duration::from_secs(120));
+        assert_eq!(
+            ttl_from_env(Some("99999999999")),
+            Duration::from_secs(3 * 3600)
+        );
     }
 }

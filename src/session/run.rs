@@ -430,6 +430,36 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn pty_and_pipe_failure_names_both_causes() {
+        let mut req = ExecRequest::new("true");
+        req.pty = Some(crate::spawn::request::PtySize::default());
+        req.pty_force_fallback = true;
+        let shell = ShellConfig {
+            program: "/nonexistent/shell".into(),
+            args: vec!["-c".into()],
+            warning: None,
+        };
+        let mut warnings = Vec::new();
+        let err = match spawn_child(&req, &shell, &env_plan(&req, "m"), &mut warnings) {
+            Err(e) => e,
+            Ok(_) => panic!("spawn must fail"),
+        };
+        assert_eq!(err.code, crate::error::ErrorCode::SpawnFailed);
+        assert!(
+            err.message.starts_with("PTY spawn failed (PTY disabled"),
+            "{}",
+            err.message
+        );
+        assert!(
+            err.message
+                .contains("pipe fallback failed too (Could not start /nonexistent/shell"),
+            "{}",
+            err.message
+        );
+        assert!(warnings.is_empty());
+    }
+
+    #[tokio::test]
     async fn captures_both_streams_and_exit_code() {
         let out = run(ExecRequest::new("echo out; echo err >&2; exit 3")).await;
         assert_eq!(out.status, RunStatus::Completed);
