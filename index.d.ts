@@ -9,8 +9,117 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** Parse a command the way the approval gate does: chains, pipelines, argv, wrappers, resolved paths. */
+export declare function analyzeCommand(command: string, options?: { cwd?: string; env?: Record<string, string> }): CommandAnalysis
+
+/** Options of the `approval` field of `exec` (and of `evaluateCommand`). */
+export interface ApprovalOptions {
+  security?: 'deny' | 'allowlist' | 'full'
+  ask?: 'off' | 'on-miss' | 'always'
+  /** What happens when nobody answers in time (default deny). */
+  askFallback?: 'deny' | 'allowlist' | 'full'
+  /** Which agent's entries of the approvals file apply (default "main"). */
+  agentId?: string
+  /** Default `$OPENCLAW_HOME` or `$HOME`, then `.openclaw/exec-approvals.json`. */
+  approvalsFile?: string
+  /** Safe bins (default cut, uniq, head, tail, tr, wc). */
+  safeBins?: Array<string>
+  /** Where safe bins must live (default /bin, /usr/bin). */
+  safeBinTrustedDirs?: Array<string>
+  /** How long `onApproval` may take (default 120000 ms); then askFallback decides. */
+  timeoutMs?: number
+  onApproval?: (request: ApprovalRequest) => Promise<'allow-once' | 'allow-always' | 'deny'> | 'allow-once' | 'allow-always' | 'deny'
+}
+
+/** What `onApproval` receives. */
+export interface ApprovalRequest {
+  id: string
+  command: string
+  cwd: string
+  agentId: string
+  security: 'deny' | 'allowlist' | 'full'
+  ask: 'off' | 'on-miss' | 'always'
+  /** Why a person is asked: `ask=always`, `allowlist miss` or `analysis failed`. */
+  reason: string
+  /** Why the shell analysis failed, when it did. */
+  analysisReason?: string
+  segments: Array<ApprovalRequestSegment>
+  /** Executables `allow-always` would add to the allowlist. */
+  resolvedPaths: Array<string>
+  /** Epoch ms after which askFallback decides. */
+  expiresAtMs: number
+  allowedDecisions: Array<string>
+}
+
+export interface ApprovalRequestSegment {
+  argv: Array<string>
+  resolvedPath?: string
+  executableName: string
+  /** Why this segment is not allowed by the allowlist. */
+  miss?: string
+}
+
+/** How the approval gate decided a run. */
+export interface ApprovalSummary {
+  allowed: boolean
+  decision: 'allow' | 'deny' | 'ask'
+  decidedBy: 'policy' | 'user' | 'fallback'
+  reason: string
+  answer?: 'allow-once' | 'allow-always' | 'deny' | 'timeout' | 'error'
+  requestId?: string
+  /** Allowlist patterns that matched. */
+  matches: Array<string>
+  /** Patterns `allow-always` added to the approvals file. */
+  persisted: Array<string>
+  approvalsFile: string
+}
+
 /** Forget a finished session. */
 export declare function clearSession(sessionId: string, options?: SessionScope): void
+
+/** The shape `analyzeCommand` returns (declared for the type definitions). */
+export interface CommandAnalysis {
+  ok: boolean
+  /** Why the command cannot be analysed (OpenClaw's texts, e.g. `unsupported shell token: $()`). */
+  reason?: string
+  /** `&&`, `||` or `;` between chain parts. */
+  operators: Array<string>
+  /** Chain parts, each a pipeline of simple commands. */
+  chains: Array<Array<CommandSegment>>
+}
+
+/** The shape `evaluateCommand` returns (declared for the type definitions). */
+export interface CommandEvaluation {
+  analysisOk: boolean
+  allowlistSatisfied: boolean
+  decision: 'allow' | 'deny' | 'ask'
+  reason: string
+  requiresApproval: boolean
+  security: string
+  ask: string
+  askFallback: string
+  agentId: string
+  approvalsFile: string
+  matches: Array<string>
+  segments: Array<SegmentVerdict>
+  analysis: CommandAnalysis
+}
+
+export interface CommandSegment {
+  argv: Array<string>
+  /** argv after transparent wrappers (env, nice, nohup, stdbuf, timeout, time). */
+  effectiveArgv: Array<string>
+  wrappers: Array<string>
+  rawExecutable: string
+  resolvedPath?: string
+  executableName: string
+  /** Why this command can never be allowlisted as written (sudo, env -S, failed inner shell...). */
+  blocked?: string
+  inner?: CommandAnalysis
+}
+
+/** Evaluate a command against the approvals file and policy without running it or asking anyone. */
+export declare function evaluateCommand(command: string, options?: ApprovalOptions & { cwd?: string; env?: Record<string, string> }): CommandEvaluation
 
 /**
  * Run a command. Resolves with the outcome (a failed command is a result, not a rejection); rejects
@@ -48,6 +157,8 @@ export interface ExecOptions {
   scopeKey?: string
   onOutput?: (chunk: OutputChunk) => void
   onExit?: (info: ExitInfo) => void
+  /** Check the command against an approval policy (and ask `onApproval`) before running it. */
+  approval?: ApprovalOptions
   /** Wait this long, then resolve `running` and keep the run as a background session. */
   yieldMs?: number
   /** Resolve `running` at once and keep the run as a background session. */
@@ -86,6 +197,8 @@ export interface ExecOutcome {
   survivors: Array<number>
   /** Processes still running after the command exited (they held its output open). */
   leftRunning: Array<number>
+  /** How the approval gate decided, when the `approval` option was given. */
+  approval?: ApprovalSummary
 }
 
 /** What `onExit` receives. */
@@ -199,6 +312,12 @@ export interface ResizeOptions {
 
 /** Resize a PTY session. */
 export declare function resizePty(sessionId: string, cols: number, rows: number, options?: ResizeOptions): Promise<void>
+
+export interface SegmentVerdict {
+  satisfiedBy?: 'allowlist' | 'safe-bin' | 'inner'
+  pattern?: string
+  miss?: string
+}
 
 /**
  * Send keys in OpenClaw's key language. Unmodified arrows are refused (ERR_CURSOR_KEY_MODE_UNKNOWN)

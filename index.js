@@ -835,7 +835,9 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.analyzeCommand = nativeBinding.analyzeCommand
 module.exports.clearSession = nativeBinding.clearSession
+module.exports.evaluateCommand = nativeBinding.evaluateCommand
 module.exports.exec = nativeBinding.exec
 module.exports.getSessionTtl = nativeBinding.getSessionTtl
 module.exports.killSession = nativeBinding.killSession

@@ -8,6 +8,7 @@ const fs = require('node:fs');
 
 const USAGE = `Usage:
   agent-exec run [options] [--] <command...>   run a command and print its outcome
+  agent-exec check [options] [--] <command...> analyse a command and show the approval decision
   agent-exec demo                              run a few commands that show what the runtime does
   agent-exec help                              this text
 
@@ -18,6 +19,10 @@ Options for run:
   --max-output <chars>  cap of the aggregated output (default 200000)
   --stdin-pipe          keep stdin open (default: closed)
   --json                print the outcome as JSON instead of text
+
+Options for check:
+  --security <deny|allowlist|full>   --ask <off|on-miss|always>   --agent <id>
+  --approvals-file <path>            --cwd <dir>                  --json
 `;
 
 class UsageError extends Error {}
@@ -90,6 +95,54 @@ async function run(args, out = process.stdout) {
   }
 }
 
+function parseCheck(args) {
+  const opts = { json: false, options: {} };
+  const words = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    const value = () => {
+      if (i + 1 >= args.length) throw new UsageError(`${a} needs a value`);
+      return args[++i];
+    };
+    if (a === '--') {
+      words.push(...args.slice(i + 1));
+      break;
+    } else if (a === '--security') opts.options.security = value();
+    else if (a === '--ask') opts.options.ask = value();
+    else if (a === '--agent') opts.options.agentId = value();
+    else if (a === '--approvals-file') opts.options.approvalsFile = value();
+    else if (a === '--cwd') opts.options.cwd = value();
+    else if (a === '--json') opts.json = true;
+    else if (a.startsWith('--')) throw new UsageError(`unknown option ${a}`);
+    else words.push(a);
+  }
+  if (words.length === 0) throw new UsageError('check needs a command');
+  opts.command = words.join(' ');
+  return opts;
+}
+
+function check(args, out = process.stdout) {
+  const { evaluateCommand } = require('./index.js');
+  const opts = parseCheck(args);
+  const ev = evaluateCommand(opts.command, opts.options);
+  if (opts.json) {
+    out.write(JSON.stringify(ev, null, 2) + '\n');
+  } else {
+    const lines = [`command: ${opts.command}`];
+    lines.push(`analysis: ${ev.analysisOk ? 'ok' : `failed (${ev.analysis.reason})`}`);
+    const segments = ev.analysis.chains.flat();
+    segments.forEach((s, i) => {
+      const v = ev.segments[i] || {};
+      const how = v.satisfiedBy ? `allowed by ${v.satisfiedBy}${v.pattern ? ` ${v.pattern}` : ''}` : `not allowed: ${v.miss}`;
+      lines.push(`  [${i + 1}] ${JSON.stringify(s.argv)} -> ${s.resolvedPath ?? '(unresolved)'}${s.wrappers.length ? ` (wrappers: ${s.wrappers.join(', ')})` : ''}; ${how}`);
+    });
+    lines.push(`policy: security=${ev.security} ask=${ev.ask} askFallback=${ev.askFallback} (agent ${ev.agentId}, ${ev.approvalsFile})`);
+    lines.push(`decision: ${ev.decision} (${ev.reason})`);
+    out.write(lines.join('\n') + '\n');
+  }
+  return ev.decision === 'allow' ? 0 : ev.decision === 'ask' ? 3 : 4;
+}
+
 async function demo(out = process.stdout) {
   const { exec } = require('./index.js');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-exec-demo-'));
@@ -126,6 +179,7 @@ async function main(argv) {
   try {
     if (cmd === 'run') return await run(rest);
     if (cmd === 'demo') return await demo();
+    if (cmd === 'check') return check(rest);
     if (cmd === undefined || cmd === 'help' || cmd === '--help' || cmd === '-h') {
       process.stdout.write(USAGE);
       return cmd === undefined ? 2 : 0;
@@ -147,4 +201,4 @@ if (require.main === module) {
   });
 }
 
-module.exports = { main, parseRun, describe };
+module.exports = { main, parseRun, parseCheck, describe };

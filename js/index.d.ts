@@ -13,6 +13,8 @@ export {
   removeSession,
   setSessionTtl,
   getSessionTtl,
+  analyzeCommand,
+  evaluateCommand,
 } from '../index';
 export type {
   ExecOptions,
@@ -31,4 +33,12 @@ export type {
   SendKeysResult,
   PasteOptions,
   ResizeOptions,
+  ApprovalOptions,
+  ApprovalRequest,
+  ApprovalRequestSegment,
+  ApprovalSummary,
+  CommandAnalysis,
+  CommandSegment,
+  CommandEvaluation,
+  SegmentVerdict,
 } from '../index';

@@ -19,4 +19,6 @@ module.exports = {
   removeSession: native.removeSession,
   setSessionTtl: native.setSessionTtl,
   getSessionTtl: native.getSessionTtl,
+  analyzeCommand: native.analyzeCommand,
+  evaluateCommand: native.evaluateCommand,
 };

@@ -35,6 +35,9 @@ pub enum ErrorCode {
     CursorKeyModeUnknown,
     /// The action needs a PTY session.
     NotAPty,
+    /// The exec approvals file cannot be read or written, is not valid JSON or not an object, or has
+    /// an unsupported version. A malformed file is never rewritten.
+    InvalidApprovalsFile,
     /// An unexpected internal failure (a bug): the message says what broke.
     Internal,
 }
@@ -55,6 +58,7 @@ impl ErrorCode {
             ErrorCode::StdinClosed => "ERR_STDIN_CLOSED",
             ErrorCode::CursorKeyModeUnknown => "ERR_CURSOR_KEY_MODE_UNKNOWN",
             ErrorCode::NotAPty => "ERR_NOT_A_PTY",
+            ErrorCode::InvalidApprovalsFile => "ERR_INVALID_APPROVALS_FILE",
             ErrorCode::Internal => "ERR_INTERNAL",
         }
     }

@@ -3,6 +3,7 @@
 //! The core (`spawn`, `session`, `output`, `kill`) knows nothing of Node and is tested with plain
 //! `cargo test`; `bindings` is the only module that touches napi.
 
+pub mod approval;
 pub mod bindings;
 pub mod error;
 pub mod kill;

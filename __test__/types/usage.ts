@@ -35,3 +35,39 @@ async function main(): Promise<void> {
 }
 
 void main;
+
+import {
+  analyzeCommand,
+  evaluateCommand,
+  listSessions,
+  pollSession,
+  sendKeys,
+} from '../../js/index';
+import type { ApprovalRequest, CommandAnalysis, CommandEvaluation, SessionInfo } from '../../js/index';
+
+async function approvals(): Promise<void> {
+  const analysis: CommandAnalysis = analyzeCommand('ls && pwd', { cwd: '/tmp' });
+  const first: string[] = analysis.chains[0][0].argv;
+  const ev: CommandEvaluation = evaluateCommand('ls', { security: 'allowlist', ask: 'on-miss' });
+  const decision: 'allow' | 'deny' | 'ask' = ev.decision;
+  const outcome = await exec({
+    command: 'ls',
+    approval: {
+      security: 'allowlist',
+      ask: 'on-miss',
+      onApproval: async (req: ApprovalRequest) => (req.resolvedPaths.length > 0 ? 'allow-once' : 'deny'),
+    },
+  });
+  const allowed: boolean | undefined = outcome.approval?.allowed;
+  const sessions: SessionInfo[] = listSessions({ scopeKey: 'a' });
+  const polled = await pollSession('calm-harbor', { timeoutMs: 1000 });
+  const keys = await sendKeys('calm-harbor', { keys: ['C-c'] });
+  void first;
+  void decision;
+  void allowed;
+  void sessions;
+  void polled.stdout;
+  void keys.warnings;
+}
+
+void approvals;

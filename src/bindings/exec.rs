@@ -7,6 +7,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, JsValue};
 use napi_derive::napi;
 
+use super::approval::{ask_handler, JsApprovalOptions, JsApprovalSummary};
 use super::errors::to_napi;
 use super::forward::{OutputChunk, OutputForwarder};
 use super::options::{parse_exec_options, ParsedExec};
@@ -44,6 +45,8 @@ pub struct JsExecOutcome {
     pub survivors: Vec<u32>,
     /// Processes still running after the command exited (they held its output open).
     pub left_running: Vec<u32>,
+    /// How the approval gate decided, when the `approval` option was given.
+    pub approval: Option<JsApprovalSummary>,
 }
 
 impl From<ExecOutcome> for JsExecOutcome {
@@ -68,6 +71,7 @@ impl From<ExecOutcome> for JsExecOutcome {
             cwd: o.cwd,
             survivors: o.survivors,
             left_running: o.left_running,
+            approval: None,
         }
     }
 }
@@ -130,6 +134,8 @@ pub struct JsExecOptions {
     pub on_output: Option<serde_json::Value>,
     #[napi(ts_type = "(info: ExitInfo) => void")]
     pub on_exit: Option<serde_json::Value>,
+    /// Check the command against an approval policy (and ask `onApproval`) before running it.
+    pub approval: Option<JsApprovalOptions>,
     /// Wait this long, then resolve `running` and keep the run as a background session.
     pub yield_ms: Option<f64>,
     /// Resolve `running` at once and keep the run as a background session.
@@ -238,25 +244,64 @@ pub fn exec<'env>(
         request,
         scope_key,
         yield_after,
+        approval,
         ..
     } = parsed;
     env.spawn_future_with_callback(
         async move {
+            let mut summary = None;
+            if let Some((opts, handler)) = approval {
+                let lookup = |key: &str| {
+                    request
+                        .env
+                        .iter()
+                        .rev()
+                        .find(|(k, _)| k == key)
+                        .map(|(_, v)| v.clone())
+                        .or_else(|| {
+                            if request.inherit_env {
+                                std::env::var(key).ok()
+                            } else {
+                                None
+                            }
+                        })
+                };
+                let (path, home) = (lookup("PATH"), lookup("HOME"));
+                let asker = handler.as_ref().map(|h| move |req| ask_handler(h, req));
+                let gate = match crate::approval::gate::run_gate(
+                    &request.command,
+                    &request.cwd,
+                    path.as_deref(),
+                    home.as_deref(),
+                    &opts,
+                    asker,
+                )
+                .await
+                {
+                    Ok(g) => g,
+                    Err(e) => return Ok(Err(e)),
+                };
+                if !gate.allowed {
+                    return Ok(Ok(Finished::Denied(denied(&request, &gate))));
+                }
+                summary = Some(JsApprovalSummary::from(&gate));
+            }
             let session = match run::start(registry::global(), &request, hooks, scope_key) {
                 Ok(s) => s,
                 Err(e) => return Ok(Err(e)),
             };
             latch.attach(&session);
             registry::global().ensure_sweeper();
+            let done = |o: ExecOutcome| Ok(Ok(Finished::Ran(Box::new(o), summary.clone())));
             if request.background {
-                return Ok(Ok(running_outcome(&session)));
+                return done(running_outcome(&session));
             }
             if let Some(window) = yield_after {
                 tokio::select! {
                     _ = session.wait_exit() => {}
                     _ = tokio::time::sleep(window) => {
                         if session.mark_backgrounded() {
-                            return Ok(Ok(running_outcome(&session)));
+                            return done(running_outcome(&session));
                         }
                     }
                 }
@@ -265,13 +310,52 @@ pub fn exec<'env>(
             if let Some(f) = forwarder {
                 f.flushed().await;
             }
-            Ok(Ok(outcome_of(&session, &exit, &request)))
+            done(outcome_of(&session, &exit, &request))
         },
-        |env, result: std::result::Result<ExecOutcome, AgentError>| match result {
-            Ok(outcome) => Ok(JsExecOutcome::from(outcome)),
+        |env, result: std::result::Result<Finished, AgentError>| match result {
+            Ok(Finished::Ran(outcome, summary)) => {
+                let mut js = JsExecOutcome::from(*outcome);
+                js.approval = summary;
+                Ok(js)
+            }
+            Ok(Finished::Denied(js)) => Ok(*js),
             Err(e) => Err(to_napi(env, &e)),
         },
     )
+}
+
+enum Finished {
+    Ran(Box<ExecOutcome>, Option<JsApprovalSummary>),
+    Denied(Box<JsExecOutcome>),
+}
+
+/// A run the approval gate refused: a result with the reason, nothing spawned.
+fn denied(
+    request: &crate::spawn::ExecRequest,
+    gate: &crate::approval::gate::GateResult,
+) -> Box<JsExecOutcome> {
+    Box::new(JsExecOutcome {
+        status: "failed".into(),
+        session_id: String::new(),
+        pid: 0,
+        exit_code: None,
+        exit_signal: None,
+        timed_out: false,
+        aborted: false,
+        duration_ms: 0.0,
+        output: String::new(),
+        tail: String::new(),
+        truncated: false,
+        total_chars: 0.0,
+        omitted_chars: 0.0,
+        output_file: None,
+        warnings: Vec::new(),
+        reason: Some(format!("exec denied: {}", gate.reason)),
+        cwd: request.cwd.display().to_string(),
+        survivors: Vec::new(),
+        left_running: Vec::new(),
+        approval: Some(JsApprovalSummary::from(gate)),
+    })
 }
 
 /// A promise already rejected with a typed error.

@@ -1,5 +1,6 @@
 //! The only code that touches napi: JS values in, typed errors and plain objects out.
 
+pub mod approval;
 pub mod errors;
 pub mod exec;
 pub mod forward;

@@ -152,6 +152,11 @@ macro_rules! tri {
 /// Parsed options: the core request plus what only the binding uses.
 pub struct ParsedExec {
     pub request: ExecRequest,
+    /// The approval gate to pass before the run starts.
+    pub approval: Option<(
+        crate::approval::gate::ApprovalOptions,
+        Option<super::approval::ApprovalFn>,
+    )>,
     /// `None`: wait for the end. `Some(0)`: background at once.
     pub yield_after: Option<Duration>,
     pub scope_key: Option<String>,
@@ -316,11 +321,16 @@ pub fn parse_exec_options<'a>(
             ))))
         }
     };
+    let approval = match f.object("approval")? {
+        None => None,
+        Some((_, value)) => Some(tri!(super::approval::parse_approval(env, value))),
+    };
     if let Some(force) = tri!(f.boolean("ptyForceFallback")) {
         req.pty_force_fallback = force;
     }
     Ok(Ok(ParsedExec {
         request: req,
+        approval,
         yield_after,
         scope_key,
         has_on_output,

@@ -1,0 +1,182 @@
+'use strict';
+// Exec approvals through the native API: analysis, evaluation, the JS callback, the approvals file.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+
+const { native, track, killTracked, tempDir, waitFor } = require('./helpers.js');
+const api = require('../js/index.js');
+
+test.after(killTracked);
+
+function approvalsFile(dir, content) {
+  const file = path.join(dir, 'exec-approvals.json');
+  if (content !== undefined) fs.writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+  return file;
+}
+
+function policy(dir, extra = {}) {
+  return { security: 'allowlist', ask: 'on-miss', approvalsFile: approvalsFile(dir), ...extra };
+}
+
+test('analyzeCommand splits chains and pipelines and resolves executables', () => {
+  const a = api.analyzeCommand('ls -la && git status | head -n 1', { cwd: '/' });
+  assert.equal(a.ok, true);
+  assert.deepEqual(a.operators, ['&&']);
+  assert.deepEqual(a.chains[0][0].argv, ['ls', '-la']);
+  assert.match(a.chains[0][0].resolvedPath, /\/ls$/);
+  assert.deepEqual(a.chains[1][1].argv, ['head', '-n', '1']);
+  const bad = api.analyzeCommand('echo $(id)');
+  assert.equal(bad.ok, false);
+  assert.equal(bad.reason, 'unsupported shell token: $()');
+  assert.throws(() => api.analyzeCommand(5), { code: 'ERR_INVALID_COMMAND' });
+});
+
+test('evaluateCommand: ls && rm does not pass on an ls allowlist', () => {
+  const dir = tempDir();
+  const lsPath = api.analyzeCommand('ls').chains[0][0].resolvedPath;
+  approvalsFile(dir, { version: 1, agents: { main: { allowlist: [{ pattern: lsPath }] } } });
+  const opts = policy(dir);
+  assert.equal(api.evaluateCommand('ls -la', opts).decision, 'allow');
+  const chained = api.evaluateCommand('ls && rm -rf ~', opts);
+  assert.equal(chained.allowlistSatisfied, false);
+  assert.equal(chained.decision, 'ask');
+  assert.equal(chained.segments[0].satisfiedBy, 'allowlist');
+  assert.equal(chained.segments[1].satisfiedBy, undefined);
+  assert.equal(api.evaluateCommand('ls | head -n 2', opts).segments[1].satisfiedBy, 'safe-bin');
+  assert.equal(api.evaluateCommand('rm x', { ...opts, ask: 'off' }).decision, 'deny');
+  approvalsFile(dir, { version: 1, agents: { main: { security: 'allowlist', allowlist: [{ pattern: lsPath }] } } });
+  const loosened = api.evaluateCommand('rm x', { approvalsFile: approvalsFile(dir), security: 'full', ask: 'off' });
+  assert.equal(loosened.security, 'allowlist', 'per-call values cannot loosen the file');
+  assert.equal(loosened.decision, 'deny');
+});
+
+test('allow-once runs the command without persisting anything', async () => {
+  const dir = tempDir();
+  const requests = [];
+  const r = await native.exec({
+    command: 'echo approved-once',
+    approval: { ...policy(dir), onApproval: async (req) => (requests.push(req), 'allow-once') },
+  });
+  track(r.pid);
+  assert.equal(r.status, 'completed');
+  assert.equal(r.output, 'approved-once\n');
+  assert.equal(requests.length, 1);
+  const req = requests[0];
+  assert.equal(req.command, 'echo approved-once');
+  assert.equal(req.reason, 'allowlist miss');
+  assert.match(req.id, /^[0-9a-f-]{36}$/);
+  assert.deepEqual(req.segments[0].argv, ['echo', 'approved-once']);
+  assert.ok(req.expiresAtMs > Date.now());
+  assert.deepEqual(req.allowedDecisions, ['allow-once', 'allow-always', 'deny']);
+  assert.equal(r.approval.answer, 'allow-once');
+  assert.equal(fs.existsSync(approvalsFile(dir)), false);
+});
+
+test('allow-always persists the resolved executables; the next run does not ask', async () => {
+  const dir = tempDir();
+  let asked = 0;
+  const opts = { ...policy(dir), onApproval: () => (asked++, Promise.resolve('allow-always')) };
+  const first = await native.exec({ command: 'echo one | tr a-z A-Z', approval: opts });
+  track(first.pid);
+  assert.equal(first.output, 'ONE\n');
+  assert.equal(asked, 1);
+  const file = JSON.parse(fs.readFileSync(approvalsFile(dir), 'utf8'));
+  const patterns = file.agents.main.allowlist.map((e) => e.pattern);
+  assert.ok(patterns.some((p) => p.endsWith('/echo')), JSON.stringify(patterns));
+  assert.ok(patterns.some((p) => p.endsWith('/tr')));
+  assert.equal(fs.statSync(approvalsFile(dir)).mode & 0o777, 0o600);
+  assert.deepEqual(first.approval.persisted.sort(), patterns.slice().sort());
+  const second = await native.exec({ command: 'echo two', approval: opts });
+  track(second.pid);
+  assert.equal(second.output, 'two\n');
+  assert.equal(asked, 1, 'not asked again');
+  assert.equal(second.approval.decidedBy, 'policy');
+});
+
+test('deny, a throwing handler, a rejecting one and a wrong answer are all denials, as results', async () => {
+  const dir = tempDir();
+  const cases = [
+    [() => 'deny', 'exec denied: user denied'],
+    [() => { throw new Error('boom'); }, /exec denied: approval handler failed \(the handler threw/],
+    [() => Promise.reject(new Error('nope')), /exec denied: approval handler failed \(the handler rejected/],
+    [() => 'yes please', /exec denied: approval handler failed \(the handler returned "yes please"/],
+    [() => 42, /exec denied: approval handler failed/],
+  ];
+  for (const [onApproval, reason] of cases) {
+    const r = await native.exec({ command: 'touch should-not-exist', cwd: dir, approval: { ...policy(dir), onApproval } });
+    assert.equal(r.status, 'failed');
+    assert.match(r.reason, reason instanceof RegExp ? reason : new RegExp(reason.replace(/[()]/g, '\\$&')));
+    assert.equal(r.pid, 0);
+    assert.equal(r.approval.allowed, false);
+    assert.equal(fs.existsSync(path.join(dir, 'should-not-exist')), false);
+  }
+});
+
+test('a handler that never answers times out and askFallback decides (default deny)', async () => {
+  const dir = tempDir();
+  const never = () => new Promise(() => {});
+  const denied = await native.exec({ command: 'echo x', approval: { ...policy(dir), timeoutMs: 200, onApproval: never } });
+  assert.equal(denied.status, 'failed');
+  assert.equal(denied.reason, 'exec denied: approval-timeout');
+  assert.equal(denied.approval.decidedBy, 'fallback');
+  // A caller may only tighten askFallback; the file may set it looser.
+  const loose = await native.exec({
+    command: 'echo no',
+    approval: { ...policy(dir), timeoutMs: 200, onApproval: never, askFallback: 'full' },
+  });
+  assert.equal(loose.reason, 'exec denied: approval-timeout');
+  approvalsFile(dir, { version: 1, defaults: { askFallback: 'full' } });
+  const allowed = await native.exec({
+    command: 'echo via-fallback',
+    approval: { approvalsFile: approvalsFile(dir), security: 'full', ask: 'always', timeoutMs: 200, onApproval: never },
+  });
+  track(allowed.pid);
+  assert.equal(allowed.output, 'via-fallback\n');
+  assert.equal(allowed.approval.decidedBy, 'fallback');
+});
+
+test('security deny refuses everything; a malformed approvals file is a typed error and stays untouched', async () => {
+  const dir = tempDir();
+  const r = await native.exec({ command: 'echo no', approval: { security: 'deny', approvalsFile: approvalsFile(dir) } });
+  assert.equal(r.reason, 'exec denied: security=deny');
+  const bad = approvalsFile(dir, '{"version": 1, "agents": [');
+  const before = fs.readFileSync(bad);
+  await assert.rejects(native.exec({ command: 'echo no', approval: { approvalsFile: bad } }), (e) => {
+    assert.equal(e.code, 'ERR_INVALID_APPROVALS_FILE');
+    assert.ok(e.message.includes(bad), e.message);
+    return true;
+  });
+  assert.ok(fs.readFileSync(bad).equals(before));
+  await assert.rejects(native.exec({ command: 'true', approval: { security: 'sometimes' } }), { code: 'ERR_INVALID_OPTION' });
+  await assert.rejects(native.exec({ command: 'true', approval: 'yes' }), { code: 'ERR_INVALID_OPTION' });
+});
+
+test('8 processes adding entries at once lose none', async () => {
+  const dir = tempDir();
+  const file = approvalsFile(dir);
+  const script = `
+    const api = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+    const dir = process.argv[1], idx = process.argv[2], file = process.argv[3];
+    (async () => {
+      for (let i = 0; i < 10; i++) {
+        const cmd = dir + '/bin-' + idx + '-' + i;
+        await api.exec({ command: cmd, approval: { security: 'allowlist', ask: 'on-miss', approvalsFile: file, onApproval: async () => 'allow-always' } });
+      }
+    })();`;
+  for (let p = 0; p < 8; p++) {
+    for (let i = 0; i < 10; i++) {
+      const f = path.join(dir, `bin-${p}-${i}`);
+      fs.writeFileSync(f, '#!/bin/sh\ntrue\n', { mode: 0o755 });
+    }
+  }
+  const children = Array.from({ length: 8 }, (_, p) => spawn(process.execPath, ['-e', script, dir, String(p), file], { stdio: 'inherit' }));
+  children.forEach((c) => track(c.pid));
+  await Promise.all(children.map((c) => new Promise((res) => c.on('exit', res))));
+  const entries = JSON.parse(fs.readFileSync(file, 'utf8')).agents.main.allowlist.map((e) => e.pattern);
+  assert.equal(new Set(entries).size, 80);
+  assert.equal(entries.length, 80);
+});

@@ -1,0 +1,64 @@
+'use strict';
+// The agent-exec command: run, check and demo, through the real bin script.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const { tempDir } = require('./helpers.js');
+
+const cli = path.join(__dirname, '..', 'js', 'cli.js');
+
+function run(args, opts = {}) {
+  return spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', timeout: 60000, ...opts });
+}
+
+test('run streams output, prints the outcome and exits with the command\'s code', () => {
+  const r = run(['run', '--', 'echo hi; exit 3']);
+  assert.equal(r.status, 3);
+  assert.match(r.stdout, /^hi\n\[completed\] exit code 3 in \d+ ms \(session [a-z-]+\d*, pid \d+\)\n$/);
+  const t = run(['run', '--timeout', '0.3', '--grace', '100', '--json', '--', 'sleep 30']);
+  assert.equal(t.status, 124);
+  const outcome = JSON.parse(t.stdout);
+  assert.equal(outcome.timedOut, true);
+  assert.equal(outcome.reason, 'Command timed out after 0.3 seconds');
+});
+
+test('usage errors exit 2 with a message', () => {
+  const r = run(['run', '--timeout', 'soon', 'ls']);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--timeout needs a number/);
+  assert.equal(run(['nope']).status, 2);
+  const bad = run(['run', '--cwd', '/nonexistent-dir-xyz', '--', 'ls']);
+  assert.equal(bad.status, 1);
+  assert.match(bad.stderr, /\[ERR_INVALID_CWD\] The cwd \/nonexistent-dir-xyz does not exist/);
+});
+
+test('check prints the analysis, the matching rule and the decision', () => {
+  const dir = tempDir();
+  const file = path.join(dir, 'approvals.json');
+  const ls = spawnSync('sh', ['-c', 'command -v ls'], { encoding: 'utf8' }).stdout.trim();
+  fs.writeFileSync(file, JSON.stringify({ version: 1, agents: { main: { allowlist: [{ pattern: ls }] } } }));
+  const ok = run(['check', '--security', 'allowlist', '--approvals-file', file, '--', 'ls -la | head -n 2']);
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.match(ok.stdout, /analysis: ok/);
+  assert.match(ok.stdout, new RegExp(`\\[1\\] \\["ls","-la"\\] -> ${ls}; allowed by allowlist ${ls}`));
+  assert.match(ok.stdout, /\[2\] \["head","-n","2"\] -> \S+head; allowed by safe-bin/);
+  assert.match(ok.stdout, /decision: allow \(allowlisted\)/);
+  const miss = run(['check', '--security', 'allowlist', '--ask', 'on-miss', '--approvals-file', file, '--', 'ls && rm -rf /tmp/x']);
+  assert.equal(miss.status, 3);
+  assert.match(miss.stdout, /not allowed: \S+rm is not allowlisted/);
+  assert.match(miss.stdout, /decision: ask \(allowlist miss\)/);
+  const bad = run(['check', '--approvals-file', file, '--json', '--', 'echo $(id)']);
+  assert.equal(JSON.parse(bad.stdout).analysis.reason, 'unsupported shell token: $()');
+});
+
+test('demo runs', () => {
+  const r = run(['demo']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /Command timed out after 0\.5 seconds/);
+  assert.match(r.stdout, /chars omitted/);
+  assert.match(r.stdout, /cat saw EOF/);
+});

@@ -1,0 +1,326 @@
+//! The approval gate of `exec`: analyse, evaluate against the approvals file, decide, and when the
+//! policy says "ask", put the question to the caller's handler with a deadline.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::analyze::{analyze, Analysis, Context};
+use super::evaluate::{
+    decide, evaluate, fallback_allows, AllowRules, Decision, Evaluation, Policy,
+};
+use super::policy::{Ask, Security};
+use super::store;
+use crate::error::AgentError;
+
+/// The caller's approval settings (all optional; per-call values only tighten the file's).
+#[derive(Debug, Clone, Default)]
+pub struct ApprovalOptions {
+    pub security: Option<Security>,
+    pub ask: Option<Ask>,
+    pub ask_fallback: Option<Security>,
+    pub agent_id: Option<String>,
+    pub approvals_file: Option<PathBuf>,
+    pub safe_bins: Option<Vec<String>>,
+    pub trusted_dirs: Option<Vec<PathBuf>>,
+    /// How long the handler may take before askFallback decides.
+    pub timeout: Duration,
+}
+
+pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What the handler is asked.
+#[derive(Debug, Clone)]
+pub struct ApprovalRequest {
+    pub id: String,
+    pub command: String,
+    pub cwd: String,
+    pub agent_id: String,
+    pub security: Security,
+    pub ask: Ask,
+    /// Why asking: `ask=always`, `allowlist miss` or `analysis failed`.
+    pub reason: String,
+    pub analysis_reason: Option<String>,
+    pub segments: Vec<RequestSegment>,
+    pub resolved_paths: Vec<String>,
+    pub expires_at_ms: u64,
+    /// `allow-always` is not offered when every run must be asked.
+    pub allowed_decisions: Vec<&'static str>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RequestSegment {
+    pub argv: Vec<String>,
+    pub resolved_path: Option<String>,
+    pub executable_name: String,
+    pub miss: Option<String>,
+}
+
+/// The handler's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    AllowOnce,
+    AllowAlways,
+    Deny,
+    /// No answer before the deadline (or no handler): askFallback decides.
+    TimedOut,
+    /// The handler threw, rejected or returned something else: counts as deny.
+    Failed(String),
+}
+
+/// The gate's verdict on one command.
+#[derive(Debug, Clone)]
+pub struct GateResult {
+    pub allowed: bool,
+    pub decision: Decision,
+    /// `policy`, `user` or `fallback`.
+    pub decided_by: &'static str,
+    pub reason: String,
+    pub answer: Option<Answer>,
+    pub matches: Vec<String>,
+    /// Patterns written to the approvals file by `allow-always`.
+    pub persisted: Vec<String>,
+    pub request_id: Option<String>,
+    pub approvals_file: PathBuf,
+}
+
+fn resolved_paths(analysis: &Analysis) -> Vec<String> {
+    let mut out = Vec::new();
+    collect_paths(analysis, &mut out);
+    out
+}
+
+fn collect_paths(analysis: &Analysis, out: &mut Vec<String>) {
+    for s in analysis.segments() {
+        match &s.inner {
+            Some(inner) if inner.chains.len() > 1 => collect_paths(inner, out),
+            _ => {
+                if let Some(p) = &s.resolution.resolved_path {
+                    let p = p.display().to_string();
+                    if !out.contains(&p) {
+                        out.push(p);
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub struct Prepared {
+    pub analysis: Analysis,
+    pub evaluation: Evaluation,
+    pub policy: Policy,
+    pub decision: Decision,
+    pub reason: String,
+    pub agent_id: String,
+    pub file: PathBuf,
+}
+
+/// Everything up to the decision, without asking anyone.
+pub fn prepare(
+    command: &str,
+    cwd: &std::path::Path,
+    path_env: Option<&str>,
+    home: Option<&str>,
+    opts: &ApprovalOptions,
+) -> Result<Prepared, AgentError> {
+    let file = opts
+        .approvals_file
+        .clone()
+        .unwrap_or_else(store::default_path);
+    let loaded = store::load(&file)?;
+    let agent_id = opts.agent_id.clone().unwrap_or_else(|| "main".into());
+    let agent = store::resolve_agent(&loaded, Some(&agent_id));
+    let policy = Policy::effective(
+        agent.security,
+        agent.ask,
+        agent.ask_fallback,
+        opts.security,
+        opts.ask,
+        opts.ask_fallback,
+    );
+    let analysis = analyze(
+        command,
+        &Context {
+            cwd,
+            path: path_env,
+            home,
+        },
+    );
+    let patterns: Vec<String> = agent.allowlist.iter().map(|e| e.pattern.clone()).collect();
+    let safe_bins: Vec<String> = opts.safe_bins.clone().unwrap_or_else(|| {
+        super::safe_bins::DEFAULT_SAFE_BINS
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    });
+    let trusted: Vec<PathBuf> = opts.trusted_dirs.clone().unwrap_or_else(|| {
+        super::safe_bins::DEFAULT_TRUSTED_DIRS
+            .iter()
+            .map(PathBuf::from)
+            .collect()
+    });
+    let evaluation = evaluate(
+        &analysis,
+        &AllowRules {
+            patterns: &patterns,
+            safe_bins: &safe_bins,
+            trusted_dirs: &trusted,
+            home,
+        },
+    );
+    let (decision, reason) = decide(&policy, &evaluation);
+    Ok(Prepared {
+        analysis,
+        evaluation,
+        policy,
+        decision,
+        reason,
+        agent_id,
+        file,
+    })
+}
+
+fn new_id() -> String {
+    let mut b = [0u8; 16];
+    let _ = getrandom::fill(&mut b);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+pub fn build_request(p: &Prepared, command: &str, cwd: &str, timeout: Duration) -> ApprovalRequest {
+    let segments = p
+        .analysis
+        .segments()
+        .zip(p.evaluation.verdicts.iter())
+        .map(|(s, v)| RequestSegment {
+            argv: s.argv.clone(),
+            resolved_path: s
+                .resolution
+                .resolved_path
+                .as_ref()
+                .map(|p| p.display().to_string()),
+            executable_name: s.resolution.executable_name.clone(),
+            miss: v.miss.clone(),
+        })
+        .collect();
+    ApprovalRequest {
+        id: new_id(),
+        command: command.to_string(),
+        cwd: cwd.to_string(),
+        agent_id: p.agent_id.clone(),
+        security: p.policy.security,
+        ask: p.policy.ask,
+        reason: p.reason.clone(),
+        analysis_reason: p.analysis.reason.clone(),
+        segments,
+        resolved_paths: resolved_paths(&p.analysis),
+        expires_at_ms: crate::session::now_ms() + timeout.as_millis() as u64,
+        allowed_decisions: if p.policy.ask == Ask::Always {
+            vec!["allow-once", "deny"]
+        } else {
+            vec!["allow-once", "allow-always", "deny"]
+        },
+    }
+}
+
+/// Run the gate. `ask` puts the request to the handler; it is raced against the deadline here.
+pub async fn run_gate<F, Fut>(
+    command: &str,
+    cwd: &std::path::Path,
+    path_env: Option<&str>,
+    home: Option<&str>,
+    opts: &ApprovalOptions,
+    ask: Option<F>,
+) -> Result<GateResult, AgentError>
+where
+    F: FnOnce(ApprovalRequest) -> Fut,
+    Fut: Future<Output = Answer>,
+{
+    let p = prepare(command, cwd, path_env, home, opts)?;
+    let mut result = GateResult {
+        allowed: p.decision == Decision::Allow,
+        decision: p.decision,
+        decided_by: "policy",
+        reason: p.reason.clone(),
+        answer: None,
+        matches: p.evaluation.matches.clone(),
+        persisted: Vec::new(),
+        request_id: None,
+        approvals_file: p.file.clone(),
+    };
+    if p.decision == Decision::Ask {
+        let request = build_request(&p, command, &cwd.display().to_string(), opts.timeout);
+        result.request_id = Some(request.id.clone());
+        let allow_always_offered = request.allowed_decisions.contains(&"allow-always");
+        let resolved = request.resolved_paths.clone();
+        let answer = match ask {
+            None => Answer::TimedOut,
+            Some(f) => match tokio::time::timeout(opts.timeout, f(request)).await {
+                Ok(a) => a,
+                Err(_) => Answer::TimedOut,
+            },
+        };
+        result.decided_by = "user";
+        match &answer {
+            Answer::AllowOnce => {
+                result.allowed = true;
+                result.reason = "approved once".into();
+            }
+            Answer::AllowAlways => {
+                result.allowed = true;
+                result.reason = "approved always".into();
+                if allow_always_offered
+                    && p.policy.security == Security::Allowlist
+                    && !resolved.is_empty()
+                {
+                    result.persisted = store::add_allowlist_patterns(
+                        &p.file,
+                        Some(&p.agent_id),
+                        &resolved,
+                        Some("allow-always"),
+                    )?;
+                }
+            }
+            Answer::Deny => {
+                result.allowed = false;
+                result.reason = "user denied".into();
+            }
+            Answer::TimedOut => {
+                result.decided_by = "fallback";
+                result.allowed = fallback_allows(&p.policy, &p.evaluation);
+                result.reason = if result.allowed {
+                    format!(
+                        "approval timed out; askFallback={} allowed it",
+                        p.policy.ask_fallback.as_str()
+                    )
+                } else if p.policy.ask_fallback == Security::Allowlist {
+                    "approval-timeout (allowlist-miss)".into()
+                } else {
+                    "approval-timeout".into()
+                };
+            }
+            Answer::Failed(why) => {
+                result.allowed = false;
+                result.reason = format!("approval handler failed ({why}); treated as deny");
+            }
+        }
+        result.answer = Some(answer);
+    }
+    if result.allowed && p.policy.security == Security::Allowlist {
+        for pattern in &p.evaluation.matches {
+            // Bookkeeping only: a failure to record use must not block an approved run.
+            let _ = store::record_use(&p.file, Some(&p.agent_id), pattern, command, None);
+        }
+    }
+    Ok(result)
+}

@@ -1,0 +1,434 @@
+//! A fail-closed lexer for the subset of shell that approval analysis accepts: words, quotes,
+//! escapes, comments, heredocs, and the operators `&&`, `||`, `;`, `|`. Everything else (`$(`,
+//! backticks, redirections, subshells, process substitution, `&`, parameter expansion, newlines outside
+//! heredocs) stops the analysis with OpenClaw B's reason texts.
+//!
+//! Written by hand rather than with a grammar crate: the job is to *refuse* everything outside a small
+//! subset with exact reasons, and to produce the argv bash would produce for what is accepted (checked
+//! by a differential test against bash). A full grammar (tree-sitter-bash, brush-parser) would accept
+//! far more and then need the same refusal walk, plus a C build or a large dependency.
+
+/// One simple command's words after quote removal, and where it sits in the command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    pub text: String,
+    /// Whether any part was quoted or escaped (an unquoted `~` expands, a quoted one does not).
+    pub quoted: bool,
+    /// Whether the word holds unquoted glob characters (bash may expand them).
+    pub has_glob: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    And,
+    Or,
+    Seq,
+    Pipe,
+}
+
+impl Op {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::And => "&&",
+            Op::Or => "||",
+            Op::Seq => ";",
+            Op::Pipe => "|",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Token {
+    Word(Word),
+    Op(Op),
+    /// A heredoc (`<<DELIM` and its body); not part of argv.
+    Heredoc,
+}
+
+fn unsupported(tok: &str) -> String {
+    format!("unsupported shell token: {tok}")
+}
+
+/// Split a command into tokens, or say why it cannot be analysed.
+pub fn lex(input: &str) -> Result<Vec<Token>, String> {
+    let chars: Vec<char> = input.chars().collect();
+    let mut tokens = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quoted = false;
+    let mut has_glob = false;
+    // Heredocs whose bodies start at the next newline: (delimiter, strip tabs, body may expand).
+    let mut pending_heredocs: Vec<(String, bool, bool)> = Vec::new();
+    let mut i = 0;
+
+    macro_rules! end_word {
+        () => {
+            if in_word {
+                tokens.push(Token::Word(Word {
+                    text: std::mem::take(&mut word),
+                    quoted,
+                    has_glob,
+                }));
+                in_word = false;
+                quoted = false;
+                has_glob = false;
+            }
+        };
+    }
+
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        match c {
+            ' ' | '\t' => {
+                end_word!();
+                i += 1;
+            }
+            '#' if !in_word => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '\n' => {
+                end_word!();
+                if pending_heredocs.is_empty() {
+                    // A trailing newline ends the command; anything after it is a second command line.
+                    if chars[i + 1..].iter().all(|c| c.is_whitespace()) {
+                        break;
+                    }
+                    return Err(unsupported("newline"));
+                }
+                i += 1;
+                for (delim, strip_tabs, expands) in std::mem::take(&mut pending_heredocs) {
+                    i = read_heredoc_body(&chars, i, &delim, strip_tabs, expands)?;
+                }
+                tokens.push(Token::Heredoc);
+                if chars[i..].iter().any(|c| !c.is_whitespace()) {
+                    return Err(unsupported("newline"));
+                }
+                break;
+            }
+            '\r' => return Err(unsupported("\\r")),
+            '\\' => {
+                match next {
+                    None => return Err("unterminated shell quote/escape".into()),
+                    Some('\n') => return Err(unsupported("line continuation")),
+                    Some(n) => word.push(n),
+                }
+                in_word = true;
+                quoted = true;
+                i += 2;
+            }
+            '\'' => {
+                let Some(end) = chars[i + 1..].iter().position(|&c| c == '\'') else {
+                    return Err("unterminated shell quote/escape".into());
+                };
+                word.extend(&chars[i + 1..i + 1 + end]);
+                in_word = true;
+                quoted = true;
+                i += end + 2;
+            }
+            '"' => {
+                i += 1;
+                loop {
+                    let Some(&d) = chars.get(i) else {
+                        return Err("unterminated shell quote/escape".into());
+                    };
+                    match d {
+                        '"' => {
+                            i += 1;
+                            break;
+                        }
+                        '\\' => match chars.get(i + 1) {
+                            Some('\n') => return Err(unsupported("newline")),
+                            Some(&e @ ('\\' | '"' | '$' | '`')) => {
+                                word.push(e);
+                                i += 2;
+                            }
+                            Some(_) => {
+                                word.push('\\');
+                                i += 1;
+                            }
+                            None => return Err("unterminated shell quote/escape".into()),
+                        },
+                        '`' => return Err(unsupported("`")),
+                        '\n' => return Err(unsupported("newline")),
+                        '$' => {
+                            check_dollar(chars.get(i + 1).copied())?;
+                            word.push('$');
+                            i += 1;
+                        }
+                        _ => {
+                            word.push(d);
+                            i += 1;
+                        }
+                    }
+                }
+                in_word = true;
+                quoted = true;
+            }
+            '&' if next == Some('&') => {
+                end_word!();
+                tokens.push(Token::Op(Op::And));
+                i += 2;
+            }
+            '|' if next == Some('|') => {
+                end_word!();
+                tokens.push(Token::Op(Op::Or));
+                i += 2;
+            }
+            '|' if next == Some('&') => return Err(unsupported("|&")),
+            '|' => {
+                end_word!();
+                tokens.push(Token::Op(Op::Pipe));
+                i += 1;
+            }
+            ';' => {
+                end_word!();
+                tokens.push(Token::Op(Op::Seq));
+                i += 1;
+            }
+            '&' => return Err(unsupported("&")),
+            '<' if next == Some('<') && chars.get(i + 2) != Some(&'<') => {
+                end_word!();
+                let (heredoc, after) = parse_heredoc_start(&chars, i + 2)?;
+                pending_heredocs.push(heredoc);
+                i = after;
+            }
+            '<' => return Err(unsupported("<")),
+            '>' => return Err(unsupported(">")),
+            '(' => return Err(unsupported("(")),
+            ')' => return Err(unsupported(")")),
+            '`' => return Err(unsupported("`")),
+            '$' => {
+                check_dollar(next)?;
+                word.push('$');
+                in_word = true;
+                i += 1;
+            }
+            _ => {
+                if matches!(c, '*' | '?' | '[') {
+                    has_glob = true;
+                }
+                word.push(c);
+                in_word = true;
+                i += 1;
+            }
+        }
+    }
+    if in_word {
+        tokens.push(Token::Word(Word {
+            text: word,
+            quoted,
+            has_glob,
+        }));
+    }
+    if !pending_heredocs.is_empty() {
+        return Err("unterminated heredoc".into());
+    }
+    Ok(tokens)
+}
+
+/// `$(` is a command substitution; other expansions (`$VAR`, `${...}`, `$1`, `$?`) would make the
+/// analysed argv differ from what runs, so they fail the analysis too. A `$` not followed by a name
+/// is a literal dollar sign, as in bash.
+fn check_dollar(next: Option<char>) -> Result<(), String> {
+    match next {
+        Some('(') => Err(unsupported("$()")),
+        Some(c) if c == '{' || c == '_' || c.is_ascii_alphanumeric() || "?!#@*$-".contains(c) => {
+            Err(unsupported("$ expansion"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// After `<<`: optional `-`, then the delimiter word (quoted or not). Returns the position after it.
+fn parse_heredoc_start(
+    chars: &[char],
+    mut i: usize,
+) -> Result<((String, bool, bool), usize), String> {
+    let strip_tabs = chars.get(i) == Some(&'-');
+    if strip_tabs {
+        i += 1;
+    }
+    while chars.get(i).is_some_and(|c| *c == ' ' || *c == '\t') {
+        i += 1;
+    }
+    let mut delim = String::new();
+    let mut quoted = false;
+    while let Some(&c) = chars.get(i) {
+        match c {
+            '\'' | '"' => {
+                let Some(end) = chars[i + 1..].iter().position(|&d| d == c) else {
+                    return Err("unterminated shell quote/escape".into());
+                };
+                delim.extend(&chars[i + 1..i + 1 + end]);
+                quoted = true;
+                i += end + 2;
+            }
+            '\\' => {
+                let Some(&n) = chars.get(i + 1) else {
+                    return Err("unterminated shell quote/escape".into());
+                };
+                delim.push(n);
+                quoted = true;
+                i += 2;
+            }
+            c if c.is_whitespace() || "|&;<>()".contains(c) => break,
+            _ => {
+                delim.push(c);
+                i += 1;
+            }
+        }
+    }
+    if delim.is_empty() {
+        return Err("unterminated heredoc".into());
+    }
+    Ok(((delim, strip_tabs, !quoted), i))
+}
+
+/// Consume a heredoc body starting at `i` (the line after the command); returns the position after
+/// the terminator line.
+fn read_heredoc_body(
+    chars: &[char],
+    mut i: usize,
+    delim: &str,
+    strip_tabs: bool,
+    expands: bool,
+) -> Result<usize, String> {
+    loop {
+        if i > chars.len() || (i == chars.len() && !chars.is_empty() && chars[i - 1] == '\n') {
+            return Err("unterminated heredoc".into());
+        }
+        let end = chars[i..]
+            .iter()
+            .position(|&c| c == '\n')
+            .map_or(chars.len(), |p| i + p);
+        let line: String = chars[i..end].iter().collect();
+        let check = if strip_tabs {
+            line.trim_start_matches('\t')
+        } else {
+            &line
+        };
+        if check == delim {
+            return Ok((end + 1).min(chars.len()));
+        }
+        if expands && has_substitution(&line) {
+            return Err("command substitution in unquoted heredoc".into());
+        }
+        if end >= chars.len() {
+            return Err("unterminated heredoc".into());
+        }
+        i = end + 1;
+    }
+}
+
+fn has_substitution(line: &str) -> bool {
+    let chars: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 2,
+            '`' => return true,
+            '$' if matches!(chars.get(i + 1), Some('(') | Some('{')) => return true,
+            _ => i += 1,
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(cmd: &str) -> Vec<String> {
+        lex(cmd)
+            .unwrap()
+            .into_iter()
+            .map(|t| match t {
+                Token::Word(w) => w.text,
+                Token::Op(o) => format!("<{}>", o.as_str()),
+                Token::Heredoc => "<heredoc>".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn accepted_forms() {
+        let cases: &[(&str, &[&str])] = &[
+            ("ls -la", &["ls", "-la"]),
+            ("echo 'a b' \"c d\"", &["echo", "a b", "c d"]),
+            (
+                r#"echo "a\"b" 'x\y' a\ b"#,
+                &["echo", "a\"b", "x\\y", "a b"],
+            ),
+            (r#"echo "\$HOME \`x\`""#, &["echo", "$HOME `x`"]),
+            (r#"echo "a\nb""#, &["echo", "a\\nb"]),
+            (
+                "ls && git status || true; pwd",
+                &["ls", "<&&>", "git", "status", "<||>", "true", "<;>", "pwd"],
+            ),
+            (
+                "cat f | grep x | wc -l",
+                &["cat", "f", "<|>", "grep", "x", "<|>", "wc", "-l"],
+            ),
+            ("echo hi # a comment", &["echo", "hi"]),
+            ("echo a#b", &["echo", "a#b"]),
+            ("echo 'a;b' \"c|d\" 'e&&f'", &["echo", "a;b", "c|d", "e&&f"]),
+            ("echo $ 5$", &["echo", "$", "5$"]),
+            ("cat <<EOF\nhello $x\nEOF\n", &["cat", "<heredoc>"]),
+            ("cat <<'EOF'\n$(not run)\nEOF", &["cat", "<heredoc>"]),
+            ("cat <<-EOF\n\tbody\n\tEOF", &["cat", "<heredoc>"]),
+            ("echo ''", &["echo", ""]),
+            ("ls\n", &["ls"]),
+        ];
+        for (cmd, expected) in cases {
+            assert_eq!(words(cmd), *expected, "{cmd:?}");
+        }
+    }
+
+    #[test]
+    fn refused_forms_with_reasons() {
+        let cases: &[(&str, &str)] = &[
+            ("echo $(whoami)", "unsupported shell token: $()"),
+            ("echo \"$(whoami)\"", "unsupported shell token: $()"),
+            ("echo `whoami`", "unsupported shell token: `"),
+            ("echo \"`whoami`\"", "unsupported shell token: `"),
+            ("echo hi > f", "unsupported shell token: >"),
+            ("cat < f", "unsupported shell token: <"),
+            ("ls 2>&1", "unsupported shell token: >"),
+            ("(ls)", "unsupported shell token: ("),
+            ("diff <(ls) <(ls)", "unsupported shell token: <"),
+            ("sleep 1 &", "unsupported shell token: &"),
+            ("ls |& cat", "unsupported shell token: |&"),
+            ("ls\nrm -rf /", "unsupported shell token: newline"),
+            ("echo \"a\nb\"", "unsupported shell token: newline"),
+            (
+                "echo a \\\n b",
+                "unsupported shell token: line continuation",
+            ),
+            ("echo 'open", "unterminated shell quote/escape"),
+            ("echo \"open", "unterminated shell quote/escape"),
+            ("echo \\", "unterminated shell quote/escape"),
+            ("cat <<EOF\nno end", "unterminated heredoc"),
+            (
+                "cat <<EOF\n$(id)\nEOF",
+                "command substitution in unquoted heredoc",
+            ),
+            (
+                "cat <<EOF\n${x}\nEOF",
+                "command substitution in unquoted heredoc",
+            ),
+            (
+                "cat <<EOF\n`id`\nEOF",
+                "command substitution in unquoted heredoc",
+            ),
+            ("echo $HOME", "unsupported shell token: $ expansion"),
+            ("echo \"${HOME}\"", "unsupported shell token: $ expansion"),
+            ("echo a\rb", "unsupported shell token: \\r"),
+        ];
+        for (cmd, reason) in cases {
+            assert_eq!(lex(cmd).unwrap_err(), *reason, "{cmd:?}");
+        }
+    }
+}

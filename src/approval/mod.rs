@@ -1,0 +1,11 @@
+//! Exec approvals: shell analysis, executable resolution, allowlist globs, safe bins, policy, store.
+
+pub mod analyze;
+mod differential;
+pub mod evaluate;
+pub mod gate;
+pub mod glob;
+pub mod lexer;
+pub mod policy;
+pub mod safe_bins;
+pub mod store;

@@ -1,0 +1,497 @@
+//! Approvals from JS: `analyzeCommand`, `evaluateCommand`, and the `approval` option of `exec` with
+//! its `onApproval` handler, called through a thread-safe function and awaited with a deadline.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi::{Env, JsValue, ValueType};
+use napi_derive::napi;
+use serde_json::{json, Value};
+
+use super::errors::to_napi;
+use super::options::Fields;
+use crate::approval::analyze::{analyze, Analysis, Context};
+use crate::approval::evaluate::{Satisfied, SegmentVerdict};
+use crate::approval::gate::{self, Answer, ApprovalOptions, ApprovalRequest, GateResult};
+use crate::approval::policy::{Ask, Security};
+use crate::error::{AgentError, ErrorCode};
+
+/// What `onApproval` receives.
+#[napi(object, js_name = "ApprovalRequest")]
+pub struct JsApprovalRequest {
+    pub id: String,
+    pub command: String,
+    pub cwd: String,
+    pub agent_id: String,
+    #[napi(ts_type = "'deny' | 'allowlist' | 'full'")]
+    pub security: String,
+    #[napi(ts_type = "'off' | 'on-miss' | 'always'")]
+    pub ask: String,
+    /// Why a person is asked: `ask=always`, `allowlist miss` or `analysis failed`.
+    pub reason: String,
+    /// Why the shell analysis failed, when it did.
+    pub analysis_reason: Option<String>,
+    #[napi(ts_type = "Array<ApprovalRequestSegment>")]
+    pub segments: Vec<JsRequestSegment>,
+    /// Executables `allow-always` would add to the allowlist.
+    pub resolved_paths: Vec<String>,
+    /// Epoch ms after which askFallback decides.
+    pub expires_at_ms: f64,
+    pub allowed_decisions: Vec<String>,
+}
+
+#[napi(object, js_name = "ApprovalRequestSegment")]
+pub struct JsRequestSegment {
+    pub argv: Vec<String>,
+    pub resolved_path: Option<String>,
+    pub executable_name: String,
+    /// Why this segment is not allowed by the allowlist.
+    pub miss: Option<String>,
+}
+
+impl From<ApprovalRequest> for JsApprovalRequest {
+    fn from(r: ApprovalRequest) -> Self {
+        JsApprovalRequest {
+            id: r.id,
+            command: r.command,
+            cwd: r.cwd,
+            agent_id: r.agent_id,
+            security: r.security.as_str().into(),
+            ask: r.ask.as_str().into(),
+            reason: r.reason,
+            analysis_reason: r.analysis_reason,
+            segments: r
+                .segments
+                .into_iter()
+                .map(|s| JsRequestSegment {
+                    argv: s.argv,
+                    resolved_path: s.resolved_path,
+                    executable_name: s.executable_name,
+                    miss: s.miss,
+                })
+                .collect(),
+            resolved_paths: r.resolved_paths,
+            expires_at_ms: r.expires_at_ms as f64,
+            allowed_decisions: r.allowed_decisions.into_iter().map(String::from).collect(),
+        }
+    }
+}
+
+/// How the approval gate decided a run.
+#[napi(object, js_name = "ApprovalSummary")]
+#[derive(Clone)]
+pub struct JsApprovalSummary {
+    pub allowed: bool,
+    #[napi(ts_type = "'allow' | 'deny' | 'ask'")]
+    pub decision: String,
+    #[napi(ts_type = "'policy' | 'user' | 'fallback'")]
+    pub decided_by: String,
+    pub reason: String,
+    #[napi(ts_type = "'allow-once' | 'allow-always' | 'deny' | 'timeout' | 'error'")]
+    pub answer: Option<String>,
+    pub request_id: Option<String>,
+    /// Allowlist patterns that matched.
+    pub matches: Vec<String>,
+    /// Patterns `allow-always` added to the approvals file.
+    pub persisted: Vec<String>,
+    pub approvals_file: String,
+}
+
+impl From<&GateResult> for JsApprovalSummary {
+    fn from(g: &GateResult) -> Self {
+        JsApprovalSummary {
+            allowed: g.allowed,
+            decision: g.decision.as_str().into(),
+            decided_by: g.decided_by.into(),
+            reason: g.reason.clone(),
+            answer: g.answer.as_ref().map(|a| {
+                match a {
+                    Answer::AllowOnce => "allow-once",
+                    Answer::AllowAlways => "allow-always",
+                    Answer::Deny => "deny",
+                    Answer::TimedOut => "timeout",
+                    Answer::Failed(_) => "error",
+                }
+                .into()
+            }),
+            request_id: g.request_id.clone(),
+            matches: g.matches.clone(),
+            persisted: g.persisted.clone(),
+            approvals_file: g.approvals_file.display().to_string(),
+        }
+    }
+}
+
+/// Options of the `approval` field of `exec` (and of `evaluateCommand`).
+#[napi(object, js_name = "ApprovalOptions")]
+pub struct JsApprovalOptions {
+    #[napi(ts_type = "'deny' | 'allowlist' | 'full'")]
+    pub security: Option<String>,
+    #[napi(ts_type = "'off' | 'on-miss' | 'always'")]
+    pub ask: Option<String>,
+    /// What happens when nobody answers in time (default deny).
+    #[napi(ts_type = "'deny' | 'allowlist' | 'full'")]
+    pub ask_fallback: Option<String>,
+    /// Which agent's entries of the approvals file apply (default "main").
+    pub agent_id: Option<String>,
+    /// Default `$OPENCLAW_HOME` or `$HOME`, then `.openclaw/exec-approvals.json`.
+    pub approvals_file: Option<String>,
+    /// Safe bins (default cut, uniq, head, tail, tr, wc).
+    pub safe_bins: Option<Vec<String>>,
+    /// Where safe bins must live (default /bin, /usr/bin).
+    pub safe_bin_trusted_dirs: Option<Vec<String>>,
+    /// How long `onApproval` may take (default 120000 ms); then askFallback decides.
+    pub timeout_ms: Option<f64>,
+    #[napi(
+        ts_type = "(request: ApprovalRequest) => Promise<'allow-once' | 'allow-always' | 'deny'> | 'allow-once' | 'allow-always' | 'deny'"
+    )]
+    pub on_approval: Option<Value>,
+}
+
+pub type ApprovalFn = ThreadsafeFunction<
+    JsApprovalRequest,
+    Either<String, Promise<String>>,
+    JsApprovalRequest,
+    Status,
+    false,
+>;
+
+type AgentResult<T> = std::result::Result<T, AgentError>;
+
+macro_rules! take {
+    ($e:expr) => {
+        match $e? {
+            Ok(v) => v,
+            Err(e) => return Ok(Err(e)),
+        }
+    };
+}
+
+fn enum_opt<T>(
+    f: &Fields,
+    name: &str,
+    parse: fn(&str) -> Option<T>,
+    allowed: &str,
+) -> Result<AgentResult<Option<T>>> {
+    let Some(s) = take!(f.string(name, ErrorCode::InvalidOption)) else {
+        return Ok(Ok(None));
+    };
+    Ok(match parse(&s) {
+        Some(v) => Ok(Some(v)),
+        None => Err(AgentError::invalid_option(format!(
+            "approval.{name} must be one of {allowed}, but it is \"{s}\"."
+        ))),
+    })
+}
+
+/// Parse an approval options object; the handler (if any) is returned separately.
+pub fn parse_approval(
+    env: &Env,
+    value: Unknown,
+) -> Result<AgentResult<(ApprovalOptions, Option<ApprovalFn>)>> {
+    if value.get_type()? != ValueType::Object {
+        return Ok(Err(AgentError::invalid_option(
+            "The approval option must be an object such as { security: \"allowlist\", ask: \"on-miss\" }.",
+        )));
+    }
+    let f = Fields {
+        obj: unsafe { Object::from_napi_value(env.raw(), value.raw())? },
+    };
+    let mut o = ApprovalOptions {
+        timeout: gate::DEFAULT_APPROVAL_TIMEOUT,
+        ..Default::default()
+    };
+    o.security = take!(enum_opt(
+        &f,
+        "security",
+        Security::parse,
+        "deny, allowlist, full"
+    ));
+    o.ask = take!(enum_opt(&f, "ask", Ask::parse, "off, on-miss, always"));
+    o.ask_fallback = take!(enum_opt(
+        &f,
+        "askFallback",
+        Security::parse,
+        "deny, allowlist, full"
+    ));
+    o.agent_id = take!(f.string("agentId", ErrorCode::InvalidOption));
+    o.approvals_file =
+        take!(f.string("approvalsFile", ErrorCode::InvalidOption)).map(PathBuf::from);
+    if f.object("safeBins")?.is_some() {
+        o.safe_bins = Some(
+            take!(f.strings("safeBins"))
+                .into_iter()
+                .map(|s| s.trim().to_ascii_lowercase())
+                .collect(),
+        );
+    }
+    if f.object("safeBinTrustedDirs")?.is_some() {
+        o.trusted_dirs = Some(
+            take!(f.strings("safeBinTrustedDirs"))
+                .into_iter()
+                .map(PathBuf::from)
+                .collect(),
+        );
+    }
+    if let Some(ms) = take!(f.non_negative("timeoutMs")) {
+        o.timeout = Duration::from_millis(ms as u64);
+    }
+    let handler = if take!(f.function("onApproval")) {
+        f.obj.get::<ApprovalFn>("onApproval")?
+    } else {
+        None
+    };
+    Ok(Ok((o, handler)))
+}
+
+/// Ask the JS handler; anything but a valid decision string counts as a failure (deny).
+pub async fn ask_handler(handler: &ApprovalFn, request: ApprovalRequest) -> Answer {
+    let returned = match handler.call_async_catch(request.into()).await {
+        Ok(v) => v,
+        Err(e) => return Answer::Failed(format!("the handler threw: {}", e.reason)),
+    };
+    let decision = match returned {
+        Either::A(s) => s,
+        Either::B(promise) => match promise.await {
+            Ok(s) => s,
+            Err(e) => return Answer::Failed(format!("the handler rejected: {}", e.reason)),
+        },
+    };
+    match decision.as_str() {
+        "allow-once" => Answer::AllowOnce,
+        "allow-always" => Answer::AllowAlways,
+        "deny" => Answer::Deny,
+        other => Answer::Failed(format!(
+            "the handler returned \"{other}\", not allow-once, allow-always or deny"
+        )),
+    }
+}
+
+/// JSON nulls become absent fields, as the optional fields of the declared types promise.
+fn without_nulls(v: Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, without_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_nulls).collect()),
+        other => other,
+    }
+}
+
+fn segment_json(s: &crate::approval::analyze::Segment) -> Value {
+    json!({
+        "argv": s.argv,
+        "effectiveArgv": s.effective_argv,
+        "wrappers": s.wrappers,
+        "rawExecutable": s.resolution.raw_executable,
+        "resolvedPath": s.resolution.resolved_path.as_ref().map(|p| p.display().to_string()),
+        "executableName": s.resolution.executable_name,
+        "blocked": s.blocked,
+        "inner": s.inner.as_ref().map(|a| analysis_json(a)),
+    })
+}
+
+fn analysis_json(a: &Analysis) -> Value {
+    json!({
+        "ok": a.ok,
+        "reason": a.reason,
+        "operators": a.operators,
+        "chains": a.chains.iter().map(|c| c.iter().map(segment_json).collect::<Vec<_>>()).collect::<Vec<_>>(),
+    })
+}
+
+fn verdict_json(v: &SegmentVerdict) -> Value {
+    let (by, pattern) = match &v.satisfied {
+        Some(Satisfied::Pattern(p)) => (Some("allowlist"), Some(p.clone())),
+        Some(Satisfied::SafeBin) => (Some("safe-bin"), None),
+        Some(Satisfied::Inner) => (Some("inner"), None),
+        None => (None, None),
+    };
+    json!({ "satisfiedBy": by, "pattern": pattern, "miss": v.miss })
+}
+
+struct Where {
+    cwd: PathBuf,
+    path: Option<String>,
+    home: Option<String>,
+}
+
+fn parse_where(
+    env: &Env,
+    options: &Option<Unknown>,
+) -> Result<AgentResult<(Where, Option<Fields<'static>>)>> {
+    let mut w = Where {
+        cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        path: std::env::var("PATH").ok(),
+        home: std::env::var("HOME").ok(),
+    };
+    let Some(o) = options else {
+        return Ok(Ok((w, None)));
+    };
+    match o.get_type()? {
+        ValueType::Undefined | ValueType::Null => return Ok(Ok((w, None))),
+        ValueType::Object => {}
+        _ => {
+            return Ok(Err(AgentError::invalid_option(
+                "Options must be an object such as { cwd: \"/repo\" }.",
+            )))
+        }
+    }
+    let f: Fields<'static> = Fields {
+        obj: unsafe { Object::from_napi_value(env.raw(), o.raw())? },
+    };
+    if let Some(cwd) = take!(f.string("cwd", ErrorCode::InvalidCwd)) {
+        w.cwd = w.cwd.join(cwd);
+    }
+    if let Some((t, _)) = f.object("env")? {
+        if t != ValueType::Object {
+            return Ok(Err(AgentError::new(
+                ErrorCode::InvalidEnv,
+                "The env option must be an object of string values.",
+            )));
+        }
+        let e: Object = f.obj.get("env")?.expect("checked");
+        let ef = Fields { obj: e };
+        if let Some(p) = take!(ef.string("PATH", ErrorCode::InvalidEnv)) {
+            w.path = Some(p);
+        }
+        if let Some(h) = take!(ef.string("HOME", ErrorCode::InvalidEnv)) {
+            w.home = Some(h);
+        }
+    }
+    Ok(Ok((w, Some(f))))
+}
+
+/// Parse a command the way the approval gate does: chains, pipelines, argv, wrappers, resolved paths.
+#[napi(
+    ts_args_type = "command: string, options?: { cwd?: string; env?: Record<string, string> }",
+    ts_return_type = "CommandAnalysis"
+)]
+pub fn analyze_command(env: &Env, command: Unknown, options: Option<Unknown>) -> Result<Value> {
+    if command.get_type()? != ValueType::String {
+        return Err(to_napi(
+            env,
+            &AgentError::new(ErrorCode::InvalidCommand, "The command must be a string."),
+        ));
+    }
+    let command = unsafe { String::from_napi_value(env.raw(), command.raw())? };
+    let (w, _) = parse_where(env, &options)?.map_err(|e| to_napi(env, &e))?;
+    let a = analyze(
+        &command,
+        &Context {
+            cwd: &w.cwd,
+            path: w.path.as_deref(),
+            home: w.home.as_deref(),
+        },
+    );
+    Ok(without_nulls(analysis_json(&a)))
+}
+
+/// Evaluate a command against the approvals file and policy without running it or asking anyone.
+#[napi(
+    ts_args_type = "command: string, options?: ApprovalOptions & { cwd?: string; env?: Record<string, string> }",
+    ts_return_type = "CommandEvaluation"
+)]
+pub fn evaluate_command(env: &Env, command: Unknown, options: Option<Unknown>) -> Result<Value> {
+    if command.get_type()? != ValueType::String {
+        return Err(to_napi(
+            env,
+            &AgentError::new(ErrorCode::InvalidCommand, "The command must be a string."),
+        ));
+    }
+    let command = unsafe { String::from_napi_value(env.raw(), command.raw())? };
+    let (w, _) = parse_where(env, &options)?.map_err(|e| to_napi(env, &e))?;
+    let opts = match options {
+        Some(o) if o.get_type()? == ValueType::Object => {
+            parse_approval(env, o)?.map_err(|e| to_napi(env, &e))?.0
+        }
+        _ => ApprovalOptions {
+            timeout: gate::DEFAULT_APPROVAL_TIMEOUT,
+            ..Default::default()
+        },
+    };
+    let p = gate::prepare(
+        &command,
+        &w.cwd,
+        w.path.as_deref(),
+        w.home.as_deref(),
+        &opts,
+    )
+    .map_err(|e| to_napi(env, &e))?;
+    Ok(without_nulls(json!({
+        "analysisOk": p.evaluation.analysis_ok,
+        "allowlistSatisfied": p.evaluation.allowlist_satisfied,
+        "decision": p.decision.as_str(),
+        "reason": p.reason,
+        "requiresApproval": p.decision == crate::approval::evaluate::Decision::Ask,
+        "security": p.policy.security.as_str(),
+        "ask": p.policy.ask.as_str(),
+        "askFallback": p.policy.ask_fallback.as_str(),
+        "agentId": p.agent_id,
+        "approvalsFile": p.file.display().to_string(),
+        "matches": p.evaluation.matches,
+        "segments": p.evaluation.verdicts.iter().map(verdict_json).collect::<Vec<_>>(),
+        "analysis": analysis_json(&p.analysis),
+    })))
+}
+
+/// The shape `analyzeCommand` returns (declared for the type definitions).
+#[napi(object, js_name = "CommandAnalysis")]
+pub struct JsCommandAnalysis {
+    pub ok: bool,
+    /// Why the command cannot be analysed (OpenClaw's texts, e.g. `unsupported shell token: $()`).
+    pub reason: Option<String>,
+    /// `&&`, `||` or `;` between chain parts.
+    pub operators: Vec<String>,
+    /// Chain parts, each a pipeline of simple commands.
+    #[napi(ts_type = "Array<Array<CommandSegment>>")]
+    pub chains: Vec<Vec<JsCommandSegment>>,
+}
+
+#[napi(object, js_name = "CommandSegment")]
+pub struct JsCommandSegment {
+    pub argv: Vec<String>,
+    /// argv after transparent wrappers (env, nice, nohup, stdbuf, timeout, time).
+    pub effective_argv: Vec<String>,
+    pub wrappers: Vec<String>,
+    pub raw_executable: String,
+    pub resolved_path: Option<String>,
+    pub executable_name: String,
+    /// Why this command can never be allowlisted as written (sudo, env -S, failed inner shell...).
+    pub blocked: Option<String>,
+    #[napi(ts_type = "CommandAnalysis")]
+    pub inner: Option<Value>,
+}
+
+/// The shape `evaluateCommand` returns (declared for the type definitions).
+#[napi(object, js_name = "CommandEvaluation")]
+pub struct JsCommandEvaluation {
+    pub analysis_ok: bool,
+    pub allowlist_satisfied: bool,
+    #[napi(ts_type = "'allow' | 'deny' | 'ask'")]
+    pub decision: String,
+    pub reason: String,
+    pub requires_approval: bool,
+    pub security: String,
+    pub ask: String,
+    pub ask_fallback: String,
+    pub agent_id: String,
+    pub approvals_file: String,
+    pub matches: Vec<String>,
+    #[napi(ts_type = "Array<SegmentVerdict>")]
+    pub segments: Vec<JsSegmentVerdict>,
+    pub analysis: JsCommandAnalysis,
+}
+
+#[napi(object, js_name = "SegmentVerdict")]
+pub struct JsSegmentVerdict {
+    #[napi(ts_type = "'allowlist' | 'safe-bin' | 'inner'")]
+    pub satisfied_by: Option<String>,
+    pub pattern: Option<String>,
+    pub miss: Option<String>,
+}
