@@ -68,7 +68,26 @@ pub struct Context<'a> {
 }
 
 /// Transparent wrappers: the real command follows their options.
-const WRAPPERS: [&str; 6] = ["env", "nice", "nohup", "stdbuf", "timeout", "time"];
+/// `busybox ls` and `toybox ls` run the applet named by their first argument.
+#[cfg(not(target_os = "macos"))]
+const WRAPPERS: [&str; 8] = [
+    "env", "nice", "nohup", "stdbuf", "timeout", "time", "busybox", "toybox",
+];
+/// macOS adds its own: `caffeinate`, `sandbox-exec` (profile flags first) and `arch`.
+#[cfg(target_os = "macos")]
+const WRAPPERS: [&str; 11] = [
+    "env",
+    "nice",
+    "nohup",
+    "stdbuf",
+    "timeout",
+    "time",
+    "busybox",
+    "toybox",
+    "caffeinate",
+    "sandbox-exec",
+    "arch",
+];
 /// Wrappers that change who or how a command runs: fail closed.
 const BLOCKED_WRAPPERS: [&str; 6] = ["chrt", "doas", "ionice", "setsid", "sudo", "taskset"];
 /// Shells whose `-c` script is analysed recursively.
@@ -272,8 +291,14 @@ fn skip_wrapper<'a>(name: &str, args: &'a [String]) -> Result<Option<&'a [String
         "nice" => &["-n", "--adjustment"],
         "stdbuf" => &["-i", "-o", "-e", "--input", "--output", "--error"],
         "timeout" => &["-s", "--signal", "-k", "--kill-after"],
+        "sandbox-exec" => &["-f", "-n", "-p", "-D"],
+        "caffeinate" => &["-t", "-w"],
         _ => &[],
     };
+    if name == "busybox" || name == "toybox" {
+        // The applet is the command; busybox's own options (--list, --help) run busybox itself.
+        return Ok(args.first().filter(|a| !a.starts_with('-')).map(|_| args));
+    }
     while let Some(a) = args.get(i) {
         if a == "--" {
             i += 1;
@@ -426,6 +451,11 @@ mod tests {
         }
         let s = &analyze("stdbuf -o L grep x", &ctx()).chains[0][0];
         assert_eq!(s.effective_argv, vec!["grep", "x"]);
+        let s = &analyze("busybox ls -l", &ctx()).chains[0][0];
+        assert_eq!(s.wrappers, vec!["busybox"]);
+        assert_eq!(s.effective_argv, vec!["ls", "-l"]);
+        let s = &analyze("busybox --list", &ctx()).chains[0][0];
+        assert!(s.wrappers.is_empty());
     }
 
     #[test]
