@@ -249,6 +249,8 @@ export interface LogResult {
   note?: string
   exitCode?: number
   exitSignal?: string
+  backgrounded: boolean
+  command: string
 }
 
 export interface OutputChunk {
@@ -292,6 +294,11 @@ export interface PollResult {
   pendingTruncated: boolean
   /** Suggested wait before polling again; absent once the session exited. */
   retryInMs?: number
+  /** Whether the run was handed to the background (a foreground run is still awaited by `exec`). */
+  backgrounded: boolean
+  command: string
+  cwd: string
+  pty: boolean
 }
 
 /** Take the output not yet drained, per stream, optionally waiting for output or exit first. */

@@ -4,6 +4,7 @@
 const { loadNative } = require('./native.js');
 
 const native = loadNative();
+const tools = require('./tools/index.js');
 
 module.exports = {
   exec: native.exec,
@@ -21,4 +22,7 @@ module.exports = {
   getSessionTtl: native.getSessionTtl,
   analyzeCommand: native.analyzeCommand,
   evaluateCommand: native.evaluateCommand,
+  createExecTool: tools.createExecTool,
+  createProcessTool: tools.createProcessTool,
+  createBashTools: tools.createBashTools,
 };

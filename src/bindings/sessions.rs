@@ -82,6 +82,11 @@ pub struct JsPollResult {
     pub pending_truncated: bool,
     /// Suggested wait before polling again; absent once the session exited.
     pub retry_in_ms: Option<f64>,
+    /// Whether the run was handed to the background (a foreground run is still awaited by `exec`).
+    pub backgrounded: bool,
+    pub command: String,
+    pub cwd: String,
+    pub pty: bool,
 }
 
 #[napi(object, js_name = "LogResult")]
@@ -98,6 +103,8 @@ pub struct JsLogResult {
     pub note: Option<String>,
     pub exit_code: Option<i32>,
     pub exit_signal: Option<String>,
+    pub backgrounded: bool,
+    pub command: String,
 }
 
 #[napi(object, js_name = "KillResult")]
@@ -279,6 +286,10 @@ pub fn poll_session<'env>(
                 truncated: poll.info.truncated,
                 pending_truncated: poll.pending_truncated,
                 retry_in_ms: poll.retry_in_ms.map(|v| v as f64),
+                backgrounded: poll.info.backgrounded,
+                command: poll.info.command.clone(),
+                cwd: poll.info.cwd.clone(),
+                pty: poll.info.pty,
             }))
         },
         |env, r: AgentResult<JsPollResult>| throw(env, r),
@@ -305,6 +316,8 @@ pub fn read_log(env: &Env, id: Unknown, options: Option<Unknown>) -> Result<JsLo
         note: slice.note,
         exit_code: info.exit_code,
         exit_signal: info.exit_signal,
+        backgrounded: info.backgrounded,
+        command: info.command,
     })
 }
 

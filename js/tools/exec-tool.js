@@ -1,0 +1,375 @@
+'use strict';
+// The `exec` tool, as OpenClaw B's agents call it: same parameters, defaults, clamps, texts and details.
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const native = require('../native.js').loadNative();
+const shared = require('./shared.js');
+const { sanitizedHostEnv, validateOverrides } = require('./env-policy.js');
+const { notifyExit } = require('./notify.js');
+
+const SECURITY_ORDER = ['deny', 'allowlist', 'full'];
+const ASK_ORDER = ['off', 'on-miss', 'always'];
+
+function minSecurity(a, b) {
+  return SECURITY_ORDER[Math.min(SECURITY_ORDER.indexOf(a), SECURITY_ORDER.indexOf(b))];
+}
+
+function maxAsk(a, b) {
+  return ASK_ORDER[Math.max(ASK_ORDER.indexOf(a), ASK_ORDER.indexOf(b))];
+}
+
+function normalize(value, order) {
+  const v = typeof value === 'string' ? value.trim().toLowerCase() : undefined;
+  return order.includes(v) ? v : undefined;
+}
+
+function describeExecTool({ hasCronTool } = {}) {
+  return [
+    'Execute shell commands with background continuation for work that starts now. Use yieldMs/background to continue later via process tool. For long-running work started now, rely on automatic completion wake when it is enabled and the command emits output or fails; otherwise use process to confirm completion. Use process whenever you need logs, status, input, or intervention.',
+    hasCronTool ? 'Do not use exec sleep or delay loops for reminders or deferred follow-ups; use cron instead.' : null,
+    'Use pty=true for TTY-required commands (terminal UIs, coding agents).',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+const parameters = {
+  type: 'object',
+  properties: {
+    command: { type: 'string', description: 'Shell command to execute' },
+    workdir: { type: 'string', description: 'Working directory (defaults to cwd)' },
+    env: { type: 'object', additionalProperties: { type: 'string' } },
+    yieldMs: { type: 'number', description: 'Milliseconds to wait before backgrounding (default 10000)' },
+    background: { type: 'boolean', description: 'Run in background immediately' },
+    timeout: {
+      type: 'number',
+      description:
+        'Timeout in seconds (default 1800; use 0 to disable local/gateway timeout; use a large positive timeout for host=node)',
+    },
+    pty: {
+      type: 'boolean',
+      description: 'Run in a pseudo-terminal (PTY) when available (TTY-required CLIs, coding agents)',
+    },
+    elevated: { type: 'boolean', description: 'Run on the host with elevated permissions (if allowed)' },
+    host: { type: 'string', description: 'Exec host/target (auto|sandbox|gateway|node).' },
+    security: { type: 'string', description: 'Exec security mode (deny|allowlist|full).' },
+    ask: { type: 'string', description: 'Exec ask mode (off|on-miss|always).' },
+    node: { type: 'string', description: 'Node id/name for host=node.' },
+  },
+  required: ['command'],
+};
+
+/** OpenClaw's elevated modes: returns off, ask or full, or throws the multi-line gate error. */
+function resolveElevated(defaults, requested, sandboxed) {
+  const cfg = defaults.elevated || {};
+  const enabled = cfg.enabled === true;
+  const allowed = cfg.allowed === true;
+  const level = cfg.defaultLevel;
+  const defaultMode = level === 'full' ? 'full' : level === 'ask' || level === 'on' ? 'ask' : 'off';
+  if (requested === true && !(enabled && allowed)) {
+    const gates = [];
+    if (!enabled) gates.push('enabled (tools.elevated.enabled / agents.list[].tools.elevated.enabled)');
+    const provider = defaults.messageProvider || '<provider>';
+    if (!allowed) {
+      gates.push(`allowFrom (tools.elevated.allowFrom.${provider} / agents.list[].tools.elevated.allowFrom.${provider})`);
+    }
+    const lines = [
+      `elevated is not available right now (runtime=${sandboxed ? 'sandboxed' : 'direct'}).`,
+      `Failing gates: ${gates.join(', ')}`,
+    ];
+    if (defaults.messageProvider || defaults.sessionKey) {
+      lines.push(`Context: provider=${defaults.messageProvider ?? ''} session=${defaults.sessionKey ?? ''}`);
+    }
+    lines.push(
+      'Fix-it keys:',
+      '- tools.elevated.enabled',
+      `- tools.elevated.allowFrom.${provider}`,
+      '- agents.list[].tools.elevated.enabled',
+      `- agents.list[].tools.elevated.allowFrom.${provider}`,
+    );
+    throw new Error(lines.join('\n'));
+  }
+  if (requested === true) return defaultMode === 'full' ? 'full' : 'ask';
+  if (requested === false) return 'off';
+  return enabled && allowed ? defaultMode : 'off';
+}
+
+function resolveWorkdir(requested, defaults, warnings) {
+  const fallbackBase = defaults.cwd || process.cwd();
+  const isDir = (p) => {
+    try {
+      return fs.statSync(p).isDirectory();
+    } catch {
+      return false;
+    }
+  };
+  const fallback = isDir(fallbackBase) ? fallbackBase : os.homedir();
+  const w = typeof requested === 'string' ? requested.trim() : '';
+  if (!w) return fallback;
+  const abs = path.resolve(fallback, w);
+  if (isDir(abs)) return abs;
+  warnings.push(`Warning: workdir "${w}" is unavailable; using "${fallback}".`);
+  return fallback;
+}
+
+function buildEnv(params, defaults) {
+  validateOverrides(params.env);
+  const env = { ...sanitizedHostEnv(), ...(params.env || {}) };
+  const prepend = (defaults.pathPrepend || []).map((p) => String(p).trim()).filter(Boolean);
+  if (prepend.length > 0) {
+    const seen = new Set();
+    env.PATH = [...prepend, ...(env.PATH || '').split(path.delimiter)]
+      .filter((p) => p && !seen.has(p) && seen.add(p))
+      .join(path.delimiter);
+  }
+  env.OPENCLAW_SHELL = 'exec';
+  env.OPENCLAW_CLI = '1';
+  return env;
+}
+
+function failureMessage(outcome, timeoutSec) {
+  if (outcome.timedOut) {
+    const after = timeoutSec ? ` after ${timeoutSec} seconds` : '';
+    return `Command timed out${after}. If this command is expected to take longer, re-run with a higher timeout (e.g., exec timeout=300). If it should keep running, start it with exec background=true or yieldMs so OpenClaw can register a pollable process session. Do not rely on shell backgrounding with a trailing &.`;
+  }
+  return outcome.reason || 'Command failed';
+}
+
+function withWarnings(warnings, text) {
+  return warnings.length ? `${warnings.join('\n')}\n\n${text}` : text;
+}
+
+function formatApprovalPending({ id, host, nodeId, cwd, command, allowedDecisions }) {
+  const slug = id.slice(0, 8);
+  let fence = '```';
+  while (command.includes(fence)) fence += '`';
+  const always = allowedDecisions.includes('allow-always');
+  const lines = [
+    `Approval required (id ${slug}, full ${id}).`,
+    `Host: ${host}`,
+    ...(nodeId ? [`Node: ${nodeId}`] : []),
+    `CWD: ${cwd || '(node default)'}`,
+    'Command:',
+    `${fence}sh`,
+    command,
+    fence,
+    'Mode: foreground (interactive approvals available).',
+    always
+      ? 'Background mode requires pre-approved policy (allow-always or ask=off).'
+      : 'Background mode requires pre-approved policy (ask=off).',
+    `Reply with: /approve ${slug} ${always ? 'allow-once|allow-always|deny' : 'allow-once|deny'}`,
+    ...(always ? [] : ['The effective approval policy requires approval every time, so Allow Always is unavailable.']),
+    'If the short code is ambiguous, use the full id in /approve.',
+  ];
+  return lines.join('\n');
+}
+
+function createExecTool(defaults = {}) {
+  const allowBackground = defaults.allowBackground ?? true;
+  const yieldDefault = shared.defaultYieldMs(defaults.backgroundMs);
+
+  async function execute(toolCallId, params = {}, signal, onUpdate) {
+    if (!params.command) throw new Error('Provide a command to start.');
+    const command = String(params.command);
+    const warnings = [];
+    if (!allowBackground && (params.background === true || typeof params.yieldMs === 'number')) {
+      warnings.push('Warning: background execution is disabled; running synchronously.');
+    }
+    let yieldMs = null;
+    if (allowBackground) {
+      yieldMs = params.background === true ? 0 : shared.clamp(Number(params.yieldMs ?? yieldDefault), yieldDefault, 10, 120000);
+    }
+
+    // Host: auto and gateway run here; sandbox needs a sandbox runtime; node needs the host's hook.
+    const requestedHost = typeof params.host === 'string' ? params.host.trim().toLowerCase() : undefined;
+    const configuredHost = defaults.host ?? 'auto';
+    const host = ['auto', 'sandbox', 'gateway', 'node'].includes(requestedHost) ? requestedHost : configuredHost;
+    if (configuredHost !== 'auto' && requestedHost && host !== configuredHost) {
+      throw new Error(
+        `exec host not allowed (requested ${host}; configured host is ${configuredHost}; set tools.exec.host=${host} to allow this override).`,
+      );
+    }
+    if (host === 'sandbox') {
+      throw new Error(
+        'exec host=sandbox requires a sandbox runtime for this session.\nEnable sandbox mode (agents.defaults.sandbox.mode) or use host=auto/gateway/node.',
+      );
+    }
+    const elevated = resolveElevated(defaults, params.elevated, false);
+
+    const security = elevated === 'full' ? 'full' : minSecurity(normalize(defaults.security, SECURITY_ORDER) ?? 'full', normalize(params.security, SECURITY_ORDER) ?? 'full');
+    const ask = elevated === 'full' ? 'off' : maxAsk(normalize(defaults.ask, ASK_ORDER) ?? 'off', normalize(params.ask, ASK_ORDER) ?? 'off');
+    const cwd = resolveWorkdir(params.workdir, defaults, warnings);
+    const env = buildEnv(params, defaults);
+
+    if (host === 'node') {
+      if (typeof defaults.runOnNode !== 'function') {
+        throw new Error('exec host=node needs a node host: pass createExecTool({ runOnNode }) to route runs to a paired node.');
+      }
+      return defaults.runOnNode({ toolCallId, command, cwd, env: params.env || {}, node: params.node ?? defaults.node, timeoutSec: params.timeout, security, ask });
+    }
+
+    const timeoutSec =
+      params.timeout !== undefined && params.timeout !== null && Number.isFinite(Number(params.timeout))
+        ? Number(params.timeout)
+        : defaults.timeoutSec > 0
+          ? defaults.timeoutSec
+          : 1800;
+    const timeoutMs = timeoutSec > 0 ? Math.round(timeoutSec * 1000) : 0;
+    const approval =
+      elevated === 'full'
+        ? undefined
+        : {
+            security,
+            ask,
+            agentId: defaults.agentId,
+            approvalsFile: defaults.approvalsFile,
+            safeBins: defaults.safeBins ?? undefined,
+            safeBinTrustedDirs: defaults.safeBinTrustedDirs,
+            onApproval: defaults.onApproval,
+          };
+    const base = {
+      command,
+      cwd,
+      env,
+      inheritEnv: false,
+      pty: params.pty === true,
+      timeoutMs,
+      maxOutputChars: shared.maxOutputChars(),
+      pendingMaxOutputChars: shared.pendingMaxOutputChars(),
+      scopeKey: defaults.scopeKey,
+      approval,
+    };
+
+    if (approval && defaults.deferApprovals) {
+      const ev = native.evaluateCommand(command, { ...approval, cwd, env });
+      if (ev.decision === 'deny') {
+        return shared.textResult(withWarnings(warnings, `exec denied: ${ev.reason}`), { status: 'failed', exitCode: null, durationMs: 0, aggregated: '', timedOut: false, cwd });
+      }
+      if (ev.decision === 'ask') return deferred(toolCallId, base, ev, warnings);
+    }
+
+    let updates = typeof onUpdate === 'function';
+    const startedAt = Date.now();
+    let sessionId;
+    let pid;
+    let yielded = false;
+    const outcome = await native.exec({
+      ...base,
+      yieldMs: yieldMs === null ? undefined : yieldMs,
+      background: yieldMs === 0,
+      signal,
+      onOutput: updates
+        ? () => {
+            if (!updates || !sessionId) return;
+            const info = native.listSessions().find((s) => s.sessionId === sessionId);
+            const tail = info?.tail ?? '';
+            onUpdate({
+              content: [{ type: 'text', text: withWarnings(warnings, tail) }],
+              details: { status: 'running', sessionId, pid, startedAt, cwd, tail },
+            });
+          }
+        : undefined,
+      onExit: (info) => {
+        updates = false;
+        if (yielded) notifyExit(defaults, info.sessionId, command);
+      },
+    });
+    updates = false;
+    sessionId = outcome.sessionId;
+    pid = outcome.pid;
+    warnings.push(...outcome.warnings);
+    if (outcome.status === 'running') {
+      yielded = true;
+      if (native.listSessions().find((s) => s.sessionId === outcome.sessionId)?.status !== 'running') {
+        notifyExit(defaults, outcome.sessionId, command);
+      }
+      return shared.textResult(
+        withWarnings(
+          warnings,
+          `Command still running (session ${outcome.sessionId}, pid ${outcome.pid || 'n/a'}). Use process (list/poll/log/write/kill/clear/remove) for follow-up.`,
+        ),
+        { status: 'running', sessionId: outcome.sessionId, pid: outcome.pid || undefined, startedAt, cwd, tail: outcome.tail },
+      );
+    }
+    let aggregated = outcome.output.trim();
+    if (outcome.status === 'completed') {
+      if (outcome.exitCode) aggregated = `${aggregated}\n\n(Command exited with code ${outcome.exitCode})`.trim();
+      return shared.textResult(withWarnings(warnings, aggregated || '(no output)'), {
+        status: 'completed',
+        exitCode: outcome.exitCode ?? 0,
+        durationMs: outcome.durationMs,
+        aggregated,
+        cwd,
+        ...(outcome.outputFile ? { outputFile: outcome.outputFile } : {}),
+      });
+    }
+    const message = failureMessage(outcome, timeoutMs ? timeoutSec : 0);
+    const reason = aggregated ? `${aggregated}\n\n${message}` : message;
+    return shared.textResult(withWarnings(warnings, reason), {
+      status: 'failed',
+      exitCode: outcome.exitCode ?? null,
+      durationMs: outcome.durationMs,
+      aggregated,
+      timedOut: outcome.timedOut,
+      cwd,
+      ...(outcome.outputFile ? { outputFile: outcome.outputFile } : {}),
+    });
+  }
+
+  /** B's approval-pending result; the run starts in the background once the handler decides. */
+  function deferred(toolCallId, base, ev, warnings) {
+    const expiresAtMs = Date.now() + 1800000;
+    const allowedDecisions = ev.ask === 'always' ? ['allow-once', 'deny'] : ['allow-once', 'allow-always', 'deny'];
+    const id = require('node:crypto').randomUUID();
+    const warningText = warnings.join('\n');
+    const events = (text) => defaults.onSystemEvent?.(text, { sessionKey: defaults.sessionKey, contextKey: `exec:${id}` });
+    native
+      .exec({
+        ...base,
+        background: true,
+        approval: { ...base.approval, timeoutMs: 1800000 },
+        onExit: (info) => {
+          const log = native.readLog(info.sessionId, { offset: 0 });
+          const snippet = log.text.replace(/\s+/g, ' ').trim().slice(-400);
+          events(`Exec finished (gateway id=${id}, session=${info.sessionId}, ${info.timedOut ? 'timeout' : `code ${info.exitCode ?? 0}`})${snippet ? `\n${snippet}` : ''}`);
+          defaults.requestHeartbeat?.({ reason: 'exec-event', sessionKey: defaults.sessionKey });
+        },
+      })
+      .then((r) => {
+        if (r.approval && !r.approval.allowed) {
+          events(`Exec denied (gateway id=${id}, ${r.approval.reason}): ${base.command}`);
+          defaults.requestHeartbeat?.({ reason: 'exec-event', sessionKey: defaults.sessionKey });
+        }
+      })
+      .catch((e) => events(`Exec denied (gateway id=${id}, spawn-failed): ${base.command}\n${e.message}`));
+    return shared.textResult(
+      withWarnings(warnings, formatApprovalPending({ id, host: 'gateway', cwd: base.cwd, command: base.command, allowedDecisions })),
+      {
+        status: 'approval-pending',
+        approvalId: id,
+        approvalSlug: id.slice(0, 8),
+        expiresAtMs,
+        host: 'gateway',
+        command: base.command,
+        cwd: base.cwd,
+        allowedDecisions,
+        ...(warningText ? { warningText } : {}),
+      },
+    );
+  }
+
+  return {
+    name: 'exec',
+    label: 'exec',
+    get description() {
+      return describeExecTool({ agentId: defaults.agentId, hasCronTool: defaults.hasCronTool });
+    },
+    parameters,
+    execute,
+  };
+}
+
+module.exports = { createExecTool, describeExecTool, minSecurity, maxAsk, formatApprovalPending };

@@ -1,0 +1,123 @@
+'use strict';
+// What both tools share: OpenClaw's environment variables and clamps, result shapes, text helpers.
+
+function readEnvInt(names) {
+  for (const name of names) {
+    const raw = process.env[name];
+    if (raw === undefined || raw.trim() === '') continue;
+    const n = Number.parseInt(raw, 10);
+    return Number.isNaN(n) ? undefined : n;
+  }
+  return undefined;
+}
+
+/** OpenClaw's clamp: undefined or NaN gives the default, otherwise min..max. */
+function clamp(value, fallback, min, max) {
+  if (value === undefined || value === null || Number.isNaN(value)) return fallback;
+  return Math.min(max, Math.max(min, value));
+}
+
+/** `PI_BASH_YIELD_MS` (10..120000, default 10000), or the tool default. */
+function defaultYieldMs(backgroundMs) {
+  return clamp(backgroundMs ?? readEnvInt(['PI_BASH_YIELD_MS']), 10000, 10, 120000);
+}
+
+/** `PI_BASH_MAX_OUTPUT_CHARS` (1000..200000, default 200000). */
+function maxOutputChars() {
+  return clamp(readEnvInt(['PI_BASH_MAX_OUTPUT_CHARS']), 200000, 1000, 200000);
+}
+
+/** `OPENCLAW_BASH_PENDING_MAX_OUTPUT_CHARS`, or the `CLAWDBOT_` spelling (1000..200000, default 30000). */
+function pendingMaxOutputChars() {
+  return clamp(
+    readEnvInt(['OPENCLAW_BASH_PENDING_MAX_OUTPUT_CHARS', 'CLAWDBOT_BASH_PENDING_MAX_OUTPUT_CHARS']),
+    30000,
+    1000,
+    200000,
+  );
+}
+
+/** `PI_BASH_JOB_TTL_MS`: falsy or NaN gives 30 minutes, otherwise 1 minute .. 3 hours. */
+function jobTtlMs(value) {
+  const v = value ?? readEnvInt(['PI_BASH_JOB_TTL_MS']);
+  if (!v || Number.isNaN(v)) return 1800000;
+  return Math.min(10800000, Math.max(60000, v));
+}
+
+function textResult(text, details) {
+  return { content: [{ type: 'text', text }], details };
+}
+
+function failure(text) {
+  return textResult(text, { status: 'failed' });
+}
+
+/** `s` if it fits, else its start and end around `...` (never splitting a surrogate pair). */
+function truncateMiddle(s, max) {
+  const chars = Array.from(s);
+  if (s.length <= max) return s;
+  const half = Math.floor((max - 3) / 2);
+  let head = '';
+  for (const c of chars) {
+    if (head.length + c.length > half) break;
+    head += c;
+  }
+  let tail = '';
+  for (let i = chars.length - 1; i >= 0; i--) {
+    if (tail.length + chars[i].length > half) break;
+    tail = chars[i] + tail;
+  }
+  return `${head}...${tail}`;
+}
+
+function stripQuotes(s) {
+  if (s.length >= 2 && ((s.startsWith('"') && s.endsWith('"')) || (s.startsWith("'") && s.endsWith("'")))) {
+    return s.slice(1, -1);
+  }
+  return s;
+}
+
+/** OpenClaw's derived session name: the verb and its first non-flag target. */
+function deriveSessionName(command) {
+  const tokens = (String(command).match(/(?:[^\s"']+|"(?:\\.|[^"])*"|'(?:\\.|[^'])*')+/g) || [])
+    .map(stripQuotes)
+    .filter(Boolean);
+  if (tokens.length === 0) return undefined;
+  const [verb, ...rest] = tokens;
+  const target = rest.find((t) => !t.startsWith('-')) ?? rest[0];
+  if (!target) return verb;
+  return `${verb} ${truncateMiddle(stripQuotes(target), 48)}`;
+}
+
+/** OpenClaw B's compact durations: 500ms, 45s, 2m5s, 1h30m, 1d2h; 0 is n/a. */
+function formatDurationCompact(ms) {
+  if (!ms || ms <= 0) return 'n/a';
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${s % 60 ? `${s % 60}s` : ''}`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h${m % 60 ? `${m % 60}m` : ''}`;
+  const d = Math.floor(h / 24);
+  return `${d}d${h % 24 ? `${h % 24}h` : ''}`;
+}
+
+function exitLabel(exitSignal, exitCode) {
+  return exitSignal ? `signal ${exitSignal}` : `code ${exitCode ?? 0}`;
+}
+
+module.exports = {
+  readEnvInt,
+  clamp,
+  defaultYieldMs,
+  maxOutputChars,
+  pendingMaxOutputChars,
+  jobTtlMs,
+  textResult,
+  failure,
+  truncateMiddle,
+  deriveSessionName,
+  formatDurationCompact,
+  exitLabel,
+};
