@@ -254,8 +254,11 @@ export interface LogResult {
 }
 
 export interface OutputChunk {
+  sessionId: string
   stream: 'stdout' | 'stderr'
   text: string
+  /** The last 2000 characters of the session's aggregated output after this chunk. */
+  tail: string
   /** Characters dropped before this chunk because the callback fell behind. */
   dropped?: number
 }

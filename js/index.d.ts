@@ -42,3 +42,13 @@ export type {
   CommandEvaluation,
   SegmentVerdict,
 } from '../index';
+export { createExecTool, createProcessTool, createBashTools } from './tools/index';
+export type {
+  AgentTool,
+  BashToolDefaults,
+  ExecParams,
+  ExecDetails,
+  ProcessParams,
+  ToolResult,
+  ToolUpdate,
+} from './tools/index';

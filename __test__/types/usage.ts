@@ -71,3 +71,19 @@ async function approvals(): Promise<void> {
 }
 
 void approvals;
+
+import { createBashTools } from '../../js/index';
+import type { ExecDetails, ToolResult } from '../../js/index';
+
+async function tools(): Promise<void> {
+  const { exec, process: proc } = createBashTools({ scopeKey: 'agent:main', security: 'allowlist', onApproval: async () => 'allow-once' as const });
+  const r: ToolResult<ExecDetails> = await exec.execute('call-1', { command: 'ls', yieldMs: 1000 }, undefined, (u) => {
+    void u.details.tail;
+  });
+  if (r.details.status === 'running') {
+    const p = await proc.execute('call-2', { action: 'poll', sessionId: r.details.sessionId, timeout: 5000 });
+    void p.content[0].text;
+  }
+}
+
+void tools;

@@ -262,10 +262,10 @@ function createExecTool(defaults = {}) {
       background: yieldMs === 0,
       signal,
       onOutput: updates
-        ? () => {
-            if (!updates || !sessionId) return;
-            const info = native.listSessions().find((s) => s.sessionId === sessionId);
-            const tail = info?.tail ?? '';
+        ? (chunk) => {
+            if (!updates) return;
+            sessionId = chunk.sessionId;
+            const tail = chunk.tail;
             onUpdate({
               content: [{ type: 'text', text: withWarnings(warnings, tail) }],
               details: { status: 'running', sessionId, pid, startedAt, cwd, tail },

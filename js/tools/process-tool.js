@@ -97,7 +97,7 @@ function createProcessTool(defaults = {}) {
     const ended = `\n\nProcess exited with ${shared.exitLabel(p.exitSignal, p.exitCode)}.`;
     if (p.exited && !output && s.status !== 'running') {
       // Already drained: what is left to show is the tail, as OpenClaw's finished branch does.
-      const body = p.tail || `(no output recorded${p.truncated ? ' — truncated to cap' : ''})`;
+      const body = p.tail.trimEnd() || `(no output recorded${p.truncated ? ' — truncated to cap' : ''})`;
       return shared.textResult(`${body}${ended}`, {
         status: p.status === 'completed' ? 'completed' : 'failed',
         sessionId: id,

@@ -228,7 +228,9 @@ pub fn exec<'env>(
 
     let mut hooks = SessionHooks::default();
     if let Some(f) = forwarder.clone() {
-        hooks.on_output = Some(Arc::new(move |stream, text| f.push(stream, text)));
+        hooks.on_output = Some(Arc::new(move |session, stream, text| {
+            f.push(session, stream, text)
+        }));
     }
     if let Some(tsfn) = on_exit {
         let tsfn = Arc::new(tsfn);

@@ -20,9 +20,12 @@ pub const MAX_QUEUED_BYTES: usize = 4 << 20;
 #[napi(object)]
 #[derive(Clone, Debug)]
 pub struct OutputChunk {
+    pub session_id: String,
     #[napi(ts_type = "'stdout' | 'stderr'")]
     pub stream: String,
     pub text: String,
+    /// The last 2000 characters of the session's aggregated output after this chunk.
+    pub tail: String,
     /// Characters dropped before this chunk because the callback fell behind.
     pub dropped: Option<u32>,
 }
@@ -33,6 +36,8 @@ pub type OutputFn = ThreadsafeFunction<OutputChunk, (), OutputChunk, Status, fal
 #[derive(Default)]
 struct Queue {
     chunks: VecDeque<(Stream, String)>,
+    session_id: String,
+    tail: String,
     bytes: usize,
     dropped: usize,
     in_flight: bool,
@@ -57,9 +62,14 @@ impl OutputForwarder {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn push(self: &Arc<Self>, stream: Stream, text: &str) {
+    pub fn push(self: &Arc<Self>, session: &crate::session::Session, stream: Stream, text: &str) {
+        let tail = session.lock().collector.tail();
         let start = {
             let mut q = self.lock();
+            if q.session_id.is_empty() {
+                q.session_id = session.meta.id.clone();
+            }
+            q.tail = tail;
             match q.chunks.back_mut() {
                 Some((s, t)) if *s == stream => t.push_str(text),
                 _ => q.chunks.push_back((stream, text.to_string())),
@@ -85,8 +95,10 @@ impl OutputForwarder {
                     q.bytes -= text.len();
                     let dropped = std::mem::take(&mut q.dropped);
                     OutputChunk {
+                        session_id: q.session_id.clone(),
                         stream: stream.as_str().to_string(),
                         text,
+                        tail: q.tail.clone(),
                         dropped: (dropped > 0).then_some(dropped as u32),
                     }
                 }

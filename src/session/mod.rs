@@ -58,7 +58,8 @@ pub struct SessionHooks {
     pub on_exit: Option<ExitHook>,
 }
 
-pub type OutputHook = Arc<dyn Fn(Stream, &str) + Send + Sync>;
+/// Called with the session, the stream and the new text of every chunk.
+pub type OutputHook = Arc<dyn Fn(&Session, Stream, &str) + Send + Sync>;
 pub type ExitHook = Arc<dyn Fn(&Session, &ExitInfo) + Send + Sync>;
 
 /// Fixed facts about a session.
@@ -200,7 +201,7 @@ impl Session {
             return;
         }
         if let Some(hook) = &self.hooks.on_output {
-            hook(stream, text);
+            hook(self, stream, text);
         }
         self.changed.notify_waiters();
     }

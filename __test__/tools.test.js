@@ -1,0 +1,332 @@
+'use strict';
+// The OpenClaw-compatible tools, exercised only through execute(), as an agent calls them.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const api = require('../js/index.js');
+const { alive, waitFor, track, killTracked, tempDir, readPids } = require('./helpers.js');
+
+test.after(killTracked);
+
+const text = (r) => r.content[0].text;
+
+async function pollToExit(proc, sessionId) {
+  let all = '';
+  for (;;) {
+    const r = await proc.execute('p', { action: 'poll', sessionId, timeout: 2000 });
+    all += text(r);
+    if (/Process exited with/.test(text(r))) return { last: r, all };
+  }
+}
+
+test('tool metadata and schemas', () => {
+  const { exec, process: proc } = api.createBashTools({ hasCronTool: true });
+  assert.equal(exec.name, 'exec');
+  assert.equal(exec.label, 'exec');
+  assert.match(exec.description, /^Execute shell commands with background continuation/);
+  assert.match(exec.description, /use cron instead\. Use pty=true/);
+  assert.deepEqual(exec.parameters.required, ['command']);
+  assert.equal(exec.parameters.properties.yieldMs.description, 'Milliseconds to wait before backgrounding (default 10000)');
+  for (const k of ['command', 'workdir', 'env', 'yieldMs', 'background', 'timeout', 'pty', 'elevated', 'host', 'security', 'ask', 'node']) {
+    assert.ok(exec.parameters.properties[k], k);
+  }
+  assert.equal(proc.name, 'process');
+  for (const k of ['action', 'sessionId', 'data', 'keys', 'hex', 'literal', 'text', 'bracketed', 'eof', 'offset', 'limit', 'timeout']) {
+    assert.ok(proc.parameters.properties[k], k);
+  }
+});
+
+test('exec: completed, non-zero exit note, no output, failures as results', async () => {
+  const exec = api.createExecTool({});
+  const ok = await exec.execute('1', { command: 'echo hello' });
+  assert.equal(text(ok), 'hello');
+  assert.equal(ok.details.status, 'completed');
+  assert.equal(ok.details.exitCode, 0);
+  assert.equal(ok.details.aggregated, 'hello');
+  assert.equal(typeof ok.details.durationMs, 'number');
+  const nonzero = await exec.execute('2', { command: 'echo oops; exit 3' });
+  assert.equal(text(nonzero), 'oops\n\n(Command exited with code 3)');
+  assert.equal(nonzero.details.status, 'completed');
+  assert.equal(nonzero.details.exitCode, 3);
+  assert.equal(text(await exec.execute('3', { command: 'true' })), '(no output)');
+  const missing = await exec.execute('4', { command: 'no-such-cmd-xyz' });
+  assert.equal(missing.details.status, 'failed');
+  assert.equal(missing.details.exitCode, 127);
+  assert.match(text(missing), /not found\n\nCommand not found$/);
+  const timeout = await exec.execute('5', { command: 'sleep 30', timeout: 0.3 });
+  assert.equal(timeout.details.status, 'failed');
+  assert.equal(timeout.details.timedOut, true);
+  assert.equal(
+    text(timeout),
+    'Command timed out after 0.3 seconds. If this command is expected to take longer, re-run with a higher timeout (e.g., exec timeout=300). If it should keep running, start it with exec background=true or yieldMs so OpenClaw can register a pollable process session. Do not rely on shell backgrounding with a trailing &.',
+  );
+  await assert.rejects(exec.execute('6', { command: '' }), { message: 'Provide a command to start.' });
+});
+
+test('exec: workdir fallback warning, env policy, OPENCLAW_SHELL, pathPrepend', async () => {
+  const dir = fs.realpathSync(tempDir());
+  const exec = api.createExecTool({ cwd: dir, pathPrepend: ['/opt/agent-bin'] });
+  const r = await exec.execute('1', { command: 'pwd; echo "$OPENCLAW_SHELL"; echo "$PATH" | cut -d: -f1', workdir: '/no/such/dir' });
+  assert.equal(text(r), `Warning: workdir "/no/such/dir" is unavailable; using "${dir}".\n\n${dir}\nexec\n/opt/agent-bin`);
+  await assert.rejects(exec.execute('2', { command: 'true', env: { PATH: '/x' } }), {
+    message: "Security Violation: Custom 'PATH' variable is forbidden during host execution.",
+  });
+  await assert.rejects(exec.execute('3', { command: 'true', env: { LD_PRELOAD: '/x.so' } }), {
+    message: "Security Violation: Environment variable 'LD_PRELOAD' is forbidden during host execution.",
+  });
+  await assert.rejects(exec.execute('4', { command: 'true', env: { NODE_OPTIONS: '-r x', BASH_ENV: '/x' } }), {
+    message: 'Security Violation: blocked override keys: BASH_ENV, NODE_OPTIONS.',
+  });
+  await assert.rejects(exec.execute('5', { command: 'true', env: { 'A-B': '1' } }), {
+    message: 'Security Violation: invalid non-portable override keys: A-B.',
+  });
+  const ok = await exec.execute('6', { command: 'echo "$FOO"', env: { FOO: 'bar' } });
+  assert.equal(text(ok), 'bar');
+});
+
+test('exec: elevated gate, host rules, background disabled warning', async () => {
+  const exec = api.createExecTool({ messageProvider: 'slack', sessionKey: 'agent:main' });
+  await assert.rejects(exec.execute('1', { command: 'true', elevated: true }), (e) => {
+    assert.equal(
+      e.message,
+      [
+        'elevated is not available right now (runtime=direct).',
+        'Failing gates: enabled (tools.elevated.enabled / agents.list[].tools.elevated.enabled), allowFrom (tools.elevated.allowFrom.slack / agents.list[].tools.elevated.allowFrom.slack)',
+        'Context: provider=slack session=agent:main',
+        'Fix-it keys:',
+        '- tools.elevated.enabled',
+        '- tools.elevated.allowFrom.slack',
+        '- agents.list[].tools.elevated.enabled',
+        '- agents.list[].tools.elevated.allowFrom.slack',
+      ].join('\n'),
+    );
+    return true;
+  });
+  await assert.rejects(exec.execute('2', { command: 'true', host: 'sandbox' }), /exec host=sandbox requires a sandbox runtime for this session\./);
+  await assert.rejects(exec.execute('3', { command: 'true', host: 'node' }), /exec host=node needs a node host/);
+  const sync = api.createExecTool({ allowBackground: false });
+  const r = await sync.execute('4', { command: 'echo sync', background: true });
+  assert.equal(text(r), 'Warning: background execution is disabled; running synchronously.\n\nsync');
+  assert.equal(r.details.status, 'completed');
+});
+
+test('exec yields to the background; process polls, logs and lists it', async () => {
+  const { exec, process: proc } = api.createBashTools({ scopeKey: 'agent:tools' });
+  const r = await exec.execute('1', { command: 'echo start; sleep 0.5; seq 1 250; exit 2', yieldMs: 100 });
+  assert.equal(r.details.status, 'running');
+  assert.match(text(r), /^Command still running \(session ([a-z]+-[a-z]+(-\d+)?), pid \d+\)\. Use process \(list\/poll\/log\/write\/kill\/clear\/remove\) for follow-up\.$/);
+  const id = r.details.sessionId;
+  track(r.details.pid);
+  const listed = await proc.execute('2', { action: 'list' });
+  assert.match(text(listed), new RegExp(`^${id} running   \\S+ :: echo start;`, 'm'));
+  assert.equal(listed.details.status, 'completed');
+  assert.equal(listed.details.sessions.find((s) => s.sessionId === id).name, 'echo start;');
+  const { last, all } = await pollToExit(proc, id);
+  assert.match(all, /start/);
+  assert.match(text(last), /\n\nProcess exited with code 2\.$/);
+  assert.equal(last.details.status, 'completed');
+  assert.equal(last.details.exitCode, 2);
+  const log = await proc.execute('3', { action: 'log', sessionId: id });
+  assert.match(text(log), /\n\n\[showing last 200 of 251 lines; pass offset\/limit to page\]$/);
+  assert.equal(log.details.totalLines, 251);
+  assert.equal(text(await proc.execute('4', { action: 'log', sessionId: id, offset: 0, limit: 2 })), 'start\n1');
+  assert.equal(text(await proc.execute('4b', { action: 'log', sessionId: id, limit: 1 })), '250');
+  const again = await proc.execute('5', { action: 'poll', sessionId: id });
+  assert.match(text(again), /^start\n(\d+\n)*250\n\nProcess exited with code 2\.$/);
+  assert.equal(text(await proc.execute('6', { action: 'clear', sessionId: id })), `Cleared session ${id}.`);
+  assert.equal(text(await proc.execute('7', { action: 'poll', sessionId: id })), `No session found for ${id}`);
+});
+
+test('process failure texts', async () => {
+  const { exec, process: proc } = api.createBashTools({});
+  assert.equal(text(await proc.execute('1', { action: 'poll' })), 'sessionId is required for this action.');
+  assert.equal(text(await proc.execute('2', { action: 'explode' })), 'sessionId is required for this action.');
+  assert.equal(text(await proc.execute('3', { action: 'explode', sessionId: 'x-y' })), 'Unknown action explode');
+  for (const action of ['write', 'send-keys', 'submit', 'paste', 'kill']) {
+    const r = await proc.execute('4', { action, sessionId: 'nope-nope' });
+    assert.equal(text(r), 'No active session found for nope-nope');
+    assert.equal(r.details.status, 'failed');
+  }
+  assert.equal(text(await proc.execute('5', { action: 'log', sessionId: 'nope-nope' })), 'No session found for nope-nope');
+  assert.equal(text(await proc.execute('6', { action: 'clear', sessionId: 'nope-nope' })), 'No finished session found for nope-nope');
+  assert.equal(text(await proc.execute('7', { action: 'remove', sessionId: 'nope-nope' })), 'No session found for nope-nope');
+  // A foreground run is not the process tool's to touch.
+  let id;
+  const pending = exec.execute('8', { command: 'echo up; sleep 1', yieldMs: 20000 }, undefined, (u) => (id = u.details.sessionId));
+  await waitFor(() => id, { what: 'the first update' });
+  assert.equal(text(await proc.execute('9', { action: 'poll', sessionId: id })), `Session ${id} is not backgrounded.`);
+  assert.equal(text(await proc.execute('10', { action: 'write', sessionId: id, data: 'x' })), `Session ${id} is not backgrounded.`);
+  await pending;
+  const bg = await exec.execute('11', { command: 'sleep 30', background: true });
+  track(bg.details.pid);
+  assert.equal(text(await proc.execute('12', { action: 'write', sessionId: bg.details.sessionId, data: 'x' })), `Session ${bg.details.sessionId} stdin is not writable.`);
+  assert.equal(text(await proc.execute('13', { action: 'clear', sessionId: bg.details.sessionId })), `No finished session found for ${bg.details.sessionId}`);
+  const removed = await proc.execute('14', { action: 'remove', sessionId: bg.details.sessionId });
+  assert.equal(text(removed), `Removed session ${bg.details.sessionId}.`);
+  assert.equal(alive(bg.details.pid), false);
+});
+
+test('process kill ends the tree; list formatting of finished sessions', async () => {
+  const dir = tempDir();
+  const pids = path.join(dir, 'pids');
+  const { exec, process: proc } = api.createBashTools({ scopeKey: 'agent:kill' });
+  const r = await exec.execute('1', { command: `sleep 300 & echo $! > ${pids}; wait`, background: true });
+  track(r.details.pid);
+  await waitFor(() => readPids(pids).length === 1, { what: 'child' });
+  track(readPids(pids));
+  const k = await proc.execute('2', { action: 'kill', sessionId: r.details.sessionId });
+  assert.equal(text(k), `Killed session ${r.details.sessionId}.`);
+  assert.deepEqual(k.details, { status: 'failed', name: `sleep 300` });
+  assert.equal(alive(readPids(pids)[0]), false);
+  const listed = await proc.execute('3', { action: 'list' });
+  assert.match(text(listed), new RegExp(`^${r.details.sessionId} failed    \\S+ :: sleep 300$`, 'm'));
+  const other = api.createProcessTool({ scopeKey: 'agent:other' });
+  assert.equal(text(await other.execute('4', { action: 'list' })), 'No running or recent sessions.');
+  assert.equal(text(await other.execute('5', { action: 'poll', sessionId: r.details.sessionId })), `No session found for ${r.details.sessionId}`);
+});
+
+test('write with eof, submit, paste and a PTY session driven by send-keys to completion', async () => {
+  const { exec, process: proc } = api.createBashTools({});
+  const cat = await exec.execute('1', { command: 'cat', background: true, pty: false });
+  track(cat.details.pid);
+  // Pipe runs have stdin closed: cat already ended.
+  await waitFor(async () => /Process exited/.test(text(await proc.execute('p', { action: 'poll', sessionId: cat.details.sessionId }))), { what: 'cat' });
+  const py = await exec.execute('2', { command: 'python3 -i -q', background: true, pty: true });
+  track(py.details.pid);
+  const id = py.details.sessionId;
+  let seen = '';
+  await waitFor(async () => (seen += text(await proc.execute('p', { action: 'poll', sessionId: id, timeout: 500 }))).includes('>>>'), { what: 'prompt' });
+  const sent = await proc.execute('3', { action: 'send-keys', sessionId: id, literal: 'x = 6 * 7', keys: ['enter'] });
+  assert.equal(text(sent), `Sent 10 bytes to session ${id}.`);
+  assert.equal(text(await proc.execute('4', { action: 'paste', sessionId: id, text: 'print(x)', bracketed: false })), `Pasted 8 chars to session ${id}.`);
+  assert.equal(text(await proc.execute('5', { action: 'submit', sessionId: id })), `Submitted session ${id} (sent CR).`);
+  await waitFor(async () => (seen += text(await proc.execute('p', { action: 'poll', sessionId: id, timeout: 500 }))).includes('42'), { what: '42' });
+  const warn = await proc.execute('6', { action: 'send-keys', sessionId: id, keys: ['C-bogus'] });
+  assert.match(text(warn), /\nWarnings:\n- Unknown key "bogus" for modifiers; sending literal\.$/);
+  await proc.execute('7', { action: 'send-keys', sessionId: id, keys: ['C-c'] });
+  const wrote = await proc.execute('8', { action: 'write', sessionId: id, data: 'exit()\r', eof: true });
+  assert.equal(text(wrote), `Wrote 7 bytes to session ${id} (stdin closed).`);
+  const { last } = await pollToExit(proc, id);
+  assert.equal(last.details.status, 'completed');
+});
+
+test('a tool abort kills a foreground run but not a backgrounded one', async () => {
+  const exec = api.createExecTool({});
+  const ac = new AbortController();
+  const pending = exec.execute('1', { command: 'sleep 30' }, ac.signal);
+  setTimeout(() => ac.abort(), 200);
+  const r = await pending;
+  assert.equal(r.details.status, 'failed');
+  assert.equal(text(r), 'Command aborted');
+  const ac2 = new AbortController();
+  const bg = await exec.execute('2', { command: 'sleep 30', yieldMs: 50 }, ac2.signal);
+  track(bg.details.pid);
+  ac2.abort();
+  await new Promise((res) => setTimeout(res, 200));
+  assert.equal(alive(bg.details.pid), true, 'backgrounded run survives the abort');
+  await api.removeSession(bg.details.sessionId);
+});
+
+test('onUpdate streams while running and stops after backgrounding', async () => {
+  const updates = [];
+  const exec = api.createExecTool({});
+  const r = await exec.execute('1', { command: 'echo a; sleep 0.3; echo b; sleep 0.5; echo c', yieldMs: 500 }, undefined, (u) => updates.push(u));
+  track(r.details.pid);
+  assert.equal(r.details.status, 'running');
+  const countAtYield = updates.length;
+  assert.ok(countAtYield >= 1);
+  assert.equal(updates[0].details.status, 'running');
+  assert.match(updates[0].content[0].text, /a/);
+  await new Promise((res) => setTimeout(res, 900));
+  assert.equal(updates.length, countAtYield, 'no updates after backgrounding');
+});
+
+test('notifyOnExit sends the system event and a heartbeat once', async () => {
+  const events = [];
+  const beats = [];
+  const exec = api.createExecTool({
+    sessionKey: 'agent:main:chat',
+    onSystemEvent: (t, ctx) => events.push([t, ctx.sessionKey]),
+    requestHeartbeat: (o) => beats.push(o),
+  });
+  const r = await exec.execute('1', { command: 'echo   finished   work; exit 1', background: true });
+  await waitFor(() => events.length === 1, { what: 'the event' });
+  assert.equal(events[0][0], `Exec completed (${r.details.sessionId.slice(0, 8)}, code 1) :: finished work`);
+  assert.equal(events[0][1], 'agent:main:chat');
+  assert.equal(beats.length, 1);
+  const quiet = await exec.execute('2', { command: 'true', background: true });
+  await waitFor(() => api.listSessions().find((s) => s.sessionId === quiet.details.sessionId)?.status === 'completed', { what: 'exit' });
+  await new Promise((res) => setTimeout(res, 100));
+  assert.equal(events.length, 1, 'empty success is not announced by default');
+  const loud = api.createExecTool({ sessionKey: 'k', notifyOnExitEmptySuccess: true, onSystemEvent: (t) => events.push([t]) });
+  const l = await loud.execute('3', { command: 'true', background: true });
+  await waitFor(() => events.length === 2, { what: 'the empty-success event' });
+  assert.equal(events[1][0], `Exec completed (${l.details.sessionId.slice(0, 8)}, code 0)`);
+});
+
+test('approval-pending, then the run after the decision', async () => {
+  const dir = tempDir();
+  const events = [];
+  const exec = api.createExecTool({
+    security: 'allowlist',
+    ask: 'on-miss',
+    approvalsFile: path.join(dir, 'approvals.json'),
+    deferApprovals: true,
+    sessionKey: 'agent:main',
+    onApproval: async () => 'allow-once',
+    onSystemEvent: (t) => events.push(t),
+  });
+  const r = await exec.execute('1', { command: 'echo approved' });
+  assert.equal(r.details.status, 'approval-pending');
+  assert.match(text(r), /^Approval required \(id [0-9a-f]{8}, full [0-9a-f-]{36}\)\.\nHost: gateway\nCWD: .+\nCommand:\n```sh\necho approved/);
+  assert.match(text(r), /Reply with: \/approve [0-9a-f]{8} allow-once\|allow-always\|deny/);
+  assert.equal(r.details.approvalSlug, r.details.approvalId.slice(0, 8));
+  assert.deepEqual(r.details.allowedDecisions, ['allow-once', 'allow-always', 'deny']);
+  await waitFor(() => events.some((e) => e.startsWith(`Exec finished (gateway id=${r.details.approvalId}`)), { what: 'the finished event' });
+  assert.match(events.find((e) => e.startsWith('Exec finished')), /code 0\)\napproved/);
+  const denying = api.createExecTool({
+    security: 'allowlist',
+    ask: 'on-miss',
+    approvalsFile: path.join(dir, 'approvals.json'),
+    deferApprovals: true,
+    onApproval: async () => 'deny',
+    onSystemEvent: (t) => events.push(t),
+  });
+  const d = await denying.execute('2', { command: 'rm -rf /tmp/nothing-here' });
+  assert.equal(d.details.status, 'approval-pending');
+  await waitFor(() => events.some((e) => e === `Exec denied (gateway id=${d.details.approvalId}, user denied): rm -rf /tmp/nothing-here`), { what: 'the denied event' });
+});
+
+test('approvals awaited by default: a denial is a failed result', async () => {
+  const dir = tempDir();
+  const exec = api.createExecTool({ security: 'allowlist', ask: 'on-miss', approvalsFile: path.join(dir, 'a.json'), onApproval: async () => 'deny' });
+  const r = await exec.execute('1', { command: 'touch nope' });
+  assert.equal(r.details.status, 'failed');
+  assert.equal(text(r), 'exec denied: user denied');
+});
+
+test('OpenClaw environment variables and their clamps', () => {
+  const script = `
+    const api = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+    const shared = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'tools', 'shared.js'))});
+    api.createProcessTool(process.env.CLEANUP ? { cleanupMs: Number(process.env.CLEANUP) } : {});
+    console.log(JSON.stringify({
+      yieldMs: shared.defaultYieldMs(), max: shared.maxOutputChars(), pending: shared.pendingMaxOutputChars(),
+      ttl: api.getSessionTtl(), nativeTtl: require(${JSON.stringify(path.join(__dirname, '..', 'index.js'))}).getSessionTtl(),
+    }));`;
+  const runWith = (env) =>
+    JSON.parse(require('node:child_process').execFileSync(process.execPath, ['-e', script], { env: { ...process.env, ...env }, encoding: 'utf8' }));
+  assert.deepEqual(runWith({ PI_BASH_YIELD_MS: '5', PI_BASH_MAX_OUTPUT_CHARS: '10', OPENCLAW_BASH_PENDING_MAX_OUTPUT_CHARS: '999999', CLEANUP: '5' }), {
+    yieldMs: 10, max: 1000, pending: 200000, ttl: 60000, nativeTtl: 60000,
+  });
+  assert.deepEqual(runWith({ PI_BASH_YIELD_MS: '500000', PI_BASH_MAX_OUTPUT_CHARS: 'abc', CLAWDBOT_BASH_PENDING_MAX_OUTPUT_CHARS: '5000', CLEANUP: '99999999999' }), {
+    yieldMs: 120000, max: 200000, pending: 5000, ttl: 10800000, nativeTtl: 10800000,
+  });
+  assert.deepEqual(runWith({ CLEANUP: '0' }).ttl, 1800000, 'cleanupMs 0 means the default');
+  assert.deepEqual(runWith({ PI_BASH_YIELD_MS: '', PI_BASH_JOB_TTL_MS: '120000' }), {
+    yieldMs: 10000, max: 200000, pending: 30000, ttl: 120000, nativeTtl: 120000,
+  });
+});

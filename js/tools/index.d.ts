@@ -1,0 +1,149 @@
+// Types of the OpenClaw-compatible tools (hand-written; checked by tsc in CI).
+import type { ApprovalRequest } from '../../index';
+
+export interface TextContent {
+  type: 'text';
+  text: string;
+}
+
+export interface ToolResult<D = Record<string, unknown>> {
+  content: TextContent[];
+  details: D;
+}
+
+export type ToolUpdate = (update: ToolResult<ExecRunningDetails>) => void;
+
+export interface AgentTool<P, D = Record<string, unknown>> {
+  name: string;
+  label: string;
+  readonly description: string;
+  /** JSON Schema of the parameters. */
+  parameters: Record<string, unknown>;
+  execute(toolCallId: string, params: P, signal?: AbortSignal, onUpdate?: ToolUpdate): Promise<ToolResult<D>>;
+}
+
+export interface ExecParams {
+  command: string;
+  workdir?: string;
+  env?: Record<string, string>;
+  yieldMs?: number;
+  background?: boolean;
+  /** Seconds; 0 disables; default 1800. */
+  timeout?: number;
+  pty?: boolean;
+  elevated?: boolean;
+  host?: 'auto' | 'sandbox' | 'gateway' | 'node' | string;
+  security?: 'deny' | 'allowlist' | 'full' | string;
+  ask?: 'off' | 'on-miss' | 'always' | string;
+  node?: string;
+}
+
+export interface ExecCompletedDetails {
+  status: 'completed';
+  exitCode: number;
+  durationMs: number;
+  aggregated: string;
+  cwd: string;
+  outputFile?: string;
+}
+
+export interface ExecFailedDetails {
+  status: 'failed';
+  exitCode: number | null;
+  durationMs: number;
+  aggregated: string;
+  timedOut: boolean;
+  cwd: string;
+  outputFile?: string;
+}
+
+export interface ExecRunningDetails {
+  status: 'running';
+  sessionId: string;
+  pid?: number;
+  startedAt: number;
+  cwd: string;
+  tail: string;
+}
+
+export interface ExecApprovalPendingDetails {
+  status: 'approval-pending';
+  approvalId: string;
+  approvalSlug: string;
+  expiresAtMs: number;
+  host: 'gateway' | 'node';
+  command: string;
+  cwd: string;
+  allowedDecisions: Array<'allow-once' | 'allow-always' | 'deny'>;
+  warningText?: string;
+}
+
+export type ExecDetails = ExecCompletedDetails | ExecFailedDetails | ExecRunningDetails | ExecApprovalPendingDetails;
+
+export interface ProcessParams {
+  action: 'list' | 'poll' | 'log' | 'write' | 'send-keys' | 'submit' | 'paste' | 'kill' | 'clear' | 'remove' | string;
+  sessionId?: string;
+  data?: string;
+  keys?: string[];
+  hex?: string[];
+  literal?: string;
+  text?: string;
+  bracketed?: boolean;
+  eof?: boolean;
+  offset?: number;
+  limit?: number;
+  /** For poll: wait up to this many ms (0..120000). */
+  timeout?: number;
+}
+
+export interface BashToolDefaults {
+  cwd?: string;
+  host?: 'auto' | 'sandbox' | 'gateway' | 'node';
+  security?: 'deny' | 'allowlist' | 'full';
+  ask?: 'off' | 'on-miss' | 'always';
+  node?: string;
+  agentId?: string;
+  scopeKey?: string;
+  sessionKey?: string;
+  messageProvider?: string;
+  /** Default yield window (ms); else PI_BASH_YIELD_MS; clamped 10..120000. */
+  backgroundMs?: number;
+  /** Default timeout in seconds (default 1800). */
+  timeoutSec?: number;
+  allowBackground?: boolean;
+  pathPrepend?: string[];
+  safeBins?: string[];
+  safeBinTrustedDirs?: string[];
+  /** Approvals file (default $OPENCLAW_HOME or $HOME, then .openclaw/exec-approvals.json). */
+  approvalsFile?: string;
+  elevated?: { enabled?: boolean; allowed?: boolean; defaultLevel?: 'on' | 'off' | 'ask' | 'full' };
+  hasCronTool?: boolean;
+  notifyOnExit?: boolean;
+  notifyOnExitEmptySuccess?: boolean;
+  /** Finished-session TTL for the process tool (PI_BASH_JOB_TTL_MS clamp). */
+  cleanupMs?: number;
+  /** Return `approval-pending` at once and run after the decision, instead of awaiting it. */
+  deferApprovals?: boolean;
+  onApproval?: (request: ApprovalRequest) => Promise<'allow-once' | 'allow-always' | 'deny'> | 'allow-once' | 'allow-always' | 'deny';
+  onSystemEvent?: (text: string, context: { sessionKey?: string; contextKey?: string; command?: string }) => void;
+  requestHeartbeat?: (request: { reason: string; sessionKey?: string }) => void;
+  /** Route host=node runs; without it host=node is an error. */
+  runOnNode?: (request: {
+    toolCallId: string;
+    command: string;
+    cwd: string;
+    env: Record<string, string>;
+    node?: string;
+    timeoutSec?: number;
+    security: string;
+    ask: string;
+  }) => Promise<ToolResult>;
+}
+
+export declare function createExecTool(defaults?: BashToolDefaults): AgentTool<ExecParams, ExecDetails>;
+export declare function createProcessTool(defaults?: BashToolDefaults): AgentTool<ProcessParams>;
+export declare function createBashTools(defaults?: BashToolDefaults): {
+  exec: AgentTool<ExecParams, ExecDetails>;
+  process: AgentTool<ProcessParams>;
+};
+export declare function describeExecTool(options?: { agentId?: string; hasCronTool?: boolean }): string;
