@@ -220,6 +220,7 @@ pub fn exec<'env>(
     } else {
         None
     };
+    install_host_exit_cleanup(env)?;
     let latch = Arc::new(AbortLatch::default());
     if parsed.has_signal {
         let signal: Object = obj.get("signal")?.expect("checked");
@@ -324,6 +325,20 @@ pub fn exec<'env>(
             Err(e) => Err(to_napi(env, &e)),
         },
     )
+}
+
+/// Once per process: sessions die with the host (cleanup hook for normal exits, watchdog for the rest).
+fn install_host_exit_cleanup(env: &Env) -> Result<()> {
+    static INSTALLED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    if INSTALLED.get().is_some() {
+        return Ok(());
+    }
+    env.add_env_cleanup_hook((), |_| {
+        crate::kill::watchdog::kill_all_now(registry::global())
+    })?;
+    crate::kill::watchdog::ensure_watchdog();
+    let _ = INSTALLED.set(());
+    Ok(())
 }
 
 enum Finished {

@@ -2,5 +2,6 @@
 
 pub mod child_setup;
 pub mod tree;
+pub mod watchdog;
 
 pub use tree::{KillReport, KillTarget};

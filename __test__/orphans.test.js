@@ -1,0 +1,193 @@
+'use strict';
+// Nothing left behind: whole-tree kills reach escaped descendants, sessions die with their host
+// however it ends, and fds, threads and zombies return to baseline under load.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const { monitorEventLoopDelay } = require('node:perf_hooks');
+
+const { native, alive, waitFor, track, killTracked, readPids, tempDir } = require('./helpers.js');
+
+test.after(killTracked);
+
+/** Processes whose environment carries `NAME=value`. */
+function withEnv(name, value) {
+  const needle = Buffer.from(`${name}=${value}\0`);
+  const out = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${d}/environ`).includes(needle) && alive(Number(d))) out.push(Number(d));
+    } catch {}
+  }
+  return out;
+}
+
+function escapees(dir) {
+  return `setsid sh -c 'echo $$ >> ${dir}/pids; exec sleep 1000' & ` +
+    `(setsid sh -c 'echo $$ >> ${dir}/pids; exec sleep 1001' &) ; ` +
+    `nohup sh -c 'echo $$ >> ${dir}/pids; exec sleep 1002' > /dev/null 2>&1 & ` +
+    `sleep 1003 & echo $! >> ${dir}/pids; wait`;
+}
+
+test('timeout and kill reach setsid, double-forked and nohup descendants', async () => {
+  for (const how of ['timeout', 'kill']) {
+    const dir = tempDir();
+    const pending = native.exec({ command: escapees(dir), timeoutMs: how === 'timeout' ? 1500 : 0, killGraceMs: 300, background: how === 'kill' });
+    if (how === 'kill') {
+      const r = await pending;
+      track(r.pid);
+      await waitFor(() => readPids(path.join(dir, 'pids')).length === 4, { what: 'four descendants' });
+      track(readPids(path.join(dir, 'pids')));
+      const k = await native.killSession(r.sessionId);
+      assert.deepEqual(k.survivors, []);
+    } else {
+      const r = await pending;
+      track(r.pid, readPids(path.join(dir, 'pids')));
+      assert.equal(r.timedOut, true);
+      assert.deepEqual(r.survivors, []);
+    }
+    const pids = readPids(path.join(dir, 'pids'));
+    assert.equal(pids.length, 4, how);
+    for (const pid of pids) assert.equal(alive(pid), false, `${how}: pid ${pid} survived`);
+  }
+});
+
+function hostScript(dir, ending) {
+  return `
+    const api = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+    const fs = require('fs');
+    (async () => {
+      for (let i = 0; i < 20; i++) {
+        await api.exec({ command: 'sleep 1000 & echo $! >> ${dir}/pids; wait', background: true, pty: i % 2 === 1 });
+      }
+      const wait = () => new Promise((r) => setTimeout(r, 20));
+      while ((fs.existsSync('${dir}/pids') ? fs.readFileSync('${dir}/pids', 'utf8').trim().split('\\n').length : 0) < 20) await wait();
+      fs.writeFileSync('${dir}/ready', String(process.pid));
+      ${ending === 'throw' ? "setTimeout(() => { throw new Error('boom'); }, 50);" : 'setInterval(() => {}, 1000);'}
+    })();`;
+}
+
+for (const ending of ['SIGKILL', 'SIGTERM', 'SIGINT', 'throw', 'exit']) {
+  test(`a host ended by ${ending} takes its 20 sessions (pipes and PTYs) with it`, async () => {
+    const dir = tempDir();
+    const mark = `orphan-test-${ending}-${process.pid}`;
+    const script = ending === 'exit' ? hostScript(dir, 'throw').replace("throw new Error('boom');", 'process.exit(0);') : hostScript(dir, ending);
+    const host = spawn(process.execPath, ['-e', script], { env: { ...process.env, ORPHAN_MARK: mark }, stdio: 'ignore' });
+    track(host.pid);
+    try {
+      await waitFor(() => fs.existsSync(path.join(dir, 'ready')), { what: 'the host to start its sessions', timeoutMs: 20000 });
+      const pids = readPids(path.join(dir, 'pids'));
+      track(pids);
+      assert.equal(pids.length, 20);
+      assert.ok(withEnv('ORPHAN_MARK', mark).length >= 40, 'shells and grandchildren are running');
+      if (ending.startsWith('SIG')) host.kill(ending);
+      await new Promise((res) => host.exitCode !== null || host.signalCode !== null ? res() : host.on('exit', res));
+      await waitFor(() => withEnv('ORPHAN_MARK', mark).every((p) => p === host.pid || !alive(p)) && pids.every((p) => !alive(p)), {
+        what: `every session process to end after ${ending}`,
+        timeoutMs: 10000,
+      });
+    } finally {
+      for (const p of withEnv('ORPHAN_MARK', mark)) {
+        try {
+          process.kill(p, 'SIGKILL');
+        } catch {}
+      }
+    }
+  });
+}
+
+test('2000 short runs: fds and threads back to baseline, no zombies', async () => {
+  // Warm up so lazily created runtime threads and the watchdog are part of the baseline.
+  for (let i = 0; i < 20; i++) await native.exec({ command: 'true' });
+  const fds = () => fs.readdirSync('/proc/self/fd').length;
+  const threads = () => Number(/Threads:\s+(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]);
+  const fdBase = fds();
+  const threadBase = threads();
+  for (let batch = 0; batch < 100; batch++) {
+    await Promise.all(Array.from({ length: 20 }, (_, i) => native.exec({ command: i % 2 ? 'true' : 'echo x; echo y >&2' })));
+  }
+  await waitFor(() => fds() <= fdBase, { what: `fds back to ${fdBase} (now ${fds()})` });
+  assert.ok(threads() <= threadBase + 2, `threads ${threadBase} -> ${threads()}`);
+  const zombies = fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return fields[0] === 'Z' && Number(fields[1]) === process.pid;
+      } catch {
+        return false;
+      }
+    });
+  assert.deepEqual(zombies, []);
+});
+
+test('16 sessions flooding output for 10 s: bounded memory, responsive event loop', async (t) => {
+  const dir = tempDir();
+  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  const rssBefore = process.memoryUsage().rss;
+  histogram.enable();
+  const runs = Array.from({ length: 16 }, () =>
+    native.exec({ command: 'yes', timeoutMs: 10000, killGraceMs: 200, logDir: dir, onOutput: () => {} }),
+  );
+  let peak = 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 100);
+  const results = await Promise.all(runs);
+  clearInterval(sampler);
+  histogram.disable();
+  results.forEach((r) => track(r.pid));
+  const growthMiB = (peak - rssBefore) / 1048576;
+  const p99 = histogram.percentile(99) / 1e6;
+  const totalMiB = results.reduce((n, r) => n + r.totalChars, 0) / 1048576;
+  t.diagnostic(`flood: ${totalMiB.toFixed(0)} MiB of text in 10 s, rss growth ${growthMiB.toFixed(1)} MiB, event loop p99 ${p99.toFixed(2)} ms`);
+  assert.ok(results.every((r) => r.timedOut && r.truncated), 'all floods ran to their timeout');
+  assert.ok(growthMiB < 64, `memory grew ${growthMiB.toFixed(1)} MiB`);
+  assert.ok(p99 < 20, `event loop p99 ${p99.toFixed(2)} ms`);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('200 concurrent mixed runs with random kills and timeouts: all accounted for, nothing left', async () => {
+  const mark = `mixed-${process.pid}`;
+  let seed = 12345;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const kinds = [];
+  const runs = Array.from({ length: 200 }, (_, i) => {
+    const r = rand();
+    const env = { MIXED_MARK: mark };
+    if (r < 0.3) {
+      kinds.push('quick');
+      return native.exec({ command: `echo run-${i}`, env });
+    }
+    if (r < 0.55) {
+      kinds.push('timeout');
+      return native.exec({ command: 'sleep 300 & sleep 301', env, timeoutMs: 200 + Math.floor(rand() * 500), killGraceMs: 100 });
+    }
+    if (r < 0.8) {
+      kinds.push('abort');
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(), Math.floor(rand() * 400));
+      return native.exec({ command: 'sleep 300 | cat', env, signal: ac.signal, killGraceMs: 100 });
+    }
+    kinds.push('kill');
+    return native.exec({ command: 'setsid sleep 300 & sleep 301', env, background: true }).then(async (bg) => {
+      await new Promise((res) => setTimeout(res, Math.floor(rand() * 300)));
+      await native.killSession(bg.sessionId);
+      return { ...bg, killed: true };
+    });
+  });
+  const results = await Promise.all(runs);
+  results.forEach((r) => track(r.pid));
+  assert.equal(results.length, 200);
+  results.forEach((r, i) => {
+    if (kinds[i] === 'quick') assert.equal(r.output, `echo run-${i}`.slice(5) + '\n');
+    if (kinds[i] === 'timeout') assert.equal(r.timedOut, true);
+    if (kinds[i] === 'abort') assert.equal(r.aborted, true);
+    if (kinds[i] === 'kill') assert.equal(r.killed, true);
+  });
+  await waitFor(() => withEnv('MIXED_MARK', mark).length === 0, { what: 'no marked process left', timeoutMs: 10000 });
+});

@@ -1,0 +1,112 @@
+//! Nothing outlives the host. Two mechanisms, because no single one covers every way Node can end:
+//!
+//! - [`kill_all_now`], run from Node's environment cleanup hook, ends every running session when Node
+//!   exits normally or through an uncaught exception.
+//! - A watchdog process, started once per host, notices the host's death by the end of a pipe only the
+//!   host holds, whatever killed it (SIGKILL included), then kills every process carrying this host's
+//!   session marker. It is the Node binary itself running a short script, so nothing extra ships. It runs
+//!   in its own session, so signals aimed at the host's terminal or process group do not reach it.
+
+use std::sync::{Mutex, OnceLock};
+
+use crate::session::registry::Registry;
+
+/// Kill every running session's tree at once (no grace: the host is going away).
+pub fn kill_all_now(registry: &Registry) {
+    use nix::sys::signal::{kill, killpg, Signal};
+    use nix::unistd::Pid;
+    for session in registry.running() {
+        let _ = killpg(Pid::from_raw(session.target.pgid), Signal::SIGKILL);
+        for pid in session.target.live_processes() {
+            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+        }
+    }
+}
+
+const SCRIPT: &str = r#"
+const fs = require('fs');
+const prefix = Buffer.from('\0AGENT_EXEC_SESSION=' + process.argv[1] + '-');
+for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(s, () => {});
+function marked() {
+  const out = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
+    let env;
+    try { env = Buffer.concat([Buffer.from('\0'), fs.readFileSync('/proc/' + d + '/environ')]); } catch { continue; }
+    if (env.includes(prefix)) out.push(Number(d));
+  }
+  return out;
+}
+function sweep() {
+  for (let round = 0; round < 50; round++) {
+    const pids = marked();
+    if (pids.length === 0) break;
+    for (const p of pids) {
+      try { process.kill(-p, 'SIGKILL'); } catch {}
+      try { process.kill(p, 'SIGKILL'); } catch {}
+    }
+  }
+  process.exit(0);
+}
+process.stdin.on('data', () => {});
+process.stdin.on('end', sweep);
+process.stdin.on('error', sweep);
+process.stdin.resume();
+"#;
+
+/// The write end of the watchdog's stdin; held for the host's whole life.
+static WATCHDOG: OnceLock<Mutex<Option<std::process::ChildStdin>>> = OnceLock::new();
+
+/// Start the watchdog once (Linux; elsewhere the cleanup hook is all there is).
+pub fn ensure_watchdog() {
+    WATCHDOG.get_or_init(|| Mutex::new(start()));
+}
+
+/// Whether a watchdog is running for this host.
+pub fn watchdog_running() -> bool {
+    WATCHDOG
+        .get()
+        .is_some_and(|m| m.lock().map(|g| g.is_some()).unwrap_or(false))
+}
+
+#[cfg(target_os = "linux")]
+fn start() -> Option<std::process::ChildStdin> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe().ok()?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("-e")
+        .arg(SCRIPT)
+        .arg(std::process::id().to_string())
+        // An Electron host runs the script as plain Node.
+        .env("ELECTRON_RUN_AS_NODE", "1")
+        .env_remove("NODE_OPTIONS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    match cmd.spawn() {
+        Ok(mut child) => {
+            let stdin = child.stdin.take();
+            // It outlives every handle we could keep; init reaps it after the host is gone.
+            std::mem::forget(child);
+            stdin
+        }
+        Err(e) => {
+            tracing::warn!("agent-exec: could not start the orphan watchdog: {e}");
+            None
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start() -> Option<std::process::ChildStdin> {
+    let _ = SCRIPT;
+    None
+}
