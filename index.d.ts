@@ -151,6 +151,8 @@ export interface ExecOptions {
   maxOutputChars?: number
   /** Per-stream cap of output not yet polled (default 30000). */
   pendingMaxOutputChars?: number
+  /** Size cap of one run's log file in bytes (default 268435456, 256 MiB). */
+  maxLogBytes?: number
   /** Directory for full output logs (default `<tmpdir>/agent-exec-<uid>`). */
   logDir?: string
   /** Sessions are visible only to callers with the same scope key. */

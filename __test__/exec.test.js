@@ -140,6 +140,15 @@ test('output over the cap keeps head and tail with a marker, and the full log on
   fs.rmSync(r.outputFile);
 });
 
+test('the log file stops at maxLogBytes and says so', async () => {
+  const r = await run({ command: 'seq 1 100000', maxOutputChars: 1000, maxLogBytes: 4096 });
+  assert.equal(r.truncated, true);
+  assert.equal(fs.statSync(r.outputFile).size, 4096);
+  assert.ok(r.output.endsWith('100000\n'), 'the text tail still has the end');
+  assert.match(r.warnings.join('\n'), /the output log reached its size cap \(4096 bytes\)/);
+  fs.rmSync(r.outputFile);
+});
+
 test('ANSI escapes are stripped and progress redraws collapse', async () => {
   const r = await run({
     command: "printf '\\033[1;31mred\\033[0m \\033]0;title\\007plain\\n'; printf '10%%\\r50%%\\r\\033[K100%%\\n'",

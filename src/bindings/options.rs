@@ -299,6 +299,9 @@ pub fn parse_exec_options<'a>(
     if let Some(n) = tri!(f.non_negative("pendingMaxOutputChars")) {
         req.limits.pending_max_output_chars = n as usize;
     }
+    if let Some(n) = tri!(f.non_negative("maxLogBytes")) {
+        req.max_log_bytes = n as u64;
+    }
     if let Some(dir) = tri!(f.string("logDir", ErrorCode::InvalidOption)) {
         req.log_dir = PathBuf::from(dir);
     }

@@ -155,6 +155,15 @@ impl OutputCollector {
         self.spool.failure()
     }
 
+    /// Whether the log file reached its size cap.
+    pub fn log_capped(&self) -> bool {
+        self.spool.capped()
+    }
+
+    pub fn set_max_log_bytes(&mut self, max: u64) {
+        self.spool.set_max_file_bytes(max);
+    }
+
     pub fn cursor_key_mode(&self) -> CursorKeyMode {
         self.cursor_key_mode
     }

@@ -14,8 +14,14 @@ use crate::error::{AgentError, ErrorCode};
 /// Raw bytes kept in memory before spilling to a file.
 pub const MEMORY_LIMIT: usize = 1 << 20;
 
+/// Default cap of one run's log file: a runaway `yes` must not fill the disk.
+pub const DEFAULT_MAX_LOG_BYTES: u64 = 256 << 20;
+
 pub struct RawSpool {
     memory: Vec<u8>,
+    max_file_bytes: u64,
+    written: u64,
+    capped: bool,
     file: Option<(PathBuf, BufWriter<File>)>,
     dir: PathBuf,
     failure: Option<String>,
@@ -27,6 +33,9 @@ impl RawSpool {
     pub fn new(dir: PathBuf) -> Self {
         RawSpool {
             memory: Vec::new(),
+            max_file_bytes: DEFAULT_MAX_LOG_BYTES,
+            written: 0,
+            capped: false,
             file: None,
             dir,
             failure: None,
@@ -34,9 +43,22 @@ impl RawSpool {
         }
     }
 
+    /// Bytes the log file may hold; what comes after is counted but not written.
+    pub fn set_max_file_bytes(&mut self, max: u64) {
+        self.max_file_bytes = max;
+    }
+
     pub fn push(&mut self, bytes: &[u8]) {
         self.total += bytes.len() as u64;
         if let Some((_, w)) = self.file.as_mut() {
+            let room = self.max_file_bytes.saturating_sub(self.written) as usize;
+            let bytes = if bytes.len() > room {
+                self.capped = true;
+                &bytes[..room]
+            } else {
+                bytes
+            };
+            self.written += bytes.len() as u64;
             if let Err(e) = w.write_all(bytes) {
                 self.failure = Some(format!("writing the output log failed: {e}"));
                 self.file = None;
@@ -59,7 +81,12 @@ impl RawSpool {
         }
         match self.open_file() {
             Ok((path, mut w)) => {
-                let data = std::mem::take(&mut self.memory);
+                let mut data = std::mem::take(&mut self.memory);
+                if data.len() as u64 > self.max_file_bytes {
+                    data.truncate(self.max_file_bytes as usize);
+                    self.capped = true;
+                }
+                self.written = data.len() as u64;
                 if let Err(e) = w.write_all(&data) {
                     self.failure = Some(format!("writing the output log failed: {e}"));
                     return;
@@ -117,6 +144,11 @@ impl RawSpool {
     pub fn total_bytes(&self) -> u64 {
         self.total
     }
+
+    /// Whether the log file stopped at its cap.
+    pub fn capped(&self) -> bool {
+        self.capped
+    }
 }
 
 fn ensure_private_dir(dir: &Path) -> Result<(), AgentError> {
@@ -172,6 +204,21 @@ mod tests {
         s.finish();
         let data = std::fs::read(s.path().unwrap()).unwrap();
         assert_eq!(data, b"\xffhead tail\x1b[0m");
+    }
+
+    #[test]
+    fn the_log_file_stops_at_its_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = RawSpool::new(dir.path().to_path_buf());
+        s.set_max_file_bytes(10);
+        s.push(b"12345");
+        s.spill();
+        s.push(b"67890abc");
+        s.push(b"def");
+        s.finish();
+        assert!(s.capped());
+        assert_eq!(s.total_bytes(), 16);
+        assert_eq!(std::fs::read(s.path().unwrap()).unwrap(), b"1234567890");
     }
 
     #[test]

@@ -109,6 +109,12 @@ pub fn outcome_of(session: &Session, exit: &ExitInfo, req: &ExecRequest) -> Exec
             join_pids(&exit.survivors)
         ));
     }
+    if st.collector.log_capped() {
+        warnings.push(format!(
+            "Warning: the output log reached its size cap ({} bytes); later output is only in the text tail.",
+            req.max_log_bytes
+        ));
+    }
     if let Some(f) = st.collector.log_failure() {
         warnings.push(format!("Warning: the full output log is incomplete: {f}."));
     }

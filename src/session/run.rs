@@ -86,7 +86,11 @@ pub fn start(
         },
         started: Instant::now(),
         state: Mutex::new(SessionState {
-            collector: OutputCollector::new(req.limits, req.log_dir.clone(), is_pty),
+            collector: {
+                let mut c = OutputCollector::new(req.limits, req.log_dir.clone(), is_pty);
+                c.set_max_log_bytes(req.max_log_bytes);
+                c
+            },
             backgrounded: req.background,
             exit: None,
             warnings,

@@ -57,6 +57,8 @@ pub struct ExecRequest {
     pub background: bool,
     /// Act as if the PTY could not be opened (exercises the pipe fallback).
     pub pty_force_fallback: bool,
+    /// Size cap of the output log file.
+    pub max_log_bytes: u64,
 }
 
 impl ExecRequest {
@@ -77,6 +79,7 @@ impl ExecRequest {
             log_dir: crate::output::spool::default_log_dir(),
             background: false,
             pty_force_fallback: false,
+            max_log_bytes: crate::output::spool::DEFAULT_MAX_LOG_BYTES,
         }
     }
 
