@@ -1,0 +1,215 @@
+'use strict';
+// Benchmarks against the real alternatives, in one run: plain child_process, an exec built on
+// @lydell/node-pty as OpenClaw has it, and a raw Rust spawn loop as the floor. Prints every figure with
+// its ratio and writes bench/results/latest.json and bench/results/chart.svg.
+//
+//   npm run bench            full run (a few minutes on 2 cores)
+//   npm run bench -- --quick under a minute
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawn, execFileSync } = require('node:child_process');
+const { monitorEventLoopDelay } = require('node:perf_hooks');
+
+const api = require('../js/index.js');
+const { renderChart } = require('./chart.js');
+
+const quick = process.argv.includes('--quick');
+const shell = fs.existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
+const root = path.join(__dirname, '..');
+const results = { date: new Date().toISOString(), quick, machine: machine(), figures: [] };
+
+function machine() {
+  const cpus = os.cpus();
+  return `${cpus.length} x ${cpus[0]?.model?.trim() ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}, Node ${process.version}`;
+}
+
+function stats(times) {
+  const s = times.slice().sort((a, b) => a - b);
+  const pick = (q) => s[Math.round((s.length - 1) * q)];
+  return { median: pick(0.5), p99: pick(0.99) };
+}
+
+function record(name, unit, ours, baselines, goal) {
+  const fig = { name, unit, ours, baselines, goal };
+  results.figures.push(fig);
+  const parts = Object.entries(baselines).map(([k, v]) => `${k} ${fmt(v)} (ratio ${(ours / v).toFixed(2)})`);
+  console.log(`${name}: agent-exec ${fmt(ours)} ${unit}${parts.length ? `; ${parts.join('; ')}` : ''}${goal ? `  [goal: ${goal}]` : ''}`);
+}
+
+function fmt(v) {
+  return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(3);
+}
+
+async function timeMany(n, fn) {
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    await fn();
+    times.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  return stats(times);
+}
+
+function cpSpawn(command, collect = true) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(shell, ['-c', command], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks = [];
+    let size = 0;
+    const onData = (d) => {
+      size += d.length;
+      if (collect) chunks.push(d);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, size, output: collect ? Buffer.concat(chunks).toString('utf8') : '' }));
+  });
+}
+
+function ptySpawn(command) {
+  const pty = require('@lydell/node-pty');
+  return new Promise((resolve) => {
+    const p = pty.spawn(shell, ['-c', command], { name: 'xterm-256color', cols: 120, rows: 30, cwd: process.cwd(), env: process.env });
+    let size = 0;
+    const chunks = [];
+    p.onData((d) => {
+      size += d.length;
+      chunks.push(d);
+    });
+    p.onExit(({ exitCode }) => resolve({ code: exitCode, size, output: chunks.join('') }));
+  });
+}
+
+function rawRustFloor(runs) {
+  execFileSync('cargo', ['build', '--release', '--quiet', '--example', 'raw_spawn'], { cwd: root, stdio: 'inherit' });
+  const out = execFileSync(path.join(root, 'target', 'release', 'examples', 'raw_spawn'), [String(runs)], { encoding: 'utf8' });
+  return JSON.parse(out);
+}
+
+async function benchExecTrue() {
+  const runs = quick ? 100 : 500;
+  const tool = api.createExecTool({});
+  await timeMany(10, () => tool.execute('warm', { command: 'true' }));
+  const ours = await timeMany(runs, () => tool.execute('b', { command: 'true' }));
+  const native = await timeMany(runs, () => api.exec({ command: 'true' }));
+  const cp = await timeMany(runs, () => cpSpawn('true'));
+  const pty = await timeMany(Math.min(runs, 200), () => ptySpawn('true'));
+  const raw = rawRustFloor(runs);
+  record('exec true via tool adapter, median', 'ms', ours.median, { child_process: cp.median, 'node-pty': pty.median, 'raw Rust': raw.medianMs }, '<= child_process, <= 1.5x raw Rust');
+  record('exec true via tool adapter, p99', 'ms', ours.p99, { child_process: cp.p99, 'node-pty': pty.p99, 'raw Rust': raw.p99Ms });
+  record('exec true via native exec, median', 'ms', native.median, { child_process: cp.median, 'raw Rust': raw.medianMs });
+}
+
+function bigFile(mib) {
+  const file = path.join(os.tmpdir(), `agent-exec-bench-${mib}.txt`);
+  if (!fs.existsSync(file) || fs.statSync(file).size !== mib * 1048576) {
+    const line = 'agent-exec benchmark line with some ordinary ASCII text in it, 0123456789 abcdefghij\n';
+    const block = line.repeat(Math.ceil(1048576 / line.length)).slice(0, 1048576);
+    const fd = fs.openSync(file, 'w');
+    for (let i = 0; i < mib; i++) fs.writeSync(fd, block);
+    fs.closeSync(fd);
+  }
+  return file;
+}
+
+async function throughput(fn, bytes) {
+  const t = process.hrtime.bigint();
+  await fn();
+  const s = Number(process.hrtime.bigint() - t) / 1e9;
+  return bytes / 1048576 / s;
+}
+
+async function benchThroughput() {
+  const mib = quick ? 32 : 100;
+  const file = bigFile(mib);
+  const bytes = fs.statSync(file).size;
+  const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-exec-bench-logs-'));
+  const ours = await throughput(() => api.exec({ command: `cat ${file}`, logDir }), bytes);
+  const cp = await throughput(() => cpSpawn(`cat ${file}`), bytes);
+  record(`pipe throughput, cat of ${mib} MiB`, 'MiB/s', ours, { child_process: cp }, '>= child_process');
+  const oursPty = await throughput(() => api.exec({ command: `cat ${file}`, pty: true, logDir }), bytes);
+  const pty = await throughput(() => ptySpawn(`cat ${file}`), bytes);
+  record(`PTY throughput, cat of ${mib} MiB`, 'MiB/s', oursPty, { 'node-pty': pty }, '>= 2x node-pty');
+  fs.rmSync(logDir, { recursive: true, force: true });
+}
+
+async function floodWith(start, seconds) {
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  const before = process.memoryUsage().rss;
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
+  h.enable();
+  await start(seconds);
+  h.disable();
+  clearInterval(sampler);
+  return { p99: h.percentile(99) / 1e6, growthMiB: (peak - before) / 1048576 };
+}
+
+async function benchFlood() {
+  const seconds = quick ? 3 : 10;
+  const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-exec-bench-flood-'));
+  const ours = await floodWith(
+    (s) => Promise.all(Array.from({ length: 16 }, () => api.exec({ command: 'yes', timeoutMs: s * 1000, killGraceMs: 100, logDir }))),
+    seconds,
+  );
+  // The usual hand-rolled alternative: spawn, keep the newest 200000 characters, kill at the deadline.
+  const cp = await floodWith(
+    (s) =>
+      Promise.all(
+        Array.from(
+          { length: 16 },
+          () =>
+            new Promise((resolve) => {
+              const child = spawn(shell, ['-c', 'yes'], { stdio: ['ignore', 'pipe', 'pipe'] });
+              let kept = '';
+              child.stdout.on('data', (d) => {
+                kept = (kept + d.toString('utf8')).slice(-200000);
+              });
+              setTimeout(() => child.kill('SIGKILL'), s * 1000);
+              child.on('close', resolve);
+            }),
+        ),
+      ),
+    seconds,
+  );
+  fs.rmSync(logDir, { recursive: true, force: true });
+  record(`event-loop delay p99, 16 sessions flooding for ${seconds} s`, 'ms', ours.p99, { child_process: cp.p99 }, '< 5 ms');
+  record(`memory growth, 16 x yes for ${seconds} s`, 'MiB', ours.growthMiB, { child_process: cp.growthMiB }, '< 64 MiB');
+}
+
+async function benchSessions() {
+  const n = quick ? 300 : 1000;
+  const fds = () => fs.readdirSync('/proc/self/fd').length;
+  const threads = () => Number(/Threads:\s+(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]);
+  const fdBase = fds();
+  const threadBase = threads();
+  const ids = [];
+  for (let i = 0; i < n; i++) ids.push((await api.exec({ command: 'sleep 600', background: true, scopeKey: 'bench' })).sessionId);
+  const list = await timeMany(20, () => api.listSessions({ scopeKey: 'bench' }));
+  const threadsWith = threads();
+  const fdsWith = fds();
+  await Promise.all(ids.map((id) => api.removeSession(id)));
+  const deadline = Date.now() + 20000;
+  while (fds() > fdBase && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  record(`listSessions with ${n} live sessions, median`, 'ms', list.median, {}, '< 10 ms');
+  record(`threads with ${n} live sessions (baseline ${threadBase})`, 'threads', threadsWith, { baseline: threadBase }, 'flat');
+  record(`fds after ${n} sessions ended (baseline ${fdBase}, ${fdsWith} while live)`, 'fds', fds(), { baseline: fdBase }, 'back to baseline');
+}
+
+(async () => {
+  console.log(`agent-exec benchmarks${quick ? ' (quick)' : ''}: ${results.machine}, ${results.date}`);
+  await benchExecTrue();
+  await benchThroughput();
+  await benchFlood();
+  await benchSessions();
+  const dir = path.join(__dirname, 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'latest.json'), JSON.stringify(results, null, 2) + '\n');
+  fs.writeFileSync(path.join(dir, 'chart.svg'), renderChart(results));
+  console.log(`wrote bench/results/latest.json and bench/results/chart.svg`);
+})().catch((e) => {
+  console.error(e);
+  process.exitCode = 1;
+});
