@@ -102,7 +102,7 @@ pub struct Session {
 
 /// A session's input side.
 pub(crate) enum Input {
-    Pipe(tokio::process::ChildStdin),
+    Pipe(Box<dyn tokio::io::AsyncWrite + Send + Unpin>),
     #[cfg(unix)]
     Pty(Arc<crate::spawn::pty::PtyMaster>),
 }

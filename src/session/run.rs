@@ -123,13 +123,33 @@ pub fn start(
     Ok(session)
 }
 
+type Reader = Box<dyn AsyncRead + Send + Unpin>;
+type Writer = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
+
+/// The spawned process, waited on by tokio's child reaper or by a pidfd.
+enum ChildProc {
+    Tokio(tokio::process::Child),
+    #[cfg(target_os = "linux")]
+    Pidfd(crate::spawn::posix::PidfdWaiter),
+}
+
+impl ChildProc {
+    async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match self {
+            ChildProc::Tokio(c) => c.wait().await,
+            #[cfg(target_os = "linux")]
+            ChildProc::Pidfd(w) => w.wait().await,
+        }
+    }
+}
+
 /// What `start` needs from either spawn path.
 struct Spawned {
-    child: tokio::process::Child,
+    child: ChildProc,
     pid: u32,
-    stdin: Option<tokio::process::ChildStdin>,
-    stdout: Option<tokio::process::ChildStdout>,
-    stderr: Option<tokio::process::ChildStderr>,
+    stdin: Option<Writer>,
+    stdout: Option<Reader>,
+    stderr: Option<Reader>,
     #[cfg(unix)]
     pty: Option<Arc<PtyMaster>>,
     #[cfg(not(unix))]
@@ -151,13 +171,35 @@ fn spawn_with_pipes(
     shell: &ShellConfig,
     plan: EnvPlan<'_>,
 ) -> Result<Spawned, AgentError> {
-    let p = spawn_pipes(shell, req, &build_env(&plan))?;
+    let env = build_env(&plan);
+    #[cfg(target_os = "linux")]
+    {
+        let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
+        args.push(req.command.as_ref());
+        let stdin_pipe = req.stdin == crate::spawn::StdinMode::Pipe;
+        match crate::spawn::posix::spawn(&shell.program, &args, &req.cwd, &env, stdin_pipe) {
+            Ok(p) => {
+                return Ok(Spawned {
+                    child: ChildProc::Pidfd(p.exit),
+                    pid: p.pid,
+                    stdin: p.stdin.map(|s| Box::new(s) as Writer),
+                    stdout: Some(Box::new(p.stdout)),
+                    stderr: Some(Box::new(p.stderr)),
+                    pty: None,
+                })
+            }
+            // No pidfd (kernels before 5.3): the portable path below.
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {}
+            Err(e) => return Err(crate::spawn::pipes::spawn_error(&shell.program, req, &e)),
+        }
+    }
+    let p = spawn_pipes(shell, req, &env)?;
     Ok(Spawned {
-        child: p.child,
+        child: ChildProc::Tokio(p.child),
         pid: p.pid,
-        stdin: p.stdin,
-        stdout: Some(p.stdout),
-        stderr: Some(p.stderr),
+        stdin: p.stdin.map(|s| Box::new(s) as Writer),
+        stdout: Some(Box::new(p.stdout)),
+        stderr: Some(Box::new(p.stderr)),
         pty: None,
     })
 }
@@ -182,7 +224,7 @@ fn spawn_child<'a>(
         match spawn_pty(shell, req, &build_env(&plan(true)), size) {
             Ok(p) => {
                 return Ok(Spawned {
-                    child: p.child,
+                    child: ChildProc::Tokio(p.child),
                     pid: p.pid,
                     stdin: None,
                     stdout: None,
@@ -264,7 +306,7 @@ async fn pump<R: AsyncRead + Unpin>(session: Arc<Session>, stream: Stream, mut r
 
 async fn drive(
     session: Arc<Session>,
-    mut child: tokio::process::Child,
+    mut child: ChildProc,
     pumps: Vec<JoinHandle<()>>,
     plan: DrivePlan,
     mut kill_rx: watch::Receiver<Option<KillCause>>,

@@ -3,6 +3,8 @@
 
 pub mod env;
 pub mod pipes;
+#[cfg(target_os = "linux")]
+pub mod posix;
 #[cfg(unix)]
 pub mod pty;
 pub mod request;
