@@ -74,6 +74,9 @@ export interface ApprovalSummary {
   approvalsFile: string
 }
 
+/** Check a model-supplied env against OpenClaw's host policy; throws `ERR_ENV_FORBIDDEN` with its texts. */
+export declare function checkModelEnv(env: Record<string, string>): void
+
 /** Forget a finished session. */
 export declare function clearSession(sessionId: string, options?: SessionScope): void
 
@@ -135,6 +138,13 @@ export interface ExecOptions {
   cwd?: string
   /** Variables added over the inherited environment. */
   env?: Record<string, string>
+  /**
+   * Model-supplied variables: OpenClaw's host env policy applies (no PATH, no loader or shell
+   * variables; `ERR_ENV_FORBIDDEN` with OpenClaw's texts). Applied before `env`.
+   */
+  modelEnv?: Record<string, string>
+  /** `"openclaw"`: the inherited environment loses the dangerous variables (LD_*, NODE_OPTIONS, ...). */
+  hostEnvPolicy?: 'openclaw' | 'none'
   /** Start from the host's environment (default true). */
   inheritEnv?: boolean
   /** Shell program (default `$SHELL`, fish replaced by bash, else `sh`). */

@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.analyzeCommand = nativeBinding.analyzeCommand
+module.exports.checkModelEnv = nativeBinding.checkModelEnv
 module.exports.clearSession = nativeBinding.clearSession
 module.exports.evaluateCommand = nativeBinding.evaluateCommand
 module.exports.exec = nativeBinding.exec

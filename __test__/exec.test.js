@@ -118,6 +118,33 @@ test('cwd and env reach the command; pipe runs get the non-interactive defaults'
   assert.equal(clean.output, 'unset\n');
 });
 
+test('modelEnv follows the host env policy; hostEnvPolicy drops dangerous inherited variables', async () => {
+  await assert.rejects(native.exec({ command: 'true', modelEnv: { LD_PRELOAD: '/x.so' } }), {
+    code: 'ERR_ENV_FORBIDDEN',
+    message: "Security Violation: Environment variable 'LD_PRELOAD' is forbidden during host execution.",
+  });
+  await assert.rejects(native.exec({ command: 'true', modelEnv: { PATH: '/x' } }), { code: 'ERR_ENV_FORBIDDEN' });
+  assert.throws(() => require('../js/index.js').checkModelEnv({ NODE_OPTIONS: 'x', BASH_ENV: 'y' }), {
+    code: 'ERR_ENV_FORBIDDEN',
+    message: 'Security Violation: blocked override keys: BASH_ENV, NODE_OPTIONS.',
+  });
+  process.env.LD_AGENT_EXEC_TEST = 'inherited';
+  try {
+    const r = await run({
+      command: 'echo "${LD_AGENT_EXEC_TEST:-dropped} $MODEL $TOOL"',
+      hostEnvPolicy: 'openclaw',
+      modelEnv: { MODEL: 'm', TOOL: 'from-model' },
+      env: { TOOL: 'from-tool' },
+    });
+    assert.equal(r.output, 'dropped m from-tool\n');
+    const plain = await run({ command: 'echo "$LD_AGENT_EXEC_TEST"' });
+    assert.equal(plain.output, 'inherited\n');
+  } finally {
+    delete process.env.LD_AGENT_EXEC_TEST;
+  }
+  await assert.rejects(native.exec({ command: 'true', hostEnvPolicy: 'strict' }), { code: 'ERR_INVALID_OPTION' });
+});
+
 test('stdin is closed by default, so cat returns at once', async () => {
   const r = await run({ command: 'cat; echo done', timeoutMs: 20000 });
   assert.equal(r.output, 'done\n');

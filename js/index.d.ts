@@ -15,6 +15,7 @@ export {
   getSessionTtl,
   analyzeCommand,
   evaluateCommand,
+  checkModelEnv,
 } from '../index';
 export type {
   ExecOptions,

@@ -19,6 +19,8 @@ pub enum ErrorCode {
     InvalidEnv,
     /// An option has the wrong type or is out of range.
     InvalidOption,
+    /// A model-supplied env override is forbidden by the host env policy (OpenClaw's texts).
+    EnvForbidden,
     /// The requested (or `$SHELL`) shell cannot be found or executed.
     UnknownShell,
     /// The operating system refused to start the process.
@@ -50,6 +52,7 @@ impl ErrorCode {
             ErrorCode::InvalidCwd => "ERR_INVALID_CWD",
             ErrorCode::InvalidEnv => "ERR_INVALID_ENV",
             ErrorCode::InvalidOption => "ERR_INVALID_OPTION",
+            ErrorCode::EnvForbidden => "ERR_ENV_FORBIDDEN",
             ErrorCode::UnknownShell => "ERR_UNKNOWN_SHELL",
             ErrorCode::SpawnFailed => "ERR_SPAWN_FAILED",
             ErrorCode::UnknownSession => "ERR_UNKNOWN_SESSION",

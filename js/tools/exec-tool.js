@@ -7,7 +7,6 @@ const path = require('node:path');
 
 const native = require('../native.js').loadNative();
 const shared = require('./shared.js');
-const { sanitizedHostEnv, validateOverrides } = require('./env-policy.js');
 const { notifyExit } = require('./notify.js');
 
 const SECURITY_ORDER = ['deny', 'allowlist', 'full'];
@@ -115,18 +114,16 @@ function resolveWorkdir(requested, defaults, warnings) {
   return fallback;
 }
 
-function buildEnv(params, defaults) {
-  validateOverrides(params.env);
-  const env = { ...sanitizedHostEnv(), ...(params.env || {}) };
+/** The tool's own variables; the model's `env` goes to the native host env policy separately. */
+function toolEnv(defaults) {
+  const env = { OPENCLAW_SHELL: 'exec', OPENCLAW_CLI: '1' };
   const prepend = (defaults.pathPrepend || []).map((p) => String(p).trim()).filter(Boolean);
   if (prepend.length > 0) {
     const seen = new Set();
-    env.PATH = [...prepend, ...(env.PATH || '').split(path.delimiter)]
+    env.PATH = [...prepend, ...(process.env.PATH || '').split(path.delimiter)]
       .filter((p) => p && !seen.has(p) && seen.add(p))
       .join(path.delimiter);
   }
-  env.OPENCLAW_SHELL = 'exec';
-  env.OPENCLAW_CLI = '1';
   return env;
 }
 
@@ -202,12 +199,13 @@ function createExecTool(defaults = {}) {
     const security = elevated === 'full' ? 'full' : minSecurity(normalize(defaults.security, SECURITY_ORDER) ?? 'full', normalize(params.security, SECURITY_ORDER) ?? 'full');
     const ask = elevated === 'full' ? 'off' : maxAsk(normalize(defaults.ask, ASK_ORDER) ?? 'off', normalize(params.ask, ASK_ORDER) ?? 'off');
     const cwd = resolveWorkdir(params.workdir, defaults, warnings);
-    const env = buildEnv(params, defaults);
+    const env = toolEnv(defaults);
 
     if (host === 'node') {
       if (typeof defaults.runOnNode !== 'function') {
         throw new Error('exec host=node needs a node host: pass createExecTool({ runOnNode }) to route runs to a paired node.');
       }
+      native.checkModelEnv(params.env);
       return defaults.runOnNode({ toolCallId, command, cwd, env: params.env || {}, node: params.node ?? defaults.node, timeoutSec: params.timeout, security, ask });
     }
 
@@ -234,7 +232,8 @@ function createExecTool(defaults = {}) {
       command,
       cwd,
       env,
-      inheritEnv: false,
+      modelEnv: params.env,
+      hostEnvPolicy: 'openclaw',
       pty: params.pty === true,
       timeoutMs,
       maxOutputChars: shared.maxOutputChars(),
@@ -244,7 +243,8 @@ function createExecTool(defaults = {}) {
     };
 
     if (approval && defaults.deferApprovals) {
-      const ev = native.evaluateCommand(command, { ...approval, cwd, env });
+      native.checkModelEnv(params.env);
+      const ev = native.evaluateCommand(command, { ...approval, cwd, env: { PATH: env.PATH ?? process.env.PATH ?? '' } });
       if (ev.decision === 'deny') {
         return shared.textResult(withWarnings(warnings, `exec denied: ${ev.reason}`), { status: 'failed', exitCode: null, durationMs: 0, aggregated: '', timedOut: false, cwd });
       }

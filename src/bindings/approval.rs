@@ -495,3 +495,20 @@ pub struct JsSegmentVerdict {
     pub pattern: Option<String>,
     pub miss: Option<String>,
 }
+
+/// Check a model-supplied env against OpenClaw's host policy; throws `ERR_ENV_FORBIDDEN` with its texts.
+#[napi(ts_args_type = "env: Record<string, string>")]
+pub fn check_model_env(env: &Env, value: Unknown) -> Result<()> {
+    if value.get_type()? != ValueType::Object {
+        return Ok(());
+    }
+    let holder = Fields {
+        obj: {
+            let mut o = Object::new(env)?;
+            o.set("env", value)?;
+            o
+        },
+    };
+    let pairs = super::options::env_object(&holder, "env")?.map_err(|e| to_napi(env, &e))?;
+    crate::spawn::env::validate_model_env(&pairs).map_err(|e| to_napi(env, &e))
+}

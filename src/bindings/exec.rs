@@ -108,6 +108,12 @@ pub struct JsExecOptions {
     pub cwd: Option<String>,
     /// Variables added over the inherited environment.
     pub env: Option<std::collections::HashMap<String, String>>,
+    /// Model-supplied variables: OpenClaw's host env policy applies (no PATH, no loader or shell
+    /// variables; `ERR_ENV_FORBIDDEN` with OpenClaw's texts). Applied before `env`.
+    pub model_env: Option<std::collections::HashMap<String, String>>,
+    /// `"openclaw"`: the inherited environment loses the dangerous variables (LD_*, NODE_OPTIONS, ...).
+    #[napi(ts_type = "'openclaw' | 'none'")]
+    pub host_env_policy: Option<String>,
     /// Start from the host's environment (default true).
     pub inherit_env: Option<bool>,
     /// Shell program (default `$SHELL`, fish replaced by bash, else `sh`).

@@ -149,6 +149,52 @@ macro_rules! tri {
     };
 }
 
+/// An object of string values (`undefined` values skipped), as `[key, value]` pairs.
+pub fn env_object(
+    f: &Fields,
+    name: &str,
+) -> Result<std::result::Result<Vec<(String, String)>, AgentError>> {
+    let mut out = Vec::new();
+    let Some((t, _)) = f.object(name)? else {
+        return Ok(Ok(out));
+    };
+    if t != ValueType::Object {
+        return Ok(Err(AgentError::new(
+            ErrorCode::InvalidEnv,
+            format!(
+                "The {name} option must be an object of string values, but it is {}.",
+                type_name(t)
+            ),
+        )));
+    }
+    let env_obj: Object = f.obj.get(name)?.expect("checked above");
+    for key in Object::keys(&env_obj)? {
+        let v: Option<Unknown> = env_obj.get(&key)?;
+        let vt = match &v {
+            Some(u) => u.get_type()?,
+            None => ValueType::Undefined,
+        };
+        match vt {
+            ValueType::String => {
+                let value: String = env_obj.get(&key)?.unwrap_or_default();
+                out.push((key, value));
+            }
+            // `{ FOO: undefined }` is how JS spells "not set".
+            ValueType::Undefined => {}
+            other => {
+                return Ok(Err(AgentError::new(
+                    ErrorCode::InvalidEnv,
+                    format!(
+                        "The env variable \"{key}\" must be a string, but it is {}. Convert it with String(value) or leave it out.",
+                        type_name(other)
+                    ),
+                )))
+            }
+        }
+    }
+    Ok(Ok(out))
+}
+
 /// Parsed options: the core request plus what only the binding uses.
 pub struct ParsedExec {
     pub request: ExecRequest,
@@ -207,43 +253,17 @@ pub fn parse_exec_options<'a>(
         }
     }
 
-    if let Some((t, _)) = f.object("env")? {
-        if t != ValueType::Object {
-            return Ok(Err(AgentError::new(
-                ErrorCode::InvalidEnv,
-                format!(
-                    "The env option must be an object of string values, but it is {}.",
-                    type_name(t)
-                ),
-            )));
-        }
-        let env_obj: Object = f.obj.get("env")?.expect("checked above");
-        for key in Object::keys(&env_obj)? {
-            let v: Option<Unknown> = env_obj.get(&key)?;
-            let vt = match &v {
-                Some(u) => u.get_type()?,
-                None => ValueType::Undefined,
-            };
-            match vt {
-        ValueType::String => {
-          let value: String = env_obj.get(&key)?.unwrap_or_default();
-          req.env.push((key, value));
-        }
-        // `{ FOO: undefined }` is how JS spells "not set".
-        ValueType::Undefined => {}
-        other => {
-          return Ok(Err(AgentError::new(
-            ErrorCode::InvalidEnv,
-            format!(
-              "The env variable \"{key}\" must be a string, but it is {}. Convert it with String(value) or leave it out.",
-              type_name(other)
-            ),
-          )))
-        }
-      }
+    req.env = tri!(env_object(&f, "env"));
+    req.model_env = tri!(env_object(&f, "modelEnv"));
+    match tri!(f.string("hostEnvPolicy", ErrorCode::InvalidOption)).as_deref() {
+        None | Some("none") => {}
+        Some("openclaw") => req.drop_dangerous_env = true,
+        Some(other) => {
+            return Ok(Err(AgentError::invalid_option(format!(
+                "The hostEnvPolicy option must be \"openclaw\" or \"none\", but it is \"{other}\"."
+            ))))
         }
     }
-
     if let Some(inherit) = tri!(f.boolean("inheritEnv")) {
         req.inherit_env = inherit;
     }

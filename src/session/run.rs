@@ -159,6 +159,8 @@ struct Spawned {
 fn env_plan<'a>(req: &'a ExecRequest, marker: &'a str) -> impl Fn(bool) -> EnvPlan<'a> {
     move |pty| EnvPlan {
         inherit: req.inherit_env,
+        drop_dangerous: req.drop_dangerous_env,
+        model: &req.model_env,
         caller: &req.env,
         pty,
         cwd: &req.cwd,

@@ -21,6 +21,90 @@ pub const PIPE_DEFAULTS: [(&str, &str); 4] = [
 /// session's processes in `/proc` even after they left its process group.
 pub const SESSION_MARKER_VAR: &str = "AGENT_EXEC_SESSION";
 
+/// Variables a host run never inherits and a model may never set: they change how shells and
+/// interpreters load code (OpenClaw B's host env policy).
+const DANGEROUS_KEYS: [&str; 23] = [
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PERL5LIB",
+    "PERL5OPT",
+    "RUBYLIB",
+    "RUBYOPT",
+    "BASH_ENV",
+    "ENV",
+    "ZDOTDIR",
+    "PROMPT_COMMAND",
+    "SHELL",
+    "IFS",
+    "SSLKEYLOGFILE",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_EXEC_PATH",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_ASKPASS",
+];
+const DANGEROUS_PREFIXES: [&str; 3] = ["LD_", "DYLD_", "BASH_FUNC_"];
+
+pub fn is_dangerous_key(key: &str) -> bool {
+    let upper = key.to_ascii_uppercase();
+    DANGEROUS_KEYS.contains(&upper.as_str())
+        || DANGEROUS_PREFIXES.iter().any(|p| upper.starts_with(p))
+}
+
+fn is_portable_key(key: &str) -> bool {
+    let mut chars = key.chars();
+    chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// OpenClaw B's checks of a model-supplied env, with its error texts.
+pub fn validate_model_env(env: &[(String, String)]) -> Result<(), AgentError> {
+    let forbidden = |m: String| Err(AgentError::new(ErrorCode::EnvForbidden, m));
+    if env.iter().any(|(k, _)| k.eq_ignore_ascii_case("PATH")) {
+        return forbidden(
+            "Security Violation: Custom 'PATH' variable is forbidden during host execution.".into(),
+        );
+    }
+    let mut blocked: Vec<&str> = env
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| is_dangerous_key(k))
+        .collect();
+    blocked.sort_unstable();
+    match blocked.as_slice() {
+        [] => {}
+        [one] => return forbidden(format!(
+            "Security Violation: Environment variable '{one}' is forbidden during host execution."
+        )),
+        many => {
+            return forbidden(format!(
+                "Security Violation: blocked override keys: {}.",
+                many.join(", ")
+            ))
+        }
+    }
+    let mut odd: Vec<&str> = env
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| !is_portable_key(k))
+        .collect();
+    if !odd.is_empty() {
+        odd.sort_unstable();
+        return forbidden(format!(
+            "Security Violation: invalid non-portable override keys: {}.",
+            odd.join(", ")
+        ));
+    }
+    Ok(())
+}
+
 /// Check one caller-supplied variable.
 pub fn validate_env_entry(key: &str, value: &str) -> Result<(), AgentError> {
     if key.is_empty() {
@@ -46,6 +130,10 @@ pub fn validate_env_entry(key: &str, value: &str) -> Result<(), AgentError> {
 
 pub struct EnvPlan<'a> {
     pub inherit: bool,
+    /// Drop the dangerous variables from the inherited environment.
+    pub drop_dangerous: bool,
+    /// Model-supplied overrides (already validated), applied before `caller`.
+    pub model: &'a [(String, String)],
     pub caller: &'a [(String, String)],
     pub pty: bool,
     pub cwd: &'a Path,
@@ -55,11 +143,13 @@ pub struct EnvPlan<'a> {
 /// Build the complete environment for the child.
 pub fn build_env(plan: &EnvPlan<'_>) -> BTreeMap<OsString, OsString> {
     let mut env: BTreeMap<OsString, OsString> = if plan.inherit {
-        std::env::vars_os().collect()
+        std::env::vars_os()
+            .filter(|(k, _)| !(plan.drop_dangerous && is_dangerous_key(&k.to_string_lossy())))
+            .collect()
     } else {
         BTreeMap::new()
     };
-    for (k, v) in plan.caller {
+    for (k, v) in plan.model.iter().chain(plan.caller) {
         env.insert(k.into(), v.into());
     }
     if plan.pty {
@@ -87,6 +177,8 @@ mod tests {
         ];
         let env = build_env(&EnvPlan {
             inherit: false,
+            drop_dangerous: false,
+            model: &[],
             caller: &caller,
             pty: false,
             cwd: Path::new("/tmp"),
@@ -108,6 +200,8 @@ mod tests {
     fn pty_runs_get_a_terminal_type_and_no_pager_defaults() {
         let env = build_env(&EnvPlan {
             inherit: false,
+            drop_dangerous: false,
+            model: &[],
             caller: &[],
             pty: true,
             cwd: Path::new("/"),
@@ -121,6 +215,8 @@ mod tests {
     fn inherit_copies_the_host_env() {
         let env = build_env(&EnvPlan {
             inherit: true,
+            drop_dangerous: false,
+            model: &[],
             caller: &[],
             pty: false,
             cwd: Path::new("/"),
@@ -129,6 +225,52 @@ mod tests {
         assert_eq!(
             env.get(&OsString::from("PATH")),
             std::env::var_os("PATH").as_ref()
+        );
+    }
+
+    #[test]
+    fn model_env_policy_texts() {
+        let kv = |k: &str| (k.to_string(), "x".to_string());
+        let msg = |env: Vec<(String, String)>| validate_model_env(&env).unwrap_err().message;
+        assert_eq!(
+            msg(vec![kv("Path")]),
+            "Security Violation: Custom 'PATH' variable is forbidden during host execution."
+        );
+        assert_eq!(
+            msg(vec![kv("LD_PRELOAD")]),
+            "Security Violation: Environment variable 'LD_PRELOAD' is forbidden during host execution."
+        );
+        assert_eq!(
+            msg(vec![kv("NODE_OPTIONS"), kv("BASH_ENV")]),
+            "Security Violation: blocked override keys: BASH_ENV, NODE_OPTIONS."
+        );
+        assert_eq!(
+            msg(vec![kv("A-B"), kv("1X")]),
+            "Security Violation: invalid non-portable override keys: 1X, A-B."
+        );
+        assert!(validate_model_env(&[kv("FOO_1")]).is_ok());
+        assert_eq!(
+            validate_model_env(&[kv("IFS")]).unwrap_err().code,
+            ErrorCode::EnvForbidden
+        );
+    }
+
+    #[test]
+    fn dangerous_inherited_keys_are_dropped_on_request() {
+        let env = build_env(&EnvPlan {
+            inherit: true,
+            drop_dangerous: true,
+            model: &[("M".into(), "1".into())],
+            caller: &[("M".into(), "2".into())],
+            pty: false,
+            cwd: Path::new("/"),
+            marker: "m",
+        });
+        assert!(env.keys().all(|k| !is_dangerous_key(&k.to_string_lossy())));
+        assert_eq!(
+            env.get(&OsString::from("M")).unwrap(),
+            "2",
+            "the caller's env wins over the model's"
         );
     }
 

@@ -41,6 +41,10 @@ pub struct ExecRequest {
     pub command: String,
     pub cwd: PathBuf,
     pub env: Vec<(String, String)>,
+    /// Model-supplied variables, checked against the host env policy.
+    pub model_env: Vec<(String, String)>,
+    /// Drop dangerous inherited variables (OpenClaw's host policy).
+    pub drop_dangerous_env: bool,
     pub inherit_env: bool,
     pub shell: Option<String>,
     pub pty: Option<PtySize>,
@@ -68,6 +72,8 @@ impl ExecRequest {
             command: command.into(),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
             env: Vec::new(),
+            model_env: Vec::new(),
+            drop_dangerous_env: false,
             inherit_env: true,
             shell: None,
             pty: None,
@@ -87,9 +93,10 @@ impl ExecRequest {
     pub fn validate(&self) -> Result<(), AgentError> {
         validate_command(&self.command)?;
         validate_cwd(&self.cwd)?;
-        for (k, v) in &self.env {
+        for (k, v) in self.env.iter().chain(&self.model_env) {
             super::env::validate_env_entry(k, v)?;
         }
+        super::env::validate_model_env(&self.model_env)?;
         if self.limits.max_output_chars == 0 {
             return Err(AgentError::invalid_option(
                 "maxOutputChars must be at least 1. Leave it out for the default of 200000.",
