@@ -113,15 +113,19 @@ impl Session {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Ask the driver to end the run. The first cause wins.
+    /// Ask the driver to end the run. The first cause wins, except that an abort (which a backgrounded
+    /// run ignores) never stands in the way of a later kill or timeout.
     pub fn request_kill(&self, cause: KillCause) {
         self.kill.send_if_modified(|current| {
-            if current.is_none() {
+            let replace = match *current {
+                None => true,
+                Some(KillCause::Aborted) => cause != KillCause::Aborted,
+                Some(_) => false,
+            };
+            if replace {
                 *current = Some(cause);
-                true
-            } else {
-                false
             }
+            replace
         });
     }
 

@@ -80,9 +80,11 @@ pub fn validate_model_env(env: &[(String, String)]) -> Result<(), AgentError> {
     blocked.sort_unstable();
     match blocked.as_slice() {
         [] => {}
-        [one] => return forbidden(format!(
+        [one] => {
+            return forbidden(format!(
             "Security Violation: Environment variable '{one}' is forbidden during host execution."
-        )),
+        ))
+        }
         many => {
             return forbidden(format!(
                 "Security Violation: blocked override keys: {}.",
