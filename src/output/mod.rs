@@ -35,5 +35,8 @@ impl Stream {
 
 /// Length of a string in UTF-16 code units: the unit of every cap, as JavaScript's `.length` counts.
 pub fn utf16_len(s: &str) -> usize {
+    if s.is_ascii() {
+        return s.len();
+    }
     s.chars().map(char::len_utf16).sum()
 }

@@ -44,6 +44,8 @@ pub struct Sanitized {
 struct Sink {
     out: Sanitized,
     pending_cr: bool,
+    /// Set by every callback that only happens in (or returns the parser to) the ground state.
+    ground: bool,
 }
 
 impl Sink {
@@ -57,6 +59,7 @@ impl Sink {
 
 impl Perform for Sink {
     fn print(&mut self, c: char) {
+        self.ground = true;
         self.flush_cr();
         // C1 controls decoded from UTF-8 are terminal commands, not text.
         if ('\u{80}'..='\u{9f}').contains(&c) {
@@ -87,7 +90,20 @@ impl Perform for Sink {
         }
     }
 
+    fn esc_dispatch(&mut self, _intermediates: &[u8], _ignore: bool, _byte: u8) {
+        self.ground = true;
+    }
+
+    fn osc_dispatch(&mut self, _params: &[&[u8]], _bell_terminated: bool) {
+        self.ground = true;
+    }
+
+    fn unhook(&mut self) {
+        self.ground = true;
+    }
+
     fn csi_dispatch(&mut self, params: &Params, intermediates: &[u8], _ignore: bool, action: char) {
+        self.ground = true;
         let first = params.iter().next().and_then(|p| p.first().copied());
         let private = intermediates.first() == Some(&b'?');
         match action {
@@ -108,6 +124,36 @@ impl Perform for Sink {
 pub struct Sanitizer {
     parser: Parser,
     sink: Sink,
+    /// The parser is known to be in its ground state with no partial character pending, so plain
+    /// text can bypass it.
+    ground: bool,
+}
+
+/// Printable ASCII, newline, carriage return and tab: text that needs no terminal parsing at all.
+fn is_plain(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .all(|&b| (0x20..0x7f).contains(&b) || b == b'\n' || b == b'\t' || b == b'\r')
+}
+
+/// Whether `bytes` ends inside a multi-byte UTF-8 character.
+fn ends_mid_char(bytes: &[u8]) -> bool {
+    for (back, &b) in bytes.iter().rev().take(4).enumerate() {
+        if b < 0x80 {
+            return false;
+        }
+        if b >= 0xc0 {
+            let len = if b >= 0xf0 {
+                4
+            } else if b >= 0xe0 {
+                3
+            } else {
+                2
+            };
+            return back + 1 < len;
+        }
+    }
+    false
 }
 
 impl Default for Sanitizer {
@@ -121,12 +167,49 @@ impl Sanitizer {
         Sanitizer {
             parser: Parser::new(),
             sink: Sink::default(),
+            ground: true,
         }
     }
 
     /// Feed one chunk of raw bytes.
     pub fn feed(&mut self, bytes: &[u8]) -> Sanitized {
-        self.parser.advance(&mut self.sink, bytes);
+        if self.ground && is_plain(bytes) {
+            // The common case (build logs, test output): copy, with the line-ending rules applied.
+            // The same line-ending rules as the parser path: CRLF is LF, a bare CR is kept.
+            let text = std::str::from_utf8(bytes).expect("plain bytes are ASCII");
+            let out = &mut self.sink.out.text;
+            out.reserve(text.len() + 1);
+            let mut pending = self.sink.pending_cr;
+            for (i, piece) in text.split('\r').enumerate() {
+                if i > 0 {
+                    pending = true;
+                }
+                if piece.is_empty() {
+                    continue;
+                }
+                if std::mem::take(&mut pending) && !piece.starts_with('\n') {
+                    out.push('\r');
+                }
+                out.push_str(piece);
+            }
+            self.sink.pending_cr = pending;
+            return std::mem::take(&mut self.sink.out);
+        }
+        // Ground is known again only if something after the last ESC returned the parser to it.
+        match bytes.iter().rposition(|&b| b == 0x1b) {
+            Some(esc) => {
+                self.parser.advance(&mut self.sink, &bytes[..=esc]);
+                self.sink.ground = false;
+                self.parser.advance(&mut self.sink, &bytes[esc + 1..]);
+                self.ground = self.sink.ground;
+            }
+            None => self.parser.advance(&mut self.sink, bytes),
+        }
+        if ends_mid_char(bytes) {
+            self.ground = false;
+        } else if !self.ground && !bytes.contains(&0x1b) && self.sink.ground {
+            self.ground = true;
+        }
         std::mem::take(&mut self.sink.out)
     }
 
@@ -181,6 +264,65 @@ mod tests {
     #[test]
     fn drops_other_controls_and_applies_backspace() {
         assert_eq!(all(&[b"a\x07b\x00c_\x08d"]), "abcd");
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_parser() {
+        // Plain chunks after partial sequences and split characters must still be parsed correctly.
+        assert_eq!(all(&[b"a\x1b[3", b"1mb", b"c\n"]), "abc\n");
+        assert_eq!(all(&[b"\x1b]0;ti", b"tle", b"\x07x"]), "x");
+        let e = "é".as_bytes();
+        assert_eq!(all(&[&[b'a', e[0]], &[e[1], b'b'], b"c"]), "aébc");
+        assert_eq!(all(&[b"x\r", b"\ny\r", b"z"]), "x\ny\rz");
+        assert_eq!(all(&[b"\x1b[0m", b"plain\tline\n"]), "plain\tline\n");
+    }
+
+    #[test]
+    fn fast_path_matches_the_slow_path_on_random_input() {
+        let mut seed = 7u64;
+        let pool: &[&[u8]] = &[
+            b"ab",
+            b"\n",
+            b"\r",
+            b"\x1b[",
+            b"31m",
+            b"\x1b]0;",
+            b"\x07",
+            b"\t",
+            "é".as_bytes(),
+            b"\xc3",
+            b"\xa9",
+            b" x ",
+        ];
+        for _ in 0..2000 {
+            let mut chunks: Vec<Vec<u8>> = Vec::new();
+            for _ in 0..6 {
+                let mut c = Vec::new();
+                for _ in 0..3 {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    c.extend_from_slice(pool[(seed % pool.len() as u64) as usize]);
+                }
+                chunks.push(c);
+            }
+            let refs: Vec<&[u8]> = chunks.iter().map(|c| c.as_slice()).collect();
+            let whole: Vec<u8> = chunks.concat();
+            let mut slow = Sanitizer::new();
+            slow.ground = false;
+            let mut expected = String::new();
+            for c in &refs {
+                slow.parser.advance(&mut slow.sink, c);
+                expected.push_str(&std::mem::take(&mut slow.sink.out).text);
+            }
+            slow.sink.pending_cr = false;
+            assert_eq!(
+                all(&refs),
+                expected,
+                "{:?}",
+                String::from_utf8_lossy(&whole)
+            );
+        }
     }
 
     #[test]

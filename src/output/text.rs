@@ -12,12 +12,17 @@ pub fn omitted_marker(units: usize) -> String {
 }
 
 /// Keeps the newest `cap` units of a text stream.
+///
+/// The buffer may hold up to twice `cap` before it drops the oldest text: trimming on every chunk would
+/// move the whole tail for each 4 KiB a PTY delivers. Readers only ever see the newest `cap` units.
 #[derive(Debug, Clone)]
 pub struct TailText {
     cap: usize,
     text: String,
+    /// Units in `text` (the visible part is the newest `cap` of them).
     units: usize,
-    dropped: usize,
+    /// Units removed from `text` so far.
+    removed: usize,
 }
 
 impl TailText {
@@ -26,7 +31,7 @@ impl TailText {
             cap,
             text: String::new(),
             units: 0,
-            dropped: 0,
+            removed: 0,
         }
     }
 
@@ -38,7 +43,9 @@ impl TailText {
             self.text.push_str(piece);
             self.units += utf16_len(piece);
         }
-        self.trim_front();
+        if self.units > self.cap.saturating_mul(2).max(self.cap + 65536) {
+            self.drop_front(self.units - self.cap);
+        }
     }
 
     fn erase_current_line(&mut self) {
@@ -47,46 +54,56 @@ impl TailText {
         self.text.truncate(keep);
     }
 
-    fn trim_front(&mut self) {
-        if self.units <= self.cap {
-            return;
+    /// Byte offset where the first `units` units end (never inside a character).
+    fn offset_of(&self, units: usize) -> usize {
+        let bytes = self.text.as_bytes();
+        if units <= bytes.len() && bytes[..units].is_ascii() {
+            return units;
         }
-        let mut excess = self.units - self.cap;
-        let mut cut = 0;
+        let mut seen = 0;
         for (i, c) in self.text.char_indices() {
-            if excess == 0 {
-                cut = i;
-                break;
+            if seen >= units {
+                return i;
             }
-            let n = c.len_utf16();
-            // A surrogate pair is never split: drop the whole character.
-            excess = excess.saturating_sub(n);
-            self.units -= n;
-            self.dropped += n;
-            cut = i + c.len_utf8();
+            seen += c.len_utf16();
         }
+        self.text.len()
+    }
+
+    fn drop_front(&mut self, excess: usize) {
+        let cut = self.offset_of(excess);
+        let gone = utf16_len(&self.text[..cut]);
         self.text.drain(..cut);
+        self.units -= gone;
+        self.removed += gone;
     }
 
+    /// The newest `cap` units.
     pub fn as_str(&self) -> &str {
-        &self.text
+        if self.units <= self.cap {
+            return &self.text;
+        }
+        &self.text[self.offset_of(self.units - self.cap)..]
     }
 
-    /// Units currently held.
+    /// Units currently visible.
     pub fn units(&self) -> usize {
-        self.units
+        self.units.min(self.cap)
     }
 
     /// Units dropped from the front so far.
     pub fn dropped(&self) -> usize {
-        self.dropped
+        self.removed + self.units.saturating_sub(self.cap)
     }
 
-    /// Takes the text and resets the buffer (the `dropped` count too).
+    /// Takes the visible text and resets the buffer (the `dropped` count too).
     pub fn take(&mut self) -> (String, usize) {
-        let dropped = std::mem::take(&mut self.dropped);
+        let dropped = self.dropped();
+        let visible = self.as_str().to_string();
+        self.text = String::new();
         self.units = 0;
-        (std::mem::take(&mut self.text), dropped)
+        self.removed = 0;
+        (visible, dropped)
     }
 }
 
