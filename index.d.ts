@@ -161,7 +161,7 @@ export interface ExecOptions {
   maxOutputChars?: number
   /** Per-stream cap of output not yet polled (default 30000). */
   pendingMaxOutputChars?: number
-  /** Size cap of one run's log file in bytes (default 268435456, 256 MiB). */
+  /** Size cap of one run's log file in bytes (default 67108864, 64 MiB). */
   maxLogBytes?: number
   /** Directory for full output logs (default `<tmpdir>/agent-exec-<uid>`). */
   logDir?: string

@@ -36,7 +36,7 @@ function openFds() {
 }
 
 test('yieldMs hands a long run to the background; polls drain it to completion', async () => {
-  const r = await start({ command: 'echo first; sleep 0.6; echo second; echo oops >&2; exit 4', yieldMs: 150 });
+  const r = await start({ command: 'echo first; sleep 0.6; echo second; sleep 0.05; echo oops >&2; exit 4', yieldMs: 150 });
   assert.equal(r.status, 'running');
   assert.equal(r.exitCode, undefined);
   assert.match(r.output, /first/);

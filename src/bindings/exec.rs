@@ -132,7 +132,7 @@ pub struct JsExecOptions {
     pub max_output_chars: Option<f64>,
     /// Per-stream cap of output not yet polled (default 30000).
     pub pending_max_output_chars: Option<f64>,
-    /// Size cap of one run's log file in bytes (default 268435456, 256 MiB).
+    /// Size cap of one run's log file in bytes (default 67108864, 64 MiB).
     pub max_log_bytes: Option<f64>,
     /// Directory for full output logs (default `<tmpdir>/agent-exec-<uid>`).
     pub log_dir: Option<String>,

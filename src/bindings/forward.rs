@@ -1,9 +1,10 @@
 //! Delivers output chunks to a JS callback without flooding the event loop.
 //!
 //! At most one call is queued on the event loop at a time; chunks that arrive meanwhile are merged
-//! (consecutive chunks of the same stream become one) and sent when the previous call returned. The
-//! queue is bounded: if JS falls behind by more than [`MAX_QUEUED_BYTES`], the oldest queued text is
-//! dropped and the next chunk reports how much in `dropped`. The session's own buffers are unaffected.
+//! (consecutive chunks of the same stream become one, up to [`MAX_CHUNK_BYTES`]) and sent when the
+//! previous call returned, so JS never gets a string big enough to stall it. The queue is bounded: if
+//! JS falls behind by more than [`MAX_QUEUED_BYTES`], the oldest queued text is dropped and the next
+//! chunk reports how much in `dropped`. The session's own buffers are unaffected.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -15,7 +16,8 @@ use tokio::sync::Notify;
 
 use crate::output::Stream;
 
-pub const MAX_QUEUED_BYTES: usize = 4 << 20;
+pub const MAX_QUEUED_BYTES: usize = 256 << 10;
+pub const MAX_CHUNK_BYTES: usize = 16 << 10;
 
 #[napi(object)]
 #[derive(Clone, Debug)]
@@ -71,7 +73,9 @@ impl OutputForwarder {
             }
             q.tail = tail;
             match q.chunks.back_mut() {
-                Some((s, t)) if *s == stream => t.push_str(text),
+                Some((s, t)) if *s == stream && t.len() + text.len() <= MAX_CHUNK_BYTES => {
+                    t.push_str(text)
+                }
                 _ => q.chunks.push_back((stream, text.to_string())),
             }
             q.bytes += text.len();
@@ -115,8 +119,13 @@ impl OutputForwarder {
             chunk,
             ThreadsafeFunctionCallMode::NonBlocking,
             move |_ret: Result<()>, _env| {
-                // A throwing callback must not stop delivery of the chunks after it.
-                me.send_next();
+                // A throwing callback must not stop delivery of the chunks after it. The next chunk is
+                // queued from the runtime a moment later, not from here: napi drains calls queued during
+                // its own drain in the same turn, and a flood would then never let timers run.
+                napi::bindgen_prelude::spawn(async move {
+                    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                    me.send_next();
+                });
                 Ok(())
             },
         );

@@ -15,7 +15,7 @@ use crate::error::{AgentError, ErrorCode};
 pub const MEMORY_LIMIT: usize = 1 << 20;
 
 /// Default cap of one run's log file: a runaway `yes` must not fill the disk.
-pub const DEFAULT_MAX_LOG_BYTES: u64 = 256 << 20;
+pub const DEFAULT_MAX_LOG_BYTES: u64 = 64 << 20;
 
 pub struct RawSpool {
     memory: Vec<u8>,

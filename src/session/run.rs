@@ -24,7 +24,7 @@ use crate::spawn::shell::resolve_shell;
 use crate::spawn::shell::ShellConfig;
 use crate::spawn::ExecRequest;
 
-const READ_CHUNK: usize = 64 * 1024;
+const READ_CHUNK: usize = 256 * 1024;
 
 /// Start `req`. The returned session is already running; its driver task owns the process.
 ///

@@ -119,6 +119,11 @@ pub fn spawn(
     // std pipes are close-on-exec; dup2 onto 0..2 in the child clears that for the copies only.
     let (out_r, out_w) = std::io::pipe()?;
     let (err_r, err_w) = std::io::pipe()?;
+    // Bigger pipes mean fewer wake-ups per megabyte when a command floods its output.
+    for fd in [out_r.as_raw_fd(), err_r.as_raw_fd()] {
+        // SAFETY: F_SETPIPE_SZ on a pipe we own; failure (a lower limit) just keeps the default size.
+        unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, 1 << 20) };
+    }
     let (in_r, in_w): (OwnedFd, Option<OwnedFd>) = if stdin_pipe {
         let (r, w) = std::io::pipe()?;
         (r.into(), Some(w.into()))
