@@ -1,5 +1,5 @@
-//! The floor for `exec` latency: a plain Rust loop that spawns `sh -c true` with piped output and waits.
-//! Prints one JSON object: {"runs": N, "medianMs": .., "p99Ms": ..}.
+//! The floor for `exec` latency: a plain Rust loop that spawns `<shell> -c true` with piped output and
+//! waits. `raw_spawn [runs] [shell]`; prints one JSON object: {"runs": N, "medianMs": .., "p99Ms": ..}.
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -9,10 +9,11 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(500);
+    let shell = std::env::args().nth(2).unwrap_or_else(|| "sh".to_string());
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs {
         let t = Instant::now();
-        let out = Command::new("sh")
+        let out = Command::new(&shell)
             .args(["-c", "true"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -7,7 +7,7 @@ const path = require('node:path');
 
 const native = require('../native.js').loadNative();
 const shared = require('./shared.js');
-const { notifyExit } = require('./notify.js');
+const { notifyExit, wantsExitNotice } = require('./notify.js');
 
 const SECURITY_ORDER = ['deny', 'allowlist', 'full'];
 const ASK_ORDER = ['off', 'on-miss', 'always'];
@@ -272,10 +272,12 @@ function createExecTool(defaults = {}) {
             });
           }
         : undefined,
-      onExit: (info) => {
-        updates = false;
-        if (yielded) notifyExit(defaults, info.sessionId, command);
-      },
+      // Only a run that may be announced needs its exit reported back.
+      onExit: wantsExitNotice(defaults)
+        ? (info) => {
+            if (yielded) notifyExit(defaults, info.sessionId, command);
+          }
+        : undefined,
     });
     updates = false;
     sessionId = outcome.sessionId;
@@ -283,7 +285,7 @@ function createExecTool(defaults = {}) {
     warnings.push(...outcome.warnings);
     if (outcome.status === 'running') {
       yielded = true;
-      if (native.listSessions().find((s) => s.sessionId === outcome.sessionId)?.status !== 'running') {
+      if (wantsExitNotice(defaults) && native.listSessions().find((s) => s.sessionId === outcome.sessionId)?.status !== 'running') {
         notifyExit(defaults, outcome.sessionId, command);
       }
       return shared.textResult(

@@ -6,9 +6,14 @@ const { exitLabel } = require('./shared.js');
 
 const notified = new Set();
 
+/** Exit notices need notifyOnExit (default on), a session key and somewhere to send them. */
+function wantsExitNotice(defaults) {
+  return defaults.notifyOnExit !== false && Boolean(defaults.sessionKey) && typeof defaults.onSystemEvent === 'function';
+}
+
 /** `Exec completed (<id8>, code 0) :: <snippet>` once per session, then a heartbeat request. */
 function notifyExit(defaults, sessionId, command) {
-  if (defaults.notifyOnExit === false || !defaults.sessionKey || typeof defaults.onSystemEvent !== 'function') return;
+  if (!wantsExitNotice(defaults)) return;
   if (notified.has(sessionId)) return;
   const info = native.listSessions().find((s) => s.sessionId === sessionId);
   if (!info || info.status === 'running') return;
@@ -22,4 +27,4 @@ function notifyExit(defaults, sessionId, command) {
   defaults.requestHeartbeat?.({ reason: 'exec-event', sessionKey: defaults.sessionKey });
 }
 
-module.exports = { notifyExit };
+module.exports = { notifyExit, wantsExitNotice };
