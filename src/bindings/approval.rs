@@ -367,19 +367,23 @@ fn parse_where(
     Ok(Ok((w, Some(f))))
 }
 
-/// Parse a command the way the approval gate does: chains, pipelines, argv, wrappers, resolved paths.
-#[napi(
-    ts_args_type = "command: string, options?: { cwd?: string; env?: Record<string, string> }",
-    ts_return_type = "CommandAnalysis"
-)]
-pub fn analyze_command(env: &Env, command: Unknown, options: Option<Unknown>) -> Result<Value> {
+fn command_string(env: &Env, command: Unknown) -> Result<String> {
     if command.get_type()? != ValueType::String {
         return Err(to_napi(
             env,
             &AgentError::new(ErrorCode::InvalidCommand, "The command must be a string."),
         ));
     }
-    let command = unsafe { String::from_napi_value(env.raw(), command.raw())? };
+    unsafe { String::from_napi_value(env.raw(), command.raw()) }
+}
+
+/// Parse a command the way the approval gate does: chains, pipelines, argv, wrappers, resolved paths.
+#[napi(
+    ts_args_type = "command: string, options?: { cwd?: string; env?: Record<string, string> }",
+    ts_return_type = "CommandAnalysis"
+)]
+pub fn analyze_command(env: &Env, command: Unknown, options: Option<Unknown>) -> Result<Value> {
+    let command = command_string(env, command)?;
     let (w, _) = parse_where(env, &options)?.map_err(|e| to_napi(env, &e))?;
     let a = analyze(
         &command,
@@ -398,13 +402,7 @@ pub fn analyze_command(env: &Env, command: Unknown, options: Option<Unknown>) ->
     ts_return_type = "CommandEvaluation"
 )]
 pub fn evaluate_command(env: &Env, command: Unknown, options: Option<Unknown>) -> Result<Value> {
-    if command.get_type()? != ValueType::String {
-        return Err(to_napi(
-            env,
-            &AgentError::new(ErrorCode::InvalidCommand, "The command must be a string."),
-        ));
-    }
-    let command = unsafe { String::from_napi_value(env.raw(), command.raw())? };
+    let command = command_string(env, command)?;
     let (w, _) = parse_where(env, &options)?.map_err(|e| to_napi(env, &e))?;
     let opts = match options {
         Some(o) if o.get_type()? == ValueType::Object => {

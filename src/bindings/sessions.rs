@@ -147,6 +147,16 @@ pub struct JsWriteOptions {
 
 type AgentResult<T> = std::result::Result<T, AgentError>;
 
+/// Inside the futures below: a typed error ends the call as a rejection carrying that error.
+macro_rules! give_up {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return Ok(Err(e)),
+        }
+    };
+}
+
 struct Common {
     scope: Option<String>,
     timeout_ms: Option<f64>,
@@ -262,10 +272,7 @@ pub fn poll_session<'env>(
     let looked = lookup(env, id, options)?;
     env.spawn_future_with_callback(
         async move {
-            let (session, common) = match looked {
-                Ok(v) => v,
-                Err(e) => return Ok(Err(e)),
-            };
+            let (session, common) = give_up!(looked);
             let wait = Duration::from_millis(common.timeout_ms.unwrap_or(0.0) as u64);
             let poll = match ops::poll(&session, wait).await {
                 Ok(p) => p,
@@ -346,14 +353,8 @@ pub fn write_stdin<'env>(
     let looked = lookup(env, id, options)?;
     env.spawn_future_with_callback(
         async move {
-            let bytes = match bytes {
-                Ok(b) => b,
-                Err(e) => return Ok(Err(e)),
-            };
-            let (session, common) = match looked {
-                Ok(v) => v,
-                Err(e) => return Ok(Err(e)),
-            };
+            let bytes = give_up!(bytes);
+            let (session, common) = give_up!(looked);
             Ok(ops::write_stdin(&session, &bytes, common.eof)
                 .await
                 .map(|n| n as u32))
@@ -375,10 +376,7 @@ pub fn kill_session<'env>(
     let looked = lookup(env, id, options)?;
     env.spawn_future_with_callback(
         async move {
-            let (session, _) = match looked {
-                Ok(v) => v,
-                Err(e) => return Ok(Err(e)),
-            };
+            let (session, _) = give_up!(looked);
             Ok(ops::kill(&session).await.map(|exit| JsKillResult {
                 session_id: session.meta.id.clone(),
                 exit_code: exit.exit_code,
@@ -424,10 +422,7 @@ pub fn remove_session<'env>(
     let looked = lookup(env, id, options)?;
     env.spawn_future_with_callback(
         async move {
-            let (session, _) = match looked {
-                Ok(v) => v,
-                Err(e) => return Ok(Err(e)),
-            };
+            let (session, _) = give_up!(looked);
             let was_running = ops::kill(&session).await.is_ok();
             registry::global().forget(&session.meta.id);
             Ok(Ok(was_running))
@@ -529,14 +524,8 @@ pub fn send_keys<'env>(
     let looked = lookup(env, id, options)?;
     env.spawn_future_with_callback(
         async move {
-            let (keys, hex, literal) = match parsed {
-                Ok(v) => v,
-                Err(e) => return Ok(Err(e)),
-            };
-            let (session, _) = match looked {
-                Ok(v) => v,
-                Err(e) => return Ok(Err(e)),
-            };
+            let (keys, hex, literal) = give_up!(parsed);
+            let (session, _) = give_up!(looked);
             Ok(ops::send_keys(&session, &keys, &hex, literal.as_deref())
                 .await
                 .map(|enc| JsSendKeysResult {
@@ -583,10 +572,7 @@ pub fn paste_text<'env>(
                 (Ok(t), Ok(b)) => (t, b),
                 (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
             };
-            let (session, _) = match looked {
-                Ok(v) => v,
-                Err(e) => return Ok(Err(e)),
-            };
+            let (session, _) = give_up!(looked);
             let payload = crate::session::keys::encode_paste(&text, bracketed);
             if payload.is_empty() {
                 return Ok(Err(AgentError::invalid_option("No paste text provided.")));
@@ -627,14 +613,8 @@ pub fn resize_pty<'env>(
     let looked = lookup(env, id, options)?;
     env.spawn_future_with_callback(
         async move {
-            let (cols, rows) = match size {
-                Ok(s) => s,
-                Err(e) => return Ok(Err(e)),
-            };
-            let (session, _) = match looked {
-                Ok(v) => v,
-                Err(e) => return Ok(Err(e)),
-            };
+            let (cols, rows) = give_up!(size);
+            let (session, _) = give_up!(looked);
             Ok(ops::resize(&session, cols, rows).await)
         },
         |env, r: AgentResult<()>| throw(env, r),
