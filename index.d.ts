@@ -77,6 +77,9 @@ export interface ApprovalSummary {
 /** Check a model-supplied env against OpenClaw's host policy; throws `ERR_ENV_FORBIDDEN` with its texts. */
 export declare function checkModelEnv(env: Record<string, string>): void
 
+/** Classify each segment (search, read, list, neutral, other) and the whole command, with reasons. */
+export declare function classifyCommand(command: string, options?: { cwd?: string; env?: Record<string, string> }): CommandClassification
+
 /** Forget a finished session. */
 export declare function clearSession(sessionId: string, options?: SessionScope): void
 
@@ -89,6 +92,18 @@ export interface CommandAnalysis {
   operators: Array<string>
   /** Chain parts, each a pipeline of simple commands. */
   chains: Array<Array<CommandSegment>>
+}
+
+/** What `classifyCommand` returns. */
+export interface CommandClassification {
+  /** Whether the command parsed (a command that does not is never read-only). */
+  parsed: boolean
+  segments: Array<{ argv: string[]; kind: 'search' | 'read' | 'list' | 'neutral' | 'other'; readOnly: boolean; reasons: string[] }>
+  /** Every non-neutral segment searches, reads or lists. */
+  isSearchOrRead: boolean
+  /** Nothing in the command writes, deletes or runs other programs. */
+  isReadOnly: boolean
+  reasons: Array<string>
 }
 
 /** The shape `evaluateCommand` returns (declared for the type definitions). */

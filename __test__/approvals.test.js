@@ -35,6 +35,24 @@ test('analyzeCommand splits chains and pipelines and resolves executables', () =
   assert.throws(() => api.analyzeCommand(5), { code: 'ERR_INVALID_COMMAND' });
 });
 
+test('classifyCommand: kinds, read-only verdicts and reasons', () => {
+  const ok = api.classifyCommand('git status && rg -n TODO src | head -n 5');
+  assert.equal(ok.parsed, true);
+  assert.deepEqual(ok.segments.map((s) => s.kind), ['list', 'search', 'read']);
+  assert.equal(ok.isReadOnly, true);
+  assert.equal(ok.isSearchOrRead, true);
+  const bad = api.classifyCommand('find . -delete');
+  assert.equal(bad.isReadOnly, false);
+  assert.deepEqual(bad.reasons, ['find -delete runs commands or writes']);
+  const pipeToShell = api.classifyCommand('cat package.json | sh');
+  assert.equal(pipeToShell.isReadOnly, false);
+  assert.equal(pipeToShell.segments[1].kind, 'other');
+  const unparsed = api.classifyCommand('cat $(ls)');
+  assert.equal(unparsed.parsed, false);
+  assert.equal(unparsed.isReadOnly, false);
+  assert.throws(() => api.classifyCommand(null), { code: 'ERR_INVALID_COMMAND' });
+});
+
 test('evaluateCommand: ls && rm does not pass on an ls allowlist', () => {
   const dir = tempDir();
   const lsPath = api.analyzeCommand('ls').chains[0][0].resolvedPath;

@@ -47,6 +47,7 @@ test('check prints the analysis, the matching rule and the decision', () => {
   assert.match(ok.stdout, new RegExp(`\\[1\\] \\["ls","-la"\\] -> ${ls}; allowed by allowlist ${ls}`));
   assert.match(ok.stdout, /\[2\] \["head","-n","2"\] -> \S+head; allowed by safe-bin/);
   assert.match(ok.stdout, /decision: allow \(allowlisted\)/);
+  assert.match(ok.stdout, /classification: list, read; read-only, search\/read \(ls is list; head is read\)/);
   const miss = run(['check', '--security', 'allowlist', '--ask', 'on-miss', '--approvals-file', file, '--', 'ls && rm -rf /tmp/x']);
   assert.equal(miss.status, 3);
   assert.match(miss.stdout, /not allowed: \S+rm is not allowlisted/);

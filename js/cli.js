@@ -122,11 +122,12 @@ function parseCheck(args) {
 }
 
 function check(args, out = process.stdout) {
-  const { evaluateCommand } = require('./index.js');
+  const { evaluateCommand, classifyCommand } = require('./index.js');
   const opts = parseCheck(args);
   const ev = evaluateCommand(opts.command, opts.options);
+  const cls = classifyCommand(opts.command, { cwd: opts.options.cwd });
   if (opts.json) {
-    out.write(JSON.stringify(ev, null, 2) + '\n');
+    out.write(JSON.stringify({ ...ev, classification: cls }, null, 2) + '\n');
   } else {
     const lines = [`command: ${opts.command}`];
     lines.push(`analysis: ${ev.analysisOk ? 'ok' : `failed (${ev.analysis.reason})`}`);
@@ -136,6 +137,10 @@ function check(args, out = process.stdout) {
       const how = v.satisfiedBy ? `allowed by ${v.satisfiedBy}${v.pattern ? ` ${v.pattern}` : ''}` : `not allowed: ${v.miss}`;
       lines.push(`  [${i + 1}] ${JSON.stringify(s.argv)} -> ${s.resolvedPath ?? '(unresolved)'}${s.wrappers.length ? ` (wrappers: ${s.wrappers.join(', ')})` : ''}; ${how}`);
     });
+    lines.push(
+      `classification: ${cls.segments.map((s) => s.kind).join(', ') || 'none'}; ` +
+        `${cls.isReadOnly ? 'read-only' : 'not read-only'}${cls.isSearchOrRead ? ', search/read' : ''} (${cls.reasons.join('; ')})`,
+    );
     lines.push(`policy: security=${ev.security} ask=${ev.ask} askFallback=${ev.askFallback} (agent ${ev.agentId}, ${ev.approvalsFile})`);
     lines.push(`decision: ${ev.decision} (${ev.reason})`);
     out.write(lines.join('\n') + '\n');

@@ -15,6 +15,7 @@ export {
   getSessionTtl,
   analyzeCommand,
   evaluateCommand,
+  classifyCommand,
   checkModelEnv,
 } from '../index';
 export type {
@@ -41,6 +42,7 @@ export type {
   CommandAnalysis,
   CommandSegment,
   CommandEvaluation,
+  CommandClassification,
   SegmentVerdict,
 } from '../index';
 export { createExecTool, createProcessTool, createBashTools } from './tools/index';

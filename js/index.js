@@ -22,6 +22,7 @@ module.exports = {
   getSessionTtl: native.getSessionTtl,
   analyzeCommand: native.analyzeCommand,
   evaluateCommand: native.evaluateCommand,
+  classifyCommand: native.classifyCommand,
   checkModelEnv: native.checkModelEnv,
   createExecTool: tools.createExecTool,
   createProcessTool: tools.createProcessTool,

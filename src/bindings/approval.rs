@@ -510,3 +510,49 @@ pub fn check_model_env(env: &Env, value: Unknown) -> Result<()> {
     let pairs = super::options::env_object(&holder, "env")?.map_err(|e| to_napi(env, &e))?;
     crate::spawn::env::validate_model_env(&pairs).map_err(|e| to_napi(env, &e))
 }
+
+/// What `classifyCommand` returns.
+#[napi(object, js_name = "CommandClassification")]
+pub struct JsCommandClassification {
+    /// Whether the command parsed (a command that does not is never read-only).
+    pub parsed: bool,
+    #[napi(
+        ts_type = "Array<{ argv: string[]; kind: 'search' | 'read' | 'list' | 'neutral' | 'other'; readOnly: boolean; reasons: string[] }>"
+    )]
+    pub segments: Vec<Value>,
+    /// Every non-neutral segment searches, reads or lists.
+    pub is_search_or_read: bool,
+    /// Nothing in the command writes, deletes or runs other programs.
+    pub is_read_only: bool,
+    pub reasons: Vec<String>,
+}
+
+/// Classify each segment (search, read, list, neutral, other) and the whole command, with reasons.
+#[napi(ts_args_type = "command: string, options?: { cwd?: string; env?: Record<string, string> }")]
+pub fn classify_command(
+    env: &Env,
+    command: Unknown,
+    options: Option<Unknown>,
+) -> Result<JsCommandClassification> {
+    let command = command_string(env, command)?;
+    let (w, _) = parse_where(env, &options)?.map_err(|e| to_napi(env, &e))?;
+    let c = crate::approval::classify::classify(
+        &command,
+        &Context {
+            cwd: &w.cwd,
+            path: w.path.as_deref(),
+            home: w.home.as_deref(),
+        },
+    );
+    Ok(JsCommandClassification {
+        parsed: c.parsed,
+        segments: c
+            .segments
+            .iter()
+            .map(|s| json!({ "argv": s.argv, "kind": s.kind.as_str(), "readOnly": s.read_only, "reasons": s.reasons }))
+            .collect(),
+        is_search_or_read: c.is_search_or_read,
+        is_read_only: c.is_read_only,
+        reasons: c.reasons,
+    })
+}
