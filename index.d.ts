@@ -77,6 +77,13 @@ export interface ApprovalSummary {
 /** Check a model-supplied env against OpenClaw's host policy; throws `ERR_ENV_FORBIDDEN` with its texts. */
 export declare function checkModelEnv(env: Record<string, string>): void
 
+/**
+ * Check a command against Claude Code style rules (`Bash(npm run test:*)`): deny, then ask, then allow;
+ * every segment of a compound command must be allowed. Over-broad allow rules (`Bash(sh:*)`) and
+ * malformed rules throw `ERR_INVALID_RULE`.
+ */
+export declare function checkPermissionRules(command: string, rules: { deny?: string[]; ask?: string[]; allow?: string[]; cwd?: string; env?: Record<string, string> }): RuleDecision
+
 /** Classify each segment (search, read, list, neutral, other) and the whole command, with reasons. */
 export declare function classifyCommand(command: string, options?: { cwd?: string; env?: Record<string, string> }): CommandClassification
 
@@ -349,6 +356,16 @@ export interface ResizeOptions {
 
 /** Resize a PTY session. */
 export declare function resizePty(sessionId: string, cols: number, rows: number, options?: ResizeOptions): Promise<void>
+
+/** What `checkPermissionRules` returns. */
+export interface RuleDecision {
+  verdict: 'deny' | 'ask' | 'allow' | 'no-match'
+  /** The rules that decided. */
+  rules: Array<string>
+  reason: string
+  /** The narrowest allow rules that would let this command run without asking (one per segment). */
+  suggestions: Array<string>
+}
 
 export interface SegmentVerdict {
   satisfiedBy?: 'allowlist' | 'safe-bin' | 'inner'

@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.analyzeCommand = nativeBinding.analyzeCommand
 module.exports.checkModelEnv = nativeBinding.checkModelEnv
+module.exports.checkPermissionRules = nativeBinding.checkPermissionRules
 module.exports.classifyCommand = nativeBinding.classifyCommand
 module.exports.clearSession = nativeBinding.clearSession
 module.exports.evaluateCommand = nativeBinding.evaluateCommand

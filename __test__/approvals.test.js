@@ -53,6 +53,23 @@ test('classifyCommand: kinds, read-only verdicts and reasons', () => {
   assert.throws(() => api.classifyCommand(null), { code: 'ERR_INVALID_COMMAND' });
 });
 
+test('checkPermissionRules: deny, ask, allow over every segment; broad rules refused; suggestions', () => {
+  const rules = { deny: ['Bash(rm:*)'], ask: ['Bash(git push:*)'], allow: ['Bash(ls:*)', 'Bash(npm run test:*)'] };
+  assert.equal(api.checkPermissionRules('ls -la', rules).verdict, 'allow');
+  assert.equal(api.checkPermissionRules('ls && git push', rules).verdict, 'ask');
+  const denied = api.checkPermissionRules('ls && rm -rf build', rules);
+  assert.equal(denied.verdict, 'deny');
+  assert.deepEqual(denied.rules, ['Bash(rm:*)']);
+  const miss = api.checkPermissionRules('npm run build', rules);
+  assert.equal(miss.verdict, 'no-match');
+  assert.deepEqual(miss.suggestions, ['Bash(npm run build:*)']);
+  assert.throws(() => api.checkPermissionRules('ls', { allow: ['Bash(sh:*)'] }), {
+    code: 'ERR_INVALID_RULE',
+    message: /would allow any command through sh/,
+  });
+  assert.throws(() => api.checkPermissionRules('ls', { deny: ['Edit(x)'] }), { code: 'ERR_INVALID_RULE' });
+});
+
 test('evaluateCommand: ls && rm does not pass on an ls allowlist', () => {
   const dir = tempDir();
   const lsPath = api.analyzeCommand('ls').chains[0][0].resolvedPath;

@@ -16,6 +16,7 @@ export {
   analyzeCommand,
   evaluateCommand,
   classifyCommand,
+  checkPermissionRules,
   checkModelEnv,
 } from '../index';
 export type {
@@ -43,6 +44,7 @@ export type {
   CommandSegment,
   CommandEvaluation,
   CommandClassification,
+  RuleDecision,
   SegmentVerdict,
 } from '../index';
 export { createExecTool, createProcessTool, createBashTools } from './tools/index';

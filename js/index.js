@@ -23,6 +23,7 @@ module.exports = {
   analyzeCommand: native.analyzeCommand,
   evaluateCommand: native.evaluateCommand,
   classifyCommand: native.classifyCommand,
+  checkPermissionRules: native.checkPermissionRules,
   checkModelEnv: native.checkModelEnv,
   createExecTool: tools.createExecTool,
   createProcessTool: tools.createProcessTool,

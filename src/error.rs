@@ -21,6 +21,8 @@ pub enum ErrorCode {
     InvalidOption,
     /// A model-supplied env override is forbidden by the host env policy (OpenClaw's texts).
     EnvForbidden,
+    /// A permission rule is malformed or too broad to allow.
+    InvalidRule,
     /// The requested (or `$SHELL`) shell cannot be found or executed.
     UnknownShell,
     /// The operating system refused to start the process.
@@ -53,6 +55,7 @@ impl ErrorCode {
             ErrorCode::InvalidEnv => "ERR_INVALID_ENV",
             ErrorCode::InvalidOption => "ERR_INVALID_OPTION",
             ErrorCode::EnvForbidden => "ERR_ENV_FORBIDDEN",
+            ErrorCode::InvalidRule => "ERR_INVALID_RULE",
             ErrorCode::UnknownShell => "ERR_UNKNOWN_SHELL",
             ErrorCode::SpawnFailed => "ERR_SPAWN_FAILED",
             ErrorCode::UnknownSession => "ERR_UNKNOWN_SESSION",

@@ -8,5 +8,6 @@ pub mod gate;
 pub mod glob;
 pub mod lexer;
 pub mod policy;
+pub mod rules;
 pub mod safe_bins;
 pub mod store;

@@ -556,3 +556,71 @@ pub fn classify_command(
         reasons: c.reasons,
     })
 }
+
+/// What `checkPermissionRules` returns.
+#[napi(object, js_name = "RuleDecision")]
+pub struct JsRuleDecision {
+    #[napi(ts_type = "'deny' | 'ask' | 'allow' | 'no-match'")]
+    pub verdict: String,
+    /// The rules that decided.
+    pub rules: Vec<String>,
+    pub reason: String,
+    /// The narrowest allow rules that would let this command run without asking (one per segment).
+    pub suggestions: Vec<String>,
+}
+
+/// Check a command against Claude Code style rules (`Bash(npm run test:*)`): deny, then ask, then allow;
+/// every segment of a compound command must be allowed. Over-broad allow rules (`Bash(sh:*)`) and
+/// malformed rules throw `ERR_INVALID_RULE`.
+#[napi(
+    ts_args_type = "command: string, rules: { deny?: string[]; ask?: string[]; allow?: string[]; cwd?: string; env?: Record<string, string> }"
+)]
+pub fn check_permission_rules(
+    env: &Env,
+    command: Unknown,
+    rules: Unknown,
+) -> Result<JsRuleDecision> {
+    use crate::approval::rules::{suggest_rules, Rule, RuleSet};
+    let command = command_string(env, command)?;
+    let options = Some(rules);
+    let (w, fields) = parse_where(env, &options)?.map_err(|e| to_napi(env, &e))?;
+    let mut set = RuleSet::default();
+    if let Some(f) = fields {
+        let list = |name: &str| f.strings(name).map(|r| r.map_err(|e| to_napi(env, &e)));
+        let parse = |texts: Vec<String>, allow: bool| -> Result<Vec<Rule>> {
+            texts
+                .iter()
+                .map(|t| {
+                    let parsed = if allow {
+                        Rule::parse_allow(t)
+                    } else {
+                        Rule::parse(t)
+                    };
+                    parsed.map_err(|m| to_napi(env, &AgentError::new(ErrorCode::InvalidRule, m)))
+                })
+                .collect()
+        };
+        set.deny = parse(list("deny")??, false)?;
+        set.ask = parse(list("ask")??, false)?;
+        set.allow = parse(list("allow")??, true)?;
+    }
+    let analysis = analyze(
+        &command,
+        &Context {
+            cwd: &w.cwd,
+            path: w.path.as_deref(),
+            home: w.home.as_deref(),
+        },
+    );
+    let d = set.decide(&analysis);
+    Ok(JsRuleDecision {
+        verdict: d.verdict.as_str().into(),
+        rules: d.rules,
+        reason: d.reason,
+        suggestions: if analysis.ok {
+            suggest_rules(&analysis)
+        } else {
+            Vec::new()
+        },
+    })
+}
