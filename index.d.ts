@@ -28,6 +28,10 @@ export interface ApprovalOptions {
   safeBinTrustedDirs?: Array<string>
   /** How long `onApproval` may take (default 120000 ms); then askFallback decides. */
   timeoutMs?: number
+  /** Claude Code style rules instead of the allowlist (`Bash(npm run test:*)`); unmatched commands ask. */
+  rules?: { deny?: string[]; ask?: string[]; allow?: string[] }
+  /** With rules: read-only commands (see classifyCommand) run without asking. */
+  allowReadOnly?: boolean
   onApproval?: (request: ApprovalRequest) => Promise<'allow-once' | 'allow-always' | 'deny'> | 'allow-once' | 'allow-always' | 'deny'
 }
 
@@ -71,6 +75,8 @@ export interface ApprovalSummary {
   matches: Array<string>
   /** Patterns `allow-always` added to the approvals file. */
   persisted: Array<string>
+  /** With permission rules: the narrowest rules that would allow this command without asking. */
+  suggestions: Array<string>
   approvalsFile: string
 }
 

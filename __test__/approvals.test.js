@@ -70,6 +70,35 @@ test('checkPermissionRules: deny, ask, allow over every segment; broad rules ref
   assert.throws(() => api.checkPermissionRules('ls', { deny: ['Edit(x)'] }), { code: 'ERR_INVALID_RULE' });
 });
 
+test('exec with permission rules: allow runs, deny refuses, unmatched asks, read-only opt-in', async () => {
+  const dir = tempDir();
+  let asked = 0;
+  const approval = (extra = {}) => ({
+    rules: { deny: ['Bash(rm:*)'], allow: ['Bash(echo:*)'] },
+    onApproval: async () => (asked++, 'deny'),
+    ...extra,
+  });
+  const ok = await native.exec({ command: 'echo ruled', approval: approval() });
+  track(ok.pid);
+  assert.equal(ok.output, 'ruled\n');
+  assert.equal(ok.approval.reason, 'every segment matches an allow rule');
+  assert.equal(asked, 0);
+  const denied = await native.exec({ command: 'echo a && rm -rf x', cwd: dir, approval: approval() });
+  assert.equal(denied.reason, 'exec denied: `rm -rf x` matches Bash(rm:*)');
+  assert.equal(asked, 0, 'a deny rule needs nobody');
+  const unmatched = await native.exec({ command: 'touch made', cwd: dir, approval: approval() });
+  assert.equal(unmatched.reason, 'exec denied: user denied');
+  assert.equal(asked, 1);
+  assert.deepEqual(unmatched.approval.suggestions, ['Bash(touch:*)']);
+  assert.equal(fs.existsSync(path.join(dir, 'made')), false);
+  const ro = await native.exec({ command: 'ls / | head -n 1', approval: approval({ allowReadOnly: true }) });
+  track(ro.pid);
+  assert.equal(ro.status, 'completed');
+  assert.equal(ro.approval.reason, 'read-only command');
+  assert.equal(asked, 1);
+  await assert.rejects(native.exec({ command: 'true', approval: { rules: { allow: ['Bash(bash:*)'] } } }), { code: 'ERR_INVALID_RULE' });
+});
+
 test('evaluateCommand: ls && rm does not pass on an ls allowlist', () => {
   const dir = tempDir();
   const lsPath = api.analyzeCommand('ls').chains[0][0].resolvedPath;

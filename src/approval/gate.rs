@@ -25,6 +25,10 @@ pub struct ApprovalOptions {
     pub trusted_dirs: Option<Vec<PathBuf>>,
     /// How long the handler may take before askFallback decides.
     pub timeout: Duration,
+    /// Claude Code style rules instead of the allowlist: the second policy kind.
+    pub rules: Option<super::rules::RuleSet>,
+    /// With rules: a read-only command (see `classifyCommand`) runs without asking.
+    pub allow_read_only: bool,
 }
 
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -80,6 +84,8 @@ pub struct GateResult {
     pub matches: Vec<String>,
     /// Patterns written to the approvals file by `allow-always`.
     pub persisted: Vec<String>,
+    /// With permission rules: the narrowest rules that would allow this command again.
+    pub suggestions: Vec<String>,
     pub request_id: Option<String>,
     pub approvals_file: PathBuf,
 }
@@ -114,6 +120,10 @@ pub struct Prepared {
     pub reason: String,
     pub agent_id: String,
     pub file: PathBuf,
+    /// Decided by permission rules (nothing is read from or written to the approvals file).
+    pub by_rules: bool,
+    /// Narrowest rules that would allow the command again.
+    pub suggestions: Vec<String>,
 }
 
 /// Everything up to the decision, without asking anyone.
@@ -128,6 +138,11 @@ pub fn prepare(
         .approvals_file
         .clone()
         .unwrap_or_else(store::default_path);
+    if let Some(rules) = &opts.rules {
+        return Ok(prepare_with_rules(
+            command, cwd, path_env, home, opts, rules, file,
+        ));
+    }
     let loaded = store::load(&file)?;
     let agent_id = opts.agent_id.clone().unwrap_or_else(|| "main".into());
     let agent = store::resolve_agent(&loaded, Some(&agent_id));
@@ -178,7 +193,75 @@ pub fn prepare(
         reason,
         agent_id,
         file,
+        by_rules: false,
+        suggestions: Vec::new(),
     })
+}
+
+/// The second policy kind: deny, ask and allow rules decide; an unmatched command asks, unless it is
+/// read-only and the caller opted in.
+fn prepare_with_rules(
+    command: &str,
+    cwd: &std::path::Path,
+    path_env: Option<&str>,
+    home: Option<&str>,
+    opts: &ApprovalOptions,
+    rules: &super::rules::RuleSet,
+    file: PathBuf,
+) -> Prepared {
+    use super::rules::Verdict;
+    let ctx = Context {
+        cwd,
+        path: path_env,
+        home,
+    };
+    let analysis = analyze(command, &ctx);
+    let evaluation = evaluate(
+        &analysis,
+        &AllowRules {
+            patterns: &[],
+            safe_bins: &[],
+            trusted_dirs: &[],
+            home,
+        },
+    );
+    let ruled = rules.decide(&analysis);
+    let (decision, reason) = match ruled.verdict {
+        Verdict::Deny => (Decision::Deny, ruled.reason.clone()),
+        Verdict::Ask => (Decision::Ask, ruled.reason.clone()),
+        Verdict::Allow => (Decision::Allow, ruled.reason.clone()),
+        Verdict::NoMatch => {
+            let c = super::classify::classify(command, &ctx);
+            if opts.allow_read_only && c.is_read_only {
+                (Decision::Allow, "read-only command".to_string())
+            } else {
+                (Decision::Ask, ruled.reason.clone())
+            }
+        }
+    };
+    let suggestions = if analysis.ok {
+        super::rules::suggest_rules(&analysis)
+    } else {
+        Vec::new()
+    };
+    Prepared {
+        analysis,
+        evaluation,
+        policy: Policy {
+            security: Security::Allowlist,
+            ask: Ask::OnMiss,
+            ask_fallback: opts
+                .ask_fallback
+                .unwrap_or(Security::Deny)
+                .min(Security::Allowlist),
+        },
+        decision,
+        reason,
+        agent_id: opts.agent_id.clone().unwrap_or_else(|| "main".into()),
+        file,
+        by_rules: true,
+        suggestions,
+    }
 }
 
 fn new_id() -> String {
@@ -255,6 +338,7 @@ where
         answer: None,
         matches: p.evaluation.matches.clone(),
         persisted: Vec::new(),
+        suggestions: p.suggestions.clone(),
         request_id: None,
         approvals_file: p.file.clone(),
     };
@@ -280,6 +364,7 @@ where
                 result.allowed = true;
                 result.reason = "approved always".into();
                 if allow_always_offered
+                    && !p.by_rules
                     && p.policy.security == Security::Allowlist
                     && !resolved.is_empty()
                 {
@@ -316,7 +401,7 @@ where
         }
         result.answer = Some(answer);
     }
-    if result.allowed && p.policy.security == Security::Allowlist {
+    if result.allowed && !p.by_rules && p.policy.security == Security::Allowlist {
         for pattern in &p.evaluation.matches {
             // Bookkeeping only: a failure to record use must not block an approved run.
             let _ = store::record_use(&p.file, Some(&p.agent_id), pattern, command, None);

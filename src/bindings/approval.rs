@@ -96,6 +96,8 @@ pub struct JsApprovalSummary {
     pub matches: Vec<String>,
     /// Patterns `allow-always` added to the approvals file.
     pub persisted: Vec<String>,
+    /// With permission rules: the narrowest rules that would allow this command without asking.
+    pub suggestions: Vec<String>,
     pub approvals_file: String,
 }
 
@@ -119,6 +121,7 @@ impl From<&GateResult> for JsApprovalSummary {
             request_id: g.request_id.clone(),
             matches: g.matches.clone(),
             persisted: g.persisted.clone(),
+            suggestions: g.suggestions.clone(),
             approvals_file: g.approvals_file.display().to_string(),
         }
     }
@@ -144,6 +147,11 @@ pub struct JsApprovalOptions {
     pub safe_bin_trusted_dirs: Option<Vec<String>>,
     /// How long `onApproval` may take (default 120000 ms); then askFallback decides.
     pub timeout_ms: Option<f64>,
+    /// Claude Code style rules instead of the allowlist (`Bash(npm run test:*)`); unmatched commands ask.
+    #[napi(ts_type = "{ deny?: string[]; ask?: string[]; allow?: string[] }")]
+    pub rules: Option<Value>,
+    /// With rules: read-only commands (see classifyCommand) run without asking.
+    pub allow_read_only: Option<bool>,
     #[napi(
         ts_type = "(request: ApprovalRequest) => Promise<'allow-once' | 'allow-always' | 'deny'> | 'allow-once' | 'allow-always' | 'deny'"
     )]
@@ -238,6 +246,36 @@ pub fn parse_approval(
     if let Some(ms) = take!(f.non_negative("timeoutMs")) {
         o.timeout = Duration::from_millis(ms as u64);
     }
+    if let Some((t, _)) = f.object("rules")? {
+        if t != ValueType::Object {
+            return Ok(Err(AgentError::invalid_option(
+                "approval.rules must be an object such as { allow: [\"Bash(npm run test:*)\"] }.",
+            )));
+        }
+        let rf = Fields {
+            obj: f.obj.get::<Object>("rules")?.expect("checked above"),
+        };
+        let mut set = crate::approval::rules::RuleSet::default();
+        for (name, allow) in [("deny", false), ("ask", false), ("allow", true)] {
+            for text in take!(rf.strings(name)) {
+                let rule = if allow {
+                    crate::approval::rules::Rule::parse_allow(&text)
+                } else {
+                    crate::approval::rules::Rule::parse(&text)
+                };
+                match rule {
+                    Ok(r) => match name {
+                        "deny" => set.deny.push(r),
+                        "ask" => set.ask.push(r),
+                        _ => set.allow.push(r),
+                    },
+                    Err(m) => return Ok(Err(AgentError::new(ErrorCode::InvalidRule, m))),
+                }
+            }
+        }
+        o.rules = Some(set);
+    }
+    o.allow_read_only = take!(f.boolean("allowReadOnly")).unwrap_or(false);
     let handler = if take!(f.function("onApproval")) {
         f.obj.get::<ApprovalFn>("onApproval")?
     } else {

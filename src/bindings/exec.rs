@@ -303,7 +303,12 @@ pub fn exec<'env>(
             };
             latch.attach(&session);
             registry::global().ensure_sweeper();
-            let done = |o: ExecOutcome| Ok(Ok(Finished::Ran(Box::new(o), summary.clone())));
+            let done = |o: ExecOutcome| {
+                Ok(Ok(Finished::Ran(
+                    Box::new(o),
+                    summary.clone().map(Box::new),
+                )))
+            };
             if request.background {
                 return done(running_outcome(&session));
             }
@@ -326,7 +331,7 @@ pub fn exec<'env>(
         |env, result: std::result::Result<Finished, AgentError>| match result {
             Ok(Finished::Ran(outcome, summary)) => {
                 let mut js = JsExecOutcome::from(*outcome);
-                js.approval = summary;
+                js.approval = summary.map(|s| *s);
                 Ok(js)
             }
             Ok(Finished::Denied(js)) => Ok(*js),
@@ -350,7 +355,7 @@ fn install_host_exit_cleanup(env: &Env) -> Result<()> {
 }
 
 enum Finished {
-    Ran(Box<ExecOutcome>, Option<JsApprovalSummary>),
+    Ran(Box<ExecOutcome>, Option<Box<JsApprovalSummary>>),
     Denied(Box<JsExecOutcome>),
 }
 
