@@ -44,6 +44,12 @@ impl KillTarget {
         !self.live_processes().is_empty()
     }
 
+    /// Like [`KillTarget::is_alive`], but from a walk of `/proc` made now: the shared walk may predate a
+    /// fork, and "nothing left" must never be concluded from a stale view.
+    fn is_alive_now(&self) -> bool {
+        !live_processes_now(self).is_empty()
+    }
+
     fn signal_all(&self, signal: nix::sys::signal::Signal) -> Vec<u32> {
         use nix::sys::signal::{kill, killpg};
         use nix::unistd::Pid;
@@ -59,13 +65,13 @@ impl KillTarget {
     pub async fn kill_tree(&self, grace: Duration) -> KillReport {
         use nix::sys::signal::Signal;
         let mut report = KillReport::default();
-        if self.signal_all(Signal::SIGTERM).is_empty() {
+        if self.signal_all(Signal::SIGTERM).is_empty() && !self.is_alive_now() {
             return report;
         }
         let deadline = Instant::now() + grace;
         while Instant::now() < deadline {
             tokio::time::sleep(POLL).await;
-            if !self.is_alive() {
+            if !self.is_alive() && !self.is_alive_now() {
                 return report;
             }
         }
@@ -73,7 +79,7 @@ impl KillTarget {
         let deadline = Instant::now() + KILL_SETTLE;
         loop {
             // Signal again each round: a process may have forked between the scan and the signal.
-            if self.signal_all(Signal::SIGKILL).is_empty() {
+            if self.signal_all(Signal::SIGKILL).is_empty() && !self.is_alive_now() {
                 return report;
             }
             if Instant::now() >= deadline {
@@ -81,9 +87,22 @@ impl KillTarget {
             }
             tokio::time::sleep(POLL).await;
         }
-        report.survivors = self.live_processes();
+        report.survivors = live_processes_now(self);
         report
     }
+}
+
+#[cfg(target_os = "linux")]
+fn live_processes_now(target: &KillTarget) -> Vec<u32> {
+    match procs::fresh() {
+        Some(snapshot) => select(target, &snapshot),
+        None => group_fallback(target),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn live_processes_now(target: &KillTarget) -> Vec<u32> {
+    group_fallback(target)
 }
 
 #[cfg(target_os = "linux")]
@@ -91,6 +110,11 @@ fn live_processes(target: &KillTarget) -> Vec<u32> {
     let Some(snapshot) = procs::snapshot() else {
         return group_fallback(target);
     };
+    select(target, &snapshot)
+}
+
+#[cfg(target_os = "linux")]
+fn select(target: &KillTarget, snapshot: &[procs::Proc]) -> Vec<u32> {
     snapshot
         .iter()
         .filter(|p| {
@@ -124,6 +148,14 @@ mod procs {
 
     type Cached = Option<(Instant, Arc<Vec<Proc>>)>;
     static CACHE: LazyLock<Mutex<Cached>> = LazyLock::new(|| Mutex::new(None));
+
+    /// A walk made now, which also refreshes the shared one.
+    pub fn fresh() -> Option<Arc<Vec<Proc>>> {
+        let procs = Arc::new(walk()?);
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        *cache = Some((Instant::now(), procs.clone()));
+        Some(procs)
+    }
 
     /// Live (non-zombie) processes, our own excepted.
     pub fn snapshot() -> Option<Arc<Vec<Proc>>> {
