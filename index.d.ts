@@ -203,6 +203,11 @@ export interface ExecOptions {
   yieldMs?: number
   /** Resolve `running` at once and keep the run as a background session. */
   background?: boolean
+  /**
+   * Report the directory the shell ended in (`finalCwd`) and start the scope's next `exec` without a
+   * `cwd` there, so `cd packages/x` then `ls` behaves as in a terminal.
+   */
+  trackCwd?: boolean
   /** Skip the PTY and use the pipe fallback, with its warning (for testing the fallback path). */
   ptyForceFallback?: boolean
   /** Aborting ends a foreground run (its whole tree); a backgrounded run ignores it. */
@@ -239,6 +244,8 @@ export interface ExecOutcome {
   leftRunning: Array<number>
   /** How the approval gate decided, when the `approval` option was given. */
   approval?: ApprovalSummary
+  /** With `trackCwd`: the directory the shell ended in. */
+  finalCwd?: string
 }
 
 /** What `onExit` receives. */

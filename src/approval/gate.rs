@@ -264,7 +264,7 @@ fn prepare_with_rules(
     }
 }
 
-fn new_id() -> String {
+pub fn new_id() -> String {
     let mut b = [0u8; 16];
     let _ = getrandom::fill(&mut b);
     b[6] = (b[6] & 0x0f) | 0x40;

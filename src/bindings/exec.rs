@@ -47,6 +47,8 @@ pub struct JsExecOutcome {
     pub left_running: Vec<u32>,
     /// How the approval gate decided, when the `approval` option was given.
     pub approval: Option<JsApprovalSummary>,
+    /// With `trackCwd`: the directory the shell ended in.
+    pub final_cwd: Option<String>,
 }
 
 impl From<ExecOutcome> for JsExecOutcome {
@@ -72,6 +74,7 @@ impl From<ExecOutcome> for JsExecOutcome {
             survivors: o.survivors,
             left_running: o.left_running,
             approval: None,
+            final_cwd: o.final_cwd,
         }
     }
 }
@@ -148,6 +151,9 @@ pub struct JsExecOptions {
     pub yield_ms: Option<f64>,
     /// Resolve `running` at once and keep the run as a background session.
     pub background: Option<bool>,
+    /// Report the directory the shell ended in (`finalCwd`) and start the scope's next `exec` without a
+    /// `cwd` there, so `cd packages/x` then `ls` behaves as in a terminal.
+    pub track_cwd: Option<bool>,
     /// Skip the PTY and use the pipe fallback, with its warning (for testing the fallback path).
     pub pty_force_fallback: Option<bool>,
     /// Aborting ends a foreground run (its whole tree); a backgrounded run ignores it.
@@ -385,6 +391,7 @@ fn denied(
         survivors: Vec::new(),
         left_running: Vec::new(),
         approval: Some(JsApprovalSummary::from(gate)),
+        final_cwd: None,
     })
 }
 

@@ -245,6 +245,8 @@ pub fn parse_exec_options<'a>(
     };
     let mut req = ExecRequest::new(command);
 
+    let mut tracked_cwd_warning = None;
+    let cwd_given = f.object("cwd")?.is_some();
     if let Some(cwd) = tri!(f.string("cwd", ErrorCode::InvalidCwd)) {
         let p = PathBuf::from(&cwd);
         req.cwd = if p.is_absolute() { p } else { req.cwd.join(p) };
@@ -331,7 +333,28 @@ pub fn parse_exec_options<'a>(
         req.background = true;
         yield_after = Some(Duration::ZERO);
     }
+    if tri!(f.boolean("trackCwd")) == Some(true) {
+        req.cwd_report = Some(req.log_dir.join(format!(
+            "cwd-{}-{}.txt",
+            std::process::id(),
+            crate::approval::gate::new_id()
+        )));
+    }
     let scope_key = tri!(f.string("scopeKey", ErrorCode::InvalidOption));
+    if req.cwd_report.is_some() && !cwd_given {
+        // The scope's tracked directory, if a previous run left one and it still exists.
+        if let Some(dir) = crate::session::registry::global().scope_cwd(scope_key.as_deref()) {
+            if dir.is_dir() {
+                req.cwd = dir;
+            } else {
+                tracked_cwd_warning = Some(format!(
+                    "Warning: the tracked directory {} no longer exists; using {}.",
+                    dir.display(),
+                    req.cwd.display()
+                ));
+            }
+        }
+    }
     let has_on_output = tri!(f.function("onOutput"));
     let has_on_exit = tri!(f.function("onExit"));
     let has_signal = match f.object("signal")? {
@@ -350,6 +373,9 @@ pub fn parse_exec_options<'a>(
     };
     if let Some(force) = tri!(f.boolean("ptyForceFallback")) {
         req.pty_force_fallback = force;
+    }
+    if let Some(w) = tracked_cwd_warning {
+        req.warnings.push(w);
     }
     Ok(Ok(ParsedExec {
         request: req,

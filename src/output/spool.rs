@@ -151,7 +151,7 @@ impl RawSpool {
     }
 }
 
-fn ensure_private_dir(dir: &Path) -> Result<(), AgentError> {
+pub fn ensure_private_dir(dir: &Path) -> Result<(), AgentError> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]

@@ -43,6 +43,8 @@ pub struct ExitInfo {
     pub survivors: Vec<u32>,
     /// Processes still running after the shell exited and the drain window closed.
     pub left_running: Vec<u32>,
+    /// The directory the shell ended in (cwd tracking).
+    pub final_cwd: Option<String>,
 }
 
 impl ExitInfo {
@@ -96,6 +98,8 @@ pub struct Session {
     done: watch::Sender<bool>,
     hooks: SessionHooks,
     registry: &'static registry::Registry,
+    /// Where the shell's EXIT trap reports its final directory (cwd tracking).
+    pub(crate) cwd_report: Option<std::path::PathBuf>,
     /// Where input goes: a pipe (`stdin: "pipe"` runs) or the PTY master; `None` once closed.
     pub(crate) input: tokio::sync::Mutex<Option<Input>>,
 }

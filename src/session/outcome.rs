@@ -43,6 +43,7 @@ pub struct ExecOutcome {
     pub cwd: String,
     pub survivors: Vec<u32>,
     pub left_running: Vec<u32>,
+    pub final_cwd: Option<String>,
 }
 
 /// Seconds as OpenClaw prints them: `5`, `0.2`, `1.5`.
@@ -138,6 +139,7 @@ pub fn outcome_of(session: &Session, exit: &ExitInfo, req: &ExecRequest) -> Exec
         cwd: session.meta.cwd.clone(),
         survivors: exit.survivors.clone(),
         left_running: exit.left_running.clone(),
+        final_cwd: exit.final_cwd.clone(),
     }
 }
 
@@ -164,6 +166,7 @@ pub fn running_outcome(session: &Session) -> ExecOutcome {
         cwd: session.meta.cwd.clone(),
         survivors: Vec::new(),
         left_running: Vec::new(),
+        final_cwd: None,
     }
 }
 
@@ -195,6 +198,7 @@ mod tests {
             ended_at_ms: 1,
             survivors: vec![],
             left_running: vec![],
+            final_cwd: None,
         }
     }
 

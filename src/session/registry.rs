@@ -28,6 +28,8 @@ impl Maps {
 
 pub struct Registry {
     maps: Mutex<Maps>,
+    /// The directory each scope's last tracked run ended in ("" is the unscoped caller).
+    scope_cwds: Mutex<HashMap<String, std::path::PathBuf>>,
     ttl_ms: AtomicU64,
     sweeper_started: AtomicBool,
 }
@@ -58,6 +60,7 @@ impl Default for Registry {
         let ttl = ttl_from_env(std::env::var("PI_BASH_JOB_TTL_MS").ok().as_deref());
         Registry {
             maps: Mutex::new(Maps::default()),
+            scope_cwds: Mutex::new(HashMap::new()),
             ttl_ms: AtomicU64::new(ttl.as_millis() as u64),
             sweeper_started: AtomicBool::new(false),
         }
@@ -108,6 +111,17 @@ impl Registry {
                 maps.finished.insert(s.meta.id.clone(), s);
             }
         }
+    }
+
+    /// The current directory of a scope, as its last tracked run left it.
+    pub fn scope_cwd(&self, scope: Option<&str>) -> Option<std::path::PathBuf> {
+        let cwds = self.scope_cwds.lock().unwrap_or_else(|e| e.into_inner());
+        cwds.get(scope.unwrap_or("")).cloned()
+    }
+
+    pub fn set_scope_cwd(&self, scope: Option<&str>, dir: std::path::PathBuf) {
+        let mut cwds = self.scope_cwds.lock().unwrap_or_else(|e| e.into_inner());
+        cwds.insert(scope.unwrap_or("").to_string(), dir);
     }
 
     pub fn running(&self) -> Vec<Arc<Session>> {

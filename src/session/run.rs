@@ -36,6 +36,9 @@ pub fn start(
     scope_key: Option<String>,
 ) -> Result<Arc<Session>, AgentError> {
     req.validate()?;
+    if let Some(dir) = req.cwd_report.as_deref().and_then(std::path::Path::parent) {
+        crate::output::spool::ensure_private_dir(dir)?;
+    }
     let host_path = std::env::var("PATH").ok();
     let caller_path = req
         .env
@@ -49,7 +52,7 @@ pub fn start(
 
     let id = registry.reserve_id();
     let marker = format!("{}-{}-{}", std::process::id(), id, now_ms());
-    let mut warnings = Vec::new();
+    let mut warnings = req.warnings.clone();
     if let Some(w) = shell.warning.clone() {
         warnings.push(w);
     }
@@ -102,6 +105,7 @@ pub fn start(
         done: done_tx,
         hooks,
         registry,
+        cwd_report: req.cwd_report.clone(),
         input: tokio::sync::Mutex::new(input),
     });
     registry.insert(session.clone());
@@ -165,6 +169,7 @@ fn env_plan<'a>(req: &'a ExecRequest, marker: &'a str) -> impl Fn(bool) -> EnvPl
         pty,
         cwd: &req.cwd,
         marker,
+        cwd_report: req.cwd_report.as_deref(),
     }
 }
 
@@ -176,8 +181,9 @@ fn spawn_with_pipes(
     let env = build_env(&plan);
     #[cfg(target_os = "linux")]
     {
+        let script = req.shell_script();
         let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
-        args.push(req.command.as_ref());
+        args.push(script.as_ref().as_ref());
         let stdin_pipe = req.stdin == crate::spawn::StdinMode::Pipe;
         match crate::spawn::posix::spawn(&shell.program, &args, &req.cwd, &env, stdin_pipe) {
             Ok(p) => {
@@ -370,6 +376,17 @@ async fn drive(
         Ok(s) => decode_status(s),
         Err(_) => (None, None),
     };
+    let final_cwd = session.cwd_report.as_ref().and_then(|report| {
+        let dir = std::fs::read_to_string(report).ok();
+        let _ = std::fs::remove_file(report);
+        dir.map(|d| d.trim_end_matches('\n').to_string())
+            .filter(|d| !d.is_empty())
+    });
+    if let Some(dir) = &final_cwd {
+        session
+            .registry
+            .set_scope_cwd(session.meta.scope_key.as_deref(), dir.into());
+    }
     let mut exit = ExitInfo {
         exit_code,
         exit_signal,
@@ -378,6 +395,7 @@ async fn drive(
         ended_at_ms: now_ms(),
         survivors,
         left_running,
+        final_cwd,
     };
     if let Err(e) = status {
         session

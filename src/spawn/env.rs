@@ -140,6 +140,8 @@ pub struct EnvPlan<'a> {
     pub pty: bool,
     pub cwd: &'a Path,
     pub marker: &'a str,
+    /// Where the shell's EXIT trap writes its final directory (cwd tracking).
+    pub cwd_report: Option<&'a Path>,
 }
 
 /// Build the complete environment for the child.
@@ -163,6 +165,9 @@ pub fn build_env(plan: &EnvPlan<'_>) -> BTreeMap<OsString, OsString> {
         }
     }
     env.insert("PWD".into(), plan.cwd.as_os_str().to_owned());
+    if let Some(report) = plan.cwd_report {
+        env.insert("AGENT_EXEC_CWD_FILE".into(), report.as_os_str().to_owned());
+    }
     env.insert(SESSION_MARKER_VAR.into(), plan.marker.into());
     env
 }
@@ -185,6 +190,7 @@ mod tests {
             pty: false,
             cwd: Path::new("/tmp"),
             marker: "m1",
+            cwd_report: None,
         });
         assert_eq!(env.get(&OsString::from("PAGER")).unwrap(), "less");
         assert_eq!(env.get(&OsString::from("GIT_PAGER")).unwrap(), "cat");
@@ -208,6 +214,7 @@ mod tests {
             pty: true,
             cwd: Path::new("/"),
             marker: "m",
+            cwd_report: None,
         });
         assert_eq!(env.get(&OsString::from("TERM")).unwrap(), "xterm-256color");
         assert!(!env.contains_key(&OsString::from("PAGER")));
@@ -223,6 +230,7 @@ mod tests {
             pty: false,
             cwd: Path::new("/"),
             marker: "m",
+            cwd_report: None,
         });
         assert_eq!(
             env.get(&OsString::from("PATH")),
@@ -267,6 +275,7 @@ mod tests {
             pty: false,
             cwd: Path::new("/"),
             marker: "m",
+            cwd_report: None,
         });
         assert!(env.keys().all(|k| !is_dangerous_key(&k.to_string_lossy())));
         assert_eq!(

@@ -119,7 +119,7 @@ pub fn spawn_pty(
 
     let mut cmd = Command::new(&shell.program);
     cmd.args(&shell.args)
-        .arg(&req.command)
+        .arg(req.shell_script().as_ref())
         .current_dir(&req.cwd)
         .env_clear()
         .envs(env)

@@ -63,6 +63,10 @@ pub struct ExecRequest {
     pub pty_force_fallback: bool,
     /// Size cap of the output log file.
     pub max_log_bytes: u64,
+    /// Report the directory the shell ended in (written by an EXIT trap to this file).
+    pub cwd_report: Option<PathBuf>,
+    /// Warnings found while preparing the request, reported with the outcome.
+    pub warnings: Vec<String>,
 }
 
 impl ExecRequest {
@@ -86,6 +90,20 @@ impl ExecRequest {
             background: false,
             pty_force_fallback: false,
             max_log_bytes: crate::output::spool::DEFAULT_MAX_LOG_BYTES,
+            cwd_report: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The script handed to the shell: the command, preceded by an EXIT trap that records the final
+    /// directory when cwd tracking is on (a command that sets its own EXIT trap replaces ours).
+    pub fn shell_script(&self) -> std::borrow::Cow<'_, str> {
+        match &self.cwd_report {
+            None => std::borrow::Cow::Borrowed(&self.command),
+            Some(_) => std::borrow::Cow::Owned(format!(
+                "trap 'pwd -P > \"$AGENT_EXEC_CWD_FILE\" 2>/dev/null' EXIT\n{}",
+                self.command
+            )),
         }
     }
 
