@@ -197,17 +197,21 @@ test('write with eof, submit, paste and a PTY session driven by send-keys to com
   const py = await exec.execute('2', { command: 'python3 -i -q', background: true, pty: true });
   track(py.details.pid);
   const id = py.details.sessionId;
-  let seen = '';
-  await waitFor(async () => (seen += text(await proc.execute('p', { action: 'poll', sessionId: id, timeout: 500 }))).includes('>>>'), { what: 'prompt' });
+  // Wait on the session's whole output, not on concatenated poll texts: a prompt may arrive in pieces.
+  const shown = (needle) => waitFor(async () => (await proc.execute('p', { action: 'poll', sessionId: id, timeout: 500 })).details.aggregated.includes(needle), { what: JSON.stringify(needle) });
+  await shown('>>>');
   const sent = await proc.execute('3', { action: 'send-keys', sessionId: id, literal: 'x = 6 * 7', keys: ['enter'] });
   assert.equal(text(sent), `Sent 10 bytes to session ${id}.`);
   assert.equal(text(await proc.execute('4', { action: 'paste', sessionId: id, text: 'print(x)', bracketed: false })), `Pasted 8 chars to session ${id}.`);
   assert.equal(text(await proc.execute('5', { action: 'submit', sessionId: id })), `Submitted session ${id} (sent CR).`);
-  await waitFor(async () => (seen += text(await proc.execute('p', { action: 'poll', sessionId: id, timeout: 500 }))).includes('42'), { what: '42' });
+  await shown('42');
   const warn = await proc.execute('6', { action: 'send-keys', sessionId: id, keys: ['C-bogus'] });
   assert.match(text(warn), /\nWarnings:\n- Unknown key "bogus" for modifiers; sending literal\.$/);
+  // Python's readline notices SIGINT only while it waits in select(): a ^C that lands while it is still
+  // echoing is left pending and kills the next statement (then Python exits by SIGINT). So wait for the echo.
+  await shown('C-bogus');
   await proc.execute('7', { action: 'send-keys', sessionId: id, keys: ['C-c'] });
-  await waitFor(async () => (seen += text(await proc.execute('p', { action: 'poll', sessionId: id, timeout: 500 }))).includes('KeyboardInterrupt'), { what: 'the interrupt' });
+  await shown('KeyboardInterrupt\n>>>');
   const wrote = await proc.execute('8', { action: 'write', sessionId: id, data: 'exit()\r', eof: true });
   assert.equal(text(wrote), `Wrote 7 bytes to session ${id} (stdin closed).`);
   const { last } = await pollToExit(proc, id);
