@@ -42,6 +42,9 @@ pub enum ErrorCode {
     /// The exec approvals file cannot be read or written, is not valid JSON or not an object, or has
     /// an unsupported version. A malformed file is never rewritten.
     InvalidApprovalsFile,
+    /// A sandbox was asked for that this host cannot enforce (or a step of entering it failed).
+    /// Nothing was run.
+    SandboxUnavailable,
     /// An unexpected internal failure (a bug): the message says what broke.
     Internal,
 }
@@ -65,6 +68,7 @@ impl ErrorCode {
             ErrorCode::CursorKeyModeUnknown => "ERR_CURSOR_KEY_MODE_UNKNOWN",
             ErrorCode::NotAPty => "ERR_NOT_A_PTY",
             ErrorCode::InvalidApprovalsFile => "ERR_INVALID_APPROVALS_FILE",
+            ErrorCode::SandboxUnavailable => "ERR_SANDBOX_UNAVAILABLE",
             ErrorCode::Internal => "ERR_INTERNAL",
         }
     }

@@ -8,5 +8,6 @@ pub mod bindings;
 pub mod error;
 pub mod kill;
 pub mod output;
+pub mod sandbox;
 pub mod session;
 pub mod spawn;

@@ -49,6 +49,8 @@ pub struct JsExecOutcome {
     pub approval: Option<JsApprovalSummary>,
     /// With `trackCwd`: the directory the shell ended in.
     pub final_cwd: Option<String>,
+    /// For sandboxed runs: what was refused, which limit ended the run, how it was enforced.
+    pub sandbox: Option<super::sandbox::JsSandboxReport>,
 }
 
 impl From<ExecOutcome> for JsExecOutcome {
@@ -75,6 +77,7 @@ impl From<ExecOutcome> for JsExecOutcome {
             left_running: o.left_running,
             approval: None,
             final_cwd: o.final_cwd,
+            sandbox: o.sandbox.map(Into::into),
         }
     }
 }
@@ -156,6 +159,11 @@ pub struct JsExecOptions {
     pub track_cwd: Option<bool>,
     /// Skip the PTY and use the pipe fallback, with its warning (for testing the fallback path).
     pub pty_force_fallback: Option<bool>,
+    /// Run inside a sandbox: writes only under the writable roots (default the cwd) and a private
+    /// temp dir, no IP network unless `network: true`, optional resource limits. Throws
+    /// `ERR_SANDBOX_UNAVAILABLE` when the host cannot enforce it (see `sandboxCapabilities()`).
+    #[napi(ts_type = "boolean | SandboxOptions")]
+    pub sandbox: Option<serde_json::Value>,
     /// Aborting ends a foreground run (its whole tree); a backgrounded run ignores it.
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<serde_json::Value>,
@@ -392,6 +400,7 @@ fn denied(
         left_running: Vec::new(),
         approval: Some(JsApprovalSummary::from(gate)),
         final_cwd: None,
+        sandbox: None,
     })
 }
 

@@ -5,4 +5,5 @@ pub mod errors;
 pub mod exec;
 pub mod forward;
 pub mod options;
+pub mod sandbox;
 pub mod sessions;

@@ -371,6 +371,7 @@ pub fn parse_exec_options<'a>(
         None => None,
         Some((_, value)) => Some(tri!(super::approval::parse_approval(env, value))),
     };
+    req.sandbox = tri!(super::sandbox::parse_sandbox(&f));
     if let Some(force) = tri!(f.boolean("ptyForceFallback")) {
         req.pty_force_fallback = force;
     }

@@ -15,6 +15,9 @@ pub struct KillTarget {
     pub pgid: i32,
     /// The value of the session marker variable the run's processes inherited.
     pub marker: Option<String>,
+    /// `cgroup.procs` files of the run's cgroup (sandboxed runs): members are the run's processes
+    /// even when they cleared the marker and left the group.
+    pub cgroup_procs: Vec<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -115,12 +118,23 @@ fn live_processes(target: &KillTarget) -> Vec<u32> {
 
 #[cfg(target_os = "linux")]
 fn select(target: &KillTarget, snapshot: &[procs::Proc]) -> Vec<u32> {
+    let members: Vec<u32> = target
+        .cgroup_procs
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|t| {
+            t.lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect();
     snapshot
         .iter()
         .filter(|p| {
             p.pgrp == target.pgid
                 || p.session == target.pgid
                 || (target.marker.is_some() && p.marker.as_deref() == target.marker.as_deref())
+                || members.contains(&p.pid)
         })
         .map(|p| p.pid)
         .collect()
@@ -271,6 +285,7 @@ mod tests {
         let target = KillTarget {
             pgid: child.id() as i32,
             marker: Some(marker),
+            cgroup_procs: Vec::new(),
         };
         wait_until(|| target.live_processes().len() >= 3).await;
         let report = target.kill_tree(Duration::from_millis(1000)).await;
@@ -289,6 +304,7 @@ mod tests {
         let target = KillTarget {
             pgid: child.id() as i32,
             marker: Some(marker),
+            cgroup_procs: Vec::new(),
         };
         wait_until(|| target.is_alive()).await;
         // Give the shell a moment to install its trap: poll its signal mask in /proc.

@@ -45,6 +45,8 @@ pub struct ExitInfo {
     pub left_running: Vec<u32>,
     /// The directory the shell ended in (cwd tracking).
     pub final_cwd: Option<String>,
+    /// What the sandbox refused and which limit ended the run, for sandboxed runs.
+    pub sandbox: Option<crate::sandbox::SandboxReport>,
 }
 
 impl ExitInfo {
@@ -102,6 +104,8 @@ pub struct Session {
     pub(crate) cwd_report: Option<std::path::PathBuf>,
     /// Where input goes: a pipe (`stdin: "pipe"` runs) or the PTY master; `None` once closed.
     pub(crate) input: tokio::sync::Mutex<Option<Input>>,
+    /// The run's sandbox: its supervisor's record, cgroup and temp dir live as long as the session.
+    pub(crate) sandbox: Option<crate::sandbox::Armed>,
 }
 
 /// A session's input side.

@@ -44,6 +44,7 @@ pub struct ExecOutcome {
     pub survivors: Vec<u32>,
     pub left_running: Vec<u32>,
     pub final_cwd: Option<String>,
+    pub sandbox: Option<crate::sandbox::SandboxReport>,
 }
 
 /// Seconds as OpenClaw prints them: `5`, `0.2`, `1.5`.
@@ -69,6 +70,18 @@ pub fn classify(exit: &ExitInfo, timeout_ms: Option<u64>) -> (RunStatus, Option<
         Some(KillCause::Aborted) => return (RunStatus::Failed, Some("Command aborted".into())),
         Some(KillCause::Killed) => return (RunStatus::Failed, Some("Command was killed".into())),
         None => {}
+    }
+    if let Some(report) = &exit.sandbox {
+        use crate::sandbox::LimitKind;
+        if let (Some(kind), Some(message)) = (report.limit_exceeded, &report.limit_message) {
+            // A refused fork need not end the run; the other limits kill.
+            if kind != LimitKind::Processes {
+                return (
+                    RunStatus::Failed,
+                    Some(format!("Command stopped by the sandbox: {message}")),
+                );
+            }
+        }
     }
     if let Some(sig) = &exit.exit_signal {
         return (
@@ -119,6 +132,11 @@ pub fn outcome_of(session: &Session, exit: &ExitInfo, req: &ExecRequest) -> Exec
     if let Some(f) = st.collector.log_failure() {
         warnings.push(format!("Warning: the full output log is incomplete: {f}."));
     }
+    if let Some(report) = &exit.sandbox {
+        if let Some(m) = &report.limit_message {
+            warnings.push(format!("Warning: sandbox: {m}."));
+        }
+    }
     ExecOutcome {
         status,
         session_id: session.meta.id.clone(),
@@ -140,6 +158,7 @@ pub fn outcome_of(session: &Session, exit: &ExitInfo, req: &ExecRequest) -> Exec
         survivors: exit.survivors.clone(),
         left_running: exit.left_running.clone(),
         final_cwd: exit.final_cwd.clone(),
+        sandbox: exit.sandbox.clone(),
     }
 }
 
@@ -167,6 +186,7 @@ pub fn running_outcome(session: &Session) -> ExecOutcome {
         survivors: Vec::new(),
         left_running: Vec::new(),
         final_cwd: None,
+        sandbox: None,
     }
 }
 
@@ -199,6 +219,7 @@ mod tests {
             survivors: vec![],
             left_running: vec![],
             final_cwd: None,
+            sandbox: None,
         }
     }
 

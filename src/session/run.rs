@@ -56,13 +56,52 @@ pub fn start(
     if let Some(w) = shell.warning.clone() {
         warnings.push(w);
     }
-    let spawned = match spawn_child(req, &shell, &env_plan(req, &marker), &mut warnings) {
+    let sandbox = match arm_sandbox(req, &id) {
         Ok(s) => s,
         Err(e) => {
             registry.release(&id);
             return Err(e);
         }
     };
+    // A sandboxed run gets the sandbox's variables, and reports its cwd into its private temp dir
+    // (the only place outside the roots it may write).
+    let sandboxed_req;
+    let (req, shell) = match &sandbox {
+        Some(s) => {
+            let mut r = req.clone();
+            r.env.extend(s.env().iter().cloned());
+            if r.cwd_report.is_some() {
+                r.cwd_report = Some(s.tmp_dir().join("final-cwd"));
+            }
+            sandboxed_req = r;
+            (&sandboxed_req, s.wrap_shell(shell))
+        }
+        None => (req, shell),
+    };
+    let spawned = match spawn_child(
+        req,
+        &shell,
+        &env_plan(req, &marker),
+        &mut warnings,
+        sandbox.as_ref(),
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            registry.release(&id);
+            return Err(e);
+        }
+    };
+    if let Some(s) = &sandbox {
+        if let Err(e) = s.after_spawn() {
+            // Without its supervisor the child would wait forever on its first write: end it.
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(spawned.pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            registry.release(&id);
+            return Err(e);
+        }
+    }
     let pid = spawned.pid;
     let is_pty = spawned.pty.is_some();
     let (kill_tx, kill_rx) = watch::channel(None);
@@ -86,6 +125,10 @@ pub fn start(
         target: KillTarget {
             pgid: pid as i32,
             marker: Some(marker),
+            cgroup_procs: sandbox
+                .as_ref()
+                .map(|s| s.cgroup_procs_files())
+                .unwrap_or_default(),
         },
         started: Instant::now(),
         state: Mutex::new(SessionState {
@@ -107,6 +150,7 @@ pub fn start(
         registry,
         cwd_report: req.cwd_report.clone(),
         input: tokio::sync::Mutex::new(input),
+        sandbox,
     });
     registry.insert(session.clone());
     let pumps = match (spawned.pty, spawned.stdout, spawned.stderr) {
@@ -125,6 +169,35 @@ pub fn start(
     };
     tokio::spawn(drive(session.clone(), spawned.child, pumps, plan, kill_rx));
     Ok(session)
+}
+
+/// Prepare the run's sandbox, if it asked for one. `HOME` is the run's own (its start-up files are
+/// protected when a writable root holds it).
+fn arm_sandbox(req: &ExecRequest, id: &str) -> Result<Option<crate::sandbox::Armed>, AgentError> {
+    let Some(spec) = &req.sandbox else {
+        return Ok(None);
+    };
+    let home = req
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "HOME")
+        .map(|(_, v)| v.clone())
+        .or_else(|| {
+            if req.inherit_env {
+                std::env::var("HOME").ok()
+            } else {
+                None
+            }
+        });
+    let name = format!("agent-exec-{}-{id}", std::process::id());
+    crate::sandbox::prepare(
+        spec,
+        &req.cwd,
+        home.as_deref().map(std::path::Path::new),
+        &name,
+    )
+    .map(Some)
 }
 
 type Reader = Box<dyn AsyncRead + Send + Unpin>;
@@ -177,10 +250,12 @@ fn spawn_with_pipes(
     req: &ExecRequest,
     shell: &ShellConfig,
     plan: EnvPlan<'_>,
+    sandbox: Option<&crate::sandbox::Armed>,
 ) -> Result<Spawned, AgentError> {
     let env = build_env(&plan);
+    // The fork-free path cannot run the sandbox's steps in the child: sandboxed runs fork.
     #[cfg(target_os = "linux")]
-    {
+    if sandbox.is_none() {
         let script = req.shell_script();
         let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
         args.push(script.as_ref().as_ref());
@@ -201,7 +276,7 @@ fn spawn_with_pipes(
             Err(e) => return Err(crate::spawn::pipes::spawn_error(&shell.program, req, &e)),
         }
     }
-    let p = spawn_pipes(shell, req, &env)?;
+    let p = spawn_pipes(shell, req, &env, sandbox)?;
     Ok(Spawned {
         child: ChildProc::Tokio(p.child),
         pid: p.pid,
@@ -218,9 +293,10 @@ fn spawn_child<'a>(
     shell: &ShellConfig,
     plan: &impl Fn(bool) -> EnvPlan<'a>,
     warnings: &mut Vec<String>,
+    sandbox: Option<&crate::sandbox::Armed>,
 ) -> Result<Spawned, AgentError> {
     let Some(size) = req.pty else {
-        return spawn_with_pipes(req, shell, plan(false));
+        return spawn_with_pipes(req, shell, plan(false), sandbox);
     };
     #[cfg(unix)]
     let pty_error = if req.pty_force_fallback {
@@ -229,7 +305,7 @@ fn spawn_child<'a>(
             "PTY disabled by the ptyForceFallback option",
         )
     } else {
-        match spawn_pty(shell, req, &build_env(&plan(true)), size) {
+        match spawn_pty(shell, req, &build_env(&plan(true)), size, sandbox) {
             Ok(p) => {
                 return Ok(Spawned {
                     child: ChildProc::Tokio(p.child),
@@ -240,6 +316,8 @@ fn spawn_child<'a>(
                     pty: Some(Arc::new(p.master)),
                 })
             }
+            // The sandbox failed, not the terminal: pipes would fail the same way.
+            Err(e) if e.code == crate::error::ErrorCode::SandboxUnavailable => return Err(e),
             Err(e) => e,
         }
     };
@@ -254,7 +332,7 @@ fn spawn_child<'a>(
     // A PTY child can always be written to; keep that promise over pipes.
     let mut piped = req.clone();
     piped.stdin = crate::spawn::StdinMode::Pipe;
-    match spawn_with_pipes(&piped, shell, plan(false)) {
+    match spawn_with_pipes(&piped, shell, plan(false), sandbox) {
         Ok(s) => {
             warnings.push(format!(
                 "Warning: PTY spawn failed ({}); retrying without PTY for `{}`.",
@@ -387,6 +465,10 @@ async fn drive(
             .registry
             .set_scope_cwd(session.meta.scope_key.as_deref(), dir.into());
     }
+    let sandbox = session
+        .sandbox
+        .as_ref()
+        .map(|s| s.report(exit_code, exit_signal.as_deref()));
     let mut exit = ExitInfo {
         exit_code,
         exit_signal,
@@ -396,6 +478,7 @@ async fn drive(
         survivors,
         left_running,
         final_cwd,
+        sandbox,
     };
     if let Err(e) = status {
         session
@@ -506,7 +589,7 @@ mod tests {
             warning: None,
         };
         let mut warnings = Vec::new();
-        let err = match spawn_child(&req, &shell, &env_plan(&req, "m"), &mut warnings) {
+        let err = match spawn_child(&req, &shell, &env_plan(&req, "m"), &mut warnings, None) {
             Err(e) => e,
             Ok(_) => panic!("spawn must fail"),
         };
@@ -569,6 +652,41 @@ mod tests {
             out.warnings.iter().any(|w| w.contains("kept running")),
             "{:?}",
             out.warnings
+        );
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod sandbox_tests {
+    use super::*;
+    use crate::session::outcome::outcome_of;
+
+    #[tokio::test]
+    async fn a_sandboxed_run_writes_inside_and_is_refused_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut req = ExecRequest::new(
+            "echo in > inside.txt; echo out > /etc/agent-exec-sandbox-probe; cat /etc/hostname >/dev/null && echo read-ok",
+        );
+        req.cwd = dir.path().to_path_buf();
+        req.sandbox = Some(crate::sandbox::SandboxSpec::default());
+        let s = start(
+            crate::session::registry::global(),
+            &req,
+            SessionHooks::default(),
+            None,
+        )
+        .unwrap();
+        let exit = s.wait_exit().await;
+        let out = outcome_of(&s, &exit, &req);
+        assert!(dir.path().join("inside.txt").exists(), "{out:?}");
+        assert!(!std::path::Path::new("/etc/agent-exec-sandbox-probe").exists());
+        assert!(out.output.contains("read-ok"), "{}", out.output);
+        let report = out.sandbox.expect("a report");
+        assert!(
+            report.denials.iter().any(|d| d.operation == "write"
+                && d.path.as_deref() == Some("/etc/agent-exec-sandbox-probe")
+                && d.rule == "outside the writable roots"),
+            "{report:?}"
         );
     }
 }

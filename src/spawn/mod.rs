@@ -8,6 +8,7 @@ pub mod posix;
 #[cfg(unix)]
 pub mod pty;
 pub mod request;
+pub mod sandboxed;
 pub mod shell;
 
 pub use request::{ExecRequest, StdinMode};

@@ -23,6 +23,7 @@ pub fn spawn_pipes(
     shell: &ShellConfig,
     req: &ExecRequest,
     env: &BTreeMap<OsString, OsString>,
+    sandbox: Option<&crate::sandbox::Armed>,
 ) -> Result<PipeChild, AgentError> {
     let mut cmd = Command::new(&shell.program);
     cmd.args(&shell.args)
@@ -41,6 +42,7 @@ pub fn spawn_pipes(
     unsafe {
         cmd.pre_exec(crate::kill::child_setup::in_child);
     }
+    super::sandboxed::enter_in_child(&mut cmd, sandbox);
     let mut child = cmd
         .spawn()
         .map_err(|e| spawn_error(&shell.program, req, &e))?;
@@ -63,6 +65,10 @@ pub fn spawn_pipes(
 }
 
 pub fn spawn_error(program: &std::path::Path, req: &ExecRequest, e: &std::io::Error) -> AgentError {
+    #[cfg(target_os = "linux")]
+    if let Some(sandbox_error) = crate::sandbox::spawn_error(e) {
+        return sandbox_error;
+    }
     AgentError::new(
     ErrorCode::SpawnFailed,
     format!(

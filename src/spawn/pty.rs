@@ -101,6 +101,7 @@ pub fn spawn_pty(
     req: &ExecRequest,
     env: &BTreeMap<OsString, OsString>,
     size: PtySize,
+    sandbox: Option<&crate::sandbox::Armed>,
 ) -> Result<PtyChild, AgentError> {
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         AgentError::new(ErrorCode::SpawnFailed, format!("{what}: {e}"))
@@ -130,6 +131,7 @@ pub fn spawn_pty(
     unsafe {
         cmd.pre_exec(crate::kill::child_setup::in_pty_child);
     }
+    super::sandboxed::enter_in_child(&mut cmd, sandbox);
     let child = cmd
         .spawn()
         .map_err(|e| super::pipes::spawn_error(&shell.program, req, &e))?;

@@ -67,6 +67,8 @@ pub struct ExecRequest {
     pub cwd_report: Option<PathBuf>,
     /// Warnings found while preparing the request, reported with the outcome.
     pub warnings: Vec<String>,
+    /// Run inside a sandbox (file rules, network cut, limits).
+    pub sandbox: Option<crate::sandbox::SandboxSpec>,
 }
 
 impl ExecRequest {
@@ -92,6 +94,7 @@ impl ExecRequest {
             max_log_bytes: crate::output::spool::DEFAULT_MAX_LOG_BYTES,
             cwd_report: None,
             warnings: Vec::new(),
+            sandbox: None,
         }
     }
 

@@ -1,0 +1,297 @@
+//! The sandbox from JS: the `sandbox` option of `exec` (checked key by key, so a misspelt key is an
+//! error rather than a weaker sandbox), the report in the outcome, and `sandboxCapabilities()`.
+
+use std::path::PathBuf;
+
+use napi::bindgen_prelude::*;
+use napi::ValueType;
+use napi_derive::napi;
+
+use super::options::Fields;
+use crate::error::AgentError;
+use crate::sandbox::{ResourceLimits, SandboxReport, SandboxSpec};
+
+/// `sandbox` of `exec`: `true` for the defaults, or the settings.
+#[napi(object, js_name = "SandboxOptions")]
+pub struct JsSandboxOptions {
+    /// Directories the command may write beneath (default: the cwd). A private temp dir, also
+    /// `$TMPDIR`, is always writable. `[]` makes everything else read-only.
+    pub writable_roots: Option<Vec<String>>,
+    /// IP networking (default false). Unix sockets always work.
+    pub network: Option<bool>,
+    pub limits: Option<JsSandboxLimits>,
+}
+
+#[napi(object, js_name = "SandboxLimits")]
+pub struct JsSandboxLimits {
+    /// CPU seconds per process.
+    pub cpu_seconds: Option<f64>,
+    /// Memory of the whole run in bytes (at least 4 MiB).
+    pub memory_bytes: Option<f64>,
+    /// Processes of the run at once.
+    pub processes: Option<f64>,
+    /// Largest file a process may write, in bytes.
+    pub file_size_bytes: Option<f64>,
+    /// Open files per process.
+    pub open_files: Option<f64>,
+}
+
+const SANDBOX_KEYS: [&str; 3] = ["writableRoots", "network", "limits"];
+const LIMIT_KEYS: [&str; 5] = [
+    "cpuSeconds",
+    "memoryBytes",
+    "processes",
+    "fileSizeBytes",
+    "openFiles",
+];
+const MIN_MEMORY: u64 = 4 << 20;
+
+macro_rules! tri {
+    ($e:expr) => {
+        match $e? {
+            Ok(v) => v,
+            Err(agent) => return Ok(Err(agent)),
+        }
+    };
+}
+
+fn unknown_key(obj: &Object, allowed: &[&str], what: &str) -> Result<Option<AgentError>> {
+    for key in Object::keys(obj)? {
+        if !allowed.contains(&key.as_str()) {
+            return Ok(Some(AgentError::invalid_option(format!(
+                "{what} has no setting \"{key}\". The settings are {}.",
+                allowed.join(", ")
+            ))));
+        }
+    }
+    Ok(None)
+}
+
+/// A whole number of at least `min`.
+fn count(f: &Fields, name: &str, min: u64) -> Result<std::result::Result<Option<u64>, AgentError>> {
+    let Some(n) = tri!(f.non_negative(name)) else {
+        return Ok(Ok(None));
+    };
+    if n.fract() != 0.0 || n < min as f64 || n > u64::MAX as f64 {
+        return Ok(Err(AgentError::invalid_option(format!(
+            "sandbox.limits.{name} must be a whole number of at least {min}, but it is {n}."
+        ))));
+    }
+    Ok(Ok(Some(n as u64)))
+}
+
+/// Read the `sandbox` option (`None` when absent or `false`).
+pub fn parse_sandbox(f: &Fields) -> Result<std::result::Result<Option<SandboxSpec>, AgentError>> {
+    let Some((t, _)) = f.object("sandbox")? else {
+        return Ok(Ok(None));
+    };
+    match t {
+        ValueType::Boolean => {
+            let on = f.obj.get::<bool>("sandbox")?.unwrap_or(false);
+            return Ok(Ok(on.then(SandboxSpec::default)));
+        }
+        ValueType::Object => {}
+        _ => {
+            return Ok(Err(AgentError::invalid_option(
+                "The sandbox option must be true, false or an object { writableRoots, network, limits }.",
+            )))
+        }
+    }
+    let obj: Object = f.obj.get("sandbox")?.expect("checked above");
+    if let Some(e) = unknown_key(&obj, &SANDBOX_KEYS, "The sandbox option")? {
+        return Ok(Err(e));
+    }
+    let sf = Fields { obj };
+    let mut spec = SandboxSpec::default();
+    if sf.object("writableRoots")?.is_some() {
+        let roots = match sf.strings("writableRoots")? {
+            Ok(r) => r,
+            Err(_) => {
+                return Ok(Err(AgentError::invalid_option(
+                    "sandbox.writableRoots must be an array of directory paths.",
+                )))
+            }
+        };
+        if let Some(bad) = roots.iter().find(|r| r.is_empty() || r.contains('\0')) {
+            return Ok(Err(AgentError::invalid_option(format!(
+                "sandbox.writableRoots has an empty path or one with a NUL byte ({bad:?}). Give real directories."
+            ))));
+        }
+        spec.writable_roots = Some(roots.into_iter().map(PathBuf::from).collect());
+    }
+    if let Some(n) = tri!(sf.boolean("network")) {
+        spec.network = n;
+    }
+    match sf.object("limits")? {
+        None => {}
+        Some((ValueType::Object, _)) => {
+            let lo: Object = sf.obj.get("limits")?.expect("checked above");
+            if let Some(e) = unknown_key(&lo, &LIMIT_KEYS, "sandbox.limits")? {
+                return Ok(Err(e));
+            }
+            let lf = Fields { obj: lo };
+            spec.limits = ResourceLimits {
+                cpu_seconds: tri!(count(&lf, "cpuSeconds", 1)),
+                memory_bytes: tri!(count(&lf, "memoryBytes", MIN_MEMORY)),
+                processes: tri!(count(&lf, "processes", 1)),
+                file_size_bytes: tri!(count(&lf, "fileSizeBytes", 1)),
+                open_files: tri!(count(&lf, "openFiles", 1)),
+            };
+        }
+        Some(_) => return Ok(Err(AgentError::invalid_option(
+            "sandbox.limits must be an object such as { memoryBytes: 536870912, processes: 256 }.",
+        ))),
+    }
+    Ok(Ok(Some(spec)))
+}
+
+/// One operation the sandbox refused.
+#[napi(object, js_name = "SandboxDenial")]
+#[derive(Clone)]
+pub struct JsSandboxDenial {
+    /// `write`, `mkdir`, `mknod`, `remove`, `rename`, `link`, `symlink`, `truncate` or `network`.
+    pub operation: String,
+    pub path: Option<String>,
+    /// The system call and its flags or family, e.g. `openat(O_WRONLY|O_CREAT|O_TRUNC)`, `socket(AF_INET)`.
+    pub detail: String,
+    /// The rule that refused it: `outside the writable roots`, `protected path <p>`, `network is off`.
+    pub rule: String,
+    pub pid: u32,
+    /// How many times the same operation was refused.
+    pub count: u32,
+}
+
+/// What a sandboxed run reports.
+#[napi(object, js_name = "SandboxReport")]
+#[derive(Clone)]
+pub struct JsSandboxReport {
+    /// The run's private temp dir (`$TMPDIR`), removed with the session.
+    pub tmp_dir: String,
+    pub writable_roots: Vec<String>,
+    /// Paths inside the roots that stayed read-only.
+    pub protected_paths: Vec<String>,
+    pub network: bool,
+    pub landlock_abi: u32,
+    /// How each part was enforced.
+    pub mechanisms: Vec<String>,
+    pub denials: Vec<JsSandboxDenial>,
+    /// Distinct denials beyond the 200 recorded.
+    pub denials_dropped: f64,
+    #[napi(ts_type = "'cpu' | 'memory' | 'processes' | 'fileSize'")]
+    pub limit_exceeded: Option<String>,
+    pub limit_message: Option<String>,
+}
+
+impl From<SandboxReport> for JsSandboxReport {
+    fn from(r: SandboxReport) -> Self {
+        JsSandboxReport {
+            tmp_dir: r.tmp_dir,
+            writable_roots: r.writable_roots,
+            protected_paths: r.protected_paths,
+            network: r.network,
+            landlock_abi: r.landlock_abi,
+            mechanisms: r.mechanisms,
+            denials: r
+                .denials
+                .into_iter()
+                .map(|d| JsSandboxDenial {
+                    operation: d.operation,
+                    path: d.path,
+                    detail: d.detail,
+                    rule: d.rule,
+                    pid: d.pid,
+                    count: d.count,
+                })
+                .collect(),
+            denials_dropped: r.denials_dropped as f64,
+            limit_exceeded: r.limit_exceeded.map(|l| l.as_str().to_string()),
+            limit_message: r.limit_message,
+        }
+    }
+}
+
+/// What this host can enforce.
+#[napi(object, js_name = "SandboxCapabilities")]
+pub struct JsSandboxCapabilities {
+    pub platform: String,
+    /// True when `exec({sandbox})` can run here (file rules, network cut, reports).
+    pub enforceable: bool,
+    /// Why not, when it cannot.
+    pub problems: Vec<String>,
+    /// The kernel's Landlock ABI (0: none); 4 adds TCP rules, 6 signal and socket scopes.
+    pub landlock_abi: u32,
+    /// seccomp filters with user notifications.
+    pub seccomp: bool,
+    pub user_namespaces: bool,
+    /// Protected paths are bound read-only (root, or a user namespace); otherwise only the supervisor
+    /// guards them.
+    pub read_only_binds: bool,
+    pub no_new_privs: bool,
+    pub rlimits: bool,
+    /// `1` or `2` when a per-run cgroup can be created.
+    pub cgroup_version: Option<u32>,
+    /// How each limit is enforced here: `cgroup`, `rlimit`, or absent when it cannot be.
+    pub limits: JsLimitMechanisms,
+}
+
+#[napi(object, js_name = "SandboxLimitMechanisms")]
+pub struct JsLimitMechanisms {
+    #[napi(ts_type = "'rlimit' | undefined")]
+    pub cpu_seconds: Option<String>,
+    #[napi(ts_type = "'cgroup' | 'rlimit-as' | undefined")]
+    pub memory_bytes: Option<String>,
+    #[napi(ts_type = "'cgroup' | 'rlimit-userns' | undefined")]
+    pub processes: Option<String>,
+    #[napi(ts_type = "'rlimit' | undefined")]
+    pub file_size_bytes: Option<String>,
+    #[napi(ts_type = "'rlimit' | undefined")]
+    pub open_files: Option<String>,
+}
+
+/// What this host can enforce for `exec({ sandbox })`: an agent can check before it asks. Asking for
+/// a sandbox the host cannot enforce is an `ERR_SANDBOX_UNAVAILABLE` error, never an unsandboxed run.
+#[napi]
+pub fn sandbox_capabilities() -> JsSandboxCapabilities {
+    let caps = crate::sandbox::capabilities::get();
+    let linux = cfg!(target_os = "linux");
+    let ok = caps.enforceable();
+    let rl = |on: bool, how: &str| (ok && on).then(|| how.to_string());
+    #[cfg(target_os = "linux")]
+    let (cg_version, cg_memory, cg_pids) = match &caps.cgroup {
+        Some(h) => (Some(h.version() as u32), h.has_memory(), h.has_pids()),
+        None => (None, false, false),
+    };
+    #[cfg(not(target_os = "linux"))]
+    let (cg_version, cg_memory, cg_pids) = (None, false, false);
+    let processes = if cg_pids {
+        rl(true, "cgroup")
+    } else {
+        rl(
+            linux && !caps.is_root && caps.user_namespaces,
+            "rlimit-userns",
+        )
+    };
+    JsSandboxCapabilities {
+        platform: std::env::consts::OS.to_string(),
+        enforceable: ok,
+        problems: caps.problems.clone(),
+        landlock_abi: caps.landlock_abi,
+        seccomp: caps.seccomp,
+        user_namespaces: caps.user_namespaces,
+        read_only_binds: caps.mount_namespace,
+        no_new_privs: linux,
+        rlimits: linux,
+        cgroup_version: cg_version,
+        limits: JsLimitMechanisms {
+            cpu_seconds: rl(linux, "rlimit"),
+            memory_bytes: if cg_memory {
+                rl(true, "cgroup")
+            } else {
+                rl(linux, "rlimit-as")
+            },
+            processes,
+            file_size_bytes: rl(linux, "rlimit"),
+            open_files: rl(linux, "rlimit"),
+        },
+    }
+}

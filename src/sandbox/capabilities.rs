@@ -1,0 +1,125 @@
+//! What this host can enforce, probed once per process, so an agent can decide before it asks and a
+//! request the host cannot honour is refused instead of run unsandboxed.
+
+use std::sync::OnceLock;
+
+#[cfg(target_os = "linux")]
+use super::cgroup::{self, CgroupHost};
+
+#[derive(Debug, Clone)]
+pub struct Capabilities {
+    /// The Landlock ABI of the kernel (0: none). The file rules need 1; TCP rules 4; scopes 6.
+    pub landlock_abi: u32,
+    /// seccomp filters with user notifications (the network cut and the denial reports).
+    pub seccomp: bool,
+    /// A user namespace can be created (an unprivileged mount namespace for the protected paths).
+    pub user_namespaces: bool,
+    /// The protected paths can be bound read-only: as root, or through a user namespace.
+    pub mount_namespace: bool,
+    /// A cgroup for the run's memory and process limits, if one can be created here.
+    #[cfg(target_os = "linux")]
+    pub cgroup: Option<CgroupHost>,
+    pub is_root: bool,
+    /// Why a sandbox cannot be had at all (empty when it can).
+    pub problems: Vec<String>,
+}
+
+impl Capabilities {
+    /// Can a sandbox (file rules, network cut, reports) be enforced here?
+    pub fn enforceable(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// The host's capabilities, probed on first use.
+pub fn get() -> &'static Capabilities {
+    static CAPS: OnceLock<Capabilities> = OnceLock::new();
+    CAPS.get_or_init(probe)
+}
+
+#[cfg(target_os = "linux")]
+fn probe() -> Capabilities {
+    let landlock_abi = super::landlock::kernel_abi();
+    let seccomp = super::seccomp::user_notification_supported();
+    // SAFETY: geteuid cannot fail.
+    let is_root = unsafe { libc::geteuid() } == 0;
+    let user_namespaces = probe_user_namespace();
+    let mut problems = Vec::new();
+    if landlock_abi == 0 {
+        problems.push(
+            "Landlock is not enabled in this kernel (Linux 5.13 or newer with landlock in the lsm= boot list)"
+                .to_string(),
+        );
+    }
+    if !seccomp {
+        problems.push(
+            "seccomp user notifications are not available (Linux 5.0 or newer with CONFIG_SECCOMP_FILTER)"
+                .to_string(),
+        );
+    }
+    Capabilities {
+        landlock_abi,
+        seccomp,
+        user_namespaces,
+        mount_namespace: is_root || user_namespaces,
+        cgroup: cgroup::detect(),
+        is_root,
+        problems,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn probe() -> Capabilities {
+    let mut problems = Vec::new();
+    if !cfg!(target_os = "macos") {
+        problems.push(format!(
+            "the sandbox is not implemented on {} yet",
+            std::env::consts::OS
+        ));
+    } else if !std::path::Path::new(super::macos::SANDBOX_EXEC).exists() {
+        problems.push(format!("{} is missing", super::macos::SANDBOX_EXEC));
+    }
+    Capabilities {
+        landlock_abi: 0,
+        seccomp: false,
+        user_namespaces: false,
+        mount_namespace: false,
+        is_root: false,
+        problems,
+    }
+}
+
+/// Try `unshare(CLONE_NEWUSER)` in a forked child: the only reliable test (sysctls, AppArmor and
+/// container seccomp profiles can each forbid it).
+#[cfg(target_os = "linux")]
+fn probe_user_namespace() -> bool {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new("/bin/sh");
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: unshare and _exit are async-signal-safe; the child never returns to Rust code.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::unshare(libc::CLONE_NEWUSER) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::_exit(0);
+        });
+    }
+    match cmd.spawn() {
+        Ok(mut child) => child.wait().map(|s| s.success()).unwrap_or(false),
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn this_host_can_sandbox() {
+        let caps = super::get();
+        assert!(caps.enforceable(), "{:?}", caps.problems);
+        assert!(caps.landlock_abi >= 1);
+        assert!(caps.mount_namespace);
+    }
+}

@@ -1,0 +1,347 @@
+//! A control group per sandboxed run, for the limits rlimits cannot express: processes counted for the
+//! run alone (`RLIMIT_NPROC` counts the whole user and does not bind root) and memory counted for the
+//! whole tree, with the kernel's own count of what each limit refused or killed.
+//!
+//! Both hierarchies exist in the wild: cgroup v2 (one tree; the child needs the controllers delegated
+//! to our cgroup's subtree) and v1 (one tree per controller, as on this machine's hybrid layout). The
+//! run joins its cgroup from the forked child before exec, by writing `0` (itself) to `cgroup.procs`
+//! through descriptors opened here, so no descendant can be forked outside it.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+/// Where this process's cgroups are, and which controllers a child cgroup can use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CgroupHost {
+    /// cgroup v2: our own cgroup directory.
+    V2 {
+        dir: PathBuf,
+        memory: bool,
+        pids: bool,
+    },
+    /// cgroup v1: our directory in each controller's hierarchy.
+    V1 {
+        memory: Option<PathBuf>,
+        pids: Option<PathBuf>,
+    },
+}
+
+impl CgroupHost {
+    pub fn version(&self) -> u8 {
+        match self {
+            CgroupHost::V2 { .. } => 2,
+            CgroupHost::V1 { .. } => 1,
+        }
+    }
+
+    pub fn has_memory(&self) -> bool {
+        match self {
+            CgroupHost::V2 { memory, .. } => *memory,
+            CgroupHost::V1 { memory, .. } => memory.is_some(),
+        }
+    }
+
+    pub fn has_pids(&self) -> bool {
+        match self {
+            CgroupHost::V2 { pids, .. } => *pids,
+            CgroupHost::V1 { pids, .. } => pids.is_some(),
+        }
+    }
+}
+
+/// One line of `/proc/self/mountinfo`: mount point, root within the file system, type, super options.
+struct Mount {
+    root: String,
+    point: PathBuf,
+    fstype: String,
+    options: String,
+}
+
+fn mounts() -> Vec<Mount> {
+    let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let f: Vec<&str> = left.split(' ').collect();
+            let r: Vec<&str> = right.split(' ').collect();
+            Some(Mount {
+                root: unescape(f.get(3)?),
+                point: PathBuf::from(unescape(f.get(4)?)),
+                fstype: (*r.first()?).to_string(),
+                options: r.get(2).copied().unwrap_or("").to_string(),
+            })
+        })
+        .collect()
+}
+
+/// mountinfo escapes spaces and a few others as octal.
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() {
+            if let Ok(n) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
+                out.push(n);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Our cgroup path per hierarchy from `/proc/self/cgroup`: `("", path)` for v2, `(controllers, path)`
+/// for v1.
+fn own_cgroups() -> Vec<(String, String)> {
+    let Ok(text) = std::fs::read_to_string("/proc/self/cgroup") else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let _id = parts.next()?;
+            let controllers = parts.next()?.to_string();
+            let path = parts.next()?.to_string();
+            Some((controllers, path))
+        })
+        .collect()
+}
+
+/// Join a cgroup path onto the mount point of its hierarchy, allowing for a mount of a sub-tree.
+fn dir_of(mount: &Mount, path: &str) -> PathBuf {
+    let rel = path.strip_prefix(&mount.root).unwrap_or(path);
+    mount.point.join(rel.trim_start_matches('/'))
+}
+
+fn writable_dir(dir: &Path) -> bool {
+    nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_ok()
+}
+
+/// Find a hierarchy where a child cgroup of ours can get a memory or pids limit. v2 is preferred
+/// when it offers both controllers; otherwise v1 where it has them.
+pub fn detect() -> Option<CgroupHost> {
+    let mounts = mounts();
+    let own = own_cgroups();
+    let v2 = own
+        .iter()
+        .find(|(c, _)| c.is_empty())
+        .and_then(|(_, path)| {
+            let m = mounts.iter().find(|m| m.fstype == "cgroup2")?;
+            let dir = dir_of(m, path);
+            if !writable_dir(&dir) {
+                return None;
+            }
+            let available = std::fs::read_to_string(dir.join("cgroup.controllers")).ok()?;
+            let has = |c: &str| available.split_whitespace().any(|x| x == c);
+            let (memory, pids) = (has("memory"), has("pids"));
+            (memory || pids).then_some(CgroupHost::V2 { dir, memory, pids })
+        });
+    if let Some(CgroupHost::V2 {
+        memory: true,
+        pids: true,
+        ..
+    }) = &v2
+    {
+        return v2;
+    }
+    let v1_dir = |controller: &str| {
+        let (_, path) = own
+            .iter()
+            .find(|(c, _)| c.split(',').any(|x| x == controller))?;
+        let m = mounts
+            .iter()
+            .find(|m| m.fstype == "cgroup" && m.options.split(',').any(|o| o == controller))?;
+        let dir = dir_of(m, path);
+        writable_dir(&dir).then_some(dir)
+    };
+    let (memory, pids) = (v1_dir("memory"), v1_dir("pids"));
+    if memory.is_some() || pids.is_some() {
+        return Some(CgroupHost::V1 { memory, pids });
+    }
+    v2
+}
+
+/// A run's cgroup(s), removed when dropped (once its processes are gone).
+#[derive(Debug)]
+pub struct RunCgroup {
+    version: u8,
+    memory_dir: Option<PathBuf>,
+    pids_dir: Option<PathBuf>,
+    /// Every directory created, for removal.
+    created: Vec<PathBuf>,
+}
+
+fn write_file(path: &Path, value: &str) -> std::io::Result<()> {
+    let mut f = OpenOptions::new().write(true).open(path)?;
+    f.write_all(value.as_bytes())
+}
+
+/// The `key N` value of a flat-keyed cgroup file (`memory.events`, `pids.events`, `memory.oom_control`).
+fn keyed(path: &Path, key: &str) -> u64 {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                let (k, v) = l.split_once(' ')?;
+                (k == key).then(|| v.trim().parse().ok()).flatten()
+            })
+        })
+        .unwrap_or(0)
+}
+
+impl RunCgroup {
+    /// Create the run's cgroup under `host` named `name`, with the limits set. Returns the cgroup and
+    /// the `cgroup.procs` descriptors the child writes itself into.
+    /// Without limits the cgroup still tracks the run's processes (in the pids hierarchy on v1).
+    pub fn create(
+        host: &CgroupHost,
+        name: &str,
+        memory_bytes: Option<u64>,
+        processes: Option<u64>,
+    ) -> std::io::Result<(RunCgroup, Vec<OwnedFd>)> {
+        let mut cg = RunCgroup {
+            version: host.version(),
+            memory_dir: None,
+            pids_dir: None,
+            created: Vec::new(),
+        };
+        let mut dirs: Vec<(PathBuf, bool, bool)> = Vec::new();
+        match host {
+            CgroupHost::V2 { dir, .. } => {
+                dirs.push((dir.join(name), memory_bytes.is_some(), processes.is_some()));
+            }
+            CgroupHost::V1 { memory, pids } => {
+                if let (Some(m), Some(_)) = (memory, memory_bytes) {
+                    dirs.push((m.join(name), true, false));
+                }
+                if let Some(p) = pids
+                    .as_ref()
+                    .filter(|_| processes.is_some() || dirs.is_empty())
+                {
+                    dirs.push((p.join(name), false, processes.is_some()));
+                }
+            }
+        }
+        let mut procs = Vec::new();
+        for (dir, mem, pids) in dirs {
+            std::fs::create_dir(&dir)?;
+            cg.created.push(dir.clone());
+            if mem {
+                let bytes = memory_bytes.expect("memory limit").to_string();
+                if cg.version == 2 {
+                    write_file(&dir.join("memory.max"), &bytes)?;
+                    // Without swap the limit is a real ceiling; hosts without swap lack the file.
+                    let _ = write_file(&dir.join("memory.swap.max"), "0");
+                } else {
+                    write_file(&dir.join("memory.limit_in_bytes"), &bytes)?;
+                    let _ = write_file(&dir.join("memory.memsw.limit_in_bytes"), &bytes);
+                }
+                cg.memory_dir = Some(dir.clone());
+            }
+            if pids {
+                let n = processes.expect("process limit").to_string();
+                write_file(&dir.join("pids.max"), &n)?;
+                cg.pids_dir = Some(dir.clone());
+            }
+            let f: File = OpenOptions::new()
+                .write(true)
+                .open(dir.join("cgroup.procs"))?;
+            procs.push(OwnedFd::from(f));
+        }
+        Ok((cg, procs))
+    }
+
+    /// Processes the kernel's OOM killer ended in this cgroup for exceeding the memory limit.
+    pub fn oom_kills(&self) -> u64 {
+        let Some(dir) = &self.memory_dir else {
+            return 0;
+        };
+        if self.version == 2 {
+            keyed(&dir.join("memory.events"), "oom_kill")
+        } else {
+            keyed(&dir.join("memory.oom_control"), "oom_kill")
+        }
+    }
+
+    /// Forks the process limit refused.
+    pub fn fork_refusals(&self) -> u64 {
+        self.pids_dir
+            .as_ref()
+            .map(|d| keyed(&d.join("pids.events"), "max"))
+            .unwrap_or(0)
+    }
+
+    /// The `cgroup.procs` files listing the run's processes, wherever they went.
+    pub fn procs_files(&self) -> Vec<PathBuf> {
+        self.created
+            .iter()
+            .map(|d| d.join("cgroup.procs"))
+            .collect()
+    }
+}
+
+impl Drop for RunCgroup {
+    fn drop(&mut self) {
+        // Fails while a process is still inside (one left running); the directory then stays until
+        // the host removes it, which is harmless.
+        for dir in &self.created {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_escapes_are_undone() {
+        assert_eq!(unescape("/a\\040b"), "/a b");
+        assert_eq!(unescape("/plain"), "/plain");
+        assert_eq!(unescape("/end\\"), "/end\\");
+    }
+
+    #[test]
+    fn keyed_files_are_read_by_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("memory.events");
+        std::fs::write(&f, "low 0\nhigh 0\nmax 4\noom 1\noom_kill 2\n").unwrap();
+        assert_eq!(keyed(&f, "oom_kill"), 2);
+        assert_eq!(keyed(&f, "max"), 4);
+        assert_eq!(keyed(&f, "missing"), 0);
+    }
+
+    #[test]
+    fn a_run_cgroup_is_created_limited_and_removed() {
+        let Some(host) = detect() else {
+            // Not every host lets us create cgroups; sandboxCapabilities reports that.
+            return;
+        };
+        let name = format!("agent-exec-unit-{}", std::process::id());
+        let (cg, procs) = RunCgroup::create(&host, &name, Some(64 << 20), Some(32)).unwrap();
+        assert!(!procs.is_empty());
+        let pids_dir = cg.pids_dir.clone().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(pids_dir.join("pids.max"))
+                .unwrap()
+                .trim(),
+            "32"
+        );
+        assert!(cg
+            .procs_files()
+            .iter()
+            .all(|f| std::fs::read_to_string(f).unwrap().trim().is_empty()));
+        assert_eq!(cg.fork_refusals(), 0);
+        let created = cg.created.clone();
+        drop(procs);
+        drop(cg);
+        assert!(created.iter().all(|d| !d.exists()));
+    }
+}

@@ -1,0 +1,336 @@
+//! What the forked child does to enter its sandbox, between fork and exec.
+//!
+//! Everything that allocates or can fail for ordinary reasons (paths, rules, the filter program, the
+//! cgroup) was prepared by the parent; here only system calls remain, in this order: join the cgroup,
+//! set the rlimits, enter a mount namespace and bind the protected paths read-only, `no_new_privs`,
+//! Landlock, then the seccomp filter, whose notification fd goes back to the parent over a socket.
+//! The filter comes last because every path-writing call after it waits for the supervisor, which only
+//! starts once the spawn returns.
+//!
+//! A failing step returns its errno with the step number in the bits above it, so the parent can say
+//! which step the host refused (`std` carries only an errno across the fork).
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+/// The steps, numbered for the error the parent reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum Step {
+    Cgroup = 1,
+    Rlimit = 2,
+    Unshare = 3,
+    UserMap = 4,
+    Mount = 5,
+    NoNewPrivs = 6,
+    Landlock = 7,
+    Seccomp = 8,
+    SendListener = 9,
+}
+
+impl Step {
+    fn from_code(code: i32) -> Option<Step> {
+        Some(match code {
+            1 => Step::Cgroup,
+            2 => Step::Rlimit,
+            3 => Step::Unshare,
+            4 => Step::UserMap,
+            5 => Step::Mount,
+            6 => Step::NoNewPrivs,
+            7 => Step::Landlock,
+            8 => Step::Seccomp,
+            9 => Step::SendListener,
+            _ => return None,
+        })
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Step::Cgroup => "joining the run's cgroup",
+            Step::Rlimit => "setting the resource limits",
+            Step::Unshare => "entering a private mount namespace",
+            Step::UserMap => "mapping the user into its namespace",
+            Step::Mount => "mounting the protected paths read-only",
+            Step::NoNewPrivs => "setting no_new_privs",
+            Step::Landlock => "applying the Landlock ruleset",
+            Step::Seccomp => "installing the seccomp filter",
+            Step::SendListener => "handing the seccomp listener to the runtime",
+        }
+    }
+}
+
+const STEP_SHIFT: i32 = 16;
+
+/// Split an error that came back from the child into its step and the OS error.
+pub fn decode(e: &std::io::Error) -> Option<(Step, std::io::Error)> {
+    let raw = e.raw_os_error()?;
+    let step = Step::from_code(raw >> STEP_SHIFT)?;
+    Some((step, std::io::Error::from_raw_os_error(raw & 0xffff)))
+}
+
+fn fail(step: Step) -> std::io::Error {
+    let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    std::io::Error::from_raw_os_error(((step as i32) << STEP_SHIFT) | (errno & 0xffff))
+}
+
+fn check(rc: libc::c_long, step: Step) -> std::io::Result<()> {
+    if rc < 0 {
+        Err(fail(step))
+    } else {
+        Ok(())
+    }
+}
+
+/// A user namespace for an unprivileged user: its own uid and gid mapped to themselves.
+#[derive(Debug)]
+pub struct UserMaps {
+    pub uid_map: Vec<u8>,
+    pub gid_map: Vec<u8>,
+}
+
+/// A path bound read-only over itself, with the flags its mount already has (a remount inside a
+/// user namespace must keep them).
+#[derive(Debug)]
+pub struct ReadOnlyBind {
+    pub path: CString,
+    pub keep_flags: libc::c_ulong,
+}
+
+#[derive(Debug)]
+pub struct MountPlan {
+    pub user: Option<UserMaps>,
+    pub read_only: Vec<ReadOnlyBind>,
+}
+
+/// Everything the child applies, prepared by the parent.
+pub struct ChildPlan {
+    pub cgroup_procs: Vec<OwnedFd>,
+    pub rlimits: Vec<(libc::__rlimit_resource_t, libc::rlim_t, libc::rlim_t)>,
+    pub mounts: Option<MountPlan>,
+    pub landlock: OwnedFd,
+    pub landlock_flags: u32,
+    pub filter: seccompiler::BpfProgram,
+    pub listener_socket: OwnedFd,
+}
+
+fn write_fd(fd: libc::c_int, bytes: &[u8]) -> libc::c_long {
+    // SAFETY: write from a live buffer.
+    unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) as libc::c_long }
+}
+
+fn write_proc_file(path: &[u8], bytes: &[u8]) -> libc::c_long {
+    // SAFETY: `path` is NUL-terminated by the caller; the fd is closed before returning.
+    unsafe {
+        let fd = libc::open(path.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return -1;
+        }
+        let rc = write_fd(fd, bytes);
+        libc::close(fd);
+        rc
+    }
+}
+
+impl ChildPlan {
+    /// Apply the plan to the calling (forked, single-threaded) process.
+    pub fn apply(&self) -> std::io::Result<()> {
+        for fd in &self.cgroup_procs {
+            check(write_fd(fd.as_raw_fd(), b"0"), Step::Cgroup)?;
+        }
+        for &(resource, soft, hard) in &self.rlimits {
+            let lim = libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: hard,
+            };
+            // SAFETY: setrlimit reads the struct.
+            check(
+                unsafe { libc::setrlimit(resource, &lim) } as libc::c_long,
+                Step::Rlimit,
+            )?;
+        }
+        if let Some(m) = &self.mounts {
+            self.enter_mount_namespace(m)?;
+        }
+        // SAFETY: prctl with plain integer arguments.
+        check(
+            unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } as libc::c_long,
+            Step::NoNewPrivs,
+        )?;
+        // SAFETY: the ruleset fd is open for the life of the plan.
+        check(
+            unsafe {
+                libc::syscall(
+                    libc::SYS_landlock_restrict_self,
+                    self.landlock.as_raw_fd(),
+                    self.landlock_flags,
+                )
+            },
+            Step::Landlock,
+        )?;
+        let listener =
+            super::seccomp::install_in_child(&self.filter).map_err(|_| fail(Step::Seccomp))?;
+        let sent = send_fd(self.listener_socket.as_raw_fd(), listener);
+        // SAFETY: our own copy of the listener; the parent holds its own after the send.
+        unsafe { libc::close(listener) };
+        check(sent, Step::SendListener)
+    }
+
+    fn enter_mount_namespace(&self, m: &MountPlan) -> std::io::Result<()> {
+        let mut flags = libc::CLONE_NEWNS;
+        if m.user.is_some() {
+            flags |= libc::CLONE_NEWUSER;
+        }
+        // SAFETY: unshare of the calling process, which is single-threaded after fork.
+        check(
+            unsafe { libc::unshare(flags) } as libc::c_long,
+            Step::Unshare,
+        )?;
+        if let Some(u) = &m.user {
+            check(
+                write_proc_file(b"/proc/self/setgroups\0", b"deny"),
+                Step::UserMap,
+            )?;
+            check(
+                write_proc_file(b"/proc/self/uid_map\0", &u.uid_map),
+                Step::UserMap,
+            )?;
+            check(
+                write_proc_file(b"/proc/self/gid_map\0", &u.gid_map),
+                Step::UserMap,
+            )?;
+        }
+        // SAFETY: mount with NUL-terminated strings that outlive the calls.
+        unsafe {
+            // Our binds must not propagate back to the host's namespace.
+            check(
+                libc::mount(
+                    std::ptr::null(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_SLAVE,
+                    std::ptr::null(),
+                ) as libc::c_long,
+                Step::Mount,
+            )?;
+            for b in &m.read_only {
+                check(
+                    libc::mount(
+                        b.path.as_ptr(),
+                        b.path.as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_BIND | libc::MS_REC,
+                        std::ptr::null(),
+                    ) as libc::c_long,
+                    Step::Mount,
+                )?;
+                check(
+                    libc::mount(
+                        std::ptr::null(),
+                        b.path.as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | b.keep_flags,
+                        std::ptr::null(),
+                    ) as libc::c_long,
+                    Step::Mount,
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Control-message space, aligned as `cmsghdr` requires.
+#[repr(C, align(8))]
+struct ControlBuf([u8; 64]);
+
+/// Send one fd over a connected Unix socket (SCM_RIGHTS).
+fn send_fd(socket: libc::c_int, fd: libc::c_int) -> libc::c_long {
+    let mut control = ControlBuf([0u8; 64]);
+    let mut byte = [0u8; 1];
+    // SAFETY: the message points at buffers on this stack frame; CMSG_* only compute offsets in them.
+    unsafe {
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.0.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>(), fd);
+        libc::sendmsg(socket, &msg, libc::MSG_NOSIGNAL) as libc::c_long
+    }
+}
+
+/// Receive the fd the child sent, without waiting (the child sent it before exec).
+pub fn recv_fd(socket: &OwnedFd) -> std::io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let mut control = ControlBuf([0u8; 64]);
+    let mut byte = [0u8; 1];
+    // SAFETY: as in `send_fd`; the received fd is owned by the returned value.
+    unsafe {
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.0.as_mut_ptr().cast();
+        msg.msg_controllen = control.0.len() as _;
+        let n = libc::recvmsg(
+            socket.as_raw_fd(),
+            &mut msg,
+            libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
+        );
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if cmsg.is_null()
+            || (*cmsg).cmsg_level != libc::SOL_SOCKET
+            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+        {
+            return Err(std::io::Error::other(
+                "the sandboxed child sent no seccomp listener",
+            ));
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
+        Ok(OwnedFd::from_raw_fd(fd))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_and_errno_survive_the_encoding() {
+        // SAFETY: setting errno for the test.
+        unsafe { *libc::__errno_location() = libc::EPERM };
+        let e = fail(Step::Mount);
+        let (step, os) = decode(&e).unwrap();
+        assert_eq!(step, Step::Mount);
+        assert_eq!(os.raw_os_error(), Some(libc::EPERM));
+        assert!(decode(&std::io::Error::from_raw_os_error(libc::ENOENT)).is_none());
+    }
+
+    #[test]
+    fn an_fd_crosses_a_socket_pair() {
+        use std::os::fd::{FromRawFd, IntoRawFd};
+        let (a, b) = std::os::unix::net::UnixDatagram::pair().unwrap();
+        let file = std::fs::File::open("/dev/null").unwrap();
+        let raw = file.into_raw_fd();
+        assert_eq!(send_fd(a.as_raw_fd(), raw), 1);
+        // SAFETY: we own `raw`.
+        drop(unsafe { OwnedFd::from_raw_fd(raw) });
+        let got = recv_fd(&OwnedFd::from(b)).unwrap();
+        let link = std::fs::read_link(format!("/proc/self/fd/{}", got.as_raw_fd())).unwrap();
+        assert_eq!(link, std::path::PathBuf::from("/dev/null"));
+    }
+}

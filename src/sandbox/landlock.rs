@@ -1,0 +1,112 @@
+//! The Landlock ruleset of a sandboxed run, built in the parent with the `landlock` crate and
+//! enforced by the child (`landlock_restrict_self` on the returned fd, see `child.rs`).
+//!
+//! Everything is readable and executable; the writable roots get every right; the device files of
+//! [`super::policy`] can be opened for writing. With the network off, TCP bind and connect are handled
+//! with no rule (denied) as a second wall behind the seccomp filter, and abstract Unix sockets outside the
+//! sandbox cannot be reached. Signals to processes outside the sandbox are always refused, so a
+//! sandboxed command cannot kill the agent that runs it.
+
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+use landlock::{
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, Scope, ABI,
+};
+
+use super::policy::{FsPolicy, WRITABLE_DEVICES, WRITABLE_DEVICE_DIRS};
+
+/// The newest ABI this code knows; older kernels get the subset they support (best effort), and the
+/// ABI actually in force is reported.
+const TARGET_ABI: ABI = ABI::V6;
+
+/// The ABI the running kernel offers (0 when Landlock is off or missing).
+pub fn kernel_abi() -> u32 {
+    // SAFETY: LANDLOCK_CREATE_RULESET_VERSION with a null attribute only returns the version.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            1u32,
+        )
+    };
+    if v < 0 {
+        0
+    } else {
+        v as u32
+    }
+}
+
+fn abi_of(v: u32) -> ABI {
+    ABI::from(v.min(TARGET_ABI as u32) as i32)
+}
+
+/// Build the ruleset. Returns the fd the child restricts itself with.
+pub fn build(policy: &FsPolicy, network: bool) -> Result<OwnedFd, String> {
+    let abi = abi_of(kernel_abi());
+    let fail = |what: &str, e: &dyn std::fmt::Display| format!("{what}: {e}");
+    let read = AccessFs::from_read(abi) | ioctl_dev(abi);
+    let device_rw: BitFlags<AccessFs> = AccessFs::ReadFile | AccessFs::WriteFile | ioctl_dev(abi);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(|e| fail("Landlock file rights", &e))?;
+    if !network {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(abi))
+            .map_err(|e| fail("Landlock network rights", &e))?
+            .scope(Scope::AbstractUnixSocket)
+            .map_err(|e| fail("Landlock socket scope", &e))?;
+    }
+    let mut created = ruleset
+        .scope(Scope::Signal)
+        .map_err(|e| fail("Landlock signal scope", &e))?
+        .create()
+        .map_err(|e| fail("creating the Landlock ruleset", &e))?;
+    created = created
+        .add_rule(PathBeneath::new(
+            PathFd::new("/").map_err(|e| fail("opening /", &e))?,
+            read,
+        ))
+        .map_err(|e| fail("the read rule on /", &e))?;
+    for root in &policy.writable_roots {
+        let fd = PathFd::new(root).map_err(|e| fail(&format!("opening {}", root.display()), &e))?;
+        created = created
+            .add_rule(PathBeneath::new(fd, AccessFs::from_all(abi)))
+            .map_err(|e| fail(&format!("the write rule on {}", root.display()), &e))?;
+    }
+    let devices = WRITABLE_DEVICES.iter().chain(WRITABLE_DEVICE_DIRS.iter());
+    for dev in devices.filter(|d| Path::new(d).exists()) {
+        let fd = PathFd::new(dev).map_err(|e| fail(&format!("opening {dev}"), &e))?;
+        let rights = if Path::new(dev).is_dir() {
+            device_rw | AccessFs::ReadDir
+        } else {
+            device_rw
+        };
+        created = created
+            .add_rule(PathBeneath::new(fd, rights))
+            .map_err(|e| fail(&format!("the device rule on {dev}"), &e))?;
+    }
+    let fd: Option<OwnedFd> = created.into();
+    fd.ok_or_else(|| "this kernel does not enforce Landlock".to_string())
+}
+
+fn ioctl_dev(abi: ABI) -> BitFlags<AccessFs> {
+    AccessFs::from_all(abi) & AccessFs::IoctlDev
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_kernel_offers_landlock_and_a_ruleset_builds() {
+        assert!(kernel_abi() >= 1);
+        let dir = tempfile::tempdir().unwrap();
+        let policy = FsPolicy::new(vec![std::fs::canonicalize(dir.path()).unwrap()], None);
+        build(&policy, false).unwrap();
+        build(&policy, true).unwrap();
+    }
+}

@@ -1,0 +1,241 @@
+//! The macOS form of the sandbox: a `sandbox-exec` (Seatbelt) profile with the meaning of the Linux
+//! one. Everything is allowed except writes outside the writable roots and the devices, writes to the
+//! protected paths, and (with the network off) IP networking; Unix sockets keep working.
+//!
+//! Paths are never written into the profile text: they are passed as `-D` parameters, so a directory
+//! name cannot change the profile. `sandbox-exec` is called by absolute path so a `PATH` entry cannot
+//! replace it. The text is generated and unit-tested on every platform; running it needs macOS, which
+//! is built by the release workflow and not tested on this project's CI machine (see the README).
+
+use super::policy::{FsPolicy, WRITABLE_DEVICES, WRITABLE_DEVICE_DIRS};
+
+pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
+
+/// The profile and its parameters for `policy`.
+pub fn profile(policy: &FsPolicy, network: bool) -> (String, Vec<(String, String)>) {
+    let mut params = Vec::new();
+    let mut allowed = Vec::new();
+    for (i, root) in policy.writable_roots.iter().enumerate() {
+        let key = format!("WRITABLE_ROOT_{i}");
+        allowed.push(format!("(subpath (param \"{key}\"))"));
+        params.push((key, root.display().to_string()));
+    }
+    for dev in WRITABLE_DEVICES {
+        allowed.push(format!("(literal \"{dev}\")"));
+    }
+    for dir in WRITABLE_DEVICE_DIRS {
+        allowed.push(format!("(subpath \"{dir}\")"));
+    }
+    // macOS terminals are /dev/ttys*.
+    allowed.push("(regex #\"^/dev/ttys[0-9]+$\")".to_string());
+    let mut protected = Vec::new();
+    for (i, p) in policy.protected.iter().enumerate() {
+        let key = format!("PROTECTED_{i}");
+        protected.push(format!("(subpath (param \"{key}\"))"));
+        params.push((key, p.display().to_string()));
+    }
+    let mut text = String::from("(version 1)\n(allow default)\n");
+    text.push_str("(deny file-write*\n  (require-all\n");
+    for a in &allowed {
+        text.push_str(&format!("    (require-not {a})\n"));
+    }
+    text.push_str("  ))\n");
+    if !protected.is_empty() {
+        text.push_str(&format!("(deny file-write* {})\n", protected.join(" ")));
+    }
+    if !network {
+        text.push_str("(deny network-outbound (remote ip))\n");
+        text.push_str("(deny network-inbound (local ip))\n");
+        text.push_str("(deny network-bind (local ip))\n");
+    }
+    (text, params)
+}
+
+/// The argv that runs `program args...` under the profile.
+pub fn command_prefix(policy: &FsPolicy, network: bool) -> Vec<String> {
+    let (text, params) = profile(policy, network);
+    let mut argv = vec![SANDBOX_EXEC.to_string(), "-p".to_string(), text];
+    for (k, v) in params {
+        argv.push("-D".to_string());
+        argv.push(format!("{k}={v}"));
+    }
+    argv.push("--".to_string());
+    argv
+}
+
+/// A prepared macOS sandbox: the shell is started through `sandbox-exec` with the profile.
+#[cfg(target_os = "macos")]
+pub struct Armed {
+    env: Vec<(String, String)>,
+    tmp: tempfile::TempDir,
+    policy: FsPolicy,
+    network: bool,
+}
+
+#[cfg(target_os = "macos")]
+pub fn prepare(
+    spec: &super::SandboxSpec,
+    cwd: &std::path::Path,
+    home: Option<&std::path::Path>,
+    _name: &str,
+) -> Result<Armed, crate::error::AgentError> {
+    use super::unavailable;
+    if spec.limits != super::ResourceLimits::default() {
+        return Err(unavailable(
+            "resource limits are not implemented on macOS yet",
+        ));
+    }
+    if !std::path::Path::new(SANDBOX_EXEC).exists() {
+        return Err(unavailable(format!("{SANDBOX_EXEC} is missing")));
+    }
+    let mut roots = super::resolve_roots(spec, cwd)?;
+    let tmp = tempfile::Builder::new()
+        .prefix("agent-exec-sandbox-")
+        .tempdir()
+        .map_err(|e| unavailable(format!("the private temp dir could not be made: {e}")))?;
+    let tmp_path = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().into());
+    roots.push(tmp_path.clone());
+    let tmp_str = tmp_path.display().to_string();
+    let mut env = vec![
+        ("TMPDIR".to_string(), tmp_str.clone()),
+        ("AGENT_EXEC_SANDBOX".to_string(), "1".to_string()),
+    ];
+    if !spec.network {
+        env.push((
+            "AGENT_EXEC_SANDBOX_NETWORK_DISABLED".to_string(),
+            "1".to_string(),
+        ));
+    }
+    Ok(Armed {
+        env,
+        tmp,
+        policy: FsPolicy::new(roots, home),
+        network: spec.network,
+    })
+}
+
+#[cfg(target_os = "macos")]
+impl Armed {
+    pub fn env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
+    pub fn tmp_dir(&self) -> &std::path::Path {
+        self.tmp.path()
+    }
+
+    /// `sandbox-exec -p <profile> -D ... -- <shell> <args>`.
+    pub fn wrap_shell(
+        &self,
+        shell: crate::spawn::shell::ShellConfig,
+    ) -> crate::spawn::shell::ShellConfig {
+        let mut args: Vec<String> = command_prefix(&self.policy, self.network)
+            .into_iter()
+            .skip(1)
+            .collect();
+        args.push(shell.program.display().to_string());
+        args.extend(shell.args);
+        crate::spawn::shell::ShellConfig {
+            program: SANDBOX_EXEC.into(),
+            args,
+            warning: shell.warning,
+        }
+    }
+
+    pub fn after_spawn(&self) -> Result<(), crate::error::AgentError> {
+        Ok(())
+    }
+
+    pub fn cgroup_procs_files(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
+    /// Seatbelt reports denials to the system log only, so none are listed here.
+    pub fn report(
+        &self,
+        _exit_code: Option<i32>,
+        _exit_signal: Option<&str>,
+    ) -> super::SandboxReport {
+        super::SandboxReport {
+            tmp_dir: self.tmp.path().display().to_string(),
+            writable_roots: self
+                .policy
+                .writable_roots
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            protected_paths: self
+                .policy
+                .protected
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            network: self.network,
+            landlock_abi: 0,
+            mechanisms: vec!["sandbox-exec".to_string()],
+            denials: Vec::new(),
+            denials_dropped: 0,
+            limit_exceeded: None,
+            limit_message: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn policy() -> FsPolicy {
+        FsPolicy {
+            writable_roots: vec![PathBuf::from("/work/a \"b\""), PathBuf::from("/tmp/x")],
+            protected: vec![PathBuf::from("/work/a \"b\"/.git/hooks")],
+        }
+    }
+
+    #[test]
+    fn paths_are_parameters_never_profile_text() {
+        let (text, params) = profile(&policy(), false);
+        assert!(!text.contains("/work"), "{text}");
+        assert_eq!(
+            params,
+            vec![
+                ("WRITABLE_ROOT_0".to_string(), "/work/a \"b\"".to_string()),
+                ("WRITABLE_ROOT_1".to_string(), "/tmp/x".to_string()),
+                (
+                    "PROTECTED_0".to_string(),
+                    "/work/a \"b\"/.git/hooks".to_string()
+                ),
+            ]
+        );
+        assert!(text.contains("(require-not (subpath (param \"WRITABLE_ROOT_1\")))"));
+        assert!(text.contains("(deny file-write* (subpath (param \"PROTECTED_0\")))"));
+        assert!(text.contains("(require-not (literal \"/dev/null\"))"));
+    }
+
+    #[test]
+    fn the_network_rules_follow_the_option() {
+        let (off, _) = profile(&policy(), false);
+        let (on, _) = profile(&policy(), true);
+        assert!(off.contains("(deny network-outbound (remote ip))"));
+        assert!(!on.contains("network-outbound"));
+        // Balanced parentheses: a profile sandbox-exec can parse at all.
+        for t in [&off, &on] {
+            let depth = t.chars().fold(0i32, |d, c| match c {
+                '(' => d + 1,
+                ')' => d - 1,
+                _ => d,
+            });
+            assert_eq!(depth, 0, "{t}");
+        }
+    }
+
+    #[test]
+    fn the_prefix_calls_sandbox_exec_by_absolute_path() {
+        let argv = command_prefix(&policy(), true);
+        assert_eq!(argv[0], "/usr/bin/sandbox-exec");
+        assert_eq!(argv[1], "-p");
+        assert_eq!(argv.last().unwrap(), "--");
+        assert!(argv.contains(&"WRITABLE_ROOT_1=/tmp/x".to_string()));
+    }
+}

@@ -1,0 +1,603 @@
+//! The sandbox of a run (opt-in per `exec`): what the command can reach once it runs.
+//!
+//! On Linux, with no helper binary and no Docker: Landlock for the file system (everything readable,
+//! writes only under the writable roots and a private temp dir), read-only binds in a private mount
+//! namespace for the paths that must never be written even there (`.git/hooks`, `.git/config`, shell
+//! start-up files), a seccomp filter whose notifications a supervisor in the runtime answers (the
+//! network cut, and a record of every refused operation), `no_new_privs`, rlimits, and a cgroup for
+//! memory and process limits where one can be created. All of it is applied in the child before the
+//! shell starts, for pipe and PTY runs alike. A sandbox the host cannot enforce is an error.
+//!
+//! Layout: `policy` decides what may be written; `landlock`, `seccomp` and `cgroup` turn the decision
+//! into kernel objects in the parent; `child` applies them between fork and exec; `supervisor` answers
+//! the notifications; `capabilities` says what the host supports; `macos` writes the `sandbox-exec`
+//! profile of the same policy.
+
+pub mod capabilities;
+#[cfg(target_os = "linux")]
+pub mod cgroup;
+#[cfg(target_os = "linux")]
+pub mod child;
+#[cfg(target_os = "linux")]
+pub mod landlock;
+pub mod macos;
+pub mod policy;
+#[cfg(target_os = "linux")]
+pub mod seccomp;
+#[cfg(target_os = "linux")]
+pub mod supervisor;
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{AgentError, ErrorCode};
+
+/// Resource limits of a sandboxed run. Each is optional.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResourceLimits {
+    /// CPU seconds per process (`RLIMIT_CPU`: SIGXCPU, then SIGKILL a second later).
+    pub cpu_seconds: Option<u64>,
+    /// Memory of the whole run (a cgroup), or address space per process where no cgroup can be made.
+    pub memory_bytes: Option<u64>,
+    /// Processes of the run at once (the cgroup `pids` controller).
+    pub processes: Option<u64>,
+    /// Largest file a process may write (`RLIMIT_FSIZE`: SIGXFSZ).
+    pub file_size_bytes: Option<u64>,
+    /// Open files per process (`RLIMIT_NOFILE`).
+    pub open_files: Option<u64>,
+}
+
+/// What the caller asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxSpec {
+    /// Directories the run may write beneath; `None` means the cwd. The private temp dir is always
+    /// added.
+    pub writable_roots: Option<Vec<PathBuf>>,
+    /// Network access (IP sockets of any kind). Unix sockets always work.
+    pub network: bool,
+    pub limits: ResourceLimits,
+}
+
+/// Which limit ended (or refused part of) a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitKind {
+    Cpu,
+    Memory,
+    Processes,
+    FileSize,
+}
+
+impl LimitKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LimitKind::Cpu => "cpu",
+            LimitKind::Memory => "memory",
+            LimitKind::Processes => "processes",
+            LimitKind::FileSize => "fileSize",
+        }
+    }
+}
+
+/// One operation the sandbox refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxDenial {
+    pub operation: String,
+    pub path: Option<String>,
+    pub detail: String,
+    pub rule: String,
+    pub pid: u32,
+    pub count: u32,
+}
+
+/// What a sandboxed run reports with its outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxReport {
+    pub tmp_dir: String,
+    pub writable_roots: Vec<String>,
+    pub protected_paths: Vec<String>,
+    pub network: bool,
+    /// The Landlock ABI in force.
+    pub landlock_abi: u32,
+    /// How each part was enforced, e.g. `landlock`, `seccomp`, `read-only binds`, `cgroup v2`.
+    pub mechanisms: Vec<String>,
+    pub denials: Vec<SandboxDenial>,
+    /// Distinct denials beyond the record's cap.
+    pub denials_dropped: u64,
+    pub limit_exceeded: Option<LimitKind>,
+    /// What the limit did, in a sentence (`the memory limit (64 MiB) ended the run: ...`).
+    pub limit_message: Option<String>,
+}
+
+pub fn unavailable(detail: impl std::fmt::Display) -> AgentError {
+    AgentError::new(
+        ErrorCode::SandboxUnavailable,
+        format!(
+            "This host cannot enforce the requested sandbox: {detail}. Nothing was run. Call sandboxCapabilities() to see what it supports, or run without the sandbox option."
+        ),
+    )
+}
+
+/// Bytes for people: `64 MiB`, `1.5 GiB`, `1000 bytes`.
+pub fn format_bytes(n: u64) -> String {
+    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    for (unit, size) in UNITS {
+        if n >= size {
+            let v = n as f64 / size as f64;
+            return if n.is_multiple_of(size) {
+                format!("{} {unit}", n / size)
+            } else {
+                format!("{v:.1} {unit}")
+            };
+        }
+    }
+    format!("{n} bytes")
+}
+
+/// Canonical writable roots for a request: the caller's (or the cwd), each an existing directory.
+pub fn resolve_roots(spec: &SandboxSpec, cwd: &Path) -> Result<Vec<PathBuf>, AgentError> {
+    let asked = spec
+        .writable_roots
+        .clone()
+        .unwrap_or_else(|| vec![cwd.to_path_buf()]);
+    let mut roots = Vec::new();
+    for r in asked {
+        let shown = r.display().to_string();
+        let abs = if r.is_absolute() { r } else { cwd.join(r) };
+        match std::fs::canonicalize(&abs) {
+            Ok(c) if c.is_dir() => roots.push(c),
+            Ok(_) => {
+                return Err(AgentError::invalid_option(format!(
+                "sandbox.writableRoots: {shown} is not a directory. Give the directory to allow writes beneath."
+            )))
+            }
+            Err(_) => {
+                return Err(AgentError::invalid_option(format!(
+                    "sandbox.writableRoots: {shown} does not exist. Create it first or leave it out."
+                )))
+            }
+        }
+    }
+    Ok(roots)
+}
+
+#[cfg(target_os = "linux")]
+pub use linux::{prepare, spawn_error, Armed};
+#[cfg(target_os = "macos")]
+pub use macos::{prepare, Armed};
+
+/// Elsewhere no sandbox can be prepared, so none exists.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+pub enum Armed {}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+pub fn prepare(
+    _spec: &SandboxSpec,
+    _cwd: &Path,
+    _home: Option<&Path>,
+    _name: &str,
+) -> Result<Armed, AgentError> {
+    Err(unavailable(format!(
+        "the sandbox is not implemented on {}",
+        std::env::consts::OS
+    )))
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::os::fd::OwnedFd;
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::child::{ChildPlan, MountPlan, ReadOnlyBind, UserMaps};
+    use super::policy::FsPolicy;
+    use super::supervisor::DenialLog;
+    use super::*;
+
+    /// A sandbox made ready for one spawn: the child's plan, the environment it adds, and the run-side
+    /// state (supervisor, cgroup, temp dir) that lives as long as the session.
+    pub struct Armed {
+        child: Arc<ChildPlan>,
+        env: Vec<(String, String)>,
+        parent_socket: OwnedFd,
+        policy: Arc<FsPolicy>,
+        network: bool,
+        limits: ResourceLimits,
+        tmp: tempfile::TempDir,
+        cgroup: Option<super::cgroup::RunCgroup>,
+        log: Arc<DenialLog>,
+        mechanisms: Vec<String>,
+        landlock_abi: u32,
+    }
+
+    fn statvfs_keep_flags(path: &Path) -> libc::c_ulong {
+        let Ok(st) = nix::sys::statvfs::statvfs(path) else {
+            return 0;
+        };
+        use nix::sys::statvfs::FsFlags;
+        let f = st.flags();
+        let mut keep = 0;
+        for (have, ms) in [
+            (FsFlags::ST_NOSUID, libc::MS_NOSUID),
+            (FsFlags::ST_NODEV, libc::MS_NODEV),
+            (FsFlags::ST_NOEXEC, libc::MS_NOEXEC),
+            (FsFlags::ST_NOATIME, libc::MS_NOATIME),
+            (FsFlags::ST_NODIRATIME, libc::MS_NODIRATIME),
+            (FsFlags::ST_RELATIME, libc::MS_RELATIME),
+        ] {
+            if f.contains(have) {
+                keep |= ms;
+            }
+        }
+        keep
+    }
+
+    /// Prepare the sandbox of one run named `name` (unique per host process) in `cwd`.
+    pub fn prepare(
+        spec: &SandboxSpec,
+        cwd: &Path,
+        home: Option<&Path>,
+        name: &str,
+    ) -> Result<Armed, AgentError> {
+        let caps = super::capabilities::get();
+        if !caps.enforceable() {
+            return Err(unavailable(caps.problems.join("; ")));
+        }
+        let mut roots = resolve_roots(spec, cwd)?;
+        let tmp = tempfile::Builder::new()
+            .prefix("agent-exec-sandbox-")
+            .tempdir()
+            .map_err(|e| unavailable(format!("the private temp dir could not be made: {e}")))?;
+        let tmp_path = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().into());
+        roots.push(tmp_path.clone());
+        let policy = FsPolicy::new(roots, home);
+        let landlock = super::landlock::build(&policy, spec.network).map_err(unavailable)?;
+        let mut mechanisms = vec![
+            format!("landlock (ABI {})", caps.landlock_abi.min(6)),
+            "seccomp supervisor".to_string(),
+            "no_new_privs".to_string(),
+        ];
+        let limits = spec.limits;
+
+        let existing: Vec<&PathBuf> = policy.protected.iter().filter(|p| p.exists()).collect();
+        let mut need_user_ns = false;
+        let mut rlimits = Vec::new();
+        let mut rlimit_names = Vec::new();
+        if let Some(n) = limits.cpu_seconds {
+            // The hard limit a second later turns an ignored SIGXCPU into SIGKILL.
+            rlimits.push((libc::RLIMIT_CPU, n, n.saturating_add(1)));
+            rlimit_names.push("cpu");
+        }
+        if let Some(n) = limits.file_size_bytes {
+            rlimits.push((libc::RLIMIT_FSIZE, n, n));
+            rlimit_names.push("fsize");
+        }
+        if let Some(n) = limits.open_files {
+            let hard = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+                .map(|(_, h)| h)
+                .unwrap_or(u64::MAX);
+            if n > hard && !caps.is_root {
+                return Err(AgentError::invalid_option(format!(
+                    "sandbox.limits.openFiles is {n}, above this process's hard limit of {hard}. Ask for {hard} or less."
+                )));
+            }
+            rlimits.push((libc::RLIMIT_NOFILE, n, n));
+            rlimit_names.push("nofile");
+        }
+        let cg_host = caps.cgroup.as_ref();
+        let memory_in_cgroup =
+            limits.memory_bytes.is_some() && cg_host.is_some_and(|h| h.has_memory());
+        let pids_in_cgroup = limits.processes.is_some() && cg_host.is_some_and(|h| h.has_pids());
+        if let (Some(n), false) = (limits.memory_bytes, memory_in_cgroup) {
+            rlimits.push((libc::RLIMIT_AS, n, n));
+            rlimit_names.push("as");
+        }
+        if let (Some(n), false) = (limits.processes, pids_in_cgroup) {
+            if caps.is_root || !caps.user_namespaces {
+                return Err(unavailable(
+                    "a process limit needs a writable cgroup with the pids controller here (RLIMIT_NPROC does not bind root, and without a user namespace it would count every process of the user)",
+                ));
+            }
+            // In a user namespace of its own, RLIMIT_NPROC counts the run's processes only.
+            rlimits.push((libc::RLIMIT_NPROC, n, n));
+            rlimit_names.push("nproc");
+            need_user_ns = true;
+        }
+        if !rlimit_names.is_empty() {
+            mechanisms.push(format!("rlimits ({})", rlimit_names.join(", ")));
+        }
+        // A cgroup also tracks the run for the kill path, limits or not, where one can be made.
+        let track = cg_host.is_some_and(|h| h.has_pids());
+        let (cgroup, cgroup_procs) = if memory_in_cgroup || pids_in_cgroup || track {
+            let host = cg_host.expect("checked");
+            let (cg, fds) = super::cgroup::RunCgroup::create(
+                host,
+                name,
+                limits.memory_bytes.filter(|_| memory_in_cgroup),
+                limits.processes.filter(|_| pids_in_cgroup),
+            )
+            .map_err(|e| unavailable(format!("the run's cgroup could not be created: {e}")))?;
+            let mut what = Vec::new();
+            if memory_in_cgroup {
+                what.push("memory");
+            }
+            if pids_in_cgroup {
+                what.push("pids");
+            }
+            if what.is_empty() {
+                what.push("tracking");
+            }
+            mechanisms.push(format!("cgroup v{} ({})", host.version(), what.join(", ")));
+            (Some(cg), fds)
+        } else {
+            (None, Vec::new())
+        };
+
+        let mounts = if !existing.is_empty() || need_user_ns {
+            if !caps.mount_namespace {
+                None
+            } else {
+                let user = (!caps.is_root).then(|| {
+                    // SAFETY: getuid/getgid cannot fail.
+                    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+                    UserMaps {
+                        uid_map: format!("{uid} {uid} 1").into_bytes(),
+                        gid_map: format!("{gid} {gid} 1").into_bytes(),
+                    }
+                });
+                let mut read_only = Vec::new();
+                for p in &existing {
+                    use std::os::unix::ffi::OsStrExt;
+                    let path = std::ffi::CString::new(p.as_os_str().as_bytes())
+                        .map_err(|_| unavailable("a protected path contains a NUL byte"))?;
+                    read_only.push(ReadOnlyBind {
+                        path,
+                        keep_flags: statvfs_keep_flags(p),
+                    });
+                }
+                if !read_only.is_empty() {
+                    mechanisms.push("read-only binds (mount namespace)".into());
+                }
+                Some(MountPlan { user, read_only })
+            }
+        } else {
+            None
+        };
+        if !existing.is_empty() && mounts.is_none() {
+            mechanisms.push("protected paths guarded by the supervisor only".into());
+        }
+
+        let filter = super::seccomp::build_filter(spec.network).map_err(unavailable)?;
+        let (parent_socket, child_socket) = nix::sys::socket::socketpair(
+            nix::sys::socket::AddressFamily::Unix,
+            nix::sys::socket::SockType::Datagram,
+            None,
+            nix::sys::socket::SockFlag::SOCK_CLOEXEC,
+        )
+        .map_err(|e| unavailable(format!("socketpair failed: {e}")))?;
+
+        let tmp_str = tmp_path.display().to_string();
+        let mut env = vec![
+            ("TMPDIR".to_string(), tmp_str.clone()),
+            ("TMP".to_string(), tmp_str.clone()),
+            ("TEMP".to_string(), tmp_str),
+            ("AGENT_EXEC_SANDBOX".to_string(), "1".to_string()),
+        ];
+        if !spec.network {
+            env.push((
+                "AGENT_EXEC_SANDBOX_NETWORK_DISABLED".to_string(),
+                "1".to_string(),
+            ));
+        }
+        Ok(Armed {
+            child: Arc::new(ChildPlan {
+                cgroup_procs,
+                rlimits,
+                mounts,
+                landlock,
+                landlock_flags: 0,
+                filter,
+                listener_socket: child_socket,
+            }),
+            env,
+            parent_socket,
+            policy: Arc::new(policy),
+            network: spec.network,
+            limits,
+            tmp,
+            cgroup,
+            log: Arc::new(DenialLog::default()),
+            mechanisms,
+            landlock_abi: caps.landlock_abi,
+        })
+    }
+
+    /// An error from the spawn of a sandboxed child, with the step the host refused.
+    pub fn spawn_error(e: &std::io::Error) -> Option<AgentError> {
+        let (step, os) = super::child::decode(e)?;
+        Some(unavailable(format!("{} failed: {os}", step.describe())))
+    }
+
+    impl Armed {
+        /// What the child applies between fork and exec.
+        pub fn child_plan(&self) -> Arc<ChildPlan> {
+            self.child.clone()
+        }
+
+        /// Variables the run gets: the private temp dir and the sandbox markers.
+        pub fn env(&self) -> &[(String, String)] {
+            &self.env
+        }
+
+        pub fn tmp_dir(&self) -> &Path {
+            self.tmp.path()
+        }
+
+        /// The shell runs as chosen: the sandbox is applied in the child, not by a wrapper.
+        pub fn wrap_shell(
+            &self,
+            shell: crate::spawn::shell::ShellConfig,
+        ) -> crate::spawn::shell::ShellConfig {
+            shell
+        }
+
+        /// After the spawn: take the child's seccomp listener and start answering it.
+        pub fn after_spawn(&self) -> Result<(), AgentError> {
+            let listener = super::child::recv_fd(&self.parent_socket)
+                .map_err(|e| unavailable(format!("the seccomp listener did not arrive: {e}")))?;
+            super::supervisor::spawn(
+                listener,
+                self.policy.clone(),
+                self.network,
+                self.log.clone(),
+            )
+            .map_err(|e| unavailable(format!("the supervisor could not start: {e}")))?;
+            Ok(())
+        }
+
+        /// The run's `cgroup.procs` files, for the kill path.
+        pub fn cgroup_procs_files(&self) -> Vec<PathBuf> {
+            self.cgroup
+                .as_ref()
+                .map(|c| c.procs_files())
+                .unwrap_or_default()
+        }
+
+        /// The report for the outcome, given how the shell ended.
+        pub fn report(&self, exit_code: Option<i32>, exit_signal: Option<&str>) -> SandboxReport {
+            let (denials, dropped) = self.log.snapshot();
+            let (limit_exceeded, limit_message) = self.limit_verdict(exit_code, exit_signal);
+            SandboxReport {
+                tmp_dir: self.tmp.path().display().to_string(),
+                writable_roots: self
+                    .policy
+                    .writable_roots
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect(),
+                protected_paths: self
+                    .policy
+                    .protected
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect(),
+                network: self.network,
+                landlock_abi: self.landlock_abi,
+                mechanisms: self.mechanisms.clone(),
+                denials: denials
+                    .into_iter()
+                    .map(|d| SandboxDenial {
+                        operation: d.operation,
+                        path: d.path,
+                        detail: d.detail,
+                        rule: d.rule,
+                        pid: d.pid,
+                        count: d.count,
+                    })
+                    .collect(),
+                denials_dropped: dropped,
+                limit_exceeded,
+                limit_message,
+            }
+        }
+
+        /// Which limit, if any, ended the run or refused part of it. Memory and processes are the
+        /// kernel's counts from the cgroup; CPU and file size are the signal the rlimit sends, seen on
+        /// the shell itself or in its exit status (a shell reports a child killed by signal N as 128+N).
+        fn limit_verdict(
+            &self,
+            exit_code: Option<i32>,
+            exit_signal: Option<&str>,
+        ) -> (Option<LimitKind>, Option<String>) {
+            let by_signal = |sig: libc::c_int, name: &str| {
+                exit_signal == Some(name) || exit_code == Some(128 + sig)
+            };
+            if let Some(cg) = &self.cgroup {
+                let kills = cg.oom_kills();
+                if kills > 0 {
+                    let n = self.limits.memory_bytes.unwrap_or(0);
+                    return (
+                        Some(LimitKind::Memory),
+                        Some(format!(
+                            "the memory limit ({}) was reached: the kernel killed {} process{}",
+                            format_bytes(n),
+                            kills,
+                            if kills == 1 { "" } else { "es" }
+                        )),
+                    );
+                }
+            }
+            if let Some(n) = self.limits.cpu_seconds {
+                if by_signal(libc::SIGXCPU, "SIGXCPU") {
+                    return (
+                        Some(LimitKind::Cpu),
+                        Some(format!("the CPU limit ({n} s per process) was reached")),
+                    );
+                }
+            }
+            if let Some(n) = self.limits.file_size_bytes {
+                if by_signal(libc::SIGXFSZ, "SIGXFSZ") {
+                    return (
+                        Some(LimitKind::FileSize),
+                        Some(format!(
+                            "the file size limit ({}) was reached",
+                            format_bytes(n)
+                        )),
+                    );
+                }
+            }
+            if let Some(cg) = &self.cgroup {
+                let refused = cg.fork_refusals();
+                if refused > 0 {
+                    return (
+                        Some(LimitKind::Processes),
+                        Some(format!(
+                            "the process limit ({}) refused {} fork{}",
+                            self.limits.processes.unwrap_or(0),
+                            refused,
+                            if refused == 1 { "" } else { "s" }
+                        )),
+                    );
+                }
+            }
+            (None, None)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_are_formatted_for_people() {
+        assert_eq!(format_bytes(64 << 20), "64 MiB");
+        assert_eq!(format_bytes(1536 << 20), "1.5 GiB");
+        assert_eq!(format_bytes(1000), "1000 bytes");
+    }
+
+    #[test]
+    fn roots_must_be_existing_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = SandboxSpec {
+            writable_roots: Some(vec![dir.path().join("missing")]),
+            ..Default::default()
+        };
+        let e = resolve_roots(&spec, dir.path()).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidOption);
+        assert!(e.message.contains("does not exist"), "{}", e.message);
+        let f = dir.path().join("file");
+        std::fs::write(&f, "").unwrap();
+        let spec = SandboxSpec {
+            writable_roots: Some(vec![f]),
+            ..Default::default()
+        };
+        assert!(resolve_roots(&spec, dir.path())
+            .unwrap_err()
+            .message
+            .contains("not a directory"));
+        let spec = SandboxSpec::default();
+        assert_eq!(
+            resolve_roots(&spec, dir.path()).unwrap(),
+            vec![std::fs::canonicalize(dir.path()).unwrap()]
+        );
+    }
+}

@@ -1,0 +1,259 @@
+//! What a sandboxed run may write, as one decision used twice: to build the kernel's rules (Landlock,
+//! read-only mounts, the macOS profile) and by the supervisor that names each denied operation. Keeping
+//! one decision keeps the report honest: it never names a rule the kernel does not enforce.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Device files every run may write: the bit buckets, terminals and randomness.
+pub const WRITABLE_DEVICES: [&str; 7] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+];
+
+/// Directories of terminal devices: a PTY run's own `/dev/pts/N` is opened by programs like `ssh`.
+pub const WRITABLE_DEVICE_DIRS: [&str; 1] = ["/dev/pts"];
+
+/// Entries of a git directory that run code or change what git runs: never writable in a sandbox.
+pub const PROTECTED_GIT_ENTRIES: [&str; 2] = ["hooks", "config"];
+
+/// Shell start-up files in a home directory: writing one runs code in the user's next shell.
+pub const PROTECTED_RC_FILES: [&str; 10] = [
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+];
+
+/// Why a write was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DenyRule {
+    /// The path is not under any writable root.
+    OutsideWritableRoots,
+    /// The path is (or is under) a protected path inside a writable root.
+    Protected(PathBuf),
+}
+
+impl DenyRule {
+    /// The rule as a report names it.
+    pub fn describe(&self) -> String {
+        match self {
+            DenyRule::OutsideWritableRoots => "outside the writable roots".to_string(),
+            DenyRule::Protected(p) => format!("protected path {}", p.display()),
+        }
+    }
+}
+
+/// The file system side of a sandbox: where writes may go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FsPolicy {
+    /// Canonical directories (and everything beneath them) the run may change.
+    pub writable_roots: Vec<PathBuf>,
+    /// Canonical paths inside writable roots that stay read-only, whether they exist yet or not.
+    pub protected: Vec<PathBuf>,
+}
+
+impl FsPolicy {
+    /// Build the policy for `roots` (already canonical), finding the protected paths inside them.
+    /// `home` is the user's home directory: its start-up files are protected when a root contains it.
+    pub fn new(roots: Vec<PathBuf>, home: Option<&Path>) -> FsPolicy {
+        let mut writable_roots: Vec<PathBuf> = Vec::new();
+        for r in roots {
+            if !writable_roots.contains(&r) {
+                writable_roots.push(r);
+            }
+        }
+        let mut protected = Vec::new();
+        let mut protect = |p: PathBuf| {
+            if !protected.contains(&p) {
+                protected.push(p);
+            }
+        };
+        for root in &writable_roots {
+            for git_dir in git_dirs(root) {
+                for entry in PROTECTED_GIT_ENTRIES {
+                    protect(git_dir.join(entry));
+                }
+            }
+        }
+        if let Some(home) = home {
+            let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+            if writable_roots.iter().any(|r| home.starts_with(r)) {
+                for rc in PROTECTED_RC_FILES {
+                    protect(home.join(rc));
+                }
+            }
+        }
+        // Only what lies inside a writable root needs protecting; the rest is read-only anyway.
+        protected.retain(|p| writable_roots.iter().any(|r| p.starts_with(r)));
+        FsPolicy {
+            writable_roots,
+            protected,
+        }
+    }
+
+    /// May the run create, change or remove `path`? `path` is absolute with every symbolic link
+    /// resolved (see the supervisor's resolver); device files are judged by their names.
+    pub fn check_write(&self, path: &Path) -> Result<(), DenyRule> {
+        if let Some(p) = self.protected.iter().find(|p| path.starts_with(p)) {
+            return Err(DenyRule::Protected(p.clone()));
+        }
+        if self.writable_roots.iter().any(|r| path.starts_with(r)) || is_writable_device(path) {
+            return Ok(());
+        }
+        Err(DenyRule::OutsideWritableRoots)
+    }
+}
+
+pub fn is_writable_device(path: &Path) -> bool {
+    WRITABLE_DEVICES.iter().any(|d| path == Path::new(d))
+        || WRITABLE_DEVICE_DIRS
+            .iter()
+            .any(|d| path.starts_with(d) && path != Path::new(d))
+}
+
+/// The git directories of a root: `<root>/.git` when it is a directory, or the directory a `.git` file
+/// points to (`gitdir: ...`, worktrees and submodules) together with its common directory.
+fn git_dirs(root: &Path) -> Vec<PathBuf> {
+    let dot_git = root.join(".git");
+    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+        return Vec::new();
+    };
+    if meta.is_dir() {
+        return vec![dot_git];
+    }
+    let Ok(text) = std::fs::read_to_string(&dot_git) else {
+        return Vec::new();
+    };
+    let Some(target) = text.lines().find_map(|l| l.strip_prefix("gitdir:")) else {
+        return Vec::new();
+    };
+    let git_dir = normalize(&root.join(target.trim()));
+    let git_dir = std::fs::canonicalize(&git_dir).unwrap_or(git_dir);
+    let mut dirs = vec![git_dir.clone()];
+    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+        let common = normalize(&git_dir.join(common.trim()));
+        dirs.push(std::fs::canonicalize(&common).unwrap_or(common));
+    }
+    dirs
+}
+
+/// Lexical normalisation (`.` and `..` removed) of an absolute path whose links are already resolved.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canon(p: &Path) -> PathBuf {
+        std::fs::canonicalize(p).unwrap()
+    }
+
+    #[test]
+    fn writes_inside_roots_and_devices_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = canon(dir.path());
+        let p = FsPolicy::new(vec![root.clone()], None);
+        assert_eq!(p.check_write(&root.join("a/b.txt")), Ok(()));
+        assert_eq!(p.check_write(&root), Ok(()));
+        assert_eq!(
+            p.check_write(Path::new("/etc/passwd")),
+            Err(DenyRule::OutsideWritableRoots)
+        );
+        // A sibling whose name merely starts with the root's name is outside.
+        let sibling = PathBuf::from(format!("{}-other/x", root.display()));
+        assert_eq!(p.check_write(&sibling), Err(DenyRule::OutsideWritableRoots));
+        assert_eq!(p.check_write(Path::new("/dev/null")), Ok(()));
+        assert_eq!(p.check_write(Path::new("/dev/pts/3")), Ok(()));
+        assert_eq!(
+            p.check_write(Path::new("/dev/pts")),
+            Err(DenyRule::OutsideWritableRoots)
+        );
+        assert_eq!(
+            p.check_write(Path::new("/dev/sda")),
+            Err(DenyRule::OutsideWritableRoots)
+        );
+    }
+
+    #[test]
+    fn git_hooks_and_config_are_protected_even_before_they_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = canon(dir.path());
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        let p = FsPolicy::new(vec![root.clone()], None);
+        assert_eq!(
+            p.protected,
+            vec![root.join(".git/hooks"), root.join(".git/config")]
+        );
+        assert_eq!(
+            p.check_write(&root.join(".git/hooks/pre-commit")),
+            Err(DenyRule::Protected(root.join(".git/hooks")))
+        );
+        assert_eq!(
+            p.check_write(&root.join(".git/config")),
+            Err(DenyRule::Protected(root.join(".git/config")))
+        );
+        // The rest of the git directory stays writable: commits must work.
+        assert_eq!(p.check_write(&root.join(".git/index.lock")), Ok(()));
+        assert_eq!(p.check_write(&root.join(".git/objects/ab/cd")), Ok(()));
+    }
+
+    #[test]
+    fn a_gitdir_file_protects_the_directory_it_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = canon(dir.path());
+        let real = base.join("repo.git/worktrees/wt");
+        std::fs::create_dir_all(&real).unwrap();
+        std::fs::write(real.join("commondir"), "../..\n").unwrap();
+        let wt = base.join("wt");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(wt.join(".git"), format!("gitdir: {}\n", real.display())).unwrap();
+        let p = FsPolicy::new(vec![wt, base.clone()], None);
+        assert!(p.protected.contains(&real.join("hooks")), "{p:?}");
+        assert!(p.protected.contains(&base.join("repo.git/config")), "{p:?}");
+    }
+
+    #[test]
+    fn rc_files_are_protected_when_a_root_holds_home() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = canon(dir.path());
+        let p = FsPolicy::new(vec![home.clone()], Some(&home));
+        assert_eq!(
+            p.check_write(&home.join(".bashrc")),
+            Err(DenyRule::Protected(home.join(".bashrc")))
+        );
+        assert_eq!(p.check_write(&home.join("notes.txt")), Ok(()));
+        // A root elsewhere leaves home's files alone (they are outside the roots anyway).
+        let other = tempfile::tempdir().unwrap();
+        let p = FsPolicy::new(vec![canon(other.path())], Some(&home));
+        assert!(p.protected.is_empty());
+    }
+
+    #[test]
+    fn normalize_removes_dots() {
+        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+        assert_eq!(normalize(Path::new("/../a")), PathBuf::from("/a"));
+    }
+}

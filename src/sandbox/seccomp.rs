@@ -1,0 +1,217 @@
+//! The seccomp filter of a sandboxed run: which system calls go to the supervisor.
+//!
+//! Nothing is refused by the filter itself. Calls that may write the file system (an `open` with write
+//! flags, `mkdir`, `unlink`, `rename`, ...) and, with the network off, `socket` for any family but
+//! `AF_UNIX` and `io_uring_setup` become user notifications: the supervisor in the runtime decides,
+//! answers, and records what it refused with the rule that refused it. Landlock and the read-only mounts
+//! enforce the same file rules in the kernel, so a call the supervisor lets through is still checked.
+//!
+//! Why a notification filter rather than `SECCOMP_RET_ERRNO` for the network: the report names the
+//! operation and the process from the kernel's own data, not from an error message. Why seccomp and not a
+//! network namespace: it needs no user namespace (containers often forbid them), keeps `AF_UNIX`
+//! sockets (ssh-agent, X11, language servers) working, and loopback is cut too, so a sandboxed command
+//! cannot reach a database or a dev server on the host.
+//!
+//! The program is compiled by `seccompiler` (arch check, argument masks); its trace action is then
+//! rewritten into `SECCOMP_RET_USER_NOTIF`, which `seccompiler` has no variant for.
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+/// The trace value our notifications are compiled with before the rewrite.
+const NOTIFY_MARK: u32 = 0xae;
+const SECCOMP_RET_TRACE: u32 = 0x7ff0_0000;
+const BPF_RET_K: u16 = 0x06;
+
+/// Flags of `open` that can change a file: write access, creation, truncation.
+const WRITE_ACCESS: [u64; 2] = [libc::O_WRONLY as u64, libc::O_RDWR as u64];
+const WRITE_FLAGS: [u64; 2] = [libc::O_CREAT as u64, libc::O_TRUNC as u64];
+
+fn target_arch() -> Result<TargetArch, String> {
+    TargetArch::try_from(std::env::consts::ARCH).map_err(|_| {
+        format!(
+            "seccomp filters are not built for {}",
+            std::env::consts::ARCH
+        )
+    })
+}
+
+fn condition(arg: u8, op: SeccompCmpOp, value: u64) -> SeccompCondition {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).expect("valid condition")
+}
+
+/// Rules matching an `open`-like call whose flags (argument `arg`) ask for writing.
+fn write_open_rules(arg: u8) -> Vec<SeccompRule> {
+    let mut rules = Vec::new();
+    for access in WRITE_ACCESS {
+        rules.push(
+            SeccompRule::new(vec![condition(
+                arg,
+                SeccompCmpOp::MaskedEq(libc::O_ACCMODE as u64),
+                access,
+            )])
+            .expect("rule"),
+        );
+    }
+    for flag in WRITE_FLAGS {
+        rules.push(
+            SeccompRule::new(vec![condition(arg, SeccompCmpOp::MaskedEq(flag), flag)])
+                .expect("rule"),
+        );
+    }
+    rules
+}
+
+/// System calls that create, change or remove a path, and always go to the supervisor.
+fn path_writing_calls() -> Vec<libc::c_long> {
+    let mut calls = vec![
+        libc::SYS_openat2,
+        libc::SYS_mkdirat,
+        libc::SYS_mknodat,
+        libc::SYS_unlinkat,
+        libc::SYS_renameat2,
+        libc::SYS_linkat,
+        libc::SYS_symlinkat,
+        libc::SYS_truncate,
+    ];
+    #[cfg(target_arch = "x86_64")]
+    calls.extend([
+        libc::SYS_creat,
+        libc::SYS_mkdir,
+        libc::SYS_mknod,
+        libc::SYS_unlink,
+        libc::SYS_rmdir,
+        libc::SYS_rename,
+        libc::SYS_renameat,
+        libc::SYS_link,
+        libc::SYS_symlink,
+    ]);
+    #[cfg(not(target_arch = "x86_64"))]
+    calls.push(libc::SYS_renameat);
+    calls
+}
+
+/// A syscall number as seccompiler keys it (`c_long` is 32 bits on some targets).
+#[allow(clippy::useless_conversion)]
+fn nr(call: libc::c_long) -> i64 {
+    i64::from(call)
+}
+
+/// Compile the filter for a run: file writes always, the network when it is off.
+pub fn build_filter(network: bool) -> Result<BpfProgram, String> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    rules.insert(nr(libc::SYS_openat), write_open_rules(2));
+    #[cfg(target_arch = "x86_64")]
+    rules.insert(nr(libc::SYS_open), write_open_rules(1));
+    for call in path_writing_calls() {
+        rules.insert(nr(call), Vec::new());
+    }
+    if !network {
+        rules.insert(
+            nr(libc::SYS_socket),
+            vec![
+                SeccompRule::new(vec![condition(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)])
+                    .expect("rule"),
+            ],
+        );
+        // io_uring can open sockets without the socket system call.
+        rules.insert(nr(libc::SYS_io_uring_setup), Vec::new());
+    }
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Trace(NOTIFY_MARK),
+        target_arch()?,
+    )
+    .map_err(|e| format!("the seccomp filter could not be built: {e}"))?;
+    let mut program: BpfProgram = filter
+        .try_into()
+        .map_err(|e| format!("the seccomp filter could not be compiled: {e}"))?;
+    let mut rewritten = 0;
+    for insn in program.iter_mut() {
+        if insn.code == BPF_RET_K && insn.k == SECCOMP_RET_TRACE | NOTIFY_MARK {
+            insn.k = libc::SECCOMP_RET_USER_NOTIF;
+            rewritten += 1;
+        }
+    }
+    if rewritten == 0 {
+        return Err("the seccomp filter has no notification return".into());
+    }
+    Ok(program)
+}
+
+/// Install `program` on the calling thread and return the notification fd.
+///
+/// Runs in the forked child, so it only makes system calls. `no_new_privs` must already be set.
+pub fn install_in_child(program: &[seccompiler::sock_filter]) -> std::io::Result<libc::c_int> {
+    #[repr(C)]
+    struct SockFprog {
+        len: libc::c_ushort,
+        filter: *const seccompiler::sock_filter,
+    }
+    let prog = SockFprog {
+        len: program.len() as libc::c_ushort,
+        filter: program.as_ptr(),
+    };
+    // SAFETY: the kernel copies the program from `prog`, which outlives the call.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &prog as *const SockFprog,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(fd as libc::c_int)
+}
+
+/// Does this kernel deliver seccomp user notifications (Linux 5.0)?
+pub fn user_notification_supported() -> bool {
+    let mut sizes = libc::seccomp_notif_sizes {
+        seccomp_notif: 0,
+        seccomp_notif_resp: 0,
+        seccomp_data: 0,
+    };
+    // SAFETY: SECCOMP_GET_NOTIF_SIZES fills the struct the pointer refers to.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_GET_NOTIF_SIZES,
+            0,
+            &mut sizes as *mut libc::seccomp_notif_sizes,
+        )
+    };
+    rc == 0 && sizes.seccomp_notif as usize >= std::mem::size_of::<libc::seccomp_notif>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filter_compiles_with_notifications_and_no_trace_left() {
+        for network in [true, false] {
+            let p = build_filter(network).unwrap();
+            assert!(p
+                .iter()
+                .any(|i| i.code == BPF_RET_K && i.k == libc::SECCOMP_RET_USER_NOTIF));
+            assert!(!p
+                .iter()
+                .any(|i| i.code == BPF_RET_K && i.k & 0xffff_0000 == SECCOMP_RET_TRACE));
+        }
+        // The network rules add instructions.
+        assert!(build_filter(false).unwrap().len() > build_filter(true).unwrap().len());
+    }
+
+    #[test]
+    fn this_kernel_supports_user_notifications() {
+        assert!(user_notification_supported());
+    }
+}

@@ -1,0 +1,600 @@
+//! The supervisor of a sandboxed run: answers the seccomp notifications of its processes, refuses what
+//! the policy forbids, and keeps a record of each refusal (operation, path, rule, process).
+//!
+//! It runs as one task on the async runtime per sandboxed run, woken by the notification fd, and ends
+//! when the last process using the filter is gone. File paths are read from the caller's memory and
+//! resolved the way the kernel will resolve them (the caller's cwd or directory fd, symbolic links,
+//! `/proc/self` as the caller); a path that cannot be resolved is left to the kernel, whose Landlock
+//! rules and read-only mounts enforce the same policy. A record is therefore never a guess: every
+//! entry is an operation the supervisor itself refused.
+
+use std::ffi::OsStr;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
+
+use super::policy::{DenyRule, FsPolicy};
+
+/// One refused operation, with how often the same one was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denial {
+    /// `write`, `mkdir`, `mknod`, `remove`, `rename`, `link`, `symlink`, `truncate` or `network`.
+    pub operation: String,
+    /// The resolved path, for file operations.
+    pub path: Option<String>,
+    /// The system call and what it asked for (`openat(O_WRONLY|O_CREAT)`, `socket(AF_INET)`).
+    pub detail: String,
+    /// The rule that refused it.
+    pub rule: String,
+    /// The first process that tried.
+    pub pid: u32,
+    pub count: u32,
+}
+
+/// Refusals of one run. Repeats are counted, not stored again; distinct entries are capped.
+#[derive(Debug, Default)]
+pub struct DenialLog {
+    entries: Mutex<Vec<Denial>>,
+    dropped: std::sync::atomic::AtomicU64,
+}
+
+const MAX_DISTINCT_DENIALS: usize = 200;
+
+impl DenialLog {
+    fn record(&self, d: Denial) {
+        let mut e = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(same) = e
+            .iter_mut()
+            .find(|x| x.operation == d.operation && x.path == d.path && x.detail == d.detail)
+        {
+            same.count += 1;
+        } else if e.len() < MAX_DISTINCT_DENIALS {
+            e.push(d);
+        } else {
+            self.dropped
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    pub fn snapshot(&self) -> (Vec<Denial>, u64) {
+        let e = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        (
+            e.clone(),
+            self.dropped.load(std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+}
+
+/// What the supervisor answers.
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    /// Let the kernel run the call (and apply Landlock and the mounts).
+    Continue,
+    /// Fail the call with this errno, and record why.
+    Deny(i32, Denial),
+}
+
+/// Start supervising `listener` on the current runtime.
+pub fn spawn(
+    listener: OwnedFd,
+    policy: Arc<FsPolicy>,
+    network: bool,
+    log: Arc<DenialLog>,
+) -> std::io::Result<tokio::task::JoinHandle<()>> {
+    // SAFETY: the listener is an OwnedFd owned by the AsyncFd from here on; nothing else closes it.
+    let fd = unsafe { AsyncFd::register_with_interest(listener, Interest::READABLE) }?;
+    Ok(tokio::spawn(async move {
+        loop {
+            let Ok(mut guard) = fd.readable().await else {
+                break;
+            };
+            if guard.ready().is_read_closed() && !pending(fd.get_ref()) {
+                // Every process using the filter is gone.
+                break;
+            }
+            if !pending(fd.get_ref()) {
+                guard.clear_ready();
+                continue;
+            }
+            // SAFETY: RECV fills a zeroed seccomp_notif; a notification is pending, so it does not block.
+            let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+            let rc = unsafe {
+                libc::ioctl(
+                    fd.get_ref().as_raw_fd(),
+                    libc::SECCOMP_IOCTL_NOTIF_RECV,
+                    &mut req,
+                )
+            };
+            if rc < 0 {
+                // ENOENT: the caller died before we read its call.
+                continue;
+            }
+            let verdict = decide(&req, &policy, network);
+            if !id_valid(fd.get_ref(), req.id) {
+                continue;
+            }
+            let mut resp = libc::seccomp_notif_resp {
+                id: req.id,
+                val: 0,
+                error: 0,
+                flags: 0,
+            };
+            match verdict {
+                Verdict::Continue => resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+                Verdict::Deny(errno, denial) => {
+                    resp.error = -errno;
+                    log.record(denial);
+                }
+            }
+            // SAFETY: SEND reads the response; ENOENT (caller gone) needs no handling.
+            unsafe {
+                libc::ioctl(
+                    fd.get_ref().as_raw_fd(),
+                    libc::SECCOMP_IOCTL_NOTIF_SEND,
+                    &mut resp,
+                )
+            };
+        }
+    }))
+}
+
+/// Is a notification waiting? (Checked before RECV, which would otherwise block the runtime.)
+fn pending(fd: &OwnedFd) -> bool {
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: poll on one fd, no wait.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents & libc::POLLIN != 0
+}
+
+/// Is the notification still for a live call (so the pid we read from was the caller's)?
+fn id_valid(fd: &OwnedFd, id: u64) -> bool {
+    let mut id = id;
+    // SAFETY: ID_VALID reads a u64.
+    unsafe { libc::ioctl(fd.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &mut id) == 0 }
+}
+
+fn is_write_open(flags: u64) -> bool {
+    let acc = flags & libc::O_ACCMODE as u64;
+    acc == libc::O_WRONLY as u64
+        || acc == libc::O_RDWR as u64
+        || flags & (libc::O_CREAT | libc::O_TRUNC) as u64 != 0
+}
+
+fn open_flags_text(flags: u64) -> String {
+    let mut parts = Vec::new();
+    match flags & libc::O_ACCMODE as u64 {
+        x if x == libc::O_WRONLY as u64 => parts.push("O_WRONLY"),
+        x if x == libc::O_RDWR as u64 => parts.push("O_RDWR"),
+        _ => parts.push("O_RDONLY"),
+    }
+    for (bit, name) in [
+        (libc::O_CREAT, "O_CREAT"),
+        (libc::O_TRUNC, "O_TRUNC"),
+        (libc::O_APPEND, "O_APPEND"),
+        (libc::O_EXCL, "O_EXCL"),
+    ] {
+        if flags & bit as u64 != 0 {
+            parts.push(name);
+        }
+    }
+    parts.join("|")
+}
+
+fn family_name(family: u64) -> String {
+    match family as i32 {
+        libc::AF_INET => "AF_INET".into(),
+        libc::AF_INET6 => "AF_INET6".into(),
+        libc::AF_NETLINK => "AF_NETLINK".into(),
+        libc::AF_PACKET => "AF_PACKET".into(),
+        libc::AF_VSOCK => "AF_VSOCK".into(),
+        libc::AF_BLUETOOTH => "AF_BLUETOOTH".into(),
+        other => format!("family {other}"),
+    }
+}
+
+/// A path argument to check: its directory fd, its address in the caller, whether a final link is
+/// followed, and the operation it stands for.
+struct PathArg {
+    dirfd: i64,
+    addr: u64,
+    follow: bool,
+}
+
+const AT_FDCWD: i64 = libc::AT_FDCWD as i64;
+
+fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdict {
+    let nr = req.data.nr as libc::c_long;
+    let a = req.data.args;
+    let pid = req.pid;
+    let (op, detail, paths): (&str, String, Vec<PathArg>) = match nr {
+        libc::SYS_socket if !network => {
+            return Verdict::Deny(
+                libc::EACCES,
+                Denial {
+                    operation: "network".into(),
+                    path: None,
+                    detail: format!("socket({})", family_name(a[0])),
+                    rule: "network is off".into(),
+                    pid,
+                    count: 1,
+                },
+            )
+        }
+        libc::SYS_io_uring_setup if !network => {
+            return Verdict::Deny(
+                libc::EPERM,
+                Denial {
+                    operation: "network".into(),
+                    path: None,
+                    detail: "io_uring_setup".into(),
+                    rule: "network is off (io_uring can open sockets)".into(),
+                    pid,
+                    count: 1,
+                },
+            )
+        }
+        libc::SYS_openat if is_write_open(a[2]) => (
+            "write",
+            format!("openat({})", open_flags_text(a[2])),
+            vec![open_arg(a[0] as i64, a[1], a[2])],
+        ),
+        libc::SYS_openat2 => {
+            let Some(flags) = read_u64(pid, a[2]) else {
+                return Verdict::Continue;
+            };
+            if !is_write_open(flags) {
+                return Verdict::Continue;
+            }
+            (
+                "write",
+                format!("openat2({})", open_flags_text(flags)),
+                vec![open_arg(a[0] as i64, a[1], flags)],
+            )
+        }
+        libc::SYS_mkdirat => ("mkdir", "mkdirat".into(), vec![entry(a[0] as i64, a[1])]),
+        libc::SYS_mknodat => ("mknod", "mknodat".into(), vec![entry(a[0] as i64, a[1])]),
+        libc::SYS_unlinkat => ("remove", "unlinkat".into(), vec![entry(a[0] as i64, a[1])]),
+        libc::SYS_renameat | libc::SYS_renameat2 => (
+            "rename",
+            "renameat".into(),
+            vec![entry(a[0] as i64, a[1]), entry(a[2] as i64, a[3])],
+        ),
+        libc::SYS_linkat => ("link", "linkat".into(), vec![entry(a[2] as i64, a[3])]),
+        libc::SYS_symlinkat => (
+            "symlink",
+            "symlinkat".into(),
+            vec![entry(a[1] as i64, a[2])],
+        ),
+        libc::SYS_truncate => (
+            "truncate",
+            "truncate".into(),
+            vec![PathArg {
+                dirfd: AT_FDCWD,
+                addr: a[0],
+                follow: true,
+            }],
+        ),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_open if is_write_open(a[1]) => (
+            "write",
+            format!("open({})", open_flags_text(a[1])),
+            vec![open_arg(AT_FDCWD, a[0], a[1])],
+        ),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_creat => (
+            "write",
+            "creat".into(),
+            vec![PathArg {
+                dirfd: AT_FDCWD,
+                addr: a[0],
+                follow: true,
+            }],
+        ),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_mkdir => ("mkdir", "mkdir".into(), vec![entry(AT_FDCWD, a[0])]),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_mknod => ("mknod", "mknod".into(), vec![entry(AT_FDCWD, a[0])]),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_unlink => ("remove", "unlink".into(), vec![entry(AT_FDCWD, a[0])]),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_rmdir => ("remove", "rmdir".into(), vec![entry(AT_FDCWD, a[0])]),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_rename => (
+            "rename",
+            "rename".into(),
+            vec![entry(AT_FDCWD, a[0]), entry(AT_FDCWD, a[1])],
+        ),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_link => ("link", "link".into(), vec![entry(AT_FDCWD, a[1])]),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_symlink => ("symlink", "symlink".into(), vec![entry(AT_FDCWD, a[1])]),
+        _ => return Verdict::Continue,
+    };
+    for arg in paths {
+        let Some(raw) = read_path(pid, arg.addr) else {
+            continue;
+        };
+        let Some(path) = resolve(pid, arg.dirfd, &raw, arg.follow) else {
+            continue;
+        };
+        if let Err(rule) = policy.check_write(&path) {
+            let errno = match rule {
+                DenyRule::Protected(_) => libc::EROFS,
+                DenyRule::OutsideWritableRoots => libc::EACCES,
+            };
+            return Verdict::Deny(
+                errno,
+                Denial {
+                    operation: op.into(),
+                    path: Some(path.display().to_string()),
+                    detail,
+                    rule: rule.describe(),
+                    pid,
+                    count: 1,
+                },
+            );
+        }
+    }
+    Verdict::Continue
+}
+
+/// An `open` path: the final link is followed unless `O_NOFOLLOW`, or `O_CREAT|O_EXCL` (which fails
+/// on any existing entry).
+fn open_arg(dirfd: i64, addr: u64, flags: u64) -> PathArg {
+    let excl = (libc::O_CREAT | libc::O_EXCL) as u64;
+    PathArg {
+        dirfd,
+        addr,
+        follow: flags & libc::O_NOFOLLOW as u64 == 0 && flags & excl != excl,
+    }
+}
+
+/// A directory entry the call creates or removes: its final component is never followed.
+fn entry(dirfd: i64, addr: u64) -> PathArg {
+    PathArg {
+        dirfd,
+        addr,
+        follow: false,
+    }
+}
+
+/// Read from the caller's memory without crossing into a page that may not be mapped.
+fn read_mem(pid: u32, addr: u64, buf: &mut [u8]) -> usize {
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: reads into our own buffer; the remote side is checked by the kernel.
+    let n = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
+    n.max(0) as usize
+}
+
+fn read_u64(pid: u32, addr: u64) -> Option<u64> {
+    let mut b = [0u8; 8];
+    (read_mem(pid, addr, &mut b) == 8).then(|| u64::from_ne_bytes(b))
+}
+
+/// A NUL-terminated path of at most PATH_MAX bytes from the caller's memory, page by page.
+fn read_path(pid: u32, addr: u64) -> Option<Vec<u8>> {
+    const PAGE: u64 = 4096;
+    const PATH_MAX: usize = 4096;
+    if addr == 0 {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut at = addr;
+    while out.len() < PATH_MAX {
+        let room = (PAGE - at % PAGE) as usize;
+        let mut chunk = vec![0u8; room.min(PATH_MAX - out.len())];
+        let n = read_mem(pid, at, &mut chunk);
+        if n == 0 {
+            return None;
+        }
+        if let Some(end) = chunk[..n].iter().position(|&b| b == 0) {
+            out.extend_from_slice(&chunk[..end]);
+            return Some(out);
+        }
+        out.extend_from_slice(&chunk[..n]);
+        at += n as u64;
+    }
+    None
+}
+
+/// Resolve `raw` as process `pid` would: relative to its cwd or `dirfd`, through symbolic links (the
+/// final one only when `follow`), with `/proc/self` meaning `pid`. `None` when the kernel will fail
+/// the call anyway (a missing parent) or the path leads somewhere that is not a path (a pipe).
+pub(crate) fn resolve(pid: u32, dirfd: i64, raw: &[u8], follow: bool) -> Option<PathBuf> {
+    if raw.is_empty() {
+        return None;
+    }
+    let raw = Path::new(OsStr::from_bytes(raw));
+    let start = if raw.is_absolute() {
+        PathBuf::from("/")
+    } else if dirfd as i32 == libc::AT_FDCWD {
+        std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?
+    } else {
+        let base = std::fs::read_link(format!("/proc/{pid}/fd/{}", dirfd as i32)).ok()?;
+        if !base.is_absolute() {
+            return None;
+        }
+        base
+    };
+    walk(pid, &start.join(raw), follow)
+}
+
+fn walk(pid: u32, path: &Path, follow: bool) -> Option<PathBuf> {
+    let mut pending: Vec<std::ffi::OsString> = path
+        .components()
+        .rev()
+        .filter_map(|c| match c {
+            std::path::Component::RootDir => None,
+            other => Some(other.as_os_str().to_os_string()),
+        })
+        .collect();
+    let mut out = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(c) = pending.pop() {
+        if c == "." || c.is_empty() {
+            continue;
+        }
+        if c == ".." {
+            out.pop();
+            continue;
+        }
+        if out == Path::new("/proc") && (c == "self" || c == "thread-self") {
+            out = if c == "self" {
+                PathBuf::from(format!("/proc/{pid}"))
+            } else {
+                PathBuf::from(format!("/proc/{pid}/task/{pid}"))
+            };
+            continue;
+        }
+        let candidate = out.join(&c);
+        let last = pending.iter().all(|p| p == "." || p.is_empty());
+        if last && !follow {
+            return Some(candidate);
+        }
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(m) if m.file_type().is_symlink() => {
+                links += 1;
+                if links > 40 {
+                    return None;
+                }
+                let target = std::fs::read_link(&candidate).ok()?;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                } else if candidate.starts_with("/proc") {
+                    // `pipe:[123]`, `socket:[..]`, `anon_inode:..`: not a path.
+                    return None;
+                }
+                for t in target.components().rev() {
+                    if t != std::path::Component::RootDir {
+                        pending.push(t.as_os_str().to_os_string());
+                    }
+                }
+            }
+            Ok(_) => out = candidate,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && last => return Some(candidate),
+            Err(_) => return None,
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn me() -> u32 {
+        std::process::id()
+    }
+
+    #[test]
+    fn relative_paths_resolve_against_the_callers_cwd_and_dirfd() {
+        let cwd = std::fs::canonicalize(std::env::current_dir().unwrap()).unwrap();
+        assert_eq!(
+            resolve(me(), AT_FDCWD, b"new-file", false),
+            Some(cwd.join("new-file"))
+        );
+        assert_eq!(
+            resolve(me(), AT_FDCWD, b"missing-dir/new-file", false),
+            None,
+            "a missing parent is left to the kernel"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let d = std::fs::File::open(dir.path()).unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(
+            resolve(me(), d.as_raw_fd() as i64, b"x/../y", false),
+            None,
+            "a missing parent is left to the kernel"
+        );
+        assert_eq!(
+            resolve(me(), d.as_raw_fd() as i64, b"y", false),
+            Some(real.join("y"))
+        );
+    }
+
+    #[test]
+    fn links_are_followed_in_parents_and_in_the_final_part_only_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(real.join("target")).unwrap();
+        std::os::unix::fs::symlink("/etc", real.join("out")).unwrap();
+        std::os::unix::fs::symlink("target", real.join("in")).unwrap();
+        let p = |s: &str| real.join(s).into_os_string().into_vec();
+        use std::os::unix::ffi::OsStringExt;
+        assert_eq!(
+            resolve(me(), AT_FDCWD, &p("out/passwd"), false),
+            Some(PathBuf::from("/etc/passwd"))
+        );
+        assert_eq!(
+            resolve(me(), AT_FDCWD, &p("in/new"), false),
+            Some(real.join("target/new"))
+        );
+        assert_eq!(
+            resolve(me(), AT_FDCWD, &p("out"), false),
+            Some(real.join("out"))
+        );
+        assert_eq!(
+            resolve(me(), AT_FDCWD, &p("out"), true),
+            Some(PathBuf::from("/etc"))
+        );
+    }
+
+    #[test]
+    fn proc_self_means_the_caller_and_pipes_are_not_paths() {
+        let (r, _w) = std::io::pipe().unwrap();
+        let link = format!("/proc/self/fd/{}", r.as_raw_fd());
+        assert_eq!(resolve(me(), AT_FDCWD, link.as_bytes(), true), None);
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let real = std::fs::canonicalize(f.path()).unwrap();
+        let link = format!("/proc/self/fd/{}", f.as_file().as_raw_fd());
+        assert_eq!(resolve(me(), AT_FDCWD, link.as_bytes(), true), Some(real));
+    }
+
+    #[test]
+    fn write_flags_are_recognised() {
+        assert!(!is_write_open(libc::O_RDONLY as u64));
+        assert!(!is_write_open((libc::O_RDONLY | libc::O_CLOEXEC) as u64));
+        assert!(is_write_open(libc::O_WRONLY as u64));
+        assert!(is_write_open(libc::O_RDWR as u64));
+        assert!(is_write_open((libc::O_RDONLY | libc::O_CREAT) as u64));
+        assert!(is_write_open((libc::O_RDONLY | libc::O_TRUNC) as u64));
+        assert_eq!(
+            open_flags_text((libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC) as u64),
+            "O_WRONLY|O_CREAT|O_TRUNC"
+        );
+    }
+
+    #[test]
+    fn repeated_denials_are_counted_once() {
+        let log = DenialLog::default();
+        let d = Denial {
+            operation: "write".into(),
+            path: Some("/etc/x".into()),
+            detail: "openat(O_WRONLY)".into(),
+            rule: "outside the writable roots".into(),
+            pid: 1,
+            count: 1,
+        };
+        log.record(d.clone());
+        log.record(d);
+        let (entries, dropped) = log.snapshot();
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].count, 2);
+        assert_eq!(dropped, 0);
+    }
+}
