@@ -210,6 +210,12 @@ export interface ExecOptions {
   trackCwd?: boolean
   /** Skip the PTY and use the pipe fallback, with its warning (for testing the fallback path). */
   ptyForceFallback?: boolean
+  /**
+   * Run inside a sandbox: writes only under the writable roots (default the cwd) and a private
+   * temp dir, no IP network unless `network: true`, optional resource limits. Throws
+   * `ERR_SANDBOX_UNAVAILABLE` when the host cannot enforce it (see `sandboxCapabilities()`).
+   */
+  sandbox?: boolean | SandboxOptions
   /** Aborting ends a foreground run (its whole tree); a backgrounded run ignores it. */
   signal?: AbortSignal
 }
@@ -246,6 +252,8 @@ export interface ExecOutcome {
   approval?: ApprovalSummary
   /** With `trackCwd`: the directory the shell ended in. */
   finalCwd?: string
+  /** For sandboxed runs: what was refused, which limit ended the run, how it was enforced. */
+  sandbox?: SandboxReport
 }
 
 /** What `onExit` receives. */
@@ -349,6 +357,8 @@ export interface PollResult {
   command: string
   cwd: string
   pty: boolean
+  /** For sandboxed runs that ended: what the sandbox refused and which limit ended the run. */
+  sandbox?: SandboxReport
 }
 
 /** Take the output not yet drained, per stream, optionally waiting for output or exit first. */
@@ -378,6 +388,102 @@ export interface RuleDecision {
   reason: string
   /** The narrowest allow rules that would let this command run without asking (one per segment). */
   suggestions: Array<string>
+}
+
+/**
+ * What this host can enforce for `exec({ sandbox })`: an agent can check before it asks. Asking for
+ * a sandbox the host cannot enforce is an `ERR_SANDBOX_UNAVAILABLE` error, never an unsandboxed run.
+ */
+export declare function sandboxCapabilities(): SandboxCapabilities
+
+/** What this host can enforce. */
+export interface SandboxCapabilities {
+  platform: string
+  /** True when `exec({sandbox})` can run here (file rules, network cut, reports). */
+  enforceable: boolean
+  /** Why not, when it cannot. */
+  problems: Array<string>
+  /** The kernel's Landlock ABI (0: none); 4 adds TCP rules, 6 signal and socket scopes. */
+  landlockAbi: number
+  /** seccomp filters with user notifications. */
+  seccomp: boolean
+  userNamespaces: boolean
+  /**
+   * Protected paths are bound read-only (root, or a user namespace); otherwise only the supervisor
+   * guards them.
+   */
+  readOnlyBinds: boolean
+  noNewPrivs: boolean
+  rlimits: boolean
+  /** `1` or `2` when a per-run cgroup can be created. */
+  cgroupVersion?: number
+  /** How each limit is enforced here: `cgroup`, `rlimit`, or absent when it cannot be. */
+  limits: SandboxLimitMechanisms
+}
+
+/** One operation the sandbox refused. */
+export interface SandboxDenial {
+  /** `write`, `mkdir`, `mknod`, `remove`, `rename`, `link`, `symlink`, `truncate` or `network`. */
+  operation: string
+  path?: string
+  /** The system call and its flags or family, e.g. `openat(O_WRONLY|O_CREAT|O_TRUNC)`, `socket(AF_INET)`. */
+  detail: string
+  /** The rule that refused it: `outside the writable roots`, `protected path <p>`, `network is off`. */
+  rule: string
+  pid: number
+  /** How many times the same operation was refused. */
+  count: number
+}
+
+export interface SandboxLimitMechanisms {
+  cpuSeconds?: 'rlimit' | undefined
+  memoryBytes?: 'cgroup' | 'rlimit-as' | undefined
+  processes?: 'cgroup' | 'rlimit-userns' | undefined
+  fileSizeBytes?: 'rlimit' | undefined
+  openFiles?: 'rlimit' | undefined
+}
+
+export interface SandboxLimits {
+  /** CPU seconds per process. */
+  cpuSeconds?: number
+  /** Memory of the whole run in bytes (at least 4 MiB). */
+  memoryBytes?: number
+  /** Processes of the run at once. */
+  processes?: number
+  /** Largest file a process may write, in bytes. */
+  fileSizeBytes?: number
+  /** Open files per process. */
+  openFiles?: number
+}
+
+/** `sandbox` of `exec`: `true` for the defaults, or the settings. */
+export interface SandboxOptions {
+  /**
+   * Directories the command may write beneath (default: the cwd). A private temp dir, also
+   * `$TMPDIR`, is always writable. `[]` makes everything else read-only.
+   */
+  writableRoots?: Array<string>
+  /** IP networking (default false). Unix sockets always work. */
+  network?: boolean
+  limits?: SandboxLimits
+}
+
+/** What a sandboxed run reports. */
+export interface SandboxReport {
+  /** The run's private temp dir (`$TMPDIR`), removed with the session. */
+  tmpDir: string
+  writableRoots: Array<string>
+  /** Paths inside the roots that stayed read-only. */
+  protectedPaths: Array<string>
+  network: boolean
+  landlockAbi: number
+  /** How each part was enforced. */
+  mechanisms: Array<string>
+  denials: Array<SandboxDenial>
+  /** Distinct denials beyond the 200 recorded. */
+  denialsDropped: number
+  limitExceeded?: 'cpu' | 'memory' | 'processes' | 'fileSize'
+  limitMessage?: string
 }
 
 export interface SegmentVerdict {

@@ -850,6 +850,7 @@ module.exports.pollSession = nativeBinding.pollSession
 module.exports.readLog = nativeBinding.readLog
 module.exports.removeSession = nativeBinding.removeSession
 module.exports.resizePty = nativeBinding.resizePty
+module.exports.sandboxCapabilities = nativeBinding.sandboxCapabilities
 module.exports.sendKeys = nativeBinding.sendKeys
 module.exports.setSessionTtl = nativeBinding.setSessionTtl
 module.exports.writeStdin = nativeBinding.writeStdin

@@ -18,8 +18,15 @@ export {
   classifyCommand,
   checkPermissionRules,
   checkModelEnv,
+  sandboxCapabilities,
 } from '../index';
 export type {
+  SandboxOptions,
+  SandboxLimits,
+  SandboxReport,
+  SandboxDenial,
+  SandboxCapabilities,
+  SandboxLimitMechanisms,
   ExecOptions,
   ExecOutcome,
   ExitInfo,

@@ -25,6 +25,7 @@ module.exports = {
   classifyCommand: native.classifyCommand,
   checkPermissionRules: native.checkPermissionRules,
   checkModelEnv: native.checkModelEnv,
+  sandboxCapabilities: native.sandboxCapabilities,
   createExecTool: tools.createExecTool,
   createProcessTool: tools.createProcessTool,
   createBashTools: tools.createBashTools,

@@ -87,3 +87,32 @@ async function tools(): Promise<void> {
 }
 
 void tools;
+
+import { sandboxCapabilities, createExecTool } from '../../js/index';
+import type { SandboxCapabilities, SandboxDenial, SandboxOptions, SandboxReport } from '../../js/index';
+
+async function sandboxes(): Promise<void> {
+  const caps: SandboxCapabilities = sandboxCapabilities();
+  const abi: number = caps.landlockAbi;
+  const memory: 'cgroup' | 'rlimit-as' | undefined = caps.limits.memoryBytes;
+  const sandbox: SandboxOptions = { writableRoots: ['/tmp'], network: false, limits: { memoryBytes: 1 << 28, processes: 64 } };
+  const r = await exec({ command: 'make', sandbox });
+  const report: SandboxReport | undefined = r.sandbox;
+  const denials: SandboxDenial[] = report?.denials ?? [];
+  const limit: 'cpu' | 'memory' | 'processes' | 'fileSize' | undefined = report?.limitExceeded;
+  await exec({ command: 'true', sandbox: true });
+  // @ts-expect-error network is a boolean
+  await exec({ command: 'true', sandbox: { network: 'on' } });
+  const tool = createExecTool({ sandbox: { network: false } });
+  const result = await tool.execute('1', { command: 'ls', host: 'sandbox' });
+  if (result.details.status === 'completed') {
+    const refused: SandboxDenial[] | undefined = result.details.sandbox?.denials;
+    void refused;
+  }
+  void abi;
+  void memory;
+  void denials;
+  void limit;
+}
+
+void sandboxes;

@@ -135,6 +135,21 @@ function failureMessage(outcome, timeoutSec) {
   return outcome.reason || 'Command failed';
 }
 
+/** What the sandbox refused, for the model: each operation, its path or call, and the rule. */
+function sandboxNote(outcome) {
+  const denials = outcome.sandbox?.denials ?? [];
+  if (denials.length === 0) return '';
+  const lines = denials.map((d) => `- ${d.operation} ${d.path ?? d.detail}: ${d.rule}${d.count > 1 ? ` (x${d.count})` : ''}`);
+  return `\n\nSandbox refused:\n${lines.join('\n')}`;
+}
+
+/** The sandbox part of `details` for sandboxed runs. */
+function sandboxDetails(outcome) {
+  const s = outcome.sandbox;
+  if (!s) return {};
+  return { sandbox: { denials: s.denials, limitExceeded: s.limitExceeded, limitMessage: s.limitMessage, tmpDir: s.tmpDir } };
+}
+
 function withWarnings(warnings, text) {
   return warnings.length ? `${warnings.join('\n')}\n\n${text}` : text;
 }
@@ -180,21 +195,28 @@ function createExecTool(defaults = {}) {
       yieldMs = params.background === true ? 0 : shared.clamp(Number(params.yieldMs ?? yieldDefault), yieldDefault, 10, 120000);
     }
 
-    // Host: auto and gateway run here; sandbox needs a sandbox runtime; node needs the host's hook.
+    // Host (OpenClaw B): auto is the sandbox when one is configured (agent-exec's own, from the
+    // `sandbox` default), else the gateway, which runs here; node needs the host's hook.
+    const sandboxConfig = defaults.sandbox ? (defaults.sandbox === true ? {} : defaults.sandbox) : null;
     const requestedHost = typeof params.host === 'string' ? params.host.trim().toLowerCase() : undefined;
     const configuredHost = defaults.host ?? 'auto';
-    const host = ['auto', 'sandbox', 'gateway', 'node'].includes(requestedHost) ? requestedHost : configuredHost;
-    if (configuredHost !== 'auto' && requestedHost && host !== configuredHost) {
+    let host = ['auto', 'sandbox', 'gateway', 'node'].includes(requestedHost) ? requestedHost : configuredHost;
+    const overrideRefused = configuredHost === 'auto' ? host === 'gateway' && sandboxConfig : host !== configuredHost;
+    if (requestedHost && overrideRefused) {
       throw new Error(
         `exec host not allowed (requested ${host}; configured host is ${configuredHost}; set tools.exec.host=${host} to allow this override).`,
       );
     }
-    if (host === 'sandbox') {
+    if (host === 'auto') host = sandboxConfig ? 'sandbox' : 'gateway';
+    if (host === 'sandbox' && !sandboxConfig) {
       throw new Error(
         'exec host=sandbox requires a sandbox runtime for this session.\nEnable sandbox mode (agents.defaults.sandbox.mode) or use host=auto/gateway/node.',
       );
     }
-    const elevated = resolveElevated(defaults, params.elevated, false);
+    const elevated = resolveElevated(defaults, params.elevated, host === 'sandbox');
+    // Elevation leaves the sandbox for the gateway host, as in OpenClaw.
+    if (elevated !== 'off' && host === 'sandbox') host = 'gateway';
+    const sandboxed = host === 'sandbox';
 
     const security = elevated === 'full' ? 'full' : minSecurity(normalize(defaults.security, SECURITY_ORDER) ?? 'full', normalize(params.security, SECURITY_ORDER) ?? 'full');
     const ask = elevated === 'full' ? 'off' : maxAsk(normalize(defaults.ask, ASK_ORDER) ?? 'off', normalize(params.ask, ASK_ORDER) ?? 'off');
@@ -216,8 +238,9 @@ function createExecTool(defaults = {}) {
           ? defaults.timeoutSec
           : 1800;
     const timeoutMs = timeoutSec > 0 ? Math.round(timeoutSec * 1000) : 0;
+    // Sandboxed runs skip exec approvals (OpenClaw B): the sandbox is the boundary.
     const approval =
-      elevated === 'full'
+      elevated === 'full' || sandboxed
         ? undefined
         : {
             security,
@@ -240,6 +263,7 @@ function createExecTool(defaults = {}) {
       pendingMaxOutputChars: shared.pendingMaxOutputChars(),
       scopeKey: defaults.scopeKey,
       approval,
+      sandbox: sandboxed ? sandboxConfig : undefined,
     };
 
     if (approval && defaults.deferApprovals) {
@@ -299,18 +323,19 @@ function createExecTool(defaults = {}) {
     let aggregated = outcome.output.trim();
     if (outcome.status === 'completed') {
       if (outcome.exitCode) aggregated = `${aggregated}\n\n(Command exited with code ${outcome.exitCode})`.trim();
-      return shared.textResult(withWarnings(warnings, aggregated || '(no output)'), {
+      return shared.textResult(withWarnings(warnings, (aggregated || '(no output)') + sandboxNote(outcome)), {
         status: 'completed',
         exitCode: outcome.exitCode ?? 0,
         durationMs: outcome.durationMs,
         aggregated,
         cwd,
         ...(outcome.outputFile ? { outputFile: outcome.outputFile } : {}),
+        ...sandboxDetails(outcome),
       });
     }
     const message = failureMessage(outcome, timeoutMs ? timeoutSec : 0);
     const reason = aggregated ? `${aggregated}\n\n${message}` : message;
-    return shared.textResult(withWarnings(warnings, reason), {
+    return shared.textResult(withWarnings(warnings, reason + sandboxNote(outcome)), {
       status: 'failed',
       exitCode: outcome.exitCode ?? null,
       durationMs: outcome.durationMs,
@@ -318,6 +343,7 @@ function createExecTool(defaults = {}) {
       timedOut: outcome.timedOut,
       cwd,
       ...(outcome.outputFile ? { outputFile: outcome.outputFile } : {}),
+      ...sandboxDetails(outcome),
     });
   }
 

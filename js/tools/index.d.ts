@@ -1,5 +1,5 @@
 // Types of the OpenClaw-compatible tools (hand-written; checked by tsc in CI).
-import type { ApprovalRequest } from '../../index';
+import type { ApprovalRequest, SandboxDenial, SandboxOptions } from '../../index';
 
 export interface TextContent {
   type: 'text';
@@ -38,6 +38,14 @@ export interface ExecParams {
   node?: string;
 }
 
+/** For runs in agent-exec's sandbox (host=sandbox): what it refused and which limit ended the run. */
+export interface ExecSandboxDetails {
+  denials: SandboxDenial[];
+  limitExceeded?: 'cpu' | 'memory' | 'processes' | 'fileSize';
+  limitMessage?: string;
+  tmpDir: string;
+}
+
 export interface ExecCompletedDetails {
   status: 'completed';
   exitCode: number;
@@ -45,6 +53,7 @@ export interface ExecCompletedDetails {
   aggregated: string;
   cwd: string;
   outputFile?: string;
+  sandbox?: ExecSandboxDetails;
 }
 
 export interface ExecFailedDetails {
@@ -55,6 +64,7 @@ export interface ExecFailedDetails {
   timedOut: boolean;
   cwd: string;
   outputFile?: string;
+  sandbox?: ExecSandboxDetails;
 }
 
 export interface ExecRunningDetails {
@@ -98,7 +108,13 @@ export interface ProcessParams {
 
 export interface BashToolDefaults {
   cwd?: string;
+  /** auto (default): the sandbox when `sandbox` is set, else the gateway (this machine). */
   host?: 'auto' | 'sandbox' | 'gateway' | 'node';
+  /**
+   * agent-exec's native sandbox as OpenClaw's sandbox runtime: with it, host=auto and host=sandbox run
+   * sandboxed (and skip exec approvals, as OpenClaw's sandbox host does); `true` for the defaults.
+   */
+  sandbox?: boolean | SandboxOptions;
   security?: 'deny' | 'allowlist' | 'full';
   ask?: 'off' | 'on-miss' | 'always';
   node?: string;

@@ -50,6 +50,7 @@ pub struct JsExecOutcome {
     /// With `trackCwd`: the directory the shell ended in.
     pub final_cwd: Option<String>,
     /// For sandboxed runs: what was refused, which limit ended the run, how it was enforced.
+    #[napi(ts_type = "SandboxReport")]
     pub sandbox: Option<super::sandbox::JsSandboxReport>,
 }
 

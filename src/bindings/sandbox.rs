@@ -19,6 +19,7 @@ pub struct JsSandboxOptions {
     pub writable_roots: Option<Vec<String>>,
     /// IP networking (default false). Unix sockets always work.
     pub network: Option<bool>,
+    #[napi(ts_type = "SandboxLimits")]
     pub limits: Option<JsSandboxLimits>,
 }
 
@@ -174,6 +175,7 @@ pub struct JsSandboxReport {
     pub landlock_abi: u32,
     /// How each part was enforced.
     pub mechanisms: Vec<String>,
+    #[napi(ts_type = "Array<SandboxDenial>")]
     pub denials: Vec<JsSandboxDenial>,
     /// Distinct denials beyond the 200 recorded.
     pub denials_dropped: f64,
@@ -231,6 +233,7 @@ pub struct JsSandboxCapabilities {
     /// `1` or `2` when a per-run cgroup can be created.
     pub cgroup_version: Option<u32>,
     /// How each limit is enforced here: `cgroup`, `rlimit`, or absent when it cannot be.
+    #[napi(ts_type = "SandboxLimitMechanisms")]
     pub limits: JsLimitMechanisms,
 }
 

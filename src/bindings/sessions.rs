@@ -87,6 +87,8 @@ pub struct JsPollResult {
     pub command: String,
     pub cwd: String,
     pub pty: bool,
+    /// For sandboxed runs that ended: what the sandbox refused and which limit ended the run.
+    pub sandbox: Option<super::sandbox::JsSandboxReport>,
 }
 
 #[napi(object, js_name = "LogResult")]
@@ -279,6 +281,7 @@ pub fn poll_session<'env>(
                 Err(e) => return Ok(Err(e)),
             };
             let output = session.lock().collector.aggregated();
+            let sandbox = session.exit_info().and_then(|e| e.sandbox).map(Into::into);
             Ok(Ok(JsPollResult {
                 session_id: poll.info.id.clone(),
                 status: poll.info.status.as_str().to_string(),
@@ -297,6 +300,7 @@ pub fn poll_session<'env>(
                 command: poll.info.command.clone(),
                 cwd: poll.info.cwd.clone(),
                 pty: poll.info.pty,
+                sandbox,
             }))
         },
         |env, r: AgentResult<JsPollResult>| throw(env, r),

@@ -6,6 +6,9 @@ use std::sync::OnceLock;
 #[cfg(target_os = "linux")]
 use super::cgroup::{self, CgroupHost};
 
+/// Why a sandbox cannot start inside another.
+pub const NESTED: &str = "this process already runs inside a sandbox with a seccomp supervisor (agent-exec's or another tool's), and the kernel allows one per process tree, so sandboxes do not nest";
+
 #[derive(Debug, Clone)]
 pub struct Capabilities {
     /// The Landlock ABI of the kernel (0: none). The file rules need 1; TCP rules 4; scopes 6.
@@ -56,6 +59,8 @@ fn probe() -> Capabilities {
             "seccomp user notifications are not available (Linux 5.0 or newer with CONFIG_SECCOMP_FILTER)"
                 .to_string(),
         );
+    } else if !super::seccomp::listener_available() {
+        problems.push(NESTED.to_string());
     }
     Capabilities {
         landlock_abi,

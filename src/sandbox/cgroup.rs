@@ -287,13 +287,19 @@ impl RunCgroup {
     }
 }
 
-impl Drop for RunCgroup {
-    fn drop(&mut self) {
-        // Fails while a process is still inside (one left running); the directory then stays until
-        // the host removes it, which is harmless.
+impl RunCgroup {
+    /// Remove the cgroup once the run ended. Fails harmlessly while a process is still inside (one
+    /// left running): the drop of the session tries again.
+    pub fn try_remove(&self) {
         for dir in &self.created {
             let _ = std::fs::remove_dir(dir);
         }
+    }
+}
+
+impl Drop for RunCgroup {
+    fn drop(&mut self) {
+        self.try_remove();
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Everything that allocates or can fail for ordinary reasons (paths, rules, the filter program, the
 //! cgroup) was prepared by the parent; here only system calls remain, in this order: join the cgroup,
-//! set the rlimits, enter a mount namespace and bind the protected paths read-only, `no_new_privs`,
+//! enter a mount namespace and bind the protected paths read-only, set the rlimits, `no_new_privs`,
 //! Landlock, then the seccomp filter, whose notification fd goes back to the parent over a socket.
 //! The filter comes last because every path-writing call after it waits for the supervisor, which only
 //! starts once the spawn returns.
@@ -137,6 +137,12 @@ impl ChildPlan {
         for fd in &self.cgroup_procs {
             check(write_fd(fd.as_raw_fd(), b"0"), Step::Cgroup)?;
         }
+        // The namespaces come before the rlimits: a user namespace records its creator's
+        // RLIMIT_NPROC as the ceiling for everything inside it, so the run's own (lower) process limit
+        // must be set after, where it counts the run's processes only.
+        if let Some(m) = &self.mounts {
+            self.enter_mount_namespace(m)?;
+        }
         for &(resource, soft, hard) in &self.rlimits {
             let lim = libc::rlimit {
                 rlim_cur: soft,
@@ -147,9 +153,6 @@ impl ChildPlan {
                 unsafe { libc::setrlimit(resource, &lim) } as libc::c_long,
                 Step::Rlimit,
             )?;
-        }
-        if let Some(m) = &self.mounts {
-            self.enter_mount_namespace(m)?;
         }
         // SAFETY: prctl with plain integer arguments.
         check(

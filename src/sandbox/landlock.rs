@@ -39,6 +39,11 @@ pub fn kernel_abi() -> u32 {
     }
 }
 
+/// The ABI whose rules a run gets: the kernel's, up to the newest this code knows.
+pub fn abi_in_force() -> u32 {
+    kernel_abi().min(TARGET_ABI as u32)
+}
+
 fn abi_of(v: u32) -> ABI {
     ABI::from(v.min(TARGET_ABI as u32) as i32)
 }

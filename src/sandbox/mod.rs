@@ -251,7 +251,7 @@ mod linux {
         let policy = FsPolicy::new(roots, home);
         let landlock = super::landlock::build(&policy, spec.network).map_err(unavailable)?;
         let mut mechanisms = vec![
-            format!("landlock (ABI {})", caps.landlock_abi.min(6)),
+            format!("landlock (ABI {})", super::landlock::abi_in_force()),
             "seccomp supervisor".to_string(),
             "no_new_privs".to_string(),
         ];
@@ -304,31 +304,43 @@ mod linux {
         if !rlimit_names.is_empty() {
             mechanisms.push(format!("rlimits ({})", rlimit_names.join(", ")));
         }
-        // A cgroup also tracks the run for the kill path, limits or not, where one can be made.
+        // A cgroup also tracks the run for the kill path, limits or not, where one can be made; only a
+        // cgroup that carries a limit is required.
+        let needed = memory_in_cgroup || pids_in_cgroup;
         let track = cg_host.is_some_and(|h| h.has_pids());
-        let (cgroup, cgroup_procs) = if memory_in_cgroup || pids_in_cgroup || track {
-            let host = cg_host.expect("checked");
-            let (cg, fds) = super::cgroup::RunCgroup::create(
+        let made = match cg_host.filter(|_| needed || track) {
+            None => None,
+            Some(host) => match super::cgroup::RunCgroup::create(
                 host,
                 name,
                 limits.memory_bytes.filter(|_| memory_in_cgroup),
                 limits.processes.filter(|_| pids_in_cgroup),
-            )
-            .map_err(|e| unavailable(format!("the run's cgroup could not be created: {e}")))?;
-            let mut what = Vec::new();
-            if memory_in_cgroup {
-                what.push("memory");
+            ) {
+                Ok(made) => Some((host, made)),
+                Err(e) if needed => {
+                    return Err(unavailable(format!(
+                        "the run's cgroup could not be created: {e}"
+                    )))
+                }
+                Err(_) => None,
+            },
+        };
+        let (cgroup, cgroup_procs) = match made {
+            Some((host, (cg, fds))) => {
+                let mut what = Vec::new();
+                if memory_in_cgroup {
+                    what.push("memory");
+                }
+                if pids_in_cgroup {
+                    what.push("pids");
+                }
+                if what.is_empty() {
+                    what.push("tracking");
+                }
+                mechanisms.push(format!("cgroup v{} ({})", host.version(), what.join(", ")));
+                (Some(cg), fds)
             }
-            if pids_in_cgroup {
-                what.push("pids");
-            }
-            if what.is_empty() {
-                what.push("tracking");
-            }
-            mechanisms.push(format!("cgroup v{} ({})", host.version(), what.join(", ")));
-            (Some(cg), fds)
-        } else {
-            (None, Vec::new())
+            None => (None, Vec::new()),
         };
 
         let mounts = if !existing.is_empty() || need_user_ns {
@@ -355,6 +367,9 @@ mod linux {
                 }
                 if !read_only.is_empty() {
                     mechanisms.push("read-only binds (mount namespace)".into());
+                }
+                if need_user_ns {
+                    mechanisms.push("user namespace (counts the run's processes)".into());
                 }
                 Some(MountPlan { user, read_only })
             }
@@ -406,13 +421,16 @@ mod linux {
             cgroup,
             log: Arc::new(DenialLog::default()),
             mechanisms,
-            landlock_abi: caps.landlock_abi,
+            landlock_abi: super::landlock::abi_in_force(),
         })
     }
 
     /// An error from the spawn of a sandboxed child, with the step the host refused.
     pub fn spawn_error(e: &std::io::Error) -> Option<AgentError> {
         let (step, os) = super::child::decode(e)?;
+        if step == super::child::Step::Seccomp && os.raw_os_error() == Some(libc::EBUSY) {
+            return Some(unavailable(super::capabilities::NESTED));
+        }
         Some(unavailable(format!("{} failed: {os}", step.describe())))
     }
 
@@ -461,10 +479,14 @@ mod linux {
                 .unwrap_or_default()
         }
 
-        /// The report for the outcome, given how the shell ended.
+        /// The report for the outcome, given how the shell ended. Reads the cgroup's counters, then
+        /// removes the cgroup if the run left nothing inside it.
         pub fn report(&self, exit_code: Option<i32>, exit_signal: Option<&str>) -> SandboxReport {
             let (denials, dropped) = self.log.snapshot();
             let (limit_exceeded, limit_message) = self.limit_verdict(exit_code, exit_signal);
+            if let Some(cg) = &self.cgroup {
+                cg.try_remove();
+            }
             SandboxReport {
                 tmp_dir: self.tmp.path().display().to_string(),
                 writable_roots: self

@@ -133,7 +133,10 @@ pub fn outcome_of(session: &Session, exit: &ExitInfo, req: &ExecRequest) -> Exec
         warnings.push(format!("Warning: the full output log is incomplete: {f}."));
     }
     if let Some(report) = &exit.sandbox {
-        if let Some(m) = &report.limit_message {
+        // The other limits end the run and are its reason; refused forks only show here.
+        if let (Some(crate::sandbox::LimitKind::Processes), Some(m)) =
+            (report.limit_exceeded, &report.limit_message)
+        {
             warnings.push(format!("Warning: sandbox: {m}."));
         }
     }

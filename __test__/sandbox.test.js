@@ -1,0 +1,400 @@
+'use strict';
+// The sandbox of exec: file rules, protected paths, the network cut, limits, PTYs, reports, errors.
+// Everything runs real commands under the real kernel mechanisms (Landlock, seccomp, cgroups).
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const { native, alive, waitFor, track, killTracked, tempDir, run } = require('./helpers.js');
+
+test.after(killTracked);
+
+/** Every process of an ended run is gone (the run's own pids and whatever it left running). */
+async function assertNothingLeft(r) {
+  const pids = [r.pid, ...r.leftRunning, ...r.survivors].filter((p) => p > 0);
+  await waitFor(() => pids.every((p) => !alive(p)), { what: `the processes of ${r.sessionId} to end` });
+}
+
+const outside = () => path.join('/etc', `agent-exec-sandbox-${process.pid}-${Date.now()}`);
+
+test('capabilities are reported as this kernel has them', () => {
+  const caps = native.sandboxCapabilities();
+  assert.equal(caps.platform, 'linux');
+  assert.equal(caps.enforceable, true, caps.problems.join('; '));
+  assert.deepEqual(caps.problems, []);
+  // The ABI the kernel reports for LANDLOCK_CREATE_RULESET_VERSION, asked independently of the addon.
+  const probe = spawnSync('python3', ['-c', 'import ctypes; print(ctypes.CDLL(None, use_errno=True).syscall(444, None, 0, 1))'], { encoding: 'utf8' });
+  assert.equal(caps.landlockAbi, Number(probe.stdout.trim()));
+  assert.equal(caps.seccomp, true);
+  assert.equal(caps.noNewPrivs, true);
+  assert.equal(caps.rlimits, true);
+  assert.equal(caps.readOnlyBinds, true);
+  assert.equal(caps.limits.cpuSeconds, 'rlimit');
+  if (caps.cgroupVersion) {
+    assert.ok([1, 2].includes(caps.cgroupVersion));
+    assert.equal(caps.limits.processes, 'cgroup');
+  }
+});
+
+test('writes inside the cwd work, outside they fail and the denial names path and rule; reads work', async () => {
+  const dir = tempDir();
+  const target = outside();
+  const r = await run({
+    command: `echo in > inside.txt && echo wrote; echo out > ${target}; head -c 1 /etc/hostname >/dev/null && echo read-ok; echo tmp > "$TMPDIR/t" && echo tmp-ok`,
+    cwd: dir,
+    sandbox: true,
+  });
+  assert.equal(r.status, 'completed');
+  assert.equal(fs.readFileSync(path.join(dir, 'inside.txt'), 'utf8'), 'in\n');
+  assert.equal(fs.existsSync(target), false);
+  assert.match(r.output, /wrote\n/);
+  assert.match(r.output, /Permission denied/);
+  assert.match(r.output, /read-ok\n/);
+  assert.match(r.output, /tmp-ok\n/);
+  const s = r.sandbox;
+  assert.deepEqual(s.writableRoots, [fs.realpathSync(dir), s.tmpDir]);
+  assert.equal(s.network, false);
+  assert.ok(s.landlockAbi >= 1);
+  assert.ok(s.mechanisms.some((m) => m.startsWith('landlock')), s.mechanisms.join());
+  assert.deepEqual(
+    s.denials.map((d) => [d.operation, d.path, d.rule, d.detail]),
+    [['write', target, 'outside the writable roots', 'openat(O_WRONLY|O_CREAT|O_TRUNC)']],
+  );
+  assert.ok(s.denials[0].pid > 0);
+  await assertNothingLeft(r);
+});
+
+test('every kind of write outside the roots is refused and reported', async () => {
+  const dir = tempDir();
+  const other = tempDir(); // outside the sandbox's roots
+  fs.writeFileSync(path.join(other, 'existing'), 'keep\n');
+  const r = await run({
+    command: [
+      `mkdir ${other}/newdir`,
+      `rm -f ${other}/existing`,
+      `mv ${other}/existing ${other}/moved`,
+      `ln -s /tmp ${other}/link`,
+      `truncate -s 0 ${other}/existing`,
+      `cp ${other}/existing copy.txt && echo copied`,
+    ].join('; '),
+    cwd: dir,
+    sandbox: true,
+  });
+  assert.equal(fs.readFileSync(path.join(other, 'existing'), 'utf8'), 'keep\n');
+  assert.deepEqual(fs.readdirSync(other).sort(), ['existing']);
+  assert.match(r.output, /copied/);
+  const ops = new Set(r.sandbox.denials.map((d) => d.operation));
+  for (const op of ['mkdir', 'remove', 'rename', 'symlink']) assert.ok(ops.has(op), `${op} in ${[...ops]}`);
+  assert.ok(
+    r.sandbox.denials.some((d) => d.path === path.join(fs.realpathSync(other), 'existing') && ['write', 'truncate'].includes(d.operation)),
+    JSON.stringify(r.sandbox.denials),
+  );
+  await assertNothingLeft(r);
+});
+
+test('writableRoots replaces the cwd; [] leaves only the private temp dir', async () => {
+  const dir = tempDir();
+  const extra = tempDir();
+  const r = await run({ command: `echo a > ${extra}/a && echo b > b.txt`, cwd: dir, sandbox: { writableRoots: [extra] } });
+  assert.ok(fs.existsSync(path.join(extra, 'a')));
+  assert.equal(fs.existsSync(path.join(dir, 'b.txt')), false);
+  assert.equal(r.sandbox.denials[0].path, path.join(fs.realpathSync(dir), 'b.txt'));
+  const ro = await run({ command: 'echo x > x.txt; echo y > "$TMPDIR/y" && cat "$TMPDIR/y"', cwd: dir, sandbox: { writableRoots: [] } });
+  assert.equal(fs.existsSync(path.join(dir, 'x.txt')), false);
+  assert.match(ro.output, /^y$/m);
+  assert.deepEqual(ro.sandbox.writableRoots, [ro.sandbox.tmpDir]);
+  // The private temp dir belongs to the run and goes with it.
+  await waitFor(() => !fs.existsSync(ro.sandbox.tmpDir), { what: 'the temp dir to be removed' });
+});
+
+test('.git/hooks, .git/config and rc files cannot be written inside a writable root', async () => {
+  const repo = tempDir();
+  fs.mkdirSync(path.join(repo, '.git/hooks'), { recursive: true });
+  fs.writeFileSync(path.join(repo, '.git/config'), '[core]\n');
+  fs.writeFileSync(path.join(repo, '.bashrc'), '# mine\n');
+  const r = await run({
+    command: [
+      'echo evil > .git/hooks/pre-commit',
+      'echo "[core] fsmonitor = evil" >> .git/config',
+      'mkdir .git/hooks/sub',
+      'echo evil >> .bashrc',
+      'echo ok > .git/index.lock && echo git-dir-writable',
+    ].join('; '),
+    cwd: repo,
+    env: { HOME: repo },
+    sandbox: true,
+  });
+  assert.deepEqual(fs.readdirSync(path.join(repo, '.git/hooks')), []);
+  assert.equal(fs.readFileSync(path.join(repo, '.git/config'), 'utf8'), '[core]\n');
+  assert.equal(fs.readFileSync(path.join(repo, '.bashrc'), 'utf8'), '# mine\n');
+  assert.match(r.output, /git-dir-writable/);
+  const real = fs.realpathSync(repo);
+  const rules = r.sandbox.denials.map((d) => `${d.operation} ${d.path} :: ${d.rule}`);
+  assert.ok(rules.includes(`write ${real}/.git/hooks/pre-commit :: protected path ${real}/.git/hooks`), rules.join('\n'));
+  assert.ok(rules.includes(`write ${real}/.git/config :: protected path ${real}/.git/config`), rules.join('\n'));
+  assert.ok(rules.includes(`mkdir ${real}/.git/hooks/sub :: protected path ${real}/.git/hooks`), rules.join('\n'));
+  assert.ok(rules.includes(`write ${real}/.bashrc :: protected path ${real}/.bashrc`), rules.join('\n'));
+  assert.ok(r.sandbox.protectedPaths.includes(`${real}/.git/hooks`));
+  assert.ok(r.sandbox.mechanisms.includes('read-only binds (mount namespace)'), r.sandbox.mechanisms.join());
+});
+
+test('a missing .git/hooks cannot be created either', async () => {
+  const repo = tempDir();
+  fs.mkdirSync(path.join(repo, '.git'));
+  fs.writeFileSync(path.join(repo, '.git/config'), '[core]\n');
+  const r = await run({ command: 'mkdir -p .git/hooks && echo x > .git/hooks/post-checkout', cwd: repo, sandbox: true });
+  assert.equal(fs.existsSync(path.join(repo, '.git/hooks')), false);
+  assert.equal(r.sandbox.denials[0].operation, 'mkdir');
+  assert.match(r.sandbox.denials[0].rule, /^protected path .*\.git\/hooks$/);
+});
+
+async function listener() {
+  const got = [];
+  const server = net.createServer((s) => s.on('data', (d) => got.push(String(d))));
+  await new Promise((res) => server.listen(0, '127.0.0.1', res));
+  return { server, got, port: server.address().port };
+}
+
+test('network off: connecting to a local listener fails and is reported; network on: it works', async () => {
+  const { server, got, port } = await listener();
+  try {
+    const off = await run({ command: `echo hi > /dev/tcp/127.0.0.1/${port} && echo sent`, sandbox: true, cwd: tempDir() });
+    assert.doesNotMatch(off.output, /sent/);
+    assert.deepEqual(
+      off.sandbox.denials.map((d) => [d.operation, d.detail, d.rule]),
+      [['network', 'socket(AF_INET)', 'network is off']],
+    );
+    assert.deepEqual(got, []);
+    const on = await run({ command: `echo hi > /dev/tcp/127.0.0.1/${port} && echo sent`, sandbox: { network: true }, cwd: tempDir() });
+    assert.match(on.output, /sent/);
+    assert.deepEqual(on.sandbox.denials, []);
+    await waitFor(() => got.join('') === 'hi\n', { what: 'the listener to receive' });
+    // Unix sockets keep working with the network off.
+    const unix = await run({
+      command: `python3 -c "import socket; a, b = socket.socketpair(); a.send(b'ok'); print(b.recv(2).decode())"`,
+      sandbox: true,
+      cwd: tempDir(),
+    });
+    assert.match(unix.output, /^ok$/m);
+  } finally {
+    server.close();
+  }
+});
+
+test('the same rules hold over a PTY', async () => {
+  const dir = tempDir();
+  const target = outside();
+  const { server, got, port } = await listener();
+  try {
+    const r = await run({
+      command: `tty; echo in > pty.txt; echo out > ${target}; echo hi > /dev/tcp/127.0.0.1/${port}; echo end`,
+      cwd: dir,
+      pty: true,
+      sandbox: true,
+    });
+    assert.match(r.output, /^\/dev\/pts\/\d+$/m);
+    assert.ok(fs.existsSync(path.join(dir, 'pty.txt')));
+    assert.equal(fs.existsSync(target), false);
+    assert.match(r.output, /end/);
+    const ops = r.sandbox.denials.map((d) => `${d.operation} ${d.path ?? d.detail}`);
+    assert.ok(ops.includes(`write ${target}`), ops.join());
+    assert.ok(ops.includes('network socket(AF_INET)'), ops.join());
+    assert.deepEqual(got, []);
+  } finally {
+    server.close();
+  }
+});
+
+test('a fork bomb stops at the process limit, which is named', { timeout: 60000 }, async () => {
+  const r = await run({
+    command: 'bomb() { bomb | bomb & }; bomb; sleep 30',
+    cwd: tempDir(),
+    sandbox: { limits: { processes: 40 } },
+    timeoutMs: 4000,
+    killGraceMs: 200,
+  });
+  assert.equal(r.timedOut, true);
+  assert.equal(r.sandbox.limitExceeded, 'processes');
+  assert.match(r.sandbox.limitMessage, /^the process limit \(40\) refused \d+ forks?$/);
+  assert.ok(r.warnings.some((w) => w.startsWith('Warning: sandbox: the process limit (40) refused')), r.warnings.join('\n'));
+  assert.ok(r.sandbox.mechanisms.some((m) => /^cgroup v[12] \(pids\)$/.test(m)), r.sandbox.mechanisms.join());
+  assert.deepEqual(r.survivors, []);
+  await assertNothingLeft(r);
+});
+
+test('the memory limit ends a run and is named', { timeout: 60000 }, async () => {
+  const r = await run({
+    command: `python3 -c "x = b'\\x01' * (512 << 20); print(len(x))"`,
+    cwd: tempDir(),
+    sandbox: { limits: { memoryBytes: 64 * 1024 * 1024 } },
+    timeoutMs: 30000,
+  });
+  assert.equal(r.status, 'failed');
+  assert.equal(r.sandbox.limitExceeded, 'memory');
+  assert.equal(r.reason, 'Command stopped by the sandbox: the memory limit (64 MiB) was reached: the kernel killed 1 process');
+  assert.doesNotMatch(r.output, /536870912/);
+});
+
+test('the CPU limit ends a run and is named', { timeout: 60000 }, async () => {
+  const r = await run({ command: 'while :; do :; done', cwd: tempDir(), sandbox: { limits: { cpuSeconds: 1 } }, timeoutMs: 30000 });
+  assert.equal(r.status, 'failed');
+  assert.equal(r.exitSignal, 'SIGXCPU');
+  assert.equal(r.sandbox.limitExceeded, 'cpu');
+  assert.equal(r.reason, 'Command stopped by the sandbox: the CPU limit (1 s per process) was reached');
+  // A child killed by the limit is seen through its shell's exit status (128 + SIGXCPU).
+  const child = await run({ command: 'python3 -c "while True: pass"; exit $?', cwd: tempDir(), sandbox: { limits: { cpuSeconds: 1 } }, timeoutMs: 30000 });
+  assert.equal(child.exitCode, 152);
+  assert.equal(child.sandbox.limitExceeded, 'cpu');
+  assert.equal(child.status, 'failed');
+});
+
+test('file size and open file limits apply', async () => {
+  const r = await run({
+    command: 'head -c 100000 /dev/zero > big.bin',
+    cwd: tempDir(),
+    sandbox: { limits: { fileSizeBytes: 4096 } },
+  });
+  assert.equal(r.sandbox.limitExceeded, 'fileSize');
+  assert.equal(r.status, 'failed');
+  assert.equal(r.reason, 'Command stopped by the sandbox: the file size limit (4 KiB) was reached');
+  const n = await run({ command: 'ulimit -n', cwd: tempDir(), sandbox: { limits: { openFiles: 64 } } });
+  assert.equal(n.output.trim(), '64');
+});
+
+test('a backgrounded sandboxed session keeps its sandbox and reports when polled', async () => {
+  const dir = tempDir();
+  const target = outside();
+  const r = await native.exec({ command: `sleep 0.3; echo out > ${target}; echo done`, cwd: dir, sandbox: true, background: true });
+  track(r.pid);
+  let p;
+  await waitFor(async () => (p = await native.pollSession(r.sessionId, { timeoutMs: 1000 })).exited, { what: 'the session to end' });
+  assert.equal(fs.existsSync(target), false);
+  assert.equal(p.sandbox.denials[0].path, target);
+  native.clearSession(r.sessionId);
+});
+
+test('bad sandbox options are typed errors', async () => {
+  const cases = [
+    [{ sandbox: 'yes' }, 'ERR_INVALID_OPTION', /sandbox option must be true, false or an object/],
+    [{ sandbox: { writeableRoots: [] } }, 'ERR_INVALID_OPTION', /no setting "writeableRoots"/],
+    [{ sandbox: { writableRoots: 'dir' } }, 'ERR_INVALID_OPTION', /array of directory paths/],
+    [{ sandbox: { writableRoots: ['/no/such/dir'] } }, 'ERR_INVALID_OPTION', /\/no\/such\/dir does not exist/],
+    [{ sandbox: { writableRoots: ['/etc/hostname'] } }, 'ERR_INVALID_OPTION', /is not a directory/],
+    [{ sandbox: { network: 'on' } }, 'ERR_INVALID_OPTION', /network option must be true or false/],
+    [{ sandbox: { limits: { memory: 1 } } }, 'ERR_INVALID_OPTION', /no setting "memory"/],
+    [{ sandbox: { limits: { memoryBytes: 1000 } } }, 'ERR_INVALID_OPTION', /memoryBytes must be a whole number of at least 4194304/],
+    [{ sandbox: { limits: { processes: 1.5 } } }, 'ERR_INVALID_OPTION', /whole number/],
+    [{ sandbox: { limits: { cpuSeconds: -1 } } }, 'ERR_INVALID_OPTION', /at least 0/],
+    [{ sandbox: { limits: 5 } }, 'ERR_INVALID_OPTION', /limits must be an object/],
+  ];
+  for (const [opts, code, message] of cases) {
+    await assert.rejects(native.exec({ command: 'true', ...opts }), (e) => {
+      assert.equal(e.code, code, JSON.stringify(opts));
+      assert.match(e.message, message);
+      return true;
+    });
+  }
+});
+
+test('a sandbox inside a sandbox is refused with ERR_SANDBOX_UNAVAILABLE, and nothing runs', async () => {
+  const dir = tempDir();
+  const script = path.join(dir, 'nested.js');
+  fs.writeFileSync(
+    script,
+    `const a = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+     const caps = a.sandboxCapabilities();
+     console.log('enforceable=' + caps.enforceable);
+     a.exec({ command: 'touch ran', sandbox: true }).then(() => console.log('ran'), (e) => console.log(e.code + ': ' + e.message));`,
+  );
+  const r = await run({ command: `${JSON.stringify(process.execPath)} ${script}`, cwd: dir, sandbox: true });
+  assert.match(r.output, /enforceable=false/);
+  assert.match(r.output, /ERR_SANDBOX_UNAVAILABLE: This host cannot enforce the requested sandbox: this process already runs inside a sandbox/);
+  assert.match(r.output, /Nothing was run/);
+  assert.equal(fs.existsSync(path.join(dir, 'ran')), false);
+});
+
+test('as an unprivileged user the process limit comes from a user namespace', { skip: process.getuid() !== 0 && 'needs root to switch users' }, async () => {
+  // A real non-root caller: the addon runs as nobody, where cgroups are not writable, so the limit is
+  // RLIMIT_NPROC counted inside a user namespace of the run's own.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-exec-nobody-'));
+  fs.chmodSync(dir, 0o777);
+  const forker = [
+    'import os, signal, time',
+    'kids = []',
+    'try:',
+    '    while True:',
+    '        pid = os.fork()',
+    '        if pid == 0:',
+    '            time.sleep(30)',
+    '            os._exit(0)',
+    '        kids.append(pid)',
+    'except OSError as e:',
+    '    print("refused after", len(kids), "errno", e.errno)',
+    'for k in kids:',
+    '    os.kill(k, signal.SIGKILL)',
+  ].join('\n');
+  fs.writeFileSync(path.join(dir, 'forker.py'), forker);
+  const script = path.join(dir, 'limits.js');
+  fs.writeFileSync(
+    script,
+    `const a = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+     a.exec({ command: 'python3 forker.py', cwd: ${JSON.stringify(dir)}, sandbox: { limits: { processes: 8 } }, timeoutMs: 20000 })
+       .then((r) => console.log(JSON.stringify({ caps: a.sandboxCapabilities().limits.processes, mech: r.sandbox.mechanisms, out: r.output })),
+             (e) => console.log(JSON.stringify({ error: e.code, message: e.message })));`,
+  );
+  const readable = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'test', '-r', script]);
+  if (readable.status !== 0) return; // the checkout is not readable by nobody (a private home): nothing to run
+  const r = await run({ command: `setpriv --reuid=65534 --regid=65534 --clear-groups ${JSON.stringify(process.execPath)} ${script}`, cwd: dir, timeoutMs: 30000 });
+  const got = JSON.parse(r.output.trim().split('\n').pop());
+  assert.equal(got.error, undefined, got.message);
+  assert.equal(got.caps, 'rlimit-userns');
+  assert.ok(got.mech.includes('rlimits (nproc)'), got.mech.join());
+  assert.ok(got.mech.includes('user namespace (counts the run\'s processes)'), got.mech.join());
+  const m = /refused after (\d+) errno 11/.exec(got.out);
+  assert.ok(m, got.out);
+  assert.ok(Number(m[1]) < 8 && Number(m[1]) > 0, got.out);
+});
+
+test('tool adapter: host auto runs in the configured sandbox, names refusals, and skips approvals', async () => {
+  const api = require('../js/index.js');
+  const dir = tempDir();
+  const target = outside();
+  const exec = api.createExecTool({ cwd: dir, sandbox: { network: false }, security: 'deny' });
+  const r = await exec.execute('1', { command: `echo in > in.txt && echo ok; echo out > ${target}` });
+  assert.equal(r.details.status, 'completed');
+  assert.ok(fs.existsSync(path.join(dir, 'in.txt')));
+  assert.equal(fs.existsSync(target), false);
+  assert.match(r.content[0].text, /^ok\n.*Permission denied\n\n\(Command exited with code 1\)\n\nSandbox refused:\n- write \/etc\/agent-exec-sandbox-\S+: outside the writable roots$/s);
+  assert.equal(r.details.sandbox.denials[0].path, target);
+  // Explicit host=sandbox is the same runtime.
+  const explicit = await exec.execute('2', { command: 'echo x > /etc/never-written; true', host: 'sandbox' });
+  assert.equal(explicit.details.sandbox.denials[0].path, '/etc/never-written');
+  // With a sandbox configured, auto may not be overridden to the gateway (OpenClaw B).
+  await assert.rejects(exec.execute('3', { command: 'true', host: 'gateway' }), {
+    message: 'exec host not allowed (requested gateway; configured host is auto; set tools.exec.host=gateway to allow this override).',
+  });
+  // Without a sandbox, host=sandbox keeps OpenClaw's error.
+  await assert.rejects(api.createExecTool({}).execute('4', { command: 'true', host: 'sandbox' }), /^Error: exec host=sandbox requires a sandbox runtime/);
+});
+
+test('tool adapter: limits are named in the failure text; elevation leaves the sandbox', async () => {
+  const api = require('../js/index.js');
+  const exec = api.createExecTool({
+    cwd: tempDir(),
+    sandbox: { limits: { cpuSeconds: 1 } },
+    elevated: { enabled: true, allowed: true, defaultLevel: 'full' },
+  });
+  const r = await exec.execute('1', { command: 'while :; do :; done', elevated: false });
+  assert.equal(r.details.status, 'failed');
+  assert.equal(r.content[0].text, 'Command stopped by the sandbox: the CPU limit (1 s per process) was reached');
+  assert.equal(r.details.sandbox.limitExceeded, 'cpu');
+  const target = outside();
+  const elevated = await exec.execute('2', { command: `echo out > ${target} && rm ${target} && echo wrote`, elevated: true });
+  assert.equal(elevated.details.sandbox, undefined);
+  assert.match(elevated.content[0].text, /wrote/);
+});
