@@ -5,6 +5,7 @@
 //
 //   npm run bench            full run (a few minutes on 2 cores)
 //   npm run bench -- --quick under a minute
+//   npm run bench -- --only sandbox   one group (exec, sandbox, throughput, flood, sessions); prints only
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -15,6 +16,8 @@ const api = require('../js/index.js');
 const { renderChart } = require('./chart.js');
 
 const quick = process.argv.includes('--quick');
+const onlyAt = process.argv.indexOf('--only');
+const only = onlyAt > 0 ? process.argv[onlyAt + 1] : null;
 const shell = fs.existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
 const root = path.join(__dirname, '..');
 const results = { date: new Date().toISOString(), quick, machine: machine(), figures: [] };
@@ -102,6 +105,35 @@ async function benchExecTrue() {
   record('exec true via native exec, median', 'ms', native.median, { child_process: cp.median, 'raw Rust': raw.medianMs });
 }
 
+/** The sandbox's cost on a run of `true`: agent-exec sandboxed against agent-exec plain, and against
+ *  bubblewrap (what Codex and Claude Code's sandbox-runtime use on Linux) when it is installed. */
+async function benchSandbox() {
+  const runs = quick ? 50 : 300;
+  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-exec-bench-sbx-'));
+  const sandboxed = () => api.exec({ command: 'true', cwd, sandbox: true });
+  await timeMany(5, sandboxed);
+  const ours = await timeMany(runs, sandboxed);
+  const limited = await timeMany(runs, () => api.exec({ command: 'true', cwd, sandbox: { limits: { memoryBytes: 256 << 20, processes: 256 } } }));
+  const plain = await timeMany(runs, () => api.exec({ command: 'true', cwd }));
+  const baselines = { 'agent-exec unsandboxed': plain.median };
+  let bwrap = null;
+  try {
+    execFileSync('bwrap', ['--version'], { stdio: 'ignore' });
+    const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--bind', cwd, cwd, '--unshare-net', '--die-with-parent', shell, '-c', 'true'];
+    bwrap = await timeMany(runs, () => new Promise((resolve, reject) => {
+      const c = spawn('bwrap', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+      c.on('error', reject);
+      c.on('close', resolve);
+    }));
+    baselines['bubblewrap via child_process'] = bwrap.median;
+  } catch {
+    console.log('(bubblewrap not installed: apt-get install bubblewrap to compare)');
+  }
+  record('sandboxed exec true, median', 'ms', ours.median, baselines, 'overhead measured, no goal');
+  record('sandboxed exec true with memory and process limits (cgroup), median', 'ms', limited.median, { 'agent-exec unsandboxed': plain.median });
+  fs.rmSync(cwd, { recursive: true, force: true });
+}
+
 function bigFile(mib) {
   const file = path.join(os.tmpdir(), `agent-exec-bench-${mib}.txt`);
   if (!fs.existsSync(file) || fs.statSync(file).size !== mib * 1048576) {
@@ -169,10 +201,10 @@ async function benchSessions() {
 
 (async () => {
   console.log(`agent-exec benchmarks${quick ? ' (quick)' : ''}: ${results.machine}, ${results.date}`);
-  await benchExecTrue();
-  await benchThroughput();
-  await benchFlood();
-  await benchSessions();
+  const groups = { exec: benchExecTrue, sandbox: benchSandbox, throughput: benchThroughput, flood: benchFlood, sessions: benchSessions };
+  if (only && !groups[only]) throw new Error(`--only takes one of ${Object.keys(groups).join(', ')}`);
+  for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
+  if (only) return;
   const dir = path.join(__dirname, 'results');
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'latest.json'), JSON.stringify(results, null, 2) + '\n');
