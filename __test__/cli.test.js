@@ -63,3 +63,21 @@ test('demo runs', () => {
   assert.match(r.stdout, /chars omitted/);
   assert.match(r.stdout, /cat saw EOF/);
 });
+
+test('run --sandbox names what was refused; sandbox prints the capabilities', () => {
+  const dir = tempDir();
+  const r = run(['run', '--sandbox', '--memory', '64', '--cwd', dir, '--', 'echo in > in.txt; echo out > /etc/agent-exec-cli-probe; echo done']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(fs.existsSync(path.join(dir, 'in.txt')));
+  assert.equal(fs.existsSync('/etc/agent-exec-cli-probe'), false);
+  assert.match(r.stdout, /\nsandbox: writable [^;]+; network off; landlock \(ABI \d\)/);
+  assert.match(r.stdout, /\n {2}refused: write \/etc\/agent-exec-cli-probe: outside the writable roots \(openat\(O_WRONLY\|O_CREAT\|O_TRUNC\), pid \d+\)\n/);
+  const caps = run(['sandbox', '--json']);
+  assert.equal(caps.status, 0);
+  assert.deepEqual(JSON.parse(caps.stdout), require('../js/index.js').sandboxCapabilities());
+  const text = run(['sandbox']);
+  assert.match(text.stdout, /^platform: linux\nenforceable: yes\nlandlock ABI: \d+\n/);
+  const bad = run(['run', '--processes', 'many', '--', 'true']);
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /--processes needs a number/);
+});

@@ -9,6 +9,7 @@ const fs = require('node:fs');
 const USAGE = `Usage:
   agent-exec run [options] [--] <command...>   run a command and print its outcome
   agent-exec check [options] [--] <command...> analyse a command and show the approval decision
+  agent-exec sandbox [--json]                  what this host's sandbox can enforce
   agent-exec demo                              run a few commands that show what the runtime does
   agent-exec help                              this text
 
@@ -18,6 +19,11 @@ Options for run:
   --grace <ms>          SIGTERM to SIGKILL grace (default 3000)
   --max-output <chars>  cap of the aggregated output (default 200000)
   --stdin-pipe          keep stdin open (default: closed)
+  --pty                 run on a pseudo-terminal
+  --sandbox             run sandboxed: writes only under the cwd and a private temp dir, no network
+  --writable <dir>      a writable root of the sandbox (repeatable; replaces the cwd; implies --sandbox)
+  --network             let the sandbox use the network
+  --memory <MiB>  --cpu <seconds>  --processes <n>   sandbox limits (imply --sandbox)
   --json                print the outcome as JSON instead of text
 
 Options for check:
@@ -50,6 +56,13 @@ function parseRun(args) {
     else if (a === '--grace') opts.request.killGraceMs = number();
     else if (a === '--max-output') opts.request.maxOutputChars = number();
     else if (a === '--stdin-pipe') opts.request.stdin = 'pipe';
+    else if (a === '--pty') opts.request.pty = true;
+    else if (a === '--sandbox') sandbox();
+    else if (a === '--network') sandbox().network = true;
+    else if (a === '--writable') (sandbox().writableRoots ??= []).push(path.resolve(value()));
+    else if (a === '--memory') limits().memoryBytes = Math.round(number() * 1048576);
+    else if (a === '--cpu') limits().cpuSeconds = number();
+    else if (a === '--processes') limits().processes = number();
     else if (a === '--json') opts.json = true;
     else if (a.startsWith('--')) throw new UsageError(`unknown option ${a}`);
     else words.push(a);
@@ -57,6 +70,13 @@ function parseRun(args) {
   if (words.length === 0) throw new UsageError('run needs a command');
   opts.request.command = words.join(' ');
   return opts;
+
+  function sandbox() {
+    return (opts.request.sandbox ??= {});
+  }
+  function limits() {
+    return (sandbox().limits ??= {});
+  }
 }
 
 function describe(outcome) {
@@ -70,7 +90,33 @@ function describe(outcome) {
     lines.push(`output cut: ${outcome.omittedChars} of ${outcome.totalChars} chars omitted; full log: ${outcome.outputFile}`);
   }
   for (const w of outcome.warnings) lines.push(w);
+  if (outcome.sandbox) {
+    const s = outcome.sandbox;
+    lines.push(`sandbox: writable ${s.writableRoots.join(', ')}; network ${s.network ? 'on' : 'off'}; ${s.mechanisms.join(', ')}`);
+    for (const d of s.denials) {
+      const what = d.path ? `${d.operation} ${d.path}` : d.operation;
+      lines.push(`  refused: ${what}: ${d.rule} (${d.detail}, pid ${d.pid}${d.count > 1 ? `, ${d.count} times` : ''})`);
+    }
+    if (s.limitMessage) lines.push(`  limit: ${s.limitMessage}`);
+  }
   return lines.join('\n');
+}
+
+function sandboxInfo(args, out = process.stdout) {
+  const { sandboxCapabilities } = require('./index.js');
+  const caps = sandboxCapabilities();
+  if (args.includes('--json')) {
+    out.write(JSON.stringify(caps, null, 2) + '\n');
+  } else {
+    const lines = [`platform: ${caps.platform}`, `enforceable: ${caps.enforceable ? 'yes' : 'no'}`];
+    for (const p of caps.problems) lines.push(`  problem: ${p}`);
+    lines.push(`landlock ABI: ${caps.landlockAbi}`, `seccomp supervisor: ${caps.seccomp ? 'yes' : 'no'}`);
+    lines.push(`user namespaces: ${caps.userNamespaces ? 'yes' : 'no'}; read-only binds: ${caps.readOnlyBinds ? 'yes' : 'no'}`);
+    lines.push(`cgroup: ${caps.cgroupVersion ? `v${caps.cgroupVersion}` : 'none writable'}`);
+    for (const [k, v] of Object.entries(caps.limits)) lines.push(`limit ${k}: ${v ?? 'not enforceable here'}`);
+    out.write(lines.join('\n') + '\n');
+  }
+  return caps.enforceable ? 0 : 1;
 }
 
 async function run(args, out = process.stdout) {
@@ -161,6 +207,12 @@ async function demo(out = process.stdout) {
     ['big output keeps its head and tail; the full log goes to a file', { command: 'seq 1 100000', maxOutputChars: 200 }],
     ['a background child holding the pipes does not hang the call', { command: 'sleep 30 & echo started', drainTimeoutMs: 300 }],
   ];
+  if (require('./index.js').sandboxCapabilities().enforceable) {
+    steps.push([
+      'in the sandbox, writes outside the cwd and the network are refused, and each refusal is named',
+      { command: 'echo ok > inside.txt && cat inside.txt; echo no > ~/agent-exec-demo-outside.txt; exec 3<>/dev/tcp/127.0.0.1/9', sandbox: true },
+    ]);
+  }
   for (const [title, request] of steps) {
     out.write(`\n$ ${request.command}\n# ${title}\n`);
     const outcome = await exec({ cwd: dir, ...request });
@@ -185,6 +237,7 @@ async function main(argv) {
     if (cmd === 'run') return await run(rest);
     if (cmd === 'demo') return await demo();
     if (cmd === 'check') return check(rest);
+    if (cmd === 'sandbox') return sandboxInfo(rest);
     if (cmd === undefined || cmd === 'help' || cmd === '--help' || cmd === '-h') {
       process.stdout.write(USAGE);
       return cmd === undefined ? 2 : 0;
@@ -206,4 +259,4 @@ if (require.main === module) {
   });
 }
 
-module.exports = { main, parseRun, parseCheck, describe };
+module.exports = { main, parseRun, parseCheck, describe, sandboxInfo };
