@@ -544,6 +544,12 @@ export interface SessionScope {
 /** How long finished background sessions are kept (ms). Takes effect at once. */
 export declare function setSessionTtl(ttlMs: number): void
 
+/**
+ * The directory the scope's last `trackCwd` run ended in (whether it still exists or not), or
+ * `undefined` when none did. `exec({trackCwd: true})` without a `cwd` starts there.
+ */
+export declare function trackedCwd(scopeKey?: string): string | null
+
 export interface WriteOptions {
   scopeKey?: string
   /** Close stdin after writing. */

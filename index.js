@@ -853,4 +853,5 @@ module.exports.resizePty = nativeBinding.resizePty
 module.exports.sandboxCapabilities = nativeBinding.sandboxCapabilities
 module.exports.sendKeys = nativeBinding.sendKeys
 module.exports.setSessionTtl = nativeBinding.setSessionTtl
+module.exports.trackedCwd = nativeBinding.trackedCwd
 module.exports.writeStdin = nativeBinding.writeStdin

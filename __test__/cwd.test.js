@@ -58,3 +58,31 @@ test('a cd into a directory that is then deleted falls back with a warning', asy
   assert.equal(r.output, `${process.cwd()}\n`);
   assert.deepEqual(r.warnings, [`Warning: the tracked directory ${doomed} no longer exists; using ${process.cwd()}.`]);
 });
+
+test('the exec tool carries cd over with trackCwd, and an explicit workdir wins', async () => {
+  const api = require('../js/index.js');
+  const base = fs.realpathSync(tempDir());
+  fs.mkdirSync(path.join(base, 'packages/x'), { recursive: true });
+  const scopeKey = `agent:cwd-tool-${process.pid}`;
+  const exec = api.createExecTool({ cwd: base, scopeKey, trackCwd: true });
+  const text = (r) => r.content[0].text;
+  assert.equal(text(await exec.execute('1', { command: 'pwd' })), base);
+  await exec.execute('2', { command: 'cd packages/x' });
+  assert.equal(api.trackedCwd(scopeKey), path.join(base, 'packages/x'));
+  const next = await exec.execute('3', { command: 'pwd' });
+  assert.equal(text(next), path.join(base, 'packages/x'));
+  assert.equal(next.details.cwd, path.join(base, 'packages/x'));
+  // PTY runs share the tracking.
+  await exec.execute('4', { command: 'cd ..', pty: true });
+  assert.equal(text(await exec.execute('5', { command: 'pwd' })), path.join(base, 'packages'));
+  assert.equal(text(await exec.execute('6', { command: 'pwd', workdir: base })), base);
+  // The explicit workdir run moved the scope back to base; a deleted tracked directory falls back.
+  await exec.execute('7', { command: 'mkdir -p doomed && cd doomed' });
+  fs.rmSync(path.join(base, 'doomed'), { recursive: true });
+  const fell = await exec.execute('8', { command: 'pwd' });
+  assert.equal(text(fell), `Warning: the tracked directory ${path.join(base, 'doomed')} no longer exists; using ${base}.\n\n${base}`);
+  // Without trackCwd the tool behaves as OpenClaw's: every run starts in the configured cwd.
+  const plain = api.createExecTool({ cwd: base, scopeKey });
+  assert.equal(text(await plain.execute('9', { command: 'pwd' })), base);
+  assert.equal(api.trackedCwd('agent:never-used'), null);
+});

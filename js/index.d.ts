@@ -19,6 +19,7 @@ export {
   checkPermissionRules,
   checkModelEnv,
   sandboxCapabilities,
+  trackedCwd,
 } from '../index';
 export type {
   SandboxOptions,

@@ -116,3 +116,14 @@ async function sandboxes(): Promise<void> {
 }
 
 void sandboxes;
+
+import { trackedCwd } from '../../js/index';
+
+function tracking(): void {
+  const dir: string | null = trackedCwd('agent:main');
+  const tool = createExecTool({ trackCwd: true, scopeKey: 'agent:main' });
+  void dir;
+  void tool;
+}
+
+void tracking;

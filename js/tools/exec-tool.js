@@ -114,6 +114,20 @@ function resolveWorkdir(requested, defaults, warnings) {
   return fallback;
 }
 
+/** With `trackCwd`: an explicit workdir wins; otherwise the directory the scope's last run ended in
+ *  (a `cd` carries over), falling back as `resolveWorkdir` does when it is gone. */
+function trackedWorkdir(requested, defaults, warnings) {
+  if (typeof requested === 'string' && requested.trim()) return resolveWorkdir(requested, defaults, warnings);
+  const tracked = native.trackedCwd(defaults.scopeKey);
+  const fallback = resolveWorkdir(undefined, defaults, warnings);
+  if (!tracked) return fallback;
+  try {
+    if (fs.statSync(tracked).isDirectory()) return tracked;
+  } catch {}
+  warnings.push(`Warning: the tracked directory ${tracked} no longer exists; using ${fallback}.`);
+  return fallback;
+}
+
 /** The tool's own variables; the model's `env` goes to the native host env policy separately. */
 function toolEnv(defaults) {
   const env = { OPENCLAW_SHELL: 'exec', OPENCLAW_CLI: '1' };
@@ -220,7 +234,7 @@ function createExecTool(defaults = {}) {
 
     const security = elevated === 'full' ? 'full' : minSecurity(normalize(defaults.security, SECURITY_ORDER) ?? 'full', normalize(params.security, SECURITY_ORDER) ?? 'full');
     const ask = elevated === 'full' ? 'off' : maxAsk(normalize(defaults.ask, ASK_ORDER) ?? 'off', normalize(params.ask, ASK_ORDER) ?? 'off');
-    const cwd = resolveWorkdir(params.workdir, defaults, warnings);
+    const cwd = defaults.trackCwd ? trackedWorkdir(params.workdir, defaults, warnings) : resolveWorkdir(params.workdir, defaults, warnings);
     const env = toolEnv(defaults);
 
     if (host === 'node') {
@@ -264,6 +278,7 @@ function createExecTool(defaults = {}) {
       scopeKey: defaults.scopeKey,
       approval,
       sandbox: sandboxed ? sandboxConfig : undefined,
+      trackCwd: defaults.trackCwd === true || undefined,
     };
 
     if (approval && defaults.deferApprovals) {

@@ -115,6 +115,11 @@ export interface BashToolDefaults {
    * sandboxed (and skip exec approvals, as OpenClaw's sandbox host does); `true` for the defaults.
    */
   sandbox?: boolean | SandboxOptions;
+  /**
+   * Carry `cd` over: a run without `workdir` starts where the scope's last run ended (agent-exec's
+   * `trackCwd`), as in a terminal. Off by default, as in OpenClaw.
+   */
+  trackCwd?: boolean;
   security?: 'deny' | 'allowlist' | 'full';
   ask?: 'off' | 'on-miss' | 'always';
   node?: string;

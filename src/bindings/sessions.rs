@@ -624,3 +624,12 @@ pub fn resize_pty<'env>(
         |env, r: AgentResult<()>| throw(env, r),
     )
 }
+
+/// The directory the scope's last `trackCwd` run ended in (whether it still exists or not), or
+/// `null` when none did. `exec({trackCwd: true})` without a `cwd` starts there.
+#[napi(ts_args_type = "scopeKey?: string")]
+pub fn tracked_cwd(scope_key: Option<String>) -> Option<String> {
+    crate::session::registry::global()
+        .scope_cwd(scope_key.as_deref())
+        .map(|p| p.display().to_string())
+}
