@@ -546,7 +546,7 @@ export declare function setSessionTtl(ttlMs: number): void
 
 /**
  * The directory the scope's last `trackCwd` run ended in (whether it still exists or not), or
- * `undefined` when none did. `exec({trackCwd: true})` without a `cwd` starts there.
+ * `null` when none did. `exec({trackCwd: true})` without a `cwd` starts there.
  */
 export declare function trackedCwd(scopeKey?: string): string | null
 

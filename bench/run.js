@@ -132,6 +132,26 @@ async function benchSandbox() {
   record('sandboxed exec true, median', 'ms', ours.median, baselines, 'overhead measured, no goal');
   record('sandboxed exec true with memory and process limits (cgroup), median', 'ms', limited.median, { 'agent-exec unsandboxed': plain.median });
   fs.rmSync(cwd, { recursive: true, force: true });
+  // Every open for writing is a round trip to the supervisor: the cost per created file, on tmpfs so
+  // the disk does not hide it.
+  const files = quick ? 1000 : 5000;
+  const base = fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+  const creates = async (sandbox) => {
+    const dir = fs.mkdtempSync(path.join(base, 'agent-exec-bench-w-'));
+    const t = process.hrtime.bigint();
+    await api.exec({ command: `for i in $(seq ${files}); do : > f$i; done`, cwd: dir, sandbox });
+    const ms = Number(process.hrtime.bigint() - t) / 1e6;
+    fs.rmSync(dir, { recursive: true, force: true });
+    return ms;
+  };
+  const med = async (sandbox) => {
+    const times = [];
+    for (let i = 0; i < 5; i++) times.push(await creates(sandbox));
+    return stats(times).median;
+  };
+  const plainCreates = await med(undefined);
+  const sandboxedCreates = await med(true);
+  record(`${files} file creations in a shell loop, sandboxed, median of 5`, 'ms', sandboxedCreates, { 'agent-exec unsandboxed': plainCreates });
 }
 
 function bigFile(mib) {

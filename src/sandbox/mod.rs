@@ -169,6 +169,36 @@ pub use macos::{prepare, Armed};
 pub enum Armed {}
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+impl Armed {
+    pub fn env(&self) -> &[(String, String)] {
+        match *self {}
+    }
+
+    pub fn tmp_dir(&self) -> &Path {
+        match *self {}
+    }
+
+    pub fn wrap_shell(
+        &self,
+        _shell: crate::spawn::shell::ShellConfig,
+    ) -> crate::spawn::shell::ShellConfig {
+        match *self {}
+    }
+
+    pub fn after_spawn(&self) -> Result<(), AgentError> {
+        match *self {}
+    }
+
+    pub fn cgroup_procs_files(&self) -> Vec<PathBuf> {
+        match *self {}
+    }
+
+    pub fn report(&self, _exit_code: Option<i32>, _exit_signal: Option<&str>) -> SandboxReport {
+        match *self {}
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 pub fn prepare(
     _spec: &SandboxSpec,
     _cwd: &Path,
