@@ -230,6 +230,9 @@ impl RunCgroup {
             }
         }
         let mut procs = Vec::new();
+        for parent in dirs.iter().filter_map(|(d, _, _)| d.parent()) {
+            sweep_stale(parent);
+        }
         for (dir, mem, pids) in dirs {
             std::fs::create_dir(&dir)?;
             cg.created.push(dir.clone());
@@ -288,18 +291,65 @@ impl RunCgroup {
 }
 
 impl RunCgroup {
-    /// Remove the cgroup once the run ended. Fails harmlessly while a process is still inside (one
-    /// left running): the drop of the session tries again.
-    pub fn try_remove(&self) {
-        for dir in &self.created {
-            let _ = std::fs::remove_dir(dir);
+    /// Remove the cgroup once the run ended. The last process may still be on its way out when the
+    /// run's exit is seen (the kernel empties a cgroup a moment after its members are reaped), so the
+    /// removal is retried for a few seconds in the background; a cgroup still holding a process left
+    /// running stays until the session is dropped.
+    pub fn remove_soon(&self) {
+        let dirs = self.created.clone();
+        if remove_all(&dirs) {
+            return;
+        }
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                for _ in 0..60 {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    if remove_all(&dirs) {
+                        return;
+                    }
+                }
+            });
         }
     }
 }
 
+/// Remove the empty cgroups of hosts that are gone (`agent-exec-<pid>-<id>` with no process `<pid>`):
+/// a host that exits right after a run cannot wait for its cgroup to empty. Once per parent directory.
+fn sweep_stale(parent: &Path) {
+    static SWEPT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
+    if swept.iter().any(|p| p == parent) {
+        return;
+    }
+    swept.push(parent.to_path_buf());
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("agent-exec-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
+}
+
+/// Remove every directory that still exists; true when none is left.
+fn remove_all(dirs: &[PathBuf]) -> bool {
+    dirs.iter()
+        .all(|d| std::fs::remove_dir(d).is_ok() || !d.exists())
+}
+
 impl Drop for RunCgroup {
     fn drop(&mut self) {
-        self.try_remove();
+        remove_all(&self.created);
     }
 }
 
@@ -322,6 +372,22 @@ mod tests {
         assert_eq!(keyed(&f, "oom_kill"), 2);
         assert_eq!(keyed(&f, "max"), 4);
         assert_eq!(keyed(&f, "missing"), 0);
+    }
+
+    #[test]
+    fn stale_cgroups_of_gone_hosts_are_swept_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("agent-exec-999999999-calm-harbor");
+        let mine = dir
+            .path()
+            .join(format!("agent-exec-{}-swift-sage", std::process::id()));
+        let other = dir.path().join("unrelated-999999999");
+        for d in [&gone, &mine, &other] {
+            std::fs::create_dir(d).unwrap();
+        }
+        sweep_stale(dir.path());
+        assert!(!gone.exists());
+        assert!(mine.exists() && other.exists());
     }
 
     #[test]

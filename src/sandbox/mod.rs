@@ -515,7 +515,7 @@ mod linux {
             let (denials, dropped) = self.log.snapshot();
             let (limit_exceeded, limit_message) = self.limit_verdict(exit_code, exit_signal);
             if let Some(cg) = &self.cgroup {
-                cg.try_remove();
+                cg.remove_soon();
             }
             SandboxReport {
                 tmp_dir: self.tmp.path().display().to_string(),
