@@ -205,6 +205,17 @@ test('the same rules hold over a PTY', async () => {
     assert.ok(ops.includes(`write ${target}`), ops.join());
     assert.ok(ops.includes('network socket(AF_INET)'), ops.join());
     assert.deepEqual(got, []);
+    const cpu = await run({ command: 'while :; do :; done', cwd: dir, pty: true, sandbox: { limits: { cpuSeconds: 1 } }, timeoutMs: 30000 });
+    assert.equal(cpu.sandbox.limitExceeded, 'cpu');
+    assert.equal(cpu.reason, 'Command stopped by the sandbox: the CPU limit (1 s per process) was reached');
+    const mem = await run({
+      command: `python3 -c "x = b'\\x01' * (512 << 20)"`,
+      cwd: dir,
+      pty: true,
+      sandbox: { limits: { memoryBytes: 64 * 1024 * 1024 } },
+      timeoutMs: 30000,
+    });
+    assert.equal(mem.sandbox.limitExceeded, 'memory', JSON.stringify(mem.sandbox));
   } finally {
     server.close();
   }
@@ -397,4 +408,23 @@ test('tool adapter: limits are named in the failure text; elevation leaves the s
   const elevated = await exec.execute('2', { command: `echo out > ${target} && rm ${target} && echo wrote`, elevated: true });
   assert.equal(elevated.details.sandbox, undefined);
   assert.match(elevated.content[0].text, /wrote/);
+});
+
+test('a kill reaches a sandboxed descendant that dropped the session marker and left the group', async () => {
+  const caps = native.sandboxCapabilities();
+  if (!caps.cgroupVersion) return; // tracking needs a cgroup; sandboxCapabilities says there is none
+  const r = await run({
+    command: 'env -u AGENT_EXEC_SESSION setsid sleep 300 >/dev/null 2>&1 & echo $!; sleep 30',
+    cwd: tempDir(),
+    sandbox: true,
+    timeoutMs: 1000,
+    killGraceMs: 200,
+  });
+  const escaped = Number(r.output.trim().split('\n')[0]);
+  track(escaped);
+  assert.ok(escaped > 0, r.output);
+  assert.equal(r.timedOut, true);
+  assert.ok(r.sandbox.mechanisms.some((m) => /^cgroup v[12] \(tracking\)$/.test(m)), r.sandbox.mechanisms.join());
+  await waitFor(() => !alive(escaped), { what: `the escaped sleep ${escaped} to be killed` });
+  assert.deepEqual(r.survivors, []);
 });
