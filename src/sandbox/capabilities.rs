@@ -59,7 +59,7 @@ fn probe() -> Capabilities {
             "seccomp user notifications are not available (Linux 5.0 or newer with CONFIG_SECCOMP_FILTER)"
                 .to_string(),
         );
-    } else if !super::seccomp::listener_available() {
+    } else if !probe_listener() {
         problems.push(NESTED.to_string());
     }
     Capabilities {
@@ -94,21 +94,19 @@ fn probe() -> Capabilities {
     }
 }
 
-/// Try `unshare(CLONE_NEWUSER)` in a forked child: the only reliable test (sysctls, AppArmor and
-/// container seccomp profiles can each forbid it).
+/// Run `step` in a forked child that exits right after it: true when it succeeded. For what cannot be
+/// tried in this (multi-threaded) process without changing it for good.
 #[cfg(target_os = "linux")]
-fn probe_user_namespace() -> bool {
+fn probe_in_child(mut step: impl FnMut() -> std::io::Result<()> + Send + Sync + 'static) -> bool {
     use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new("/bin/sh");
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    // SAFETY: unshare and _exit are async-signal-safe; the child never returns to Rust code.
+    // SAFETY: `step` makes only system calls; the child never returns to Rust code after it.
     unsafe {
-        cmd.pre_exec(|| {
-            if libc::unshare(libc::CLONE_NEWUSER) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+        cmd.pre_exec(move || {
+            step()?;
             libc::_exit(0);
         });
     }
@@ -116,6 +114,34 @@ fn probe_user_namespace() -> bool {
         Ok(mut child) => child.wait().map(|s| s.success()).unwrap_or(false),
         Err(_) => false,
     }
+}
+
+/// `unshare(CLONE_NEWUSER)` is the only reliable test: sysctls, AppArmor and container seccomp profiles
+/// can each forbid it.
+#[cfg(target_os = "linux")]
+fn probe_user_namespace() -> bool {
+    // SAFETY: unshare is a plain system call in the forked child.
+    probe_in_child(|| match unsafe { libc::unshare(libc::CLONE_NEWUSER) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    })
+}
+
+/// Can a seccomp supervisor start here? Not under a filter that already has one (a sandbox inside a
+/// sandbox). Probed only when this process is filtered at all.
+#[cfg(target_os = "linux")]
+fn probe_listener() -> bool {
+    if !super::seccomp::already_filtered() {
+        return true;
+    }
+    let program = super::seccomp::allow_all();
+    probe_in_child(move || {
+        // SAFETY: prctl with plain integer arguments in the forked child.
+        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        super::seccomp::install_in_child(&program).map(|_| ())
+    })
 }
 
 #[cfg(test)]

@@ -242,29 +242,51 @@ impl ChildPlan {
     }
 }
 
-/// Control-message space, aligned as `cmsghdr` requires.
+/// One byte of payload and room for one control message (aligned as `cmsghdr` requires): what an fd
+/// travels in. Lives on the stack of the caller, so the child allocates nothing.
 #[repr(C, align(8))]
-struct ControlBuf([u8; 64]);
+struct FdMessage {
+    control: [u8; 64],
+    byte: [u8; 1],
+    iov: libc::iovec,
+}
+
+impl FdMessage {
+    fn new() -> FdMessage {
+        FdMessage {
+            control: [0; 64],
+            byte: [0],
+            iov: libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 1,
+            },
+        }
+    }
+
+    /// A `msghdr` pointing into `self`, with `control_len` bytes of control space.
+    fn header(&mut self, control_len: usize) -> libc::msghdr {
+        self.iov.iov_base = self.byte.as_mut_ptr().cast();
+        // SAFETY: msghdr is plain data; every pointer set here points into `self`.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut self.iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = self.control.as_mut_ptr().cast();
+        msg.msg_controllen = control_len as _;
+        msg
+    }
+}
 
 /// Send one fd over a connected Unix socket (SCM_RIGHTS).
 fn send_fd(socket: libc::c_int, fd: libc::c_int) -> libc::c_long {
-    let mut control = ControlBuf([0u8; 64]);
-    let mut byte = [0u8; 1];
-    // SAFETY: the message points at buffers on this stack frame; CMSG_* only compute offsets in them.
+    let mut m = FdMessage::new();
+    let int = std::mem::size_of::<libc::c_int>() as u32;
+    // SAFETY: CMSG_* compute offsets inside the message's control buffer, which outlives the send.
     unsafe {
-        let mut iov = libc::iovec {
-            iov_base: byte.as_mut_ptr().cast(),
-            iov_len: 1,
-        };
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.0.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as _;
+        let msg = m.header(libc::CMSG_SPACE(int) as usize);
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
         (*cmsg).cmsg_level = libc::SOL_SOCKET;
         (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(int) as _;
         std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>(), fd);
         libc::sendmsg(socket, &msg, libc::MSG_NOSIGNAL) as libc::c_long
     }
@@ -273,19 +295,10 @@ fn send_fd(socket: libc::c_int, fd: libc::c_int) -> libc::c_long {
 /// Receive the fd the child sent, without waiting (the child sent it before exec).
 pub fn recv_fd(socket: &OwnedFd) -> std::io::Result<OwnedFd> {
     use std::os::fd::FromRawFd;
-    let mut control = ControlBuf([0u8; 64]);
-    let mut byte = [0u8; 1];
+    let mut m = FdMessage::new();
+    let mut msg = m.header(64);
     // SAFETY: as in `send_fd`; the received fd is owned by the returned value.
     unsafe {
-        let mut iov = libc::iovec {
-            iov_base: byte.as_mut_ptr().cast(),
-            iov_len: 1,
-        };
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.0.as_mut_ptr().cast();
-        msg.msg_controllen = control.0.len() as _;
         let n = libc::recvmsg(
             socket.as_raw_fd(),
             &mut msg,

@@ -156,28 +156,13 @@ impl Armed {
         _exit_code: Option<i32>,
         _exit_signal: Option<&str>,
     ) -> super::SandboxReport {
-        super::SandboxReport {
-            tmp_dir: self.tmp.path().display().to_string(),
-            writable_roots: self
-                .policy
-                .writable_roots
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect(),
-            protected_paths: self
-                .policy
-                .protected
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect(),
-            network: self.network,
-            landlock_abi: 0,
-            mechanisms: vec!["sandbox-exec".to_string()],
-            denials: Vec::new(),
-            denials_dropped: 0,
-            limit_exceeded: None,
-            limit_message: None,
-        }
+        super::SandboxReport::describing(
+            &self.policy,
+            self.tmp.path(),
+            self.network,
+            0,
+            vec!["sandbox-exec".to_string()],
+        )
     }
 }
 

@@ -77,13 +77,18 @@ impl LimitKind {
     }
 }
 
-/// One operation the sandbox refused.
+/// One operation the sandbox refused, with how often the same one was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxDenial {
+    /// `write`, `mkdir`, `mknod`, `remove`, `rename`, `link`, `symlink`, `truncate` or `network`.
     pub operation: String,
+    /// The resolved path, for file operations.
     pub path: Option<String>,
+    /// The system call and what it asked for (`openat(O_WRONLY|O_CREAT)`, `socket(AF_INET)`).
     pub detail: String,
+    /// The rule that refused it.
     pub rule: String,
+    /// The first process that tried.
     pub pid: u32,
     pub count: u32,
 }
@@ -114,6 +119,31 @@ pub fn unavailable(detail: impl std::fmt::Display) -> AgentError {
             "This host cannot enforce the requested sandbox: {detail}. Nothing was run. Call sandboxCapabilities() to see what it supports, or run without the sandbox option."
         ),
     )
+}
+
+impl SandboxReport {
+    /// What every platform reports about a run's sandbox; refusals and limits are filled in after.
+    pub(crate) fn describing(
+        policy: &policy::FsPolicy,
+        tmp_dir: &Path,
+        network: bool,
+        landlock_abi: u32,
+        mechanisms: Vec<String>,
+    ) -> SandboxReport {
+        let shown = |paths: &[PathBuf]| paths.iter().map(|p| p.display().to_string()).collect();
+        SandboxReport {
+            tmp_dir: tmp_dir.display().to_string(),
+            writable_roots: shown(&policy.writable_roots),
+            protected_paths: shown(&policy.protected),
+            network,
+            landlock_abi,
+            mechanisms,
+            denials: Vec::new(),
+            denials_dropped: 0,
+            limit_exceeded: None,
+            limit_message: None,
+        }
+    }
 }
 
 /// Bytes for people: `64 MiB`, `1.5 GiB`, `1000 bytes`.
@@ -518,36 +548,17 @@ mod linux {
                 cg.remove_soon();
             }
             SandboxReport {
-                tmp_dir: self.tmp.path().display().to_string(),
-                writable_roots: self
-                    .policy
-                    .writable_roots
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect(),
-                protected_paths: self
-                    .policy
-                    .protected
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect(),
-                network: self.network,
-                landlock_abi: self.landlock_abi,
-                mechanisms: self.mechanisms.clone(),
-                denials: denials
-                    .into_iter()
-                    .map(|d| SandboxDenial {
-                        operation: d.operation,
-                        path: d.path,
-                        detail: d.detail,
-                        rule: d.rule,
-                        pid: d.pid,
-                        count: d.count,
-                    })
-                    .collect(),
+                denials,
                 denials_dropped: dropped,
                 limit_exceeded,
                 limit_message,
+                ..SandboxReport::describing(
+                    &self.policy,
+                    self.tmp.path(),
+                    self.network,
+                    self.landlock_abi,
+                    self.mechanisms.clone(),
+                )
             }
         }
 

@@ -191,44 +191,25 @@ pub fn user_notification_supported() -> bool {
     rc == 0 && sizes.seccomp_notif as usize >= std::mem::size_of::<libc::seccomp_notif>()
 }
 
-/// Can this process start a seccomp supervisor? Not when it already runs under a filter that has one
-/// (the kernel allows one listener per filter chain): a sandbox inside a sandbox. Probed in a forked
-/// child, and only when this process is filtered at all.
-pub fn listener_available() -> bool {
-    let filtered = std::fs::read_to_string("/proc/self/status")
+/// Is this process itself under a seccomp filter? (Then a new listener may be refused: the kernel
+/// allows one per filter chain.)
+pub fn already_filtered() -> bool {
+    std::fs::read_to_string("/proc/self/status")
         .map(|s| {
             s.lines()
                 .any(|l| l.starts_with("Seccomp:") && l.trim_end().ends_with('2'))
         })
-        .unwrap_or(false);
-    if !filtered {
-        return true;
-    }
-    use std::os::unix::process::CommandExt;
-    let allow_all = vec![seccompiler::sock_filter {
+        .unwrap_or(false)
+}
+
+/// A filter that allows everything, for probing whether a listener can be had.
+pub fn allow_all() -> BpfProgram {
+    vec![seccompiler::sock_filter {
         code: BPF_RET_K,
         jt: 0,
         jf: 0,
         k: libc::SECCOMP_RET_ALLOW,
-    }];
-    let mut cmd = std::process::Command::new("/bin/sh");
-    cmd.stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    // SAFETY: only system calls in the child, which never returns to Rust code.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            install_in_child(&allow_all)?;
-            libc::_exit(0);
-        });
-    }
-    match cmd.spawn() {
-        Ok(mut child) => child.wait().map(|s| s.success()).unwrap_or(false),
-        Err(_) => false,
-    }
+    }]
 }
 
 #[cfg(test)]
@@ -253,6 +234,6 @@ mod tests {
     #[test]
     fn this_kernel_supports_user_notifications() {
         assert!(user_notification_supported());
-        assert!(listener_available());
+        assert!(!already_filtered());
     }
 }

@@ -19,21 +19,7 @@ use tokio::io::Interest;
 
 use super::policy::{DenyRule, FsPolicy};
 
-/// One refused operation, with how often the same one was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Denial {
-    /// `write`, `mkdir`, `mknod`, `remove`, `rename`, `link`, `symlink`, `truncate` or `network`.
-    pub operation: String,
-    /// The resolved path, for file operations.
-    pub path: Option<String>,
-    /// The system call and what it asked for (`openat(O_WRONLY|O_CREAT)`, `socket(AF_INET)`).
-    pub detail: String,
-    /// The rule that refused it.
-    pub rule: String,
-    /// The first process that tried.
-    pub pid: u32,
-    pub count: u32,
-}
+pub use super::SandboxDenial as Denial;
 
 /// Refusals of one run. Repeats are counted, not stored again; distinct entries are capped.
 #[derive(Debug, Default)]
