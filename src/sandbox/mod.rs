@@ -297,11 +297,12 @@ mod linux {
         home: Option<&Path>,
         name: &str,
     ) -> Result<Armed, AgentError> {
+        // Bad input is reported as such before what the host can do.
+        let mut roots = resolve_roots(spec, cwd)?;
         let caps = super::capabilities::get();
         if !caps.enforceable() {
             return Err(unavailable(caps.problems.join("; ")));
         }
-        let mut roots = resolve_roots(spec, cwd)?;
         let tmp = tempfile::Builder::new()
             .prefix("agent-exec-sandbox-")
             .tempdir()

@@ -232,8 +232,8 @@ mod tests {
     }
 
     #[test]
-    fn this_kernel_supports_user_notifications() {
-        assert!(user_notification_supported());
+    fn the_test_process_is_not_filtered() {
+        // cargo test runs outside any sandbox; a filtered process would see listeners refused.
         assert!(!already_filtered());
     }
 }

@@ -669,13 +669,19 @@ mod sandbox_tests {
         );
         req.cwd = dir.path().to_path_buf();
         req.sandbox = Some(crate::sandbox::SandboxSpec::default());
-        let s = start(
+        let started = start(
             crate::session::registry::global(),
             &req,
             SessionHooks::default(),
             None,
-        )
-        .unwrap();
+        );
+        if !crate::sandbox::capabilities::get().enforceable() {
+            let e = started.err().expect("a host that cannot sandbox refuses");
+            assert_eq!(e.code, crate::error::ErrorCode::SandboxUnavailable);
+            assert!(!dir.path().join("inside.txt").exists());
+            return;
+        }
+        let s = started.unwrap();
         let exit = s.wait_exit().await;
         let out = outcome_of(&s, &exit, &req);
         assert!(dir.path().join("inside.txt").exists(), "{out:?}");
