@@ -112,6 +112,36 @@ test('every kind of write outside the roots is refused and reported', when(needs
   await assertNothingLeft(r);
 });
 
+test('metadata of files outside the roots cannot change: chmod, chown, times, xattrs', when(needs.sandbox), async () => {
+  const dir = tempDir();
+  const other = tempDir();
+  const file = path.join(fs.realpathSync(other), 'keep');
+  fs.writeFileSync(file, 'x');
+  fs.chmodSync(file, 0o644);
+  const before = fs.statSync(file);
+  const r = await run({
+    command: [
+      `chmod 777 ${file}`,
+      `chown 1:1 ${file}`,
+      `touch -d 2001-01-01 ${file}`,
+      `python3 -c "import os; fd = os.open('${file}', os.O_RDONLY); os.fchmod(fd, 0o600)"`,
+      `setfattr -n user.x -v 1 ${file} 2>/dev/null || python3 -c "import os; os.setxattr('${file}', 'user.x', b'1')"`,
+      'echo in > mine && chmod 600 mine && touch -d 2001-01-01 mine && echo inside-ok',
+    ].join('; '),
+    cwd: dir,
+    sandbox: true,
+  });
+  const after = fs.statSync(file);
+  assert.equal(after.mode, before.mode);
+  assert.equal(after.uid, before.uid);
+  assert.equal(after.mtimeMs, before.mtimeMs);
+  assert.match(r.output, /inside-ok/);
+  assert.equal(fs.statSync(path.join(dir, 'mine')).mode & 0o777, 0o600);
+  const seen = new Set(r.sandbox.denials.filter((d) => d.path === file).map((d) => `${d.operation} ${d.detail}`));
+  for (const want of ['chmod fchmodat', 'chown fchownat', 'utime utimensat', 'chmod fchmod']) assert.ok(seen.has(want), `${want} in ${[...seen]}`);
+  assert.ok([...seen].some((x) => x.startsWith('xattr ')), [...seen].join());
+});
+
 test('writableRoots replaces the cwd; [] leaves only the private temp dir', when(needs.sandbox), async () => {
   const dir = tempDir();
   const extra = tempDir();

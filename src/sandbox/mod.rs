@@ -80,7 +80,8 @@ impl LimitKind {
 /// One operation the sandbox refused, with how often the same one was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxDenial {
-    /// `write`, `mkdir`, `mknod`, `remove`, `rename`, `link`, `symlink`, `truncate` or `network`.
+    /// `write`, `mkdir`, `mknod`, `remove`, `rename`, `link`, `symlink`, `truncate`, `chmod`, `chown`,
+    /// `utime`, `xattr` or `network`.
     pub operation: String,
     /// The resolved path, for file operations.
     pub path: Option<String>,

@@ -1,7 +1,8 @@
 //! The seccomp filter of a sandboxed run: which system calls go to the supervisor.
 //!
 //! Nothing is refused by the filter itself. Calls that may write the file system (an `open` with write
-//! flags, `mkdir`, `unlink`, `rename`, ...) and, with the network off, `socket` for any family but
+//! flags, `mkdir`, `unlink`, `rename`, ...), calls that change metadata (`chmod`, `chown`, `utimensat`,
+//! extended attributes: Landlock does not cover these) and, with the network off, `socket` for any family but
 //! `AF_UNIX` and `io_uring_setup` become user notifications: the supervisor in the runtime decides,
 //! answers, and records what it refused with the rule that refused it. Landlock and the read-only mounts
 //! enforce the same file rules in the kernel, so a call the supervisor lets through is still checked.
@@ -101,13 +102,50 @@ fn nr(call: libc::c_long) -> i64 {
     i64::from(call)
 }
 
+/// Newer calls have one number on every architecture (the unified table since Linux 5.1); `libc`
+/// does not name all of them yet.
+pub const SYS_FCHMODAT2: libc::c_long = 452;
+pub const SYS_SETXATTRAT: libc::c_long = 463;
+pub const SYS_REMOVEXATTRAT: libc::c_long = 466;
+
+/// System calls that change a file's metadata (mode, owner, times, extended attributes), by path or
+/// by fd. Landlock does not restrict these, so the supervisor does.
+fn metadata_calls() -> Vec<libc::c_long> {
+    let mut calls = vec![
+        libc::SYS_fchmodat,
+        SYS_FCHMODAT2,
+        libc::SYS_fchmod,
+        libc::SYS_fchownat,
+        libc::SYS_fchown,
+        libc::SYS_utimensat,
+        libc::SYS_setxattr,
+        libc::SYS_lsetxattr,
+        libc::SYS_fsetxattr,
+        libc::SYS_removexattr,
+        libc::SYS_lremovexattr,
+        libc::SYS_fremovexattr,
+        SYS_SETXATTRAT,
+        SYS_REMOVEXATTRAT,
+    ];
+    #[cfg(target_arch = "x86_64")]
+    calls.extend([
+        libc::SYS_chmod,
+        libc::SYS_chown,
+        libc::SYS_lchown,
+        libc::SYS_utime,
+        libc::SYS_utimes,
+        libc::SYS_futimesat,
+    ]);
+    calls
+}
+
 /// Compile the filter for a run: file writes always, the network when it is off.
 pub fn build_filter(network: bool) -> Result<BpfProgram, String> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     rules.insert(nr(libc::SYS_openat), write_open_rules(2));
     #[cfg(target_arch = "x86_64")]
     rules.insert(nr(libc::SYS_open), write_open_rules(1));
-    for call in path_writing_calls() {
+    for call in path_writing_calls().into_iter().chain(metadata_calls()) {
         rules.insert(nr(call), Vec::new());
     }
     if !network {

@@ -192,6 +192,8 @@ struct PathArg {
     dirfd: i64,
     addr: u64,
     follow: bool,
+    /// An empty (or null) path means the file `dirfd` refers to (`AT_EMPTY_PATH`, `fchmod(fd)`).
+    empty_is_fd: bool,
 }
 
 const AT_FDCWD: i64 = libc::AT_FDCWD as i64;
@@ -259,14 +261,58 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
             "symlinkat".into(),
             vec![entry(a[1] as i64, a[2])],
         ),
-        libc::SYS_truncate => (
-            "truncate",
-            "truncate".into(),
-            vec![PathArg {
-                dirfd: AT_FDCWD,
-                addr: a[0],
-                follow: true,
-            }],
+        libc::SYS_truncate => ("truncate", "truncate".into(), vec![meta(AT_FDCWD, a[0], 0)]),
+        libc::SYS_fchmodat => ("chmod", "fchmodat".into(), vec![meta(a[0] as i64, a[1], 0)]),
+        super::seccomp::SYS_FCHMODAT2 => (
+            "chmod",
+            "fchmodat2".into(),
+            vec![meta(a[0] as i64, a[1], a[3])],
+        ),
+        libc::SYS_fchmod => ("chmod", "fchmod".into(), vec![by_fd(a[0])]),
+        libc::SYS_fchownat => (
+            "chown",
+            "fchownat".into(),
+            vec![meta(a[0] as i64, a[1], a[4])],
+        ),
+        libc::SYS_fchown => ("chown", "fchown".into(), vec![by_fd(a[0])]),
+        libc::SYS_utimensat => (
+            "utime",
+            "utimensat".into(),
+            vec![meta(a[0] as i64, a[1], a[3])],
+        ),
+        libc::SYS_setxattr | libc::SYS_removexattr => {
+            ("xattr", xattr_call(nr), vec![meta(AT_FDCWD, a[0], 0)])
+        }
+        libc::SYS_lsetxattr | libc::SYS_lremovexattr => (
+            "xattr",
+            xattr_call(nr),
+            vec![meta(AT_FDCWD, a[0], libc::AT_SYMLINK_NOFOLLOW as u64)],
+        ),
+        libc::SYS_fsetxattr | libc::SYS_fremovexattr => {
+            ("xattr", xattr_call(nr), vec![by_fd(a[0])])
+        }
+        super::seccomp::SYS_SETXATTRAT | super::seccomp::SYS_REMOVEXATTRAT => {
+            ("xattr", xattr_call(nr), vec![meta(a[0] as i64, a[1], a[2])])
+        }
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_chmod => ("chmod", "chmod".into(), vec![meta(AT_FDCWD, a[0], 0)]),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_chown => ("chown", "chown".into(), vec![meta(AT_FDCWD, a[0], 0)]),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_lchown => (
+            "chown",
+            "lchown".into(),
+            vec![meta(AT_FDCWD, a[0], libc::AT_SYMLINK_NOFOLLOW as u64)],
+        ),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_utime | libc::SYS_utimes => {
+            ("utime", "utimes".into(), vec![meta(AT_FDCWD, a[0], 0)])
+        }
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_futimesat => (
+            "utime",
+            "futimesat".into(),
+            vec![meta(a[0] as i64, a[1], 0)],
         ),
         #[cfg(target_arch = "x86_64")]
         libc::SYS_open if is_write_open(a[1]) => (
@@ -275,15 +321,7 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
             vec![open_arg(AT_FDCWD, a[0], a[1])],
         ),
         #[cfg(target_arch = "x86_64")]
-        libc::SYS_creat => (
-            "write",
-            "creat".into(),
-            vec![PathArg {
-                dirfd: AT_FDCWD,
-                addr: a[0],
-                follow: true,
-            }],
-        ),
+        libc::SYS_creat => ("write", "creat".into(), vec![meta(AT_FDCWD, a[0], 0)]),
         #[cfg(target_arch = "x86_64")]
         libc::SYS_mkdir => ("mkdir", "mkdir".into(), vec![entry(AT_FDCWD, a[0])]),
         #[cfg(target_arch = "x86_64")]
@@ -305,16 +343,27 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
         _ => return Verdict::Continue,
     };
     for arg in paths {
-        let Some(raw) = read_path(pid, arg.addr) else {
-            continue;
+        let raw = if arg.addr == 0 {
+            Vec::new()
+        } else {
+            let Some(raw) = read_path(pid, arg.addr) else {
+                continue;
+            };
+            raw
         };
-        let Some(path) = resolve(pid, arg.dirfd, &raw, arg.follow) else {
+        let resolved = if raw.is_empty() && arg.empty_is_fd {
+            resolve_fd(pid, arg.dirfd)
+        } else {
+            resolve(pid, arg.dirfd, &raw, arg.follow)
+        };
+        let Some(path) = resolved else {
             continue;
         };
         if let Err(rule) = policy.check_write(&path) {
-            let errno = match rule {
-                DenyRule::Protected(_) => libc::EROFS,
-                DenyRule::OutsideWritableRoots => libc::EACCES,
+            let errno = match (op, &rule) {
+                ("chmod" | "chown" | "utime" | "xattr", _) => libc::EPERM,
+                (_, DenyRule::Protected(_)) => libc::EROFS,
+                (_, DenyRule::OutsideWritableRoots) => libc::EACCES,
             };
             return Verdict::Deny(
                 errno,
@@ -340,6 +389,7 @@ fn open_arg(dirfd: i64, addr: u64, flags: u64) -> PathArg {
         dirfd,
         addr,
         follow: flags & libc::O_NOFOLLOW as u64 == 0 && flags & excl != excl,
+        empty_is_fd: false,
     }
 }
 
@@ -349,6 +399,28 @@ fn entry(dirfd: i64, addr: u64) -> PathArg {
         dirfd,
         addr,
         follow: false,
+        empty_is_fd: false,
+    }
+}
+
+/// A file whose metadata a call changes: by path, following the final link unless `AT_SYMLINK_NOFOLLOW`
+/// is in `flags`, or the fd itself with `AT_EMPTY_PATH` (or a null path).
+fn meta(dirfd: i64, addr: u64, flags: u64) -> PathArg {
+    PathArg {
+        dirfd,
+        addr,
+        follow: flags & libc::AT_SYMLINK_NOFOLLOW as u64 == 0,
+        empty_is_fd: addr == 0 || flags & libc::AT_EMPTY_PATH as u64 != 0,
+    }
+}
+
+/// The file an fd refers to.
+fn by_fd(fd: u64) -> PathArg {
+    PathArg {
+        dirfd: fd as i64,
+        addr: 0,
+        follow: true,
+        empty_is_fd: true,
     }
 }
 
@@ -418,6 +490,32 @@ pub(crate) fn resolve(pid: u32, dirfd: i64, raw: &[u8], follow: bool) -> Option<
         base
     };
     walk(pid, &start.join(raw), follow)
+}
+
+/// The file behind fd `fd` of process `pid` (`None` for pipes, sockets and the like).
+fn resolve_fd(pid: u32, fd: i64) -> Option<PathBuf> {
+    if fd as i32 == libc::AT_FDCWD {
+        return std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
+    }
+    walk(
+        pid,
+        Path::new(&format!("/proc/{pid}/fd/{}", fd as i32)),
+        true,
+    )
+}
+
+fn xattr_call(nr: libc::c_long) -> String {
+    match nr {
+        libc::SYS_setxattr => "setxattr",
+        libc::SYS_lsetxattr => "lsetxattr",
+        libc::SYS_fsetxattr => "fsetxattr",
+        libc::SYS_removexattr => "removexattr",
+        libc::SYS_lremovexattr => "lremovexattr",
+        libc::SYS_fremovexattr => "fremovexattr",
+        super::seccomp::SYS_SETXATTRAT => "setxattrat",
+        _ => "removexattrat",
+    }
+    .to_string()
 }
 
 fn walk(pid: u32, path: &Path, follow: bool) -> Option<PathBuf> {
