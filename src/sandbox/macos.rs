@@ -89,23 +89,9 @@ pub fn prepare(
         return Err(unavailable(format!("{SANDBOX_EXEC} is missing")));
     }
     let mut roots = super::resolve_roots(spec, cwd)?;
-    let tmp = tempfile::Builder::new()
-        .prefix("agent-exec-sandbox-")
-        .tempdir()
-        .map_err(|e| unavailable(format!("the private temp dir could not be made: {e}")))?;
-    let tmp_path = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().into());
+    let (tmp, tmp_path) = super::private_tmp()?;
     roots.push(tmp_path.clone());
-    let tmp_str = tmp_path.display().to_string();
-    let mut env = vec![
-        ("TMPDIR".to_string(), tmp_str.clone()),
-        ("AGENT_EXEC_SANDBOX".to_string(), "1".to_string()),
-    ];
-    if !spec.network {
-        env.push((
-            "AGENT_EXEC_SANDBOX_NETWORK_DISABLED".to_string(),
-            "1".to_string(),
-        ));
-    }
+    let env = super::sandbox_env(&tmp_path, spec.network);
     Ok(Armed {
         env,
         tmp,

@@ -163,6 +163,36 @@ pub fn format_bytes(n: u64) -> String {
     format!("{n} bytes")
 }
 
+/// The run's private temp dir (always writable, its `$TMPDIR`), removed with the session; with its
+/// canonical path, the one the rules name.
+pub(crate) fn private_tmp() -> Result<(tempfile::TempDir, PathBuf), AgentError> {
+    let tmp = tempfile::Builder::new()
+        .prefix("agent-exec-sandbox-")
+        .tempdir()
+        .map_err(|e| unavailable(format!("the private temp dir could not be made: {e}")))?;
+    let canonical = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().into());
+    Ok((tmp, canonical))
+}
+
+/// The variables every sandboxed run gets: its temp dir under the three usual names, and markers a
+/// script can test (as Codex's `CODEX_SANDBOX_NETWORK_DISABLED`).
+pub(crate) fn sandbox_env(tmp: &Path, network: bool) -> Vec<(String, String)> {
+    let tmp = tmp.display().to_string();
+    let mut env = vec![
+        ("TMPDIR".to_string(), tmp.clone()),
+        ("TMP".to_string(), tmp.clone()),
+        ("TEMP".to_string(), tmp),
+        ("AGENT_EXEC_SANDBOX".to_string(), "1".to_string()),
+    ];
+    if !network {
+        env.push((
+            "AGENT_EXEC_SANDBOX_NETWORK_DISABLED".to_string(),
+            "1".to_string(),
+        ));
+    }
+    env
+}
+
 /// Canonical writable roots for a request: the caller's (or the cwd), each an existing directory.
 pub fn resolve_roots(spec: &SandboxSpec, cwd: &Path) -> Result<Vec<PathBuf>, AgentError> {
     let asked = spec
@@ -304,11 +334,7 @@ mod linux {
         if !caps.enforceable() {
             return Err(unavailable(caps.problems.join("; ")));
         }
-        let tmp = tempfile::Builder::new()
-            .prefix("agent-exec-sandbox-")
-            .tempdir()
-            .map_err(|e| unavailable(format!("the private temp dir could not be made: {e}")))?;
-        let tmp_path = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().into());
+        let (tmp, tmp_path) = private_tmp()?;
         roots.push(tmp_path.clone());
         let policy = FsPolicy::new(roots, home);
         let landlock = super::landlock::build(&policy, spec.network).map_err(unavailable)?;
@@ -451,19 +477,7 @@ mod linux {
         )
         .map_err(|e| unavailable(format!("socketpair failed: {e}")))?;
 
-        let tmp_str = tmp_path.display().to_string();
-        let mut env = vec![
-            ("TMPDIR".to_string(), tmp_str.clone()),
-            ("TMP".to_string(), tmp_str.clone()),
-            ("TEMP".to_string(), tmp_str),
-            ("AGENT_EXEC_SANDBOX".to_string(), "1".to_string()),
-        ];
-        if !spec.network {
-            env.push((
-                "AGENT_EXEC_SANDBOX_NETWORK_DISABLED".to_string(),
-                "1".to_string(),
-            ));
-        }
+        let env = sandbox_env(&tmp_path, spec.network);
         Ok(Armed {
             child: Arc::new(ChildPlan {
                 cgroup_procs,
