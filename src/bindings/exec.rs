@@ -277,22 +277,7 @@ pub fn exec<'env>(
         async move {
             let mut summary = None;
             if let Some((opts, handler)) = approval {
-                let lookup = |key: &str| {
-                    request
-                        .env
-                        .iter()
-                        .rev()
-                        .find(|(k, _)| k == key)
-                        .map(|(_, v)| v.clone())
-                        .or_else(|| {
-                            if request.inherit_env {
-                                std::env::var(key).ok()
-                            } else {
-                                None
-                            }
-                        })
-                };
-                let (path, home) = (lookup("PATH"), lookup("HOME"));
+                let (path, home) = (request.env_var("PATH"), request.env_var("HOME"));
                 let asker = handler.as_ref().map(|h| move |req| ask_handler(h, req));
                 let gate = match crate::approval::gate::run_gate(
                     &request.command,

@@ -39,14 +39,7 @@ pub fn start(
     if let Some(dir) = req.cwd_report.as_deref().and_then(std::path::Path::parent) {
         crate::output::spool::ensure_private_dir(dir)?;
     }
-    let host_path = std::env::var("PATH").ok();
-    let caller_path = req
-        .env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone());
-    let path = caller_path.or(if req.inherit_env { host_path } else { None });
+    let path = req.env_var("PATH");
     let env_shell = std::env::var("SHELL").ok();
     let shell = resolve_shell(req.shell.as_deref(), env_shell.as_deref(), path.as_deref())?;
 
@@ -177,19 +170,7 @@ fn arm_sandbox(req: &ExecRequest, id: &str) -> Result<Option<crate::sandbox::Arm
     let Some(spec) = &req.sandbox else {
         return Ok(None);
     };
-    let home = req
-        .env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "HOME")
-        .map(|(_, v)| v.clone())
-        .or_else(|| {
-            if req.inherit_env {
-                std::env::var("HOME").ok()
-            } else {
-                None
-            }
-        });
+    let home = req.env_var("HOME");
     let name = format!("agent-exec-{}-{id}", std::process::id());
     crate::sandbox::prepare(
         spec,

@@ -98,6 +98,23 @@ impl ExecRequest {
         }
     }
 
+    /// A variable as the run will see it: the caller's (last one wins), else the host's when the run
+    /// inherits the host environment.
+    pub fn env_var(&self, key: &str) -> Option<String> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .or_else(|| {
+                if self.inherit_env {
+                    std::env::var(key).ok()
+                } else {
+                    None
+                }
+            })
+    }
+
     /// The script handed to the shell: the command, preceded by an EXIT trap that records the final
     /// directory when cwd tracking is on (a command that sets its own EXIT trap replaces ours).
     pub fn shell_script(&self) -> std::borrow::Cow<'_, str> {
@@ -222,6 +239,16 @@ mod tests {
         assert!(e.message.contains("not a directory"));
         let e = validate_cwd(&dir.path().join("missing")).unwrap_err();
         assert!(e.message.contains("does not exist"));
+    }
+
+    #[test]
+    fn env_var_prefers_the_callers_last_value_then_the_inherited_one() {
+        let mut r = ExecRequest::new("true");
+        r.env = vec![("X_A".into(), "1".into()), ("X_A".into(), "2".into())];
+        assert_eq!(r.env_var("X_A").as_deref(), Some("2"));
+        assert_eq!(r.env_var("PATH"), std::env::var("PATH").ok());
+        r.inherit_env = false;
+        assert_eq!(r.env_var("PATH"), None);
     }
 
     #[test]
