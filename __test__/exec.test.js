@@ -6,6 +6,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const crypto = require('node:crypto');
+const { spawnSync } = require('node:child_process');
 
 const { native, alive, waitFor, track, killTracked, readPids, tempDir, run } = require('./helpers.js');
 
@@ -235,6 +236,19 @@ test('shell: an explicit shell is used; an unknown one is a typed error', async 
     code: 'ERR_UNKNOWN_SHELL',
     message: /no-such-shell-xyz/,
   });
+});
+
+test('shell: the host $SHELL runs the command; with none set, sh does', () => {
+  // A child Node process, so that its $SHELL is its own (this process pins bash for the suite).
+  const probe = (env) => {
+    const script = `require(${JSON.stringify(path.join(__dirname, '../js/index.js'))}).exec({ command: 'echo "$0"' }).then((r) => process.stdout.write(r.output))`;
+    const r = spawnSync(process.execPath, ['-e', script], { env, encoding: 'utf8', timeout: 20000 });
+    assert.equal(r.status, 0, r.stderr);
+    return path.basename(r.stdout.trim());
+  };
+  const { SHELL, ...withoutShell } = process.env;
+  assert.equal(probe(withoutShell), 'sh');
+  assert.equal(probe({ ...withoutShell, SHELL: '/bin/bash' }), 'bash');
 });
 
 test('bad input gets a typed error with a stable code and an actionable message', async () => {

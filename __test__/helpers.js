@@ -6,6 +6,12 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
+// Runs use the host's $SHELL, as OpenClaw does, and the suite's commands are written for bash: /dev/tcp,
+// the exit status of a failed redirection (sh says 2, bash 1), a ^C that a non-interactive sh dies of.
+// CI machines often have no $SHELL at all (then sh runs), so pin it here; the choice of shell itself is
+// tested with explicit `shell` options and in the Rust unit tests of spawn::shell.
+process.env.SHELL = '/bin/bash';
+
 const native = require('../js/index.js');
 
 /** True while `pid` exists and is not a zombie. */
