@@ -423,12 +423,21 @@ export interface SandboxCapabilities {
 
 /** One operation the sandbox refused. */
 export interface SandboxDenial {
-  /** `write`, `mkdir`, `mknod`, `remove`, `rename`, `link`, `symlink`, `truncate` or `network`. */
+  /**
+   * `write`, `mkdir`, `mknod`, `remove`, `rename`, `link`, `symlink`, `truncate`, `chmod`, `chown`,
+   * `utime`, `xattr`, `connect` or `network`.
+   */
   operation: string
   path?: string
-  /** The system call and its flags or family, e.g. `openat(O_WRONLY|O_CREAT|O_TRUNC)`, `socket(AF_INET)`. */
+  /**
+   * The system call and its flags or family, e.g. `openat(O_WRONLY|O_CREAT|O_TRUNC)`, `socket(AF_INET)`,
+   * `connect(AF_UNIX)`.
+   */
   detail: string
-  /** The rule that refused it: `outside the writable roots`, `protected path <p>`, `network is off`. */
+  /**
+   * The rule that refused it: `outside the writable roots`, `protected path <p>`, `network is off`,
+   * `outside the writable roots and unixSockets` (a Unix socket).
+   */
   rule: string
   pid: number
   /** How many times the same operation was refused. */
@@ -463,8 +472,16 @@ export interface SandboxOptions {
    * `$TMPDIR`, is always writable. `[]` makes everything else read-only.
    */
   writableRoots?: Array<string>
-  /** IP networking (default false). Unix sockets always work. */
+  /**
+   * Networking (default false). Off: no IP sockets, and only the Unix sockets under the writable
+   * roots or in `unixSockets`. On: every socket.
+   */
   network?: boolean
+  /**
+   * Unix socket files (or directories of them) outside the roots that the command may connect to
+   * while the network is off, such as an ssh-agent's. Absolute paths.
+   */
+  unixSockets?: Array<string>
   limits?: SandboxLimits
 }
 
@@ -476,6 +493,8 @@ export interface SandboxReport {
   /** Paths inside the roots that stayed read-only. */
   protectedPaths: Array<string>
   network: boolean
+  /** Unix sockets outside the roots the run may connect to (with the network off). */
+  unixSockets: Array<string>
   landlockAbi: number
   /** How each part was enforced. */
   mechanisms: Array<string>

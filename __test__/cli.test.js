@@ -74,6 +74,10 @@ test('run --sandbox names what was refused; sandbox prints the capabilities', { 
   assert.equal(fs.existsSync('/etc/agent-exec-cli-probe'), false);
   assert.match(r.stdout, /\nsandbox: writable [^;]+; network off; landlock \(ABI \d\)/);
   assert.match(r.stdout, /\n {2}refused: write \/etc\/agent-exec-cli-probe: outside the writable roots \(openat\(O_WRONLY\|O_CREAT\|O_TRUNC\), pid \d+\)\n/);
+  const sockets = tempDir();
+  const json = run(['run', '--unix-socket', sockets, '--cwd', dir, '--json', '--', 'true']);
+  assert.equal(json.status, 0, json.stderr);
+  assert.deepEqual(JSON.parse(json.stdout).sandbox.unixSockets, [fs.realpathSync(sockets)]);
   const caps = run(['sandbox', '--json']);
   assert.equal(caps.status, 0);
   assert.deepEqual(JSON.parse(caps.stdout), require('../js/index.js').sandboxCapabilities());

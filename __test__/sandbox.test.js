@@ -231,6 +231,103 @@ test('network off: connecting to a local listener fails and is reported; network
   }
 });
 
+/** A Unix socket listener at `file` that records what each connection sends. */
+async function unixListener(file) {
+  const got = [];
+  const server = net.createServer((s) => s.on('data', (d) => got.push(String(d))));
+  await new Promise((res) => server.listen(file, res));
+  return { server, got };
+}
+
+const connectWith = (target) =>
+  `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('${target}'); s.send(b'hi'); print('connected')"`;
+
+test('network off: Unix sockets outside the roots are refused and named; inside the roots, in unixSockets, or with the network on they connect', when(needs.sandbox), async () => {
+  const cwd = tempDir();
+  const elsewhere = tempDir();
+  const outside = path.join(elsewhere, 'daemon.sock');
+  const inside = path.join(cwd, 'dev.sock');
+  const out = await unixListener(outside);
+  const inn = await unixListener(inside);
+  try {
+    const refused = await run({ command: connectWith(outside), sandbox: true, cwd });
+    assert.match(refused.output, /PermissionError/);
+    assert.deepEqual(
+      refused.sandbox.denials.map((d) => [d.operation, d.path, d.detail, d.rule]),
+      [['connect', fs.realpathSync(outside), 'connect(AF_UNIX)', 'outside the writable roots and unixSockets']],
+    );
+    // A relative path is resolved against the caller's cwd, and a socket the run could make itself works.
+    const ok = await run({ command: connectWith('dev.sock'), sandbox: true, cwd });
+    assert.match(ok.output, /^connected$/m);
+    assert.deepEqual(ok.sandbox.denials, []);
+    const allowed = await run({ command: connectWith(outside), sandbox: { unixSockets: [elsewhere] }, cwd });
+    assert.match(allowed.output, /^connected$/m);
+    assert.deepEqual(allowed.sandbox.unixSockets, [fs.realpathSync(elsewhere)]);
+    const on = await run({ command: connectWith(outside), sandbox: { network: true }, cwd });
+    assert.match(on.output, /^connected$/m);
+    await waitFor(() => out.got.join('') === 'hihi' && inn.got.join('') === 'hi', { what: 'the listeners to receive' });
+    // Abstract names are refused with the network off; a missing socket is the kernel's ENOENT, unreported.
+    const abstract = await run({ command: `python3 -c "import socket; socket.socket(socket.AF_UNIX).connect('\\0agent-exec-${process.pid}')"`, sandbox: true, cwd });
+    assert.match(abstract.output, /PermissionError/);
+    assert.deepEqual(abstract.sandbox.denials.map((d) => [d.operation, d.detail]), [['connect', `connect(AF_UNIX @agent-exec-${process.pid})`]]);
+    const missing = await run({ command: connectWith(path.join(elsewhere, 'none.sock')), sandbox: true, cwd });
+    assert.match(missing.output, /FileNotFoundError/);
+    assert.deepEqual(missing.sandbox.denials, []);
+  } finally {
+    out.server.close();
+    inn.server.close();
+  }
+});
+
+test('a connect whose address changes under the check reaches only what was checked', when(needs.sandbox), async () => {
+  const cwd = tempDir();
+  const outside = path.join(tempDir(), 'o.sock');
+  const inside = path.join(cwd, 'i.sock');
+  let outsideConnections = 0;
+  let insideConnections = 0;
+  const out = net.createServer(() => outsideConnections++);
+  const inn = net.createServer((s) => (insideConnections++, s.destroy()));
+  await new Promise((res) => out.listen(outside, res));
+  await new Promise((res) => inn.listen(inside, res));
+  // One thread connects over and over while another flips the address between an allowed socket and a
+  // refused one. A supervisor that let the kernel re-read the address would sometimes connect outside.
+  const script = `
+import ctypes, socket, struct, threading
+libc = ctypes.CDLL(None, use_errno=True)
+good, bad = ${JSON.stringify(inside)}.encode(), ${JSON.stringify(outside)}.encode()
+n = max(len(good), len(bad)) + 1
+addr = ctypes.create_string_buffer(2 + n)
+struct.pack_into('H', addr, 0, socket.AF_UNIX)
+stop = []
+def flip():
+    while not stop:
+        for p in (bad, good):
+            ctypes.memmove(ctypes.addressof(addr) + 2, p.ljust(n, b'\\0'), n)
+threading.Thread(target=flip, daemon=True).start()
+made = 0
+for _ in range(400):
+    s = socket.socket(socket.AF_UNIX)
+    made += libc.connect(s.fileno(), addr, 2 + n) == 0
+    s.close()
+stop.append(1)
+print('connected', made)
+`;
+  fs.writeFileSync(path.join(cwd, 'race.py'), script);
+  try {
+    const r = await run({ command: 'python3 race.py', sandbox: true, cwd, timeoutMs: 60000 });
+    const made = Number((/connected (\d+)/.exec(r.output) || [])[1]);
+    assert.ok(made > 0, r.output);
+    const refused = r.sandbox.denials.find((d) => d.operation === 'connect');
+    assert.ok(refused && refused.count > 0, JSON.stringify(r.sandbox.denials));
+    assert.equal(refused.path, fs.realpathSync(outside));
+    await waitFor(() => insideConnections === made, { what: `${made} connections inside (saw ${insideConnections})` });
+    assert.equal(outsideConnections, 0);
+  } finally {
+    out.close();
+    inn.close();
+  }
+});
+
 test('the same rules hold over a PTY', when(needs.sandbox, needs.cgroupMemory), async () => {
   const dir = tempDir();
   const target = outside();
@@ -347,6 +444,9 @@ test('bad sandbox options are typed errors', async () => {
     [{ sandbox: { limits: { processes: 1.5 } } }, 'ERR_INVALID_OPTION', /whole number/],
     [{ sandbox: { limits: { cpuSeconds: -1 } } }, 'ERR_INVALID_OPTION', /at least 0/],
     [{ sandbox: { limits: 5 } }, 'ERR_INVALID_OPTION', /limits must be an object/],
+    [{ sandbox: { unixSockets: '/run/x.sock' } }, 'ERR_INVALID_OPTION', /unixSockets must be an array of absolute paths/],
+    [{ sandbox: { unixSockets: ['x.sock'] } }, 'ERR_INVALID_OPTION', /unixSockets: x\.sock is not an absolute path/],
+    [{ sandbox: { unixSockets: ['/run/\0x'] } }, 'ERR_INVALID_OPTION', /unixSockets has an empty path or one with a NUL byte/],
   ];
   for (const [opts, code, message] of cases) {
     await assert.rejects(native.exec({ command: 'true', ...opts }), (e) => {

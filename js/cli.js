@@ -23,6 +23,7 @@ Options for run:
   --sandbox             run sandboxed: writes only under the cwd and a private temp dir, no network
   --writable <dir>      a writable root of the sandbox (repeatable; replaces the cwd; implies --sandbox)
   --network             let the sandbox use the network
+  --unix-socket <path>  a Unix socket (or directory of them) the sandbox may connect to (repeatable)
   --memory <MiB>  --cpu <seconds>  --processes <n>   sandbox limits (imply --sandbox)
   --json                print the outcome as JSON instead of text
 
@@ -60,6 +61,7 @@ function parseRun(args) {
     else if (a === '--sandbox') sandbox();
     else if (a === '--network') sandbox().network = true;
     else if (a === '--writable') (sandbox().writableRoots ??= []).push(path.resolve(value()));
+    else if (a === '--unix-socket') (sandbox().unixSockets ??= []).push(path.resolve(value()));
     else if (a === '--memory') limits().memoryBytes = Math.round(number() * 1048576);
     else if (a === '--cpu') limits().cpuSeconds = number();
     else if (a === '--processes') limits().processes = number();
@@ -92,7 +94,8 @@ function describe(outcome) {
   for (const w of outcome.warnings) lines.push(w);
   if (outcome.sandbox) {
     const s = outcome.sandbox;
-    lines.push(`sandbox: writable ${s.writableRoots.join(', ')}; network ${s.network ? 'on' : 'off'}; ${s.mechanisms.join(', ')}`);
+    const sockets = s.unixSockets.length ? `; unix sockets ${s.unixSockets.join(', ')}` : '';
+    lines.push(`sandbox: writable ${s.writableRoots.join(', ')}; network ${s.network ? 'on' : 'off'}${sockets}; ${s.mechanisms.join(', ')}`);
     for (const d of s.denials) {
       const what = d.path ? `${d.operation} ${d.path}` : d.operation;
       lines.push(`  refused: ${what}: ${d.rule} (${d.detail}, pid ${d.pid}${d.count > 1 ? `, ${d.count} times` : ''})`);

@@ -95,12 +95,16 @@ async function sandboxes(): Promise<void> {
   const caps: SandboxCapabilities = sandboxCapabilities();
   const abi: number = caps.landlockAbi;
   const memory: 'cgroup' | 'rlimit-as' | undefined = caps.limits.memoryBytes;
-  const sandbox: SandboxOptions = { writableRoots: ['/tmp'], network: false, limits: { memoryBytes: 1 << 28, processes: 64 } };
+  const sandbox: SandboxOptions = { writableRoots: ['/tmp'], network: false, unixSockets: ['/run/user/1000/ssh-agent.sock'], limits: { memoryBytes: 1 << 28, processes: 64 } };
   const r = await exec({ command: 'make', sandbox });
   const report: SandboxReport | undefined = r.sandbox;
   const denials: SandboxDenial[] = report?.denials ?? [];
   const limit: 'cpu' | 'memory' | 'processes' | 'fileSize' | undefined = report?.limitExceeded;
   await exec({ command: 'true', sandbox: true });
+  const sockets: string[] = r.sandbox?.unixSockets ?? [];
+  void sockets;
+  // @ts-expect-error unixSockets is an array of paths
+  await exec({ command: 'true', sandbox: { unixSockets: '/run/x.sock' } });
   // @ts-expect-error network is a boolean
   await exec({ command: 'true', sandbox: { network: 'on' } });
   const tool = createExecTool({ sandbox: { network: false } });

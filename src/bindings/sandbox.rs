@@ -17,8 +17,12 @@ pub struct JsSandboxOptions {
     /// Directories the command may write beneath (default: the cwd). A private temp dir, also
     /// `$TMPDIR`, is always writable. `[]` makes everything else read-only.
     pub writable_roots: Option<Vec<String>>,
-    /// IP networking (default false). Unix sockets always work.
+    /// Networking (default false). Off: no IP sockets, and only the Unix sockets under the writable
+    /// roots or in `unixSockets`. On: every socket.
     pub network: Option<bool>,
+    /// Unix socket files (or directories of them) outside the roots that the command may connect to
+    /// while the network is off, such as an ssh-agent's. Absolute paths.
+    pub unix_sockets: Option<Vec<String>>,
     #[napi(ts_type = "SandboxLimits")]
     pub limits: Option<JsSandboxLimits>,
 }
@@ -37,7 +41,7 @@ pub struct JsSandboxLimits {
     pub open_files: Option<f64>,
 }
 
-const SANDBOX_KEYS: [&str; 3] = ["writableRoots", "network", "limits"];
+const SANDBOX_KEYS: [&str; 4] = ["writableRoots", "network", "unixSockets", "limits"];
 const LIMIT_KEYS: [&str; 5] = [
     "cpuSeconds",
     "memoryBytes",
@@ -94,7 +98,7 @@ pub fn parse_sandbox(f: &Fields) -> Result<std::result::Result<Option<SandboxSpe
         ValueType::Object => {}
         _ => {
             return Ok(Err(AgentError::invalid_option(
-                "The sandbox option must be true, false or an object { writableRoots, network, limits }.",
+                "The sandbox option must be true, false or an object { writableRoots, network, unixSockets, limits }.",
             )))
         }
     }
@@ -123,6 +127,19 @@ pub fn parse_sandbox(f: &Fields) -> Result<std::result::Result<Option<SandboxSpe
     if let Some(n) = tri!(sf.boolean("network")) {
         spec.network = n;
     }
+    if sf.object("unixSockets")?.is_some() {
+        let Ok(sockets) = sf.strings("unixSockets")? else {
+            return Ok(Err(AgentError::invalid_option(
+                "sandbox.unixSockets must be an array of absolute paths of Unix sockets (or directories of them).",
+            )));
+        };
+        if let Some(bad) = sockets.iter().find(|p| p.is_empty() || p.contains('\0')) {
+            return Ok(Err(AgentError::invalid_option(format!(
+                "sandbox.unixSockets has an empty path or one with a NUL byte ({bad:?}). Give the sockets' absolute paths."
+            ))));
+        }
+        spec.unix_sockets = sockets.into_iter().map(PathBuf::from).collect();
+    }
     match sf.object("limits")? {
         None => {}
         Some((ValueType::Object, _)) => {
@@ -150,12 +167,15 @@ pub fn parse_sandbox(f: &Fields) -> Result<std::result::Result<Option<SandboxSpe
 #[napi(object, js_name = "SandboxDenial")]
 #[derive(Clone)]
 pub struct JsSandboxDenial {
-    /// `write`, `mkdir`, `mknod`, `remove`, `rename`, `link`, `symlink`, `truncate` or `network`.
+    /// `write`, `mkdir`, `mknod`, `remove`, `rename`, `link`, `symlink`, `truncate`, `chmod`, `chown`,
+    /// `utime`, `xattr`, `connect` or `network`.
     pub operation: String,
     pub path: Option<String>,
-    /// The system call and its flags or family, e.g. `openat(O_WRONLY|O_CREAT|O_TRUNC)`, `socket(AF_INET)`.
+    /// The system call and its flags or family, e.g. `openat(O_WRONLY|O_CREAT|O_TRUNC)`, `socket(AF_INET)`,
+    /// `connect(AF_UNIX)`.
     pub detail: String,
-    /// The rule that refused it: `outside the writable roots`, `protected path <p>`, `network is off`.
+    /// The rule that refused it: `outside the writable roots`, `protected path <p>`, `network is off`,
+    /// `outside the writable roots and unixSockets` (a Unix socket).
     pub rule: String,
     pub pid: u32,
     /// How many times the same operation was refused.
@@ -172,6 +192,8 @@ pub struct JsSandboxReport {
     /// Paths inside the roots that stayed read-only.
     pub protected_paths: Vec<String>,
     pub network: bool,
+    /// Unix sockets outside the roots the run may connect to (with the network off).
+    pub unix_sockets: Vec<String>,
     pub landlock_abi: u32,
     /// How each part was enforced.
     pub mechanisms: Vec<String>,
@@ -191,6 +213,7 @@ impl From<SandboxReport> for JsSandboxReport {
             writable_roots: r.writable_roots,
             protected_paths: r.protected_paths,
             network: r.network,
+            unix_sockets: r.unix_sockets,
             landlock_abi: r.landlock_abi,
             mechanisms: r.mechanisms,
             denials: r

@@ -1,6 +1,7 @@
 //! The macOS form of the sandbox: a `sandbox-exec` (Seatbelt) profile with the meaning of the Linux
 //! one. Everything is allowed except writes outside the writable roots and the devices, writes to the
-//! protected paths, and (with the network off) IP networking; Unix sockets keep working.
+//! protected paths, and (with the network off) IP networking and Unix sockets outside the writable roots
+//! and the caller's `unixSockets`.
 //!
 //! Paths are never written into the profile text: they are passed as `-D` parameters, so a directory
 //! name cannot change the profile. `sandbox-exec` is called by absolute path so a `PATH` entry cannot
@@ -28,6 +29,12 @@ pub fn profile(policy: &FsPolicy, network: bool) -> (String, Vec<(String, String
     }
     // macOS terminals are /dev/ttys*.
     allowed.push("(regex #\"^/dev/ttys[0-9]+$\")".to_string());
+    let mut sockets = Vec::new();
+    for (i, s) in policy.unix_sockets.iter().enumerate() {
+        let key = format!("UNIX_SOCKET_{i}");
+        sockets.push(format!("(subpath (param \"{key}\"))"));
+        params.push((key, s.display().to_string()));
+    }
     let mut protected = Vec::new();
     for (i, p) in policy.protected.iter().enumerate() {
         let key = format!("PROTECTED_{i}");
@@ -47,6 +54,16 @@ pub fn profile(policy: &FsPolicy, network: bool) -> (String, Vec<(String, String
         text.push_str("(deny network-outbound (remote ip))\n");
         text.push_str("(deny network-inbound (local ip))\n");
         text.push_str("(deny network-bind (local ip))\n");
+        // Path filters on network-outbound match Unix socket paths only; the later allow wins.
+        text.push_str("(deny network-outbound (subpath \"/\"))\n");
+        let reachable: Vec<String> = (0..policy.writable_roots.len())
+            .map(|i| format!("(subpath (param \"WRITABLE_ROOT_{i}\"))"))
+            .chain(sockets)
+            .collect();
+        text.push_str(&format!(
+            "(allow network-outbound {})\n",
+            reachable.join(" ")
+        ));
     }
     (text, params)
 }
@@ -95,7 +112,7 @@ pub fn prepare(
     Ok(Armed {
         env,
         tmp,
-        policy: FsPolicy::new(roots, home),
+        policy: FsPolicy::new(roots, home).with_unix_sockets(super::resolve_unix_sockets(spec)?),
         network: spec.network,
     })
 }
@@ -161,6 +178,7 @@ mod tests {
         FsPolicy {
             writable_roots: vec![PathBuf::from("/work/a \"b\""), PathBuf::from("/tmp/x")],
             protected: vec![PathBuf::from("/work/a \"b\"/.git/hooks")],
+            unix_sockets: vec![PathBuf::from("/run/agent.sock")],
         }
     }
 
@@ -173,6 +191,7 @@ mod tests {
             vec![
                 ("WRITABLE_ROOT_0".to_string(), "/work/a \"b\"".to_string()),
                 ("WRITABLE_ROOT_1".to_string(), "/tmp/x".to_string()),
+                ("UNIX_SOCKET_0".to_string(), "/run/agent.sock".to_string()),
                 (
                     "PROTECTED_0".to_string(),
                     "/work/a \"b\"/.git/hooks".to_string()
@@ -189,6 +208,7 @@ mod tests {
         let (off, _) = profile(&policy(), false);
         let (on, _) = profile(&policy(), true);
         assert!(off.contains("(deny network-outbound (remote ip))"));
+        assert!(off.contains("(deny network-outbound (subpath \"/\"))\n(allow network-outbound (subpath (param \"WRITABLE_ROOT_0\")) (subpath (param \"WRITABLE_ROOT_1\")) (subpath (param \"UNIX_SOCKET_0\")))"), "{off}");
         assert!(!on.contains("network-outbound"));
         // Balanced parentheses: a profile sandbox-exec can parse at all.
         for t in [&off, &on] {

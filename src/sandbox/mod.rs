@@ -26,6 +26,8 @@ pub mod policy;
 pub mod seccomp;
 #[cfg(target_os = "linux")]
 pub mod supervisor;
+#[cfg(target_os = "linux")]
+pub mod unix_connect;
 
 use std::path::{Path, PathBuf};
 
@@ -52,8 +54,12 @@ pub struct SandboxSpec {
     /// Directories the run may write beneath; `None` means the cwd. The private temp dir is always
     /// added.
     pub writable_roots: Option<Vec<PathBuf>>,
-    /// Network access (IP sockets of any kind). Unix sockets always work.
+    /// Network access (IP sockets of any kind, and every Unix socket). Off, a run reaches only the
+    /// Unix sockets under its writable roots and in `unix_sockets`.
     pub network: bool,
+    /// Unix socket files (or directories of them) the run may connect to with the network off:
+    /// absolute paths as the caller gave them.
+    pub unix_sockets: Vec<PathBuf>,
     pub limits: ResourceLimits,
 }
 
@@ -81,11 +87,12 @@ impl LimitKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxDenial {
     /// `write`, `mkdir`, `mknod`, `remove`, `rename`, `link`, `symlink`, `truncate`, `chmod`, `chown`,
-    /// `utime`, `xattr` or `network`.
+    /// `utime`, `xattr`, `connect` or `network`.
     pub operation: String,
     /// The resolved path, for file operations.
     pub path: Option<String>,
-    /// The system call and what it asked for (`openat(O_WRONLY|O_CREAT)`, `socket(AF_INET)`).
+    /// The system call and what it asked for (`openat(O_WRONLY|O_CREAT)`, `socket(AF_INET)`,
+    /// `connect(AF_UNIX)`).
     pub detail: String,
     /// The rule that refused it.
     pub rule: String,
@@ -101,6 +108,8 @@ pub struct SandboxReport {
     pub writable_roots: Vec<String>,
     pub protected_paths: Vec<String>,
     pub network: bool,
+    /// Unix sockets outside the roots the run may connect to (with the network off).
+    pub unix_sockets: Vec<String>,
     /// The Landlock ABI in force.
     pub landlock_abi: u32,
     /// How each part was enforced, e.g. `landlock`, `seccomp`, `read-only binds`, `cgroup v2`.
@@ -137,6 +146,7 @@ impl SandboxReport {
             writable_roots: shown(&policy.writable_roots),
             protected_paths: shown(&policy.protected),
             network,
+            unix_sockets: shown(&policy.unix_sockets),
             landlock_abi,
             mechanisms,
             denials: Vec::new(),
@@ -218,6 +228,24 @@ pub fn resolve_roots(spec: &SandboxSpec, cwd: &Path) -> Result<Vec<PathBuf>, Age
         }
     }
     Ok(roots)
+}
+
+/// The caller's `unix_sockets`, canonical where they exist (a socket may appear after the run starts).
+pub fn resolve_unix_sockets(spec: &SandboxSpec) -> Result<Vec<PathBuf>, AgentError> {
+    let mut out = Vec::new();
+    for p in &spec.unix_sockets {
+        if !p.is_absolute() {
+            return Err(AgentError::invalid_option(format!(
+                "sandbox.unixSockets: {} is not an absolute path. Give the socket's full path, such as /run/user/1000/ssh-agent.sock.",
+                p.display()
+            )));
+        }
+        let p = std::fs::canonicalize(p).unwrap_or_else(|_| policy::normalize(p));
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(target_os = "linux")]
@@ -330,13 +358,14 @@ mod linux {
     ) -> Result<Armed, AgentError> {
         // Bad input is reported as such before what the host can do.
         let mut roots = resolve_roots(spec, cwd)?;
+        let sockets = resolve_unix_sockets(spec)?;
         let caps = super::capabilities::get();
         if !caps.enforceable() {
             return Err(unavailable(caps.problems.join("; ")));
         }
         let (tmp, tmp_path) = private_tmp()?;
         roots.push(tmp_path.clone());
-        let policy = FsPolicy::new(roots, home);
+        let policy = FsPolicy::new(roots, home).with_unix_sockets(sockets);
         let landlock = super::landlock::build(&policy, spec.network).map_err(unavailable)?;
         let mut mechanisms = vec![
             format!("landlock (ABI {})", super::landlock::abi_in_force()),

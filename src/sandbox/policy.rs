@@ -42,6 +42,8 @@ pub enum DenyRule {
     OutsideWritableRoots,
     /// The path is (or is under) a protected path inside a writable root.
     Protected(PathBuf),
+    /// A Unix socket file outside the writable roots and the run's `unixSockets`.
+    SocketOutside,
 }
 
 impl DenyRule {
@@ -50,6 +52,7 @@ impl DenyRule {
         match self {
             DenyRule::OutsideWritableRoots => "outside the writable roots".to_string(),
             DenyRule::Protected(p) => format!("protected path {}", p.display()),
+            DenyRule::SocketOutside => "outside the writable roots and unixSockets".to_string(),
         }
     }
 }
@@ -61,6 +64,9 @@ pub struct FsPolicy {
     pub writable_roots: Vec<PathBuf>,
     /// Canonical paths inside writable roots that stay read-only, whether they exist yet or not.
     pub protected: Vec<PathBuf>,
+    /// Unix socket files (or directories of them) outside the roots that the run may connect to while
+    /// the network is off: an ssh-agent, a language server, a database's socket the caller trusts.
+    pub unix_sockets: Vec<PathBuf>,
 }
 
 impl FsPolicy {
@@ -99,7 +105,26 @@ impl FsPolicy {
         FsPolicy {
             writable_roots,
             protected,
+            unix_sockets: Vec::new(),
         }
+    }
+
+    /// The same policy, with `sockets` (absolute, canonical where they exist) connectable.
+    pub fn with_unix_sockets(mut self, sockets: Vec<PathBuf>) -> FsPolicy {
+        self.unix_sockets = sockets;
+        self
+    }
+
+    /// May the run connect to the Unix socket file at `path` (absolute, links resolved)? A socket a
+    /// run could have made itself (under a writable root) or one the caller named; nothing else, so a
+    /// command cannot reach the host's daemons (`docker.sock`, the D-Bus system bus) through their
+    /// sockets while its network is off.
+    pub fn check_connect(&self, path: &Path) -> Result<(), DenyRule> {
+        let under = |dirs: &[PathBuf]| dirs.iter().any(|d| path.starts_with(d));
+        if under(&self.writable_roots) || under(&self.unix_sockets) {
+            return Ok(());
+        }
+        Err(DenyRule::SocketOutside)
     }
 
     /// May the run create, change or remove `path`? `path` is absolute with every symbolic link
@@ -249,6 +274,32 @@ mod tests {
         let other = tempfile::tempdir().unwrap();
         let p = FsPolicy::new(vec![canon(other.path())], Some(&home));
         assert!(p.protected.is_empty());
+    }
+
+    #[test]
+    fn sockets_connect_inside_the_roots_and_where_the_caller_allows() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = canon(dir.path());
+        let p = FsPolicy::new(vec![root.clone()], None)
+            .with_unix_sockets(vec![PathBuf::from("/run/user/0/ssh-agent.sock")]);
+        assert_eq!(p.check_connect(&root.join("dev.sock")), Ok(()));
+        assert_eq!(
+            p.check_connect(Path::new("/run/user/0/ssh-agent.sock")),
+            Ok(())
+        );
+        assert_eq!(
+            p.check_connect(Path::new("/var/run/docker.sock")),
+            Err(DenyRule::SocketOutside)
+        );
+        // Device names that are writable are not sockets to connect to.
+        assert_eq!(
+            p.check_connect(Path::new("/dev/null")),
+            Err(DenyRule::SocketOutside)
+        );
+        assert_eq!(
+            DenyRule::SocketOutside.describe(),
+            "outside the writable roots and unixSockets"
+        );
     }
 
     #[test]

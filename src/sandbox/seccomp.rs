@@ -3,7 +3,7 @@
 //! Nothing is refused by the filter itself. Calls that may write the file system (an `open` with write
 //! flags, `mkdir`, `unlink`, `rename`, ...), calls that change metadata (`chmod`, `chown`, `utimensat`,
 //! extended attributes: Landlock does not cover these) and, with the network off, `socket` for any family but
-//! `AF_UNIX` and `io_uring_setup` become user notifications: the supervisor in the runtime decides,
+//! `AF_UNIX`, `io_uring_setup` and `connect` become user notifications: the supervisor in the runtime decides,
 //! answers, and records what it refused with the rule that refused it. Landlock and the read-only mounts
 //! enforce the same file rules in the kernel, so a call the supervisor lets through is still checked.
 //!
@@ -158,6 +158,9 @@ pub fn build_filter(network: bool) -> Result<BpfProgram, String> {
         );
         // io_uring can open sockets without the socket system call.
         rules.insert(nr(libc::SYS_io_uring_setup), Vec::new());
+        // Every connect: the address is in the caller's memory, which a filter cannot read, and only
+        // Unix sockets exist with the network off. The supervisor connects the allowed ones itself.
+        rules.insert(nr(libc::SYS_connect), Vec::new());
     }
     let filter = SeccompFilter::new(
         rules,

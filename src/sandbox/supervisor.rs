@@ -18,6 +18,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 
 use super::policy::{DenyRule, FsPolicy};
+use super::unix_connect;
 
 pub use super::SandboxDenial as Denial;
 
@@ -62,6 +63,18 @@ enum Verdict {
     Continue,
     /// Fail the call with this errno, and record why.
     Deny(i32, Denial),
+    /// Fail the call with this errno, as the kernel would have (nothing was refused).
+    Fail(i32),
+    /// Make the connection for the caller (see `unix_connect`); `fd` is the caller's socket.
+    Connect { fd: i32, to: ConnectTo },
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum ConnectTo {
+    /// A Unix socket file the policy allows: absolute, links resolved.
+    Path(PathBuf),
+    /// An address the policy does not judge, as the caller gave it.
+    AsGiven(Vec<u8>),
 }
 
 /// Start supervising `listener` on the current runtime.
@@ -72,7 +85,8 @@ pub fn spawn(
     log: Arc<DenialLog>,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
     // SAFETY: the listener is an OwnedFd owned by the AsyncFd from here on; nothing else closes it.
-    let fd = unsafe { AsyncFd::register_with_interest(listener, Interest::READABLE) }?;
+    // Shared with the blocking tasks that answer connects, so it stays open until they have answered.
+    let fd = Arc::new(unsafe { AsyncFd::register_with_interest(listener, Interest::READABLE) }?);
     Ok(tokio::spawn(async move {
         loop {
             let Ok(mut guard) = fd.readable().await else {
@@ -103,29 +117,141 @@ pub fn spawn(
             if !id_valid(fd.get_ref(), req.id) {
                 continue;
             }
-            let mut resp = libc::seccomp_notif_resp {
-                id: req.id,
-                val: 0,
-                error: 0,
-                flags: 0,
-            };
             match verdict {
-                Verdict::Continue => resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+                Verdict::Continue => answer(fd.get_ref(), req.id, Answer::Continue),
                 Verdict::Deny(errno, denial) => {
-                    resp.error = -errno;
                     log.record(denial);
+                    answer(fd.get_ref(), req.id, Answer::Error(errno));
+                }
+                Verdict::Fail(errno) => answer(fd.get_ref(), req.id, Answer::Error(errno)),
+                Verdict::Connect { fd: socket, to } => {
+                    // A connect can block (a listener whose backlog is full), so not on the runtime.
+                    let (fd, log) = (fd.clone(), log.clone());
+                    tokio::task::spawn_blocking(move || {
+                        let result = connect_for(fd.get_ref(), &req, socket, &to, &log);
+                        let reply = result.map_or_else(Answer::Error, |()| Answer::Success);
+                        answer(fd.get_ref(), req.id, reply);
+                    });
                 }
             }
-            // SAFETY: SEND reads the response; ENOENT (caller gone) needs no handling.
-            unsafe {
-                libc::ioctl(
-                    fd.get_ref().as_raw_fd(),
-                    libc::SECCOMP_IOCTL_NOTIF_SEND,
-                    &mut resp,
-                )
-            };
         }
     }))
+}
+
+enum Answer {
+    Continue,
+    Success,
+    Error(i32),
+}
+
+fn answer(fd: &OwnedFd, id: u64, a: Answer) {
+    let mut resp = libc::seccomp_notif_resp {
+        id,
+        val: 0,
+        error: 0,
+        flags: 0,
+    };
+    match a {
+        Answer::Continue => resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+        Answer::Success => {}
+        Answer::Error(errno) => resp.error = -errno,
+    }
+    // SAFETY: SEND reads the response; ENOENT (caller gone) needs no handling.
+    unsafe { libc::ioctl(fd.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp) };
+}
+
+/// Connect the caller's socket `socket` as decided, from the supervisor (see `unix_connect`).
+fn connect_for(
+    notif: &OwnedFd,
+    req: &libc::seccomp_notif,
+    socket: i32,
+    to: &ConnectTo,
+    log: &DenialLog,
+) -> Result<(), i32> {
+    let taken = match unix_connect::take_socket(req.pid, socket, || id_valid(notif, req.id)) {
+        Ok(s) => s,
+        Err(libc::EPERM) => {
+            // The kernel's ptrace rules (Yama) keep the supervisor from the socket: refuse, and say so.
+            let path = match to {
+                ConnectTo::Path(p) => Some(p.display().to_string()),
+                ConnectTo::AsGiven(_) => None,
+            };
+            log.record(Denial {
+                operation: "connect".into(),
+                path,
+                detail: "connect(AF_UNIX)".into(),
+                rule: "the supervisor may not take this process's socket (ptrace restrictions)"
+                    .into(),
+                pid: req.pid,
+                count: 1,
+            });
+            return Err(libc::EPERM);
+        }
+        Err(e) => return Err(e),
+    };
+    match to {
+        ConnectTo::Path(path) => unix_connect::connect_path(&taken, path),
+        ConnectTo::AsGiven(addr) => unix_connect::connect_as_given(&taken, addr),
+    }
+}
+
+/// A `connect` with the network off: only Unix sockets exist, and only some may be reached.
+fn decide_connect(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
+    let (pid, a) = (req.pid, req.data.args);
+    let (socket, len) = (a[0] as i32, a[2] as usize);
+    if len > unix_connect::MAX_ADDRESS {
+        return Verdict::Fail(libc::EINVAL);
+    }
+    let mut addr = vec![0u8; len];
+    if len > 0 && read_mem(pid, a[1], &mut addr) != len {
+        return Verdict::Fail(libc::EFAULT);
+    }
+    let raw = match unix_connect::parse(&addr) {
+        unix_connect::Address::Other => {
+            return Verdict::Connect {
+                fd: socket,
+                to: ConnectTo::AsGiven(addr),
+            }
+        }
+        unix_connect::Address::Abstract(name) => {
+            return Verdict::Deny(
+                libc::EPERM,
+                Denial {
+                    operation: "connect".into(),
+                    path: None,
+                    detail: format!("connect(AF_UNIX @{})", String::from_utf8_lossy(&name)),
+                    rule: "network is off (abstract Unix sockets included)".into(),
+                    pid,
+                    count: 1,
+                },
+            )
+        }
+        unix_connect::Address::Path(raw) => raw,
+    };
+    let Some(path) = resolve(pid, AT_FDCWD, &raw, true) else {
+        return Verdict::Fail(libc::ENOENT);
+    };
+    if std::fs::symlink_metadata(&path).is_err() {
+        // Nothing there to reach: the kernel's answer, and nothing to report.
+        return Verdict::Fail(libc::ENOENT);
+    }
+    match policy.check_connect(&path) {
+        Ok(()) => Verdict::Connect {
+            fd: socket,
+            to: ConnectTo::Path(path),
+        },
+        Err(rule) => Verdict::Deny(
+            libc::EACCES,
+            Denial {
+                operation: "connect".into(),
+                path: Some(path.display().to_string()),
+                detail: "connect(AF_UNIX)".into(),
+                rule: rule.describe(),
+                pid,
+                count: 1,
+            },
+        ),
+    }
 }
 
 /// Is a notification waiting? (Checked before RECV, which would otherwise block the runtime.)
@@ -216,6 +342,7 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
                 },
             )
         }
+        libc::SYS_connect if !network => return decide_connect(req, policy),
         libc::SYS_io_uring_setup if !network => {
             return Verdict::Deny(
                 libc::EPERM,
@@ -363,7 +490,7 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
             let errno = match (op, &rule) {
                 ("chmod" | "chown" | "utime" | "xattr", _) => libc::EPERM,
                 (_, DenyRule::Protected(_)) => libc::EROFS,
-                (_, DenyRule::OutsideWritableRoots) => libc::EACCES,
+                (_, DenyRule::OutsideWritableRoots | DenyRule::SocketOutside) => libc::EACCES,
             };
             return Verdict::Deny(
                 errno,
