@@ -328,6 +328,36 @@ print('connected', made)
   }
 });
 
+test('a private /dev/shm per run: POSIX semaphores work, the host\'s shared memory is out of reach', when(needs.sandbox, !(caps.readOnlyBinds && process.getuid() === 0) && 'a private /dev/shm is made for root runs with a mount namespace'), async () => {
+  const hostFile = `/dev/shm/agent-exec-host-${process.pid}`;
+  fs.writeFileSync(hostFile, 'host\n');
+  try {
+    const cwd = tempDir();
+    const r = await run({
+      command: [
+        `python3 -c "import multiprocessing as m; l = m.Lock(); q = m.Queue(); q.put(42); print('queue', q.get())"`,
+        'echo run > /dev/shm/probe && ls /dev/shm',
+        `echo mine > ${hostFile} && cat ${hostFile}`,
+        `echo escape > /proc/1/root${hostFile} || echo escape-refused`,
+      ].join('; '),
+      sandbox: true,
+      cwd,
+    });
+    assert.match(r.output, /^queue 42$/m);
+    assert.match(r.output, /^probe$/m);
+    assert.match(r.output, /^mine$/m);
+    assert.match(r.output, /^escape-refused$/m);
+    assert.ok(r.sandbox.mechanisms.includes('private /dev/shm (mount namespace)'), r.sandbox.mechanisms.join());
+    assert.equal(fs.readFileSync(hostFile, 'utf8'), 'host\n');
+    assert.equal(fs.existsSync('/dev/shm/probe'), false);
+    // Each run has its own.
+    const next = await run({ command: 'ls -A /dev/shm | wc -l', sandbox: true, cwd });
+    assert.equal(next.output.trim(), '0');
+  } finally {
+    fs.rmSync(hostFile, { force: true });
+  }
+});
+
 test('the same rules hold over a PTY', when(needs.sandbox, needs.cgroupMemory), async () => {
   const dir = tempDir();
   const target = outside();

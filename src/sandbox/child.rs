@@ -100,6 +100,8 @@ pub struct ReadOnlyBind {
 pub struct MountPlan {
     pub user: Option<UserMaps>,
     pub read_only: Vec<ReadOnlyBind>,
+    /// A directory of the run's to bind over `/dev/shm`.
+    pub private_shm: Option<CString>,
 }
 
 /// Everything the child applies, prepared by the parent.
@@ -215,6 +217,18 @@ impl ChildPlan {
                 ) as libc::c_long,
                 Step::Mount,
             )?;
+            if let Some(dir) = &m.private_shm {
+                check(
+                    libc::mount(
+                        dir.as_ptr(),
+                        c"/dev/shm".as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_BIND,
+                        std::ptr::null(),
+                    ) as libc::c_long,
+                    Step::Mount,
+                )?;
+            }
             for b in &m.read_only {
                 check(
                     libc::mount(

@@ -82,6 +82,14 @@ pub fn build(policy: &FsPolicy, network: bool) -> Result<OwnedFd, String> {
             .add_rule(PathBeneath::new(fd, AccessFs::from_all(abi)))
             .map_err(|e| fail(&format!("the write rule on {}", root.display()), &e))?;
     }
+    // The directory mounted over /dev/shm: a Landlock walk from a file there stops at the mount's root,
+    // this directory's inode, without passing the temp dir above it, so it needs its own rule.
+    if let Some(shm) = &policy.private_shm {
+        let fd = PathFd::new(shm).map_err(|e| fail(&format!("opening {}", shm.display()), &e))?;
+        created = created
+            .add_rule(PathBeneath::new(fd, AccessFs::from_all(abi)))
+            .map_err(|e| fail("the write rule on the private /dev/shm", &e))?;
+    }
     let devices = WRITABLE_DEVICES.iter().chain(WRITABLE_DEVICE_DIRS.iter());
     for dev in devices.filter(|d| Path::new(d).exists()) {
         let fd = PathFd::new(dev).map_err(|e| fail(&format!("opening {dev}"), &e))?;

@@ -179,6 +179,7 @@ mod tests {
             writable_roots: vec![PathBuf::from("/work/a \"b\""), PathBuf::from("/tmp/x")],
             protected: vec![PathBuf::from("/work/a \"b\"/.git/hooks")],
             unix_sockets: vec![PathBuf::from("/run/agent.sock")],
+            private_shm: None,
         }
     }
 

@@ -365,8 +365,7 @@ mod linux {
         }
         let (tmp, tmp_path) = private_tmp()?;
         roots.push(tmp_path.clone());
-        let policy = FsPolicy::new(roots, home).with_unix_sockets(sockets);
-        let landlock = super::landlock::build(&policy, spec.network).map_err(unavailable)?;
+        let mut policy = FsPolicy::new(roots, home).with_unix_sockets(sockets);
         let mut mechanisms = vec![
             format!("landlock (ABI {})", super::landlock::abi_in_force()),
             "seccomp supervisor".to_string(),
@@ -374,7 +373,12 @@ mod linux {
         ];
         let limits = spec.limits;
 
-        let existing: Vec<&PathBuf> = policy.protected.iter().filter(|p| p.exists()).collect();
+        let existing: Vec<PathBuf> = policy
+            .protected
+            .iter()
+            .filter(|p| p.exists())
+            .cloned()
+            .collect();
         let mut need_user_ns = false;
         let mut rlimits = Vec::new();
         let mut rlimit_names = Vec::new();
@@ -421,6 +425,26 @@ mod linux {
         if !rlimit_names.is_empty() {
             mechanisms.push(format!("rlimits ({})", rlimit_names.join(", ")));
         }
+        // A mount namespace of the run's own is needed for read-only binds and a process limit; root
+        // gets one anyway, for a private /dev/shm. (Unprivileged, it would take a user namespace, in
+        // which files of other users show as nobody: not worth it for /dev/shm alone.)
+        let mount_ns =
+            caps.mount_namespace && (caps.is_root || !existing.is_empty() || need_user_ns);
+        let private_shm = if mount_ns && Path::new(policy::SHM).is_dir() {
+            let dir = tmp_path.join(".dev-shm");
+            std::fs::create_dir(&dir)
+                .map_err(|e| unavailable(format!("the private /dev/shm could not be made: {e}")))?;
+            policy = policy.with_private_shm(dir.clone());
+            mechanisms.push("private /dev/shm (mount namespace)".into());
+            use std::os::unix::ffi::OsStrExt;
+            Some(
+                std::ffi::CString::new(dir.as_os_str().as_bytes())
+                    .map_err(|_| unavailable("the temp dir's path contains a NUL byte"))?,
+            )
+        } else {
+            None
+        };
+        let landlock = super::landlock::build(&policy, spec.network).map_err(unavailable)?;
         // A cgroup also tracks the run for the kill path, limits or not, where one can be made; only a
         // cgroup that carries a limit is required.
         let needed = memory_in_cgroup || pids_in_cgroup;
@@ -460,7 +484,7 @@ mod linux {
             None => (None, Vec::new()),
         };
 
-        let mounts = if !existing.is_empty() || need_user_ns {
+        let mounts = if mount_ns || !existing.is_empty() {
             if !caps.mount_namespace {
                 None
             } else {
@@ -488,7 +512,11 @@ mod linux {
                 if need_user_ns {
                     mechanisms.push("user namespace (counts the run's processes)".into());
                 }
-                Some(MountPlan { user, read_only })
+                Some(MountPlan {
+                    user,
+                    read_only,
+                    private_shm,
+                })
             }
         } else {
             None

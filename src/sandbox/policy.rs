@@ -18,6 +18,9 @@ pub const WRITABLE_DEVICES: [&str; 7] = [
 /// Directories of terminal devices: a PTY run's own `/dev/pts/N` is opened by programs like `ssh`.
 pub const WRITABLE_DEVICE_DIRS: [&str; 1] = ["/dev/pts"];
 
+/// Where POSIX shared memory lives.
+pub const SHM: &str = "/dev/shm";
+
 /// Entries of a git directory that run code or change what git runs: never writable in a sandbox.
 pub const PROTECTED_GIT_ENTRIES: [&str; 2] = ["hooks", "config"];
 
@@ -67,6 +70,10 @@ pub struct FsPolicy {
     /// Unix socket files (or directories of them) outside the roots that the run may connect to while
     /// the network is off: an ssh-agent, a language server, a database's socket the caller trusts.
     pub unix_sockets: Vec<PathBuf>,
+    /// The run's own directory mounted over `/dev/shm` in its mount namespace, when it has one: POSIX
+    /// shared memory and semaphores (Python's multiprocessing, Chromium) work, and the host's
+    /// segments stay out of reach.
+    pub private_shm: Option<PathBuf>,
 }
 
 impl FsPolicy {
@@ -106,7 +113,14 @@ impl FsPolicy {
             writable_roots,
             protected,
             unix_sockets: Vec::new(),
+            private_shm: None,
         }
+    }
+
+    /// The same policy, with `dir` standing in for `/dev/shm`.
+    pub fn with_private_shm(mut self, dir: PathBuf) -> FsPolicy {
+        self.private_shm = Some(dir);
+        self
     }
 
     /// The same policy, with `sockets` (absolute, canonical where they exist) connectable.
@@ -134,6 +148,9 @@ impl FsPolicy {
             return Err(DenyRule::Protected(p.clone()));
         }
         if self.writable_roots.iter().any(|r| path.starts_with(r)) || is_writable_device(path) {
+            return Ok(());
+        }
+        if self.private_shm.is_some() && path.starts_with(SHM) {
             return Ok(());
         }
         Err(DenyRule::OutsideWritableRoots)
@@ -299,6 +316,21 @@ mod tests {
         assert_eq!(
             DenyRule::SocketOutside.describe(),
             "outside the writable roots and unixSockets"
+        );
+    }
+
+    #[test]
+    fn dev_shm_is_writable_only_when_the_run_has_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = canon(dir.path());
+        let p = FsPolicy::new(vec![root.clone()], None);
+        let shm = Path::new("/dev/shm/sem.mp-1");
+        assert_eq!(p.check_write(shm), Err(DenyRule::OutsideWritableRoots));
+        let p = p.with_private_shm(root.join(".dev-shm"));
+        assert_eq!(p.check_write(shm), Ok(()));
+        assert_eq!(
+            p.check_write(Path::new("/dev/shmx")),
+            Err(DenyRule::OutsideWritableRoots)
         );
     }
 
