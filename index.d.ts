@@ -409,8 +409,9 @@ export interface SandboxCapabilities {
   seccomp: boolean
   userNamespaces: boolean
   /**
-   * Protected paths are bound read-only (root, or a user namespace); otherwise only the supervisor
-   * guards them.
+   * A run can have a mount namespace of its own (root with CAP_SYS_ADMIN, or a user namespace;
+   * tried, not assumed): protected paths are bound read-only and root runs get a private
+   * `/dev/shm`. Otherwise only the supervisor guards the protected paths.
    */
   readOnlyBinds: boolean
   noNewPrivs: boolean

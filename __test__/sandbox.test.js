@@ -504,6 +504,31 @@ test('a sandbox inside a sandbox is refused with ERR_SANDBOX_UNAVAILABLE, and no
   assert.equal(fs.existsSync(path.join(dir, 'ran')), false);
 });
 
+test('root without CAP_SYS_ADMIN (a container\'s root): no mount namespace is claimed, and sandboxed runs still work', when(needs.sandbox, process.getuid() !== 0 && 'needs root to drop a capability'), async () => {
+  const dir = tempDir();
+  fs.mkdirSync(path.join(dir, '.git/hooks'), { recursive: true });
+  const target = outside();
+  const script = path.join(dir, 'nocap.js');
+  fs.writeFileSync(
+    script,
+    `const a = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+     a.exec({ command: 'echo in > in.txt; echo out > ${target}; echo hook > .git/hooks/pre-commit; ls /dev/shm >/dev/null && echo shm-readable', cwd: ${JSON.stringify(dir)}, sandbox: true })
+       .then((r) => console.log(JSON.stringify({ binds: a.sandboxCapabilities().readOnlyBinds, mech: r.sandbox.mechanisms, denials: r.sandbox.denials.map((d) => d.path), out: r.output })),
+             (e) => console.log(JSON.stringify({ error: e.code, message: e.message })));`,
+  );
+  // Out of the bounding set, CAP_SYS_ADMIN is gone for root's programs: no mount namespace can be made.
+  const r = await run({ command: `setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin ${JSON.stringify(process.execPath)} ${script}`, cwd: dir, timeoutMs: 30000 });
+  const got = JSON.parse(r.output.trim().split('\n').pop());
+  assert.equal(got.error, undefined, got.message);
+  assert.equal(got.binds, false);
+  assert.ok(got.mech.includes('protected paths guarded by the supervisor only'), got.mech.join());
+  assert.ok(!got.mech.includes('private /dev/shm (mount namespace)'), got.mech.join());
+  assert.deepEqual(got.denials, [target, path.join(fs.realpathSync(dir), '.git/hooks/pre-commit')]);
+  assert.match(got.out, /shm-readable/);
+  assert.equal(fs.readFileSync(path.join(dir, 'in.txt'), 'utf8'), 'in\n');
+  assert.equal(fs.existsSync(path.join(dir, '.git/hooks/pre-commit')), false);
+});
+
 test('as an unprivileged user the process limit comes from a user namespace', when(needs.sandbox, process.getuid() !== 0 && 'needs root to switch users', !caps.userNamespaces && 'no user namespaces here'), async () => {
   // A real non-root caller: the addon runs as nobody, where cgroups are not writable, so the limit is
   // RLIMIT_NPROC counted inside a user namespace of the run's own.

@@ -248,8 +248,9 @@ pub struct JsSandboxCapabilities {
     /// seccomp filters with user notifications.
     pub seccomp: bool,
     pub user_namespaces: bool,
-    /// Protected paths are bound read-only (root, or a user namespace); otherwise only the supervisor
-    /// guards them.
+    /// A run can have a mount namespace of its own (root with CAP_SYS_ADMIN, or a user namespace;
+    /// tried, not assumed): protected paths are bound read-only and root runs get a private
+    /// `/dev/shm`. Otherwise only the supervisor guards the protected paths.
     pub read_only_binds: bool,
     pub no_new_privs: bool,
     pub rlimits: bool,

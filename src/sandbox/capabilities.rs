@@ -17,7 +17,9 @@ pub struct Capabilities {
     pub seccomp: bool,
     /// A user namespace can be created (an unprivileged mount namespace for the protected paths).
     pub user_namespaces: bool,
-    /// The protected paths can be bound read-only: as root, or through a user namespace.
+    /// A run can get a mount namespace of its own with bind mounts in it (read-only protected paths,
+    /// the private /dev/shm): as root with CAP_SYS_ADMIN, or through a user namespace. Probed: a root
+    /// in a container often lacks the capability.
     pub mount_namespace: bool,
     /// A cgroup for the run's memory and process limits, if one can be created here.
     #[cfg(target_os = "linux")]
@@ -47,6 +49,7 @@ fn probe() -> Capabilities {
     // SAFETY: geteuid cannot fail.
     let is_root = unsafe { libc::geteuid() } == 0;
     let user_namespaces = probe_user_namespace();
+    let mount_namespace = (is_root || user_namespaces) && probe_mount_namespace(is_root);
     let mut problems = Vec::new();
     if landlock_abi == 0 {
         problems.push(
@@ -66,7 +69,7 @@ fn probe() -> Capabilities {
         landlock_abi,
         seccomp,
         user_namespaces,
-        mount_namespace: is_root || user_namespaces,
+        mount_namespace,
         cgroup: cgroup::detect(),
         is_root,
         problems,
@@ -127,6 +130,46 @@ fn probe_user_namespace() -> bool {
     })
 }
 
+/// The steps a run's mount namespace takes: unshare it (in a user namespace unless root), keep its
+/// mounts from propagating back, and bind a directory over itself.
+#[cfg(target_os = "linux")]
+fn probe_mount_namespace(is_root: bool) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = std::env::temp_dir();
+    let Ok(dir) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    let flags = if is_root {
+        libc::CLONE_NEWNS
+    } else {
+        libc::CLONE_NEWNS | libc::CLONE_NEWUSER
+    };
+    probe_in_child(move || {
+        let err = || Err(std::io::Error::last_os_error());
+        // SAFETY: unshare and mount with NUL-terminated strings, in the forked child.
+        unsafe {
+            if libc::unshare(flags) != 0 {
+                return err();
+            }
+            let none = std::ptr::null();
+            if libc::mount(
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_SLAVE,
+                none.cast(),
+            ) != 0
+            {
+                return err();
+            }
+            if libc::mount(dir.as_ptr(), dir.as_ptr(), none, libc::MS_BIND, none.cast()) != 0 {
+                return err();
+            }
+        }
+        Ok(())
+    })
+}
+
 /// Can a seccomp supervisor start here? Not under a filter that already has one (a sandbox inside a
 /// sandbox). Probed only when this process is filtered at all.
 #[cfg(target_os = "linux")]
@@ -160,7 +203,8 @@ mod tests {
                 "{:?}",
                 caps.problems
             );
-            assert_eq!(caps.mount_namespace, caps.is_root || caps.user_namespaces);
+            // Probed, and only tried where it could work.
+            assert!(!caps.mount_namespace || caps.is_root || caps.user_namespaces);
         }
     }
 }
