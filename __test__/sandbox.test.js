@@ -358,6 +358,41 @@ test('a private /dev/shm per run: POSIX semaphores work, the host\'s shared memo
   }
 });
 
+test('as root, mounts outside the roots are read-only: a chmod whose path changes under the check still cannot land outside', when(needs.sandbox, process.getuid() !== 0 && 'root only', !caps.readOnlyBinds && 'no mount namespace here'), async () => {
+  const cwd = tempDir();
+  const inside = path.join(cwd, 'inside.txt');
+  const outsideFile = path.join(tempDir(), 'outside.txt');
+  fs.writeFileSync(inside, 'in');
+  fs.writeFileSync(outsideFile, 'out');
+  fs.chmodSync(outsideFile, 0o644);
+  // One thread calls chmod over and over while another flips the path between an allowed file and a
+  // refused one: the supervisor's check alone can be raced, the read-only mount cannot.
+  const script = `
+import ctypes, threading
+libc = ctypes.CDLL(None, use_errno=True)
+good, bad = ${JSON.stringify(inside)}.encode(), ${JSON.stringify(outsideFile)}.encode()
+n = max(len(good), len(bad)) + 1
+buf = ctypes.create_string_buffer(n)
+stop = []
+def flip():
+    while not stop:
+        for p in (bad, good):
+            ctypes.memmove(buf, p.ljust(n, b'\\0'), n)
+threading.Thread(target=flip, daemon=True).start()
+done = sum(libc.chmod(buf, 0o600) == 0 for _ in range(3000))
+stop.append(1)
+print('changed', done)
+`;
+  fs.writeFileSync(path.join(cwd, 'race.py'), script);
+  const r = await run({ command: 'python3 race.py', sandbox: true, cwd, timeoutMs: 60000 });
+  assert.ok(r.sandbox.mechanisms.includes('read-only mounts outside the roots (mount namespace)'), r.sandbox.mechanisms.join());
+  const changed = Number((/changed (\d+)/.exec(r.output) || [])[1]);
+  assert.ok(changed > 0, r.output);
+  assert.equal(fs.statSync(inside).mode & 0o777, 0o600);
+  assert.equal(fs.statSync(outsideFile).mode & 0o777, 0o644);
+  assert.ok(r.sandbox.denials.some((d) => d.operation === 'chmod' && d.path === fs.realpathSync(outsideFile)), JSON.stringify(r.sandbox.denials));
+});
+
 test('the same rules hold over a PTY', when(needs.sandbox, needs.cgroupMemory), async () => {
   const dir = tempDir();
   const target = outside();

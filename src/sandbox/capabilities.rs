@@ -21,6 +21,9 @@ pub struct Capabilities {
     /// the private /dev/shm): as root with CAP_SYS_ADMIN, or through a user namespace. Probed: a root
     /// in a container often lacks the capability.
     pub mount_namespace: bool,
+    /// In that namespace, root can make every mount read-only and the roots writable again
+    /// (`mount_setattr`, Linux 5.12), so the kernel refuses what the supervisor's check might miss.
+    pub read_only_mounts: bool,
     /// A cgroup for the run's memory and process limits, if one can be created here.
     #[cfg(target_os = "linux")]
     pub cgroup: Option<CgroupHost>,
@@ -49,7 +52,8 @@ fn probe() -> Capabilities {
     // SAFETY: geteuid cannot fail.
     let is_root = unsafe { libc::geteuid() } == 0;
     let user_namespaces = probe_user_namespace();
-    let mount_namespace = (is_root || user_namespaces) && probe_mount_namespace(is_root);
+    let mount_namespace = (is_root || user_namespaces) && probe_mount_namespace(is_root, false);
+    let read_only_mounts = mount_namespace && is_root && probe_mount_namespace(true, true);
     let mut problems = Vec::new();
     if landlock_abi == 0 {
         problems.push(
@@ -70,6 +74,7 @@ fn probe() -> Capabilities {
         seccomp,
         user_namespaces,
         mount_namespace,
+        read_only_mounts,
         cgroup: cgroup::detect(),
         is_root,
         problems,
@@ -92,6 +97,7 @@ fn probe() -> Capabilities {
         seccomp: false,
         user_namespaces: false,
         mount_namespace: false,
+        read_only_mounts: false,
         is_root: false,
         problems,
     }
@@ -131,9 +137,10 @@ fn probe_user_namespace() -> bool {
 }
 
 /// The steps a run's mount namespace takes: unshare it (in a user namespace unless root), keep its
-/// mounts from propagating back, and bind a directory over itself.
+/// mounts from propagating back, and bind a directory over itself; with `read_only`, also make every
+/// mount read-only and the bound directory writable again.
 #[cfg(target_os = "linux")]
-fn probe_mount_namespace(is_root: bool) -> bool {
+fn probe_mount_namespace(is_root: bool, read_only: bool) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let dir = std::env::temp_dir();
     let Ok(dir) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
@@ -162,7 +169,13 @@ fn probe_mount_namespace(is_root: bool) -> bool {
             {
                 return err();
             }
+            if read_only && super::child::set_read_only_tree(c"/", true) != 0 {
+                return err();
+            }
             if libc::mount(dir.as_ptr(), dir.as_ptr(), none, libc::MS_BIND, none.cast()) != 0 {
+                return err();
+            }
+            if read_only && super::child::set_read_only_tree(&dir, false) != 0 {
                 return err();
             }
         }

@@ -2,7 +2,8 @@
 //!
 //! Everything that allocates or can fail for ordinary reasons (paths, rules, the filter program, the
 //! cgroup) was prepared by the parent; here only system calls remain, in this order: join the cgroup,
-//! enter a mount namespace and bind the protected paths read-only, set the rlimits, `no_new_privs`,
+//! enter a mount namespace (everything outside the roots read-only, the private `/dev/shm`, the
+//! protected paths read-only), set the rlimits, `no_new_privs`,
 //! Landlock, then the seccomp filter, whose notification fd goes back to the parent over a socket.
 //! The filter comes last because every path-writing call after it waits for the supervisor, which only
 //! starts once the spawn returns.
@@ -26,6 +27,7 @@ pub enum Step {
     Landlock = 7,
     Seccomp = 8,
     SendListener = 9,
+    ReadOnlyMounts = 10,
 }
 
 impl Step {
@@ -40,6 +42,7 @@ impl Step {
             7 => Step::Landlock,
             8 => Step::Seccomp,
             9 => Step::SendListener,
+            10 => Step::ReadOnlyMounts,
             _ => return None,
         })
     }
@@ -55,6 +58,7 @@ impl Step {
             Step::Landlock => "applying the Landlock ruleset",
             Step::Seccomp => "installing the seccomp filter",
             Step::SendListener => "handing the seccomp listener to the runtime",
+            Step::ReadOnlyMounts => "making the mounts outside the writable roots read-only",
         }
     }
 }
@@ -102,6 +106,44 @@ pub struct MountPlan {
     pub read_only: Vec<ReadOnlyBind>,
     /// A directory of the run's to bind over `/dev/shm`.
     pub private_shm: Option<CString>,
+    /// When set, every mount is made read-only and these (the writable roots) are bound writable
+    /// again: a metadata call that races the supervisor's check meets `EROFS` outside the roots.
+    pub writable_binds: Option<Vec<CString>>,
+    /// The run's working directory, entered again once the mounts are in place: the child changed into
+    /// it before this step, on the mount that is now covered.
+    pub cwd: CString,
+}
+
+/// `struct mount_attr` of `mount_setattr(2)`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+
+/// Set (`read_only`) or clear the read-only flag of the mount at `path` and every mount below it.
+pub fn set_read_only_tree(path: &std::ffi::CStr, read_only: bool) -> libc::c_long {
+    let attr = MountAttr {
+        attr_set: if read_only { MOUNT_ATTR_RDONLY } else { 0 },
+        attr_clr: if read_only { 0 } else { MOUNT_ATTR_RDONLY },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: mount_setattr reads the path and `size_of::<MountAttr>()` bytes of `attr`.
+    unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::AT_RECURSIVE as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    }
 }
 
 /// Everything the child applies, prepared by the parent.
@@ -217,6 +259,22 @@ impl ChildPlan {
                 ) as libc::c_long,
                 Step::Mount,
             )?;
+            if let Some(roots) = &m.writable_binds {
+                check(set_read_only_tree(c"/", true), Step::ReadOnlyMounts)?;
+                for r in roots {
+                    check(
+                        libc::mount(
+                            r.as_ptr(),
+                            r.as_ptr(),
+                            std::ptr::null(),
+                            libc::MS_BIND | libc::MS_REC,
+                            std::ptr::null(),
+                        ) as libc::c_long,
+                        Step::ReadOnlyMounts,
+                    )?;
+                    check(set_read_only_tree(r, false), Step::ReadOnlyMounts)?;
+                }
+            }
             if let Some(dir) = &m.private_shm {
                 check(
                     libc::mount(
@@ -251,6 +309,7 @@ impl ChildPlan {
                     Step::Mount,
                 )?;
             }
+            check(libc::chdir(m.cwd.as_ptr()) as libc::c_long, Step::Mount)?;
         }
         Ok(())
     }

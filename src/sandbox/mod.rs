@@ -445,6 +445,22 @@ mod linux {
             None
         };
         let landlock = super::landlock::build(&policy, spec.network).map_err(unavailable)?;
+        // As root, a racing metadata call (chmod, chown) could reach any file if it slipped past the
+        // supervisor's check, so every mount outside the roots is read-only in the run's namespace.
+        let writable_binds = if mount_ns && caps.is_root && caps.read_only_mounts {
+            use std::os::unix::ffi::OsStrExt;
+            let mut binds = Vec::new();
+            for r in &policy.writable_roots {
+                binds.push(
+                    std::ffi::CString::new(r.as_os_str().as_bytes())
+                        .map_err(|_| unavailable("a writable root contains a NUL byte"))?,
+                );
+            }
+            mechanisms.push("read-only mounts outside the roots (mount namespace)".into());
+            Some(binds)
+        } else {
+            None
+        };
         // A cgroup also tracks the run for the kill path, limits or not, where one can be made; only a
         // cgroup that carries a limit is required.
         let needed = memory_in_cgroup || pids_in_cgroup;
@@ -516,6 +532,13 @@ mod linux {
                     user,
                     read_only,
                     private_shm,
+                    writable_binds,
+                    cwd: {
+                        use std::os::unix::ffi::OsStrExt;
+                        let dir = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+                        std::ffi::CString::new(dir.as_os_str().as_bytes())
+                            .map_err(|_| unavailable("the cwd contains a NUL byte"))?
+                    },
                 })
             }
         } else {
