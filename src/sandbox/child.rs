@@ -114,6 +114,26 @@ pub struct MountPlan {
     pub cwd: CString,
 }
 
+/// `mount(2)` of `source` (or none) on `target` with `flags`, no file system type or data: the binds,
+/// remounts and propagation changes this module makes.
+fn bind(
+    source: Option<&std::ffi::CStr>,
+    target: &std::ffi::CStr,
+    flags: libc::c_ulong,
+) -> libc::c_long {
+    let source = source.map_or(std::ptr::null(), |s| s.as_ptr());
+    // SAFETY: mount reads NUL-terminated strings that outlive the call.
+    unsafe {
+        libc::mount(
+            source,
+            target.as_ptr(),
+            std::ptr::null(),
+            flags,
+            std::ptr::null(),
+        ) as libc::c_long
+    }
+}
+
 /// `struct mount_attr` of `mount_setattr(2)`.
 #[repr(C)]
 struct MountAttr {
@@ -246,71 +266,30 @@ impl ChildPlan {
                 Step::UserMap,
             )?;
         }
-        // SAFETY: mount with NUL-terminated strings that outlive the calls.
-        unsafe {
-            // Our binds must not propagate back to the host's namespace.
-            check(
-                libc::mount(
-                    std::ptr::null(),
-                    c"/".as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_REC | libc::MS_SLAVE,
-                    std::ptr::null(),
-                ) as libc::c_long,
-                Step::Mount,
-            )?;
-            if let Some(roots) = &m.writable_binds {
-                check(set_read_only_tree(c"/", true), Step::ReadOnlyMounts)?;
-                for r in roots {
-                    check(
-                        libc::mount(
-                            r.as_ptr(),
-                            r.as_ptr(),
-                            std::ptr::null(),
-                            libc::MS_BIND | libc::MS_REC,
-                            std::ptr::null(),
-                        ) as libc::c_long,
-                        Step::ReadOnlyMounts,
-                    )?;
-                    check(set_read_only_tree(r, false), Step::ReadOnlyMounts)?;
-                }
+        // Our binds must not propagate back to the host's namespace.
+        check(bind(None, c"/", libc::MS_REC | libc::MS_SLAVE), Step::Mount)?;
+        if let Some(roots) = &m.writable_binds {
+            check(set_read_only_tree(c"/", true), Step::ReadOnlyMounts)?;
+            for r in roots {
+                let step = Step::ReadOnlyMounts;
+                check(bind(Some(r), r, libc::MS_BIND | libc::MS_REC), step)?;
+                check(set_read_only_tree(r, false), step)?;
             }
-            if let Some(dir) = &m.private_shm {
-                check(
-                    libc::mount(
-                        dir.as_ptr(),
-                        c"/dev/shm".as_ptr(),
-                        std::ptr::null(),
-                        libc::MS_BIND,
-                        std::ptr::null(),
-                    ) as libc::c_long,
-                    Step::Mount,
-                )?;
-            }
-            for b in &m.read_only {
-                check(
-                    libc::mount(
-                        b.path.as_ptr(),
-                        b.path.as_ptr(),
-                        std::ptr::null(),
-                        libc::MS_BIND | libc::MS_REC,
-                        std::ptr::null(),
-                    ) as libc::c_long,
-                    Step::Mount,
-                )?;
-                check(
-                    libc::mount(
-                        std::ptr::null(),
-                        b.path.as_ptr(),
-                        std::ptr::null(),
-                        libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | b.keep_flags,
-                        std::ptr::null(),
-                    ) as libc::c_long,
-                    Step::Mount,
-                )?;
-            }
-            check(libc::chdir(m.cwd.as_ptr()) as libc::c_long, Step::Mount)?;
         }
+        if let Some(dir) = &m.private_shm {
+            check(bind(Some(dir), c"/dev/shm", libc::MS_BIND), Step::Mount)?;
+        }
+        for b in &m.read_only {
+            let p = b.path.as_c_str();
+            check(bind(Some(p), p, libc::MS_BIND | libc::MS_REC), Step::Mount)?;
+            let read_only = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | b.keep_flags;
+            check(bind(None, p, read_only), Step::Mount)?;
+        }
+        // SAFETY: chdir with a NUL-terminated path.
+        check(
+            unsafe { libc::chdir(m.cwd.as_ptr()) } as libc::c_long,
+            Step::Mount,
+        )?;
         Ok(())
     }
 }
