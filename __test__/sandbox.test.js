@@ -279,6 +279,42 @@ test('network off: Unix sockets outside the roots are refused and named; inside 
   }
 });
 
+test('connects waiting on a full listener are capped per run: the rest hear EAGAIN, and closing the listener frees them all', when(needs.sandbox), async () => {
+  const cwd = tempDir();
+  const script = `
+import errno, socket, threading, time
+srv = socket.socket(socket.AF_UNIX)
+srv.bind('full.sock')
+srv.listen(0)
+results = []
+def attempt():
+    c = socket.socket(socket.AF_UNIX)
+    try:
+        c.connect('full.sock')
+        results.append('ok')
+    except OSError as e:
+        results.append(errno.errorcode.get(e.errno, str(e.errno)))
+threads = [threading.Thread(target=attempt, daemon=True) for _ in range(40)]
+for t in threads:
+    t.start()
+deadline = time.time() + 10
+while len(results) < 40 - 16 and time.time() < deadline:
+    time.sleep(0.01)
+print('EAGAIN', results.count('EAGAIN'), 'ok', results.count('ok'))
+srv.close()
+for t in threads:
+    t.join(10)
+print('finished', len(results))
+`;
+  fs.writeFileSync(path.join(cwd, 'full.py'), script);
+  const r = await run({ command: 'python3 full.py', sandbox: true, cwd, timeoutMs: 60000 });
+  const [, eagain, ok] = (/EAGAIN (\d+) ok (\d+)/.exec(r.output) || []).map(Number);
+  // 40 attempts: the listener's backlog takes one or two, 16 wait in the supervisor, the rest are turned away.
+  assert.ok(eagain >= 40 - 16 - 2, r.output);
+  assert.ok(ok >= 1, r.output);
+  assert.match(r.output, /^finished 40$/m);
+});
+
 test('a connect whose address changes under the check reaches only what was checked', when(needs.sandbox), async () => {
   const cwd = tempDir();
   const outside = path.join(tempDir(), 'o.sock');

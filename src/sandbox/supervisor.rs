@@ -12,6 +12,7 @@ use std::ffi::OsStr;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::unix::AsyncFd;
@@ -77,6 +78,9 @@ enum ConnectTo {
     AsGiven(Vec<u8>),
 }
 
+/// Connects a run may have waiting on a listener at once (each holds a blocking thread).
+const MAX_CONNECTS_IN_FLIGHT: usize = 16;
+
 /// Start supervising `listener` on the current runtime.
 pub fn spawn(
     listener: OwnedFd,
@@ -87,6 +91,7 @@ pub fn spawn(
     // SAFETY: the listener is an OwnedFd owned by the AsyncFd from here on; nothing else closes it.
     // Shared with the blocking tasks that answer connects, so it stays open until they have answered.
     let fd = Arc::new(unsafe { AsyncFd::register_with_interest(listener, Interest::READABLE) }?);
+    let connects = Arc::new(AtomicUsize::new(0));
     Ok(tokio::spawn(async move {
         loop {
             let Ok(mut guard) = fd.readable().await else {
@@ -125,12 +130,21 @@ pub fn spawn(
                 }
                 Verdict::Fail(errno) => answer(fd.get_ref(), req.id, Answer::Error(errno)),
                 Verdict::Connect { fd: socket, to } => {
-                    // A connect can block (a listener whose backlog is full), so not on the runtime.
-                    let (fd, log) = (fd.clone(), log.clone());
+                    // A connect can block (a listener whose backlog is full), so not on the runtime;
+                    // and a run may hold only a few blocking threads that way, or it could starve
+                    // every session's blocking work. Beyond them the caller hears EAGAIN, as from a
+                    // full listener.
+                    if connects.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTS_IN_FLIGHT {
+                        connects.fetch_sub(1, Ordering::AcqRel);
+                        answer(fd.get_ref(), req.id, Answer::Error(libc::EAGAIN));
+                        continue;
+                    }
+                    let (fd, log, connects) = (fd.clone(), log.clone(), connects.clone());
                     tokio::task::spawn_blocking(move || {
                         let result = connect_for(fd.get_ref(), &req, socket, &to, &log);
                         let reply = result.map_or_else(Answer::Error, |()| Answer::Success);
                         answer(fd.get_ref(), req.id, reply);
+                        connects.fetch_sub(1, Ordering::AcqRel);
                     });
                 }
             }
