@@ -294,7 +294,7 @@ pub fn sandbox_capabilities() -> JsSandboxCapabilities {
         rl(true, "cgroup")
     } else {
         rl(
-            linux && !caps.is_root && caps.user_namespaces,
+            linux && !caps.is_root && caps.user_namespaces && caps.mount_namespace,
             "rlimit-userns",
         )
     };

@@ -412,7 +412,8 @@ mod linux {
             rlimit_names.push("as");
         }
         if let (Some(n), false) = (limits.processes, pids_in_cgroup) {
-            if caps.is_root || !caps.user_namespaces {
+            // (The run's user namespace is entered with its mount namespace, so both must work.)
+            if caps.is_root || !caps.user_namespaces || !caps.mount_namespace {
                 return Err(unavailable(
                     "a process limit needs a writable cgroup with the pids controller here (RLIMIT_NPROC does not bind root, and without a user namespace it would count every process of the user)",
                 ));
