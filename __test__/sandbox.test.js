@@ -389,6 +389,15 @@ test('a private /dev/shm per run: POSIX semaphores work, the host\'s shared memo
     // Each run has its own.
     const next = await run({ command: 'ls -A /dev/shm | wc -l', sandbox: true, cwd });
     assert.equal(next.output.trim(), '0');
+    // A run whose cwd is in the host's /dev/shm keeps it (covering it would hide the run's own files).
+    const inShm = fs.mkdtempSync('/dev/shm/agent-exec-test-');
+    try {
+      const there = await run({ command: 'echo here > f && cat f', sandbox: true, cwd: inShm });
+      assert.equal(there.output, 'here\n');
+      assert.ok(!there.sandbox.mechanisms.includes('private /dev/shm (mount namespace)'), there.sandbox.mechanisms.join());
+    } finally {
+      fs.rmSync(inShm, { recursive: true, force: true });
+    }
   } finally {
     fs.rmSync(hostFile, { force: true });
   }

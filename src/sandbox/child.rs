@@ -28,6 +28,7 @@ pub enum Step {
     Seccomp = 8,
     SendListener = 9,
     ReadOnlyMounts = 10,
+    EnterCwd = 11,
 }
 
 impl Step {
@@ -43,6 +44,7 @@ impl Step {
             8 => Step::Seccomp,
             9 => Step::SendListener,
             10 => Step::ReadOnlyMounts,
+            11 => Step::EnterCwd,
             _ => return None,
         })
     }
@@ -53,12 +55,15 @@ impl Step {
             Step::Rlimit => "setting the resource limits",
             Step::Unshare => "entering a private mount namespace",
             Step::UserMap => "mapping the user into its namespace",
-            Step::Mount => "mounting the protected paths read-only",
+            Step::Mount => {
+                "setting up the run's mounts (protected paths read-only, a private /dev/shm)"
+            }
             Step::NoNewPrivs => "setting no_new_privs",
             Step::Landlock => "applying the Landlock ruleset",
             Step::Seccomp => "installing the seccomp filter",
             Step::SendListener => "handing the seccomp listener to the runtime",
             Step::ReadOnlyMounts => "making the mounts outside the writable roots read-only",
+            Step::EnterCwd => "entering the working directory again after the mounts",
         }
     }
 }
@@ -288,7 +293,7 @@ impl ChildPlan {
         // SAFETY: chdir with a NUL-terminated path.
         check(
             unsafe { libc::chdir(m.cwd.as_ptr()) } as libc::c_long,
-            Step::Mount,
+            Step::EnterCwd,
         )?;
         Ok(())
     }

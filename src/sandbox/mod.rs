@@ -431,7 +431,11 @@ mod linux {
         // which files of other users show as nobody: not worth it for /dev/shm alone.)
         let mount_ns =
             caps.mount_namespace && (caps.is_root || !existing.is_empty() || need_user_ns);
-        let private_shm = if mount_ns && Path::new(policy::SHM).is_dir() {
+        // Not when the run works inside the host's /dev/shm: covering it would hide its own files.
+        let shm = Path::new(policy::SHM);
+        let works_in_shm = std::fs::canonicalize(cwd).is_ok_and(|c| c.starts_with(shm))
+            || policy.writable_roots.iter().any(|r| r.starts_with(shm));
+        let private_shm = if mount_ns && shm.is_dir() && !works_in_shm {
             let dir = tmp_path.join(".dev-shm");
             std::fs::create_dir(&dir)
                 .map_err(|e| unavailable(format!("the private /dev/shm could not be made: {e}")))?;
