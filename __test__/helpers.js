@@ -67,8 +67,16 @@ function readPids(file) {
   }
 }
 
+/** Temp dirs of this test file, removed when its process exits (after every test and kill). */
+const tempDirs = [];
+process.on('exit', () => {
+  for (const d of tempDirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
 function tempDir(prefix = 'agent-exec-test-') {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
 }
 
 /** exec that tracks the run's process group for cleanup. */

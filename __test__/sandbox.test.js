@@ -612,7 +612,7 @@ test('root without CAP_SYS_ADMIN (a container\'s root): no mount namespace is cl
 test('as an unprivileged user the process limit comes from a user namespace', when(needs.sandbox, process.getuid() !== 0 && 'needs root to switch users', !caps.userNamespaces && 'no user namespaces here'), async () => {
   // A real non-root caller: the addon runs as nobody, where cgroups are not writable, so the limit is
   // RLIMIT_NPROC counted inside a user namespace of the run's own.
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-exec-nobody-'));
+  const dir = tempDir('agent-exec-nobody-');
   fs.chmodSync(dir, 0o777);
   const forker = [
     'import os, signal, time',
