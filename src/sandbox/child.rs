@@ -109,8 +109,8 @@ pub struct ReadOnlyBind {
 pub struct MountPlan {
     pub user: Option<UserMaps>,
     pub read_only: Vec<ReadOnlyBind>,
-    /// A directory of the run's to bind over `/dev/shm`.
-    pub private_shm: Option<CString>,
+    /// A directory of the run's to bind, and where: over `/dev/shm` (links resolved).
+    pub private_shm: Option<(CString, CString)>,
     /// When set, every mount is made read-only and these (the writable roots) are bound writable
     /// again: a metadata call that races the supervisor's check meets `EROFS` outside the roots.
     pub writable_binds: Option<Vec<CString>>,
@@ -281,8 +281,8 @@ impl ChildPlan {
                 check(set_read_only_tree(r, false), step)?;
             }
         }
-        if let Some(dir) = &m.private_shm {
-            check(bind(Some(dir), c"/dev/shm", libc::MS_BIND), Step::Mount)?;
+        if let Some((backing, at)) = &m.private_shm {
+            check(bind(Some(backing), at, libc::MS_BIND), Step::Mount)?;
         }
         for b in &m.read_only {
             let p = b.path.as_c_str();

@@ -84,7 +84,7 @@ pub fn build(policy: &FsPolicy, network: bool) -> Result<OwnedFd, String> {
     }
     // The directory mounted over /dev/shm: a Landlock walk from a file there stops at the mount's root,
     // this directory's inode, without passing the temp dir above it, so it needs its own rule.
-    if let Some(shm) = &policy.private_shm {
+    if let Some(shm) = policy.private_shm.as_ref().map(|s| &s.backing) {
         let fd = PathFd::new(shm).map_err(|e| fail(&format!("opening {}", shm.display()), &e))?;
         created = created
             .add_rule(PathBeneath::new(fd, AccessFs::from_all(abi)))

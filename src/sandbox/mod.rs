@@ -432,22 +432,30 @@ mod linux {
         let mount_ns =
             caps.mount_namespace && (caps.is_root || !existing.is_empty() || need_user_ns);
         // Not when the run works inside the host's /dev/shm: covering it would hide its own files.
-        let shm = Path::new(policy::SHM);
-        let works_in_shm = std::fs::canonicalize(cwd).is_ok_and(|c| c.starts_with(shm))
-            || policy.writable_roots.iter().any(|r| r.starts_with(shm));
-        let private_shm = if mount_ns && shm.is_dir() && !works_in_shm {
-            let dir = tmp_path.join(".dev-shm");
-            std::fs::create_dir(&dir)
-                .map_err(|e| unavailable(format!("the private /dev/shm could not be made: {e}")))?;
-            policy = policy.with_private_shm(dir.clone());
-            mechanisms.push("private /dev/shm (mount namespace)".into());
-            use std::os::unix::ffi::OsStrExt;
-            Some(
-                std::ffi::CString::new(dir.as_os_str().as_bytes())
-                    .map_err(|_| unavailable("the temp dir's path contains a NUL byte"))?,
-            )
-        } else {
-            None
+        let shm = std::fs::canonicalize(policy::SHM)
+            .ok()
+            .filter(|p| p.is_dir());
+        let works_in = |shm: &Path| {
+            std::fs::canonicalize(cwd).is_ok_and(|c| c.starts_with(shm))
+                || policy.writable_roots.iter().any(|r| r.starts_with(shm))
+        };
+        let private_shm = match shm.filter(|s| mount_ns && !works_in(s)) {
+            None => None,
+            Some(at) => {
+                let backing = tmp_path.join(".dev-shm");
+                std::fs::create_dir(&backing).map_err(|e| {
+                    unavailable(format!("the private /dev/shm could not be made: {e}"))
+                })?;
+                use std::os::unix::ffi::OsStrExt;
+                let c = |p: &Path| {
+                    std::ffi::CString::new(p.as_os_str().as_bytes())
+                        .map_err(|_| unavailable("a path of the private /dev/shm has a NUL byte"))
+                };
+                let plan = (c(&backing)?, c(&at)?);
+                policy = policy.with_private_shm(policy::PrivateShm { at, backing });
+                mechanisms.push("private /dev/shm (mount namespace)".into());
+                Some(plan)
+            }
         };
         let landlock = super::landlock::build(&policy, spec.network).map_err(unavailable)?;
         // As root, a racing metadata call (chmod, chown) could reach any file if it slipped past the

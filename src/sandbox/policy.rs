@@ -73,7 +73,16 @@ pub struct FsPolicy {
     /// The run's own directory mounted over `/dev/shm` in its mount namespace, when it has one: POSIX
     /// shared memory and semaphores (Python's multiprocessing, Chromium) work, and the host's
     /// segments stay out of reach.
-    pub private_shm: Option<PathBuf>,
+    pub private_shm: Option<PrivateShm>,
+}
+
+/// A directory of the run's mounted where POSIX shared memory lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrivateShm {
+    /// Where it is mounted: `/dev/shm` with links resolved (some systems link it to `/run/shm`).
+    pub at: PathBuf,
+    /// The run's directory behind it.
+    pub backing: PathBuf,
 }
 
 impl FsPolicy {
@@ -117,9 +126,9 @@ impl FsPolicy {
         }
     }
 
-    /// The same policy, with `dir` standing in for `/dev/shm`.
-    pub fn with_private_shm(mut self, dir: PathBuf) -> FsPolicy {
-        self.private_shm = Some(dir);
+    /// The same policy, with a directory of the run's standing in for `/dev/shm`.
+    pub fn with_private_shm(mut self, shm: PrivateShm) -> FsPolicy {
+        self.private_shm = Some(shm);
         self
     }
 
@@ -150,7 +159,11 @@ impl FsPolicy {
         if self.writable_roots.iter().any(|r| path.starts_with(r)) || is_writable_device(path) {
             return Ok(());
         }
-        if self.private_shm.is_some() && path.starts_with(SHM) {
+        if self
+            .private_shm
+            .as_ref()
+            .is_some_and(|s| path.starts_with(&s.at))
+        {
             return Ok(());
         }
         Err(DenyRule::OutsideWritableRoots)
@@ -326,7 +339,10 @@ mod tests {
         let p = FsPolicy::new(vec![root.clone()], None);
         let shm = Path::new("/dev/shm/sem.mp-1");
         assert_eq!(p.check_write(shm), Err(DenyRule::OutsideWritableRoots));
-        let p = p.with_private_shm(root.join(".dev-shm"));
+        let p = p.with_private_shm(PrivateShm {
+            at: PathBuf::from(SHM),
+            backing: root.join(".dev-shm"),
+        });
         assert_eq!(p.check_write(shm), Ok(()));
         assert_eq!(
             p.check_write(Path::new("/dev/shmx")),
