@@ -414,6 +414,11 @@ export interface SandboxCapabilities {
    * `/dev/shm`. Otherwise only the supervisor guards the protected paths.
    */
   readOnlyBinds: boolean
+  /**
+   * Root runs get every mount outside the writable roots read-only (`mount_setattr`), so the
+   * kernel refuses what a race against the supervisor's check could slip through.
+   */
+  readOnlyMounts: boolean
   noNewPrivs: boolean
   rlimits: boolean
   /** `1` or `2` when a per-run cgroup can be created. */

@@ -40,6 +40,8 @@ test('capabilities are reported as this kernel has them', async () => {
   assert.equal(caps.noNewPrivs, true);
   assert.equal(caps.rlimits, true);
   assert.equal(caps.limits.cpuSeconds, caps.enforceable ? 'rlimit' : undefined);
+  // Read-only mounts are a root run's, in a mount namespace it could make.
+  assert.ok(!caps.readOnlyMounts || (caps.readOnlyBinds && process.getuid() === 0));
   if (caps.cgroupVersion) {
     assert.ok([1, 2].includes(caps.cgroupVersion));
   }
@@ -403,7 +405,7 @@ test('a private /dev/shm per run: POSIX semaphores work, the host\'s shared memo
   }
 });
 
-test('as root, mounts outside the roots are read-only: a chmod whose path changes under the check still cannot land outside', when(needs.sandbox, process.getuid() !== 0 && 'root only', !caps.readOnlyBinds && 'no mount namespace here'), async () => {
+test('as root, mounts outside the roots are read-only: a chmod whose path changes under the check still cannot land outside', when(needs.sandbox, process.getuid() !== 0 && 'root only', !caps.readOnlyMounts && 'mounts cannot be made read-only here'), async () => {
   const cwd = tempDir();
   const inside = path.join(cwd, 'inside.txt');
   const outsideFile = path.join(tempDir(), 'outside.txt');
@@ -593,7 +595,7 @@ test('root without CAP_SYS_ADMIN (a container\'s root): no mount namespace is cl
     script,
     `const a = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
      a.exec({ command: 'echo in > in.txt; echo out > ${target}; echo hook > .git/hooks/pre-commit; ls /dev/shm >/dev/null && echo shm-readable', cwd: ${JSON.stringify(dir)}, sandbox: true })
-       .then((r) => console.log(JSON.stringify({ binds: a.sandboxCapabilities().readOnlyBinds, mech: r.sandbox.mechanisms, denials: r.sandbox.denials.map((d) => d.path), out: r.output })),
+       .then((r) => console.log(JSON.stringify({ binds: a.sandboxCapabilities().readOnlyBinds, mounts: a.sandboxCapabilities().readOnlyMounts, mech: r.sandbox.mechanisms, denials: r.sandbox.denials.map((d) => d.path), out: r.output })),
              (e) => console.log(JSON.stringify({ error: e.code, message: e.message })));`,
   );
   // Out of the bounding set, CAP_SYS_ADMIN is gone for root's programs: no mount namespace can be made.
@@ -601,6 +603,7 @@ test('root without CAP_SYS_ADMIN (a container\'s root): no mount namespace is cl
   const got = JSON.parse(r.output.trim().split('\n').pop());
   assert.equal(got.error, undefined, got.message);
   assert.equal(got.binds, false);
+  assert.equal(got.mounts, false);
   assert.ok(got.mech.includes('protected paths guarded by the supervisor only'), got.mech.join());
   assert.ok(!got.mech.includes('private /dev/shm (mount namespace)'), got.mech.join());
   assert.deepEqual(got.denials, [target, path.join(fs.realpathSync(dir), '.git/hooks/pre-commit')]);

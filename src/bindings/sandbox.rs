@@ -252,6 +252,9 @@ pub struct JsSandboxCapabilities {
     /// tried, not assumed): protected paths are bound read-only and root runs get a private
     /// `/dev/shm`. Otherwise only the supervisor guards the protected paths.
     pub read_only_binds: bool,
+    /// Root runs get every mount outside the writable roots read-only (`mount_setattr`), so the
+    /// kernel refuses what a race against the supervisor's check could slip through.
+    pub read_only_mounts: bool,
     pub no_new_privs: bool,
     pub rlimits: bool,
     /// `1` or `2` when a per-run cgroup can be created.
@@ -306,6 +309,7 @@ pub fn sandbox_capabilities() -> JsSandboxCapabilities {
         seccomp: caps.seccomp,
         user_namespaces: caps.user_namespaces,
         read_only_binds: caps.mount_namespace,
+        read_only_mounts: caps.read_only_mounts,
         no_new_privs: linux,
         rlimits: linux,
         cgroup_version: cg_version,
