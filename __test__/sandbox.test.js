@@ -31,6 +31,7 @@ const needs = {
   cgroupPids: caps.limits.processes !== 'cgroup' && 'no writable cgroup with the pids controller here',
 };
 const when = (...reasons) => ({ skip: reasons.find(Boolean) || false });
+const noSetpriv = spawnSync('setpriv', ['--version']).status !== 0 && 'setpriv (util-linux) is not installed';
 
 test('capabilities are reported as this kernel has them', async () => {
   assert.equal(caps.platform, 'linux');
@@ -586,7 +587,7 @@ test('a sandbox inside a sandbox is refused with ERR_SANDBOX_UNAVAILABLE, and no
   assert.equal(fs.existsSync(path.join(dir, 'ran')), false);
 });
 
-test('root without CAP_SYS_ADMIN (a container\'s root): no mount namespace is claimed, and sandboxed runs still work', when(needs.sandbox, process.getuid() !== 0 && 'needs root to drop a capability'), async () => {
+test('root without CAP_SYS_ADMIN (a container\'s root): no mount namespace is claimed, and sandboxed runs still work', when(needs.sandbox, process.getuid() !== 0 && 'needs root to drop a capability', noSetpriv), async () => {
   const dir = tempDir();
   fs.mkdirSync(path.join(dir, '.git/hooks'), { recursive: true });
   const target = outside();
@@ -612,7 +613,7 @@ test('root without CAP_SYS_ADMIN (a container\'s root): no mount namespace is cl
   assert.equal(fs.existsSync(path.join(dir, '.git/hooks/pre-commit')), false);
 });
 
-test('as an unprivileged user the process limit comes from a user namespace', when(needs.sandbox, process.getuid() !== 0 && 'needs root to switch users', !caps.userNamespaces && 'no user namespaces here'), async () => {
+test('as an unprivileged user the process limit comes from a user namespace', when(needs.sandbox, process.getuid() !== 0 && 'needs root to switch users', !caps.userNamespaces && 'no user namespaces here', noSetpriv), async () => {
   // A real non-root caller: the addon runs as nobody, where cgroups are not writable, so the limit is
   // RLIMIT_NPROC counted inside a user namespace of the run's own.
   const dir = tempDir('agent-exec-nobody-');
