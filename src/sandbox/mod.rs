@@ -1,17 +1,19 @@
 //! The sandbox of a run (opt-in per `exec`): what the command can reach once it runs.
 //!
 //! On Linux, with no helper binary and no Docker: Landlock for the file system (everything readable,
-//! writes only under the writable roots and a private temp dir), read-only binds in a private mount
-//! namespace for the paths that must never be written even there (`.git/hooks`, `.git/config`, shell
-//! start-up files), a seccomp filter whose notifications a supervisor in the runtime answers (the
-//! network cut, and a record of every refused operation), `no_new_privs`, rlimits, and a cgroup for
-//! memory and process limits where one can be created. All of it is applied in the child before the
+//! writes only under the writable roots and a private temp dir), a private mount namespace where one
+//! can be made (read-only binds for the paths that must never be written even inside the roots:
+//! `.git/hooks`, `.git/config`, shell start-up files; a private `/dev/shm`; as root, every mount
+//! outside the roots read-only), a seccomp filter whose notifications a supervisor in the runtime
+//! answers (the network cut, Unix sockets limited to the roots, and a record of every refused
+//! operation), `no_new_privs`, rlimits, and a cgroup for memory and process limits where one can be
+//! created. All of it is applied in the child before the
 //! shell starts, for pipe and PTY runs alike. A sandbox the host cannot enforce is an error.
 //!
 //! Layout: `policy` decides what may be written; `landlock`, `seccomp` and `cgroup` turn the decision
 //! into kernel objects in the parent; `child` applies them between fork and exec; `supervisor` answers
-//! the notifications; `capabilities` says what the host supports; `macos` writes the `sandbox-exec`
-//! profile of the same policy.
+//! the notifications, with `unix_connect` making the connects it allows; `capabilities` says what the
+//! host supports; `macos` writes the `sandbox-exec` profile of the same policy.
 
 pub mod capabilities;
 #[cfg(target_os = "linux")]
