@@ -415,8 +415,10 @@ export interface SandboxCapabilities {
    */
   readOnlyBinds: boolean
   /**
-   * Root runs get every mount outside the writable roots read-only (`mount_setattr`), so the
-   * kernel refuses what a race against the supervisor's check could slip through.
+   * Runs with a mount namespace of their own (root runs; unprivileged ones that have one for their
+   * protected paths or process limit) get every mount outside the writable roots read-only
+   * (`mount_setattr`), so the kernel refuses what a race against the supervisor's check could slip
+   * through.
    */
   readOnlyMounts: boolean
   noNewPrivs: boolean

@@ -252,8 +252,10 @@ pub struct JsSandboxCapabilities {
     /// tried, not assumed): protected paths are bound read-only and root runs get a private
     /// `/dev/shm`. Otherwise only the supervisor guards the protected paths.
     pub read_only_binds: bool,
-    /// Root runs get every mount outside the writable roots read-only (`mount_setattr`), so the
-    /// kernel refuses what a race against the supervisor's check could slip through.
+    /// Runs with a mount namespace of their own (root runs; unprivileged ones that have one for their
+    /// protected paths or process limit) get every mount outside the writable roots read-only
+    /// (`mount_setattr`), so the kernel refuses what a race against the supervisor's check could slip
+    /// through.
     pub read_only_mounts: bool,
     pub no_new_privs: bool,
     pub rlimits: bool,

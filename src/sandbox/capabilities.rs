@@ -21,7 +21,7 @@ pub struct Capabilities {
     /// the private /dev/shm): as root with CAP_SYS_ADMIN, or through a user namespace. Probed: a root
     /// in a container often lacks the capability.
     pub mount_namespace: bool,
-    /// In that namespace, root can make every mount read-only and the roots writable again
+    /// In that namespace every mount can be made read-only and the roots writable again
     /// (`mount_setattr`, Linux 5.12), so the kernel refuses what the supervisor's check might miss.
     pub read_only_mounts: bool,
     /// A cgroup for the run's memory and process limits, if one can be created here.
@@ -53,7 +53,7 @@ fn probe() -> Capabilities {
     let is_root = unsafe { libc::geteuid() } == 0;
     let user_namespaces = probe_user_namespace();
     let mount_namespace = (is_root || user_namespaces) && probe_mount_namespace(is_root, false);
-    let read_only_mounts = mount_namespace && is_root && probe_mount_namespace(true, true);
+    let read_only_mounts = mount_namespace && probe_mount_namespace(is_root, true);
     let mut problems = Vec::new();
     if landlock_abi == 0 {
         problems.push(

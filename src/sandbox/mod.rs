@@ -460,9 +460,9 @@ mod linux {
             }
         };
         let landlock = super::landlock::build(&policy, spec.network).map_err(unavailable)?;
-        // As root, a racing metadata call (chmod, chown) could reach any file if it slipped past the
-        // supervisor's check, so every mount outside the roots is read-only in the run's namespace.
-        let writable_binds = if mount_ns && caps.is_root && caps.read_only_mounts {
+        // A metadata call (chmod, chown) that races the supervisor's check could reach a file outside
+        // the roots (any file, as root), so every mount outside them is read-only in the namespace.
+        let writable_binds = if mount_ns && caps.read_only_mounts {
             use std::os::unix::ffi::OsStrExt;
             let mut binds = Vec::new();
             for r in &policy.writable_roots {
