@@ -83,6 +83,8 @@ test('run --sandbox names what was refused; sandbox prints the capabilities', { 
   assert.deepEqual(JSON.parse(caps.stdout), require('../js/index.js').sandboxCapabilities());
   const text = run(['sandbox']);
   assert.match(text.stdout, /^platform: linux\nenforceable: yes\nlandlock ABI: \d+\n/);
+  const capsNow = require('../js/index.js').sandboxCapabilities();
+  assert.match(text.stdout, new RegExp(`\\nuser namespaces: ${capsNow.userNamespaces ? 'yes' : 'no'}; read-only binds: ${capsNow.readOnlyBinds ? 'yes' : 'no'}; read-only mounts outside the roots: ${capsNow.readOnlyMounts ? 'yes' : 'no'}\\n`));
   const bad = run(['run', '--processes', 'many', '--', 'true']);
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /--processes needs a number/);

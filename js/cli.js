@@ -114,7 +114,8 @@ function sandboxInfo(args, out = process.stdout) {
     const lines = [`platform: ${caps.platform}`, `enforceable: ${caps.enforceable ? 'yes' : 'no'}`];
     for (const p of caps.problems) lines.push(`  problem: ${p}`);
     lines.push(`landlock ABI: ${caps.landlockAbi}`, `seccomp supervisor: ${caps.seccomp ? 'yes' : 'no'}`);
-    lines.push(`user namespaces: ${caps.userNamespaces ? 'yes' : 'no'}; read-only binds: ${caps.readOnlyBinds ? 'yes' : 'no'}`);
+    const yes = (v) => (v ? 'yes' : 'no');
+    lines.push(`user namespaces: ${yes(caps.userNamespaces)}; read-only binds: ${yes(caps.readOnlyBinds)}; read-only mounts outside the roots: ${yes(caps.readOnlyMounts)}`);
     lines.push(`cgroup: ${caps.cgroupVersion ? `v${caps.cgroupVersion}` : 'none writable'}`);
     for (const [k, v] of Object.entries(caps.limits)) lines.push(`limit ${k}: ${v ?? 'not enforceable here'}`);
     out.write(lines.join('\n') + '\n');
