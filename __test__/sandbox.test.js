@@ -337,6 +337,7 @@ good, bad = ${JSON.stringify(inside)}.encode(), ${JSON.stringify(outside)}.encod
 n = max(len(good), len(bad)) + 1
 addr = ctypes.create_string_buffer(2 + n)
 struct.pack_into('H', addr, 0, socket.AF_UNIX)
+ctypes.memmove(ctypes.addressof(addr) + 2, good.ljust(n, b'\\0'), n)
 stop = []
 def flip():
     while not stop:
@@ -356,9 +357,9 @@ print('connected', made)
     const r = await run({ command: 'python3 race.py', sandbox: true, cwd, timeoutMs: 60000 });
     const made = Number((/connected (\d+)/.exec(r.output) || [])[1]);
     assert.ok(made > 0, r.output);
-    const refused = r.sandbox.denials.find((d) => d.operation === 'connect');
+    const refused = r.sandbox.denials.find((d) => d.detail === 'connect(AF_UNIX)');
     assert.ok(refused && refused.count > 0, JSON.stringify(r.sandbox.denials));
-    assert.equal(refused.path, fs.realpathSync(outside));
+    assert.equal(refused.path, fs.realpathSync(outside), JSON.stringify(r.sandbox.denials));
     await waitFor(() => insideConnections === made, { what: `${made} connections inside (saw ${insideConnections})` });
     assert.equal(outsideConnections, 0);
   } finally {
@@ -420,7 +421,7 @@ import ctypes, threading
 libc = ctypes.CDLL(None, use_errno=True)
 good, bad = ${JSON.stringify(inside)}.encode(), ${JSON.stringify(outsideFile)}.encode()
 n = max(len(good), len(bad)) + 1
-buf = ctypes.create_string_buffer(n)
+buf = ctypes.create_string_buffer(good.ljust(n, b'\\0'), n)
 stop = []
 def flip():
     while not stop:
@@ -662,7 +663,8 @@ test('tool adapter: host auto runs in the configured sandbox, names refusals, an
   const dir = tempDir();
   const target = outside();
   const exec = api.createExecTool({ cwd: dir, sandbox: { network: false }, security: 'deny' });
-  const r = await exec.execute('1', { command: `echo in > in.txt && echo ok; echo out > ${target}` });
+  // One stream, so the order of "ok" and the shell's error is the order they were written in.
+  const r = await exec.execute('1', { command: `{ echo in > in.txt && echo ok; echo out > ${target}; } 2>&1` });
   assert.equal(r.details.status, 'completed');
   assert.ok(fs.existsSync(path.join(dir, 'in.txt')));
   assert.equal(fs.existsSync(target), false);
