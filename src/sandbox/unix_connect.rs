@@ -15,10 +15,10 @@
 //! Abstract addresses are refused outright (Landlock scopes them only from ABI 6, and one cannot be
 //! checked against a path); other families are connected on the caller's behalf with the bytes checked.
 
-use std::ffi::{CString, OsStr};
+use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The address a `connect` asked for, as far as the policy cares.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,7 +113,8 @@ fn open_exact(path: &Path) -> Result<OwnedFd, i32> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
-fn connect_raw(socket: &OwnedFd, addr: &[u8]) -> Result<(), i32> {
+/// Connect `socket` to `addr` as the caller gave it (families the policy does not judge).
+pub fn connect_as_given(socket: &OwnedFd, addr: &[u8]) -> Result<(), i32> {
     // SAFETY: connect reads `addr.len()` bytes of the address.
     let rc = unsafe {
         libc::connect(
@@ -141,17 +142,7 @@ fn unix_address(path: &[u8]) -> Vec<u8> {
 pub fn connect_path(socket: &OwnedFd, path: &Path) -> Result<(), i32> {
     let handle = open_exact(path)?;
     let via = format!("/proc/self/fd/{}", handle.as_raw_fd());
-    connect_raw(socket, &unix_address(via.as_bytes()))
-}
-
-/// Connect `socket` to `addr` as the caller gave it (families the policy does not judge).
-pub fn connect_as_given(socket: &OwnedFd, addr: &[u8]) -> Result<(), i32> {
-    connect_raw(socket, addr)
-}
-
-/// The path of an address, for records.
-pub fn shown(raw: &[u8]) -> PathBuf {
-    PathBuf::from(OsStr::from_bytes(raw))
+    connect_as_given(socket, &unix_address(via.as_bytes()))
 }
 
 #[cfg(test)]
