@@ -152,32 +152,20 @@ fn probe_mount_namespace(is_root: bool, read_only: bool) -> bool {
         libc::CLONE_NEWNS | libc::CLONE_NEWUSER
     };
     probe_in_child(move || {
-        let err = || Err(std::io::Error::last_os_error());
-        // SAFETY: unshare and mount with NUL-terminated strings, in the forked child.
-        unsafe {
-            if libc::unshare(flags) != 0 {
-                return err();
-            }
-            let none = std::ptr::null();
-            if libc::mount(
-                none,
-                c"/".as_ptr(),
-                none,
-                libc::MS_REC | libc::MS_SLAVE,
-                none.cast(),
-            ) != 0
-            {
-                return err();
-            }
-            if read_only && super::child::set_read_only_tree(c"/", true) != 0 {
-                return err();
-            }
-            if libc::mount(dir.as_ptr(), dir.as_ptr(), none, libc::MS_BIND, none.cast()) != 0 {
-                return err();
-            }
-            if read_only && super::child::set_read_only_tree(&dir, false) != 0 {
-                return err();
-            }
+        use super::child::{bind, set_read_only_tree};
+        let ok = |rc: libc::c_long| match rc {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        };
+        // SAFETY: unshare of the forked child.
+        ok(unsafe { libc::unshare(flags) } as libc::c_long)?;
+        ok(bind(None, c"/", libc::MS_REC | libc::MS_SLAVE))?;
+        if read_only {
+            ok(set_read_only_tree(c"/", true))?;
+        }
+        ok(bind(Some(&dir), &dir, libc::MS_BIND))?;
+        if read_only {
+            ok(set_read_only_tree(&dir, false))?;
         }
         Ok(())
     })

@@ -120,8 +120,8 @@ pub struct MountPlan {
 }
 
 /// `mount(2)` of `source` (or none) on `target` with `flags`, no file system type or data: the binds,
-/// remounts and propagation changes this module makes.
-fn bind(
+/// remounts and propagation changes a run's mount namespace gets (and the capability probe tries).
+pub fn bind(
     source: Option<&std::ffi::CStr>,
     target: &std::ffi::CStr,
     flags: libc::c_ulong,
