@@ -410,7 +410,7 @@ export interface SandboxCapabilities {
   userNamespaces: boolean
   /**
    * A run can have a mount namespace of its own (root with CAP_SYS_ADMIN, or a user namespace;
-   * tried, not assumed): protected paths are bound read-only and root runs get a private
+   * tried, not assumed): protected paths are bound read-only and runs that have one get a private
    * `/dev/shm`. Otherwise only the supervisor guards the protected paths.
    */
   readOnlyBinds: boolean

@@ -249,7 +249,7 @@ pub struct JsSandboxCapabilities {
     pub seccomp: bool,
     pub user_namespaces: bool,
     /// A run can have a mount namespace of its own (root with CAP_SYS_ADMIN, or a user namespace;
-    /// tried, not assumed): protected paths are bound read-only and root runs get a private
+    /// tried, not assumed): protected paths are bound read-only and runs that have one get a private
     /// `/dev/shm`. Otherwise only the supervisor guards the protected paths.
     pub read_only_binds: bool,
     /// Runs with a mount namespace of their own (root runs; unprivileged ones that have one for their

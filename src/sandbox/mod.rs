@@ -3,8 +3,8 @@
 //! On Linux, with no helper binary and no Docker: Landlock for the file system (everything readable,
 //! writes only under the writable roots and a private temp dir), a private mount namespace where one
 //! can be made (read-only binds for the paths that must never be written even inside the roots:
-//! `.git/hooks`, `.git/config`, shell start-up files; a private `/dev/shm`; as root, every mount
-//! outside the roots read-only), a seccomp filter whose notifications a supervisor in the runtime
+//! `.git/hooks`, `.git/config`, shell start-up files; a private `/dev/shm`; every mount outside the
+//! roots read-only), a seccomp filter whose notifications a supervisor in the runtime
 //! answers (the network cut, Unix sockets limited to the roots, and a record of every refused
 //! operation), `no_new_privs`, rlimits, and a cgroup for memory and process limits where one can be
 //! created. All of it is applied in the child before the
@@ -351,6 +351,13 @@ mod linux {
         keep
     }
 
+    /// A path for the child's system calls; `what` names it in the error.
+    fn c_path(p: &Path, what: &str) -> Result<std::ffi::CString, AgentError> {
+        use std::os::unix::ffi::OsStrExt;
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| unavailable(format!("{what} contains a NUL byte")))
+    }
+
     /// Prepare the sandbox of one run named `name` (unique per host process) in `cwd`.
     pub fn prepare(
         spec: &SandboxSpec,
@@ -434,12 +441,12 @@ mod linux {
         let mount_ns =
             caps.mount_namespace && (caps.is_root || !existing.is_empty() || need_user_ns);
         // Not when the run works inside the host's /dev/shm: covering it would hide its own files.
+        let real_cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
         let shm = std::fs::canonicalize(policy::SHM)
             .ok()
             .filter(|p| p.is_dir());
         let works_in = |shm: &Path| {
-            std::fs::canonicalize(cwd).is_ok_and(|c| c.starts_with(shm))
-                || policy.writable_roots.iter().any(|r| r.starts_with(shm))
+            real_cwd.starts_with(shm) || policy.writable_roots.iter().any(|r| r.starts_with(shm))
         };
         let private_shm = match shm.filter(|s| mount_ns && !works_in(s)) {
             None => None,
@@ -448,12 +455,10 @@ mod linux {
                 std::fs::create_dir(&backing).map_err(|e| {
                     unavailable(format!("the private /dev/shm could not be made: {e}"))
                 })?;
-                use std::os::unix::ffi::OsStrExt;
-                let c = |p: &Path| {
-                    std::ffi::CString::new(p.as_os_str().as_bytes())
-                        .map_err(|_| unavailable("a path of the private /dev/shm has a NUL byte"))
-                };
-                let plan = (c(&backing)?, c(&at)?);
+                let plan = (
+                    c_path(&backing, "the private /dev/shm's directory")?,
+                    c_path(&at, "/dev/shm's path")?,
+                );
                 policy = policy.with_private_shm(policy::PrivateShm { at, backing });
                 mechanisms.push("private /dev/shm (mount namespace)".into());
                 Some(plan)
@@ -463,14 +468,11 @@ mod linux {
         // A metadata call (chmod, chown) that races the supervisor's check could reach a file outside
         // the roots (any file, as root), so every mount outside them is read-only in the namespace.
         let writable_binds = if mount_ns && caps.read_only_mounts {
-            use std::os::unix::ffi::OsStrExt;
-            let mut binds = Vec::new();
-            for r in &policy.writable_roots {
-                binds.push(
-                    std::ffi::CString::new(r.as_os_str().as_bytes())
-                        .map_err(|_| unavailable("a writable root contains a NUL byte"))?,
-                );
-            }
+            let binds = policy
+                .writable_roots
+                .iter()
+                .map(|r| c_path(r, "a writable root"))
+                .collect::<Result<Vec<_>, _>>()?;
             mechanisms.push("read-only mounts outside the roots (mount namespace)".into());
             Some(binds)
         } else {
@@ -515,47 +517,35 @@ mod linux {
             None => (None, Vec::new()),
         };
 
-        let mounts = if mount_ns || !existing.is_empty() {
-            if !caps.mount_namespace {
-                None
-            } else {
-                let user = (!caps.is_root).then(|| {
-                    // SAFETY: getuid/getgid cannot fail.
-                    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-                    UserMaps {
-                        uid_map: format!("{uid} {uid} 1").into_bytes(),
-                        gid_map: format!("{gid} {gid} 1").into_bytes(),
-                    }
+        let mounts = if mount_ns {
+            let user = (!caps.is_root).then(|| {
+                // SAFETY: getuid/getgid cannot fail.
+                let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+                UserMaps {
+                    uid_map: format!("{uid} {uid} 1").into_bytes(),
+                    gid_map: format!("{gid} {gid} 1").into_bytes(),
+                }
+            });
+            let mut read_only = Vec::new();
+            for p in &existing {
+                read_only.push(ReadOnlyBind {
+                    path: c_path(p, "a protected path")?,
+                    keep_flags: statvfs_keep_flags(p),
                 });
-                let mut read_only = Vec::new();
-                for p in &existing {
-                    use std::os::unix::ffi::OsStrExt;
-                    let path = std::ffi::CString::new(p.as_os_str().as_bytes())
-                        .map_err(|_| unavailable("a protected path contains a NUL byte"))?;
-                    read_only.push(ReadOnlyBind {
-                        path,
-                        keep_flags: statvfs_keep_flags(p),
-                    });
-                }
-                if !read_only.is_empty() {
-                    mechanisms.push("read-only binds (mount namespace)".into());
-                }
-                if need_user_ns {
-                    mechanisms.push("user namespace (counts the run's processes)".into());
-                }
-                Some(MountPlan {
-                    user,
-                    read_only,
-                    private_shm,
-                    writable_binds,
-                    cwd: {
-                        use std::os::unix::ffi::OsStrExt;
-                        let dir = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-                        std::ffi::CString::new(dir.as_os_str().as_bytes())
-                            .map_err(|_| unavailable("the cwd contains a NUL byte"))?
-                    },
-                })
             }
+            if !read_only.is_empty() {
+                mechanisms.push("read-only binds (mount namespace)".into());
+            }
+            if need_user_ns {
+                mechanisms.push("user namespace (counts the run's processes)".into());
+            }
+            Some(MountPlan {
+                user,
+                read_only,
+                private_shm,
+                writable_binds,
+                cwd: c_path(&real_cwd, "the cwd")?,
+            })
         } else {
             None
         };
