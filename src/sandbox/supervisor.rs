@@ -57,6 +57,18 @@ impl DenialLog {
     }
 }
 
+/// A first refusal of `operation` by process `pid`.
+fn denial(operation: &str, path: Option<String>, detail: String, rule: String, pid: u32) -> Denial {
+    Denial {
+        operation: operation.into(),
+        path,
+        detail,
+        rule,
+        pid,
+        count: 1,
+    }
+}
+
 /// What the supervisor answers.
 #[derive(Debug, PartialEq, Eq)]
 enum Verdict {
@@ -190,15 +202,13 @@ fn connect_for(
                 ConnectTo::Path(p) => Some(p.display().to_string()),
                 ConnectTo::AsGiven(_) => None,
             };
-            log.record(Denial {
-                operation: "connect".into(),
+            log.record(denial(
+                "connect",
                 path,
-                detail: "connect(AF_UNIX)".into(),
-                rule: "the supervisor may not take this process's socket (ptrace restrictions)"
-                    .into(),
-                pid: req.pid,
-                count: 1,
-            });
+                "connect(AF_UNIX)".into(),
+                "the supervisor may not take this process's socket (ptrace restrictions)".into(),
+                req.pid,
+            ));
             return Err(libc::EPERM);
         }
         Err(e) => return Err(e),
@@ -230,14 +240,13 @@ fn decide_connect(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
         unix_connect::Address::Abstract(name) => {
             return Verdict::Deny(
                 libc::EPERM,
-                Denial {
-                    operation: "connect".into(),
-                    path: None,
-                    detail: format!("connect(AF_UNIX @{})", String::from_utf8_lossy(&name)),
-                    rule: "network is off (abstract Unix sockets included)".into(),
+                denial(
+                    "connect",
+                    None,
+                    format!("connect(AF_UNIX @{})", String::from_utf8_lossy(&name)),
+                    "network is off (abstract Unix sockets included)".into(),
                     pid,
-                    count: 1,
-                },
+                ),
             )
         }
         unix_connect::Address::Path(raw) => raw,
@@ -256,14 +265,13 @@ fn decide_connect(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
         },
         Err(rule) => Verdict::Deny(
             libc::EACCES,
-            Denial {
-                operation: "connect".into(),
-                path: Some(path.display().to_string()),
-                detail: "connect(AF_UNIX)".into(),
-                rule: rule.describe(),
+            denial(
+                "connect",
+                Some(path.display().to_string()),
+                "connect(AF_UNIX)".into(),
+                rule.describe(),
                 pid,
-                count: 1,
-            },
+            ),
         ),
     }
 }
@@ -346,28 +354,26 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
         libc::SYS_socket if !network => {
             return Verdict::Deny(
                 libc::EACCES,
-                Denial {
-                    operation: "network".into(),
-                    path: None,
-                    detail: format!("socket({})", family_name(a[0])),
-                    rule: "network is off".into(),
+                denial(
+                    "network",
+                    None,
+                    format!("socket({})", family_name(a[0])),
+                    "network is off".into(),
                     pid,
-                    count: 1,
-                },
+                ),
             )
         }
         libc::SYS_connect if !network => return decide_connect(req, policy),
         libc::SYS_io_uring_setup if !network => {
             return Verdict::Deny(
                 libc::EPERM,
-                Denial {
-                    operation: "network".into(),
-                    path: None,
-                    detail: "io_uring_setup".into(),
-                    rule: "network is off (io_uring can open sockets)".into(),
+                denial(
+                    "network",
+                    None,
+                    "io_uring_setup".into(),
+                    "network is off (io_uring can open sockets)".into(),
                     pid,
-                    count: 1,
-                },
+                ),
             )
         }
         libc::SYS_openat if is_write_open(a[2]) => (
@@ -508,14 +514,13 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
             };
             return Verdict::Deny(
                 errno,
-                Denial {
-                    operation: op.into(),
-                    path: Some(path.display().to_string()),
+                denial(
+                    op,
+                    Some(path.display().to_string()),
                     detail,
-                    rule: rule.describe(),
+                    rule.describe(),
                     pid,
-                    count: 1,
-                },
+                ),
             );
         }
     }
