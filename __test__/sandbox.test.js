@@ -201,11 +201,12 @@ test('a missing .git/hooks cannot be created either', when(needs.sandbox), async
   assert.match(r.sandbox.denials[0].rule, /^protected path .*\.git\/hooks$/);
 });
 
-async function listener() {
+/** A listener that records what each connection sends: on a Unix socket `file`, else on a loopback port. */
+async function listener(file) {
   const got = [];
   const server = net.createServer((s) => s.on('data', (d) => got.push(String(d))));
-  await new Promise((res) => server.listen(0, '127.0.0.1', res));
-  return { server, got, port: server.address().port };
+  await new Promise((res) => (file ? server.listen(file, res) : server.listen(0, '127.0.0.1', res)));
+  return { server, got, port: file ? undefined : server.address().port };
 }
 
 test('network off: connecting to a local listener fails and is reported; network on: it works', when(needs.sandbox), async () => {
@@ -234,14 +235,6 @@ test('network off: connecting to a local listener fails and is reported; network
   }
 });
 
-/** A Unix socket listener at `file` that records what each connection sends. */
-async function unixListener(file) {
-  const got = [];
-  const server = net.createServer((s) => s.on('data', (d) => got.push(String(d))));
-  await new Promise((res) => server.listen(file, res));
-  return { server, got };
-}
-
 const connectWith = (target) =>
   `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('${target}'); s.send(b'hi'); print('connected')"`;
 
@@ -250,8 +243,8 @@ test('network off: Unix sockets outside the roots are refused and named; inside 
   const elsewhere = tempDir();
   const outside = path.join(elsewhere, 'daemon.sock');
   const inside = path.join(cwd, 'dev.sock');
-  const out = await unixListener(outside);
-  const inn = await unixListener(inside);
+  const out = await listener(outside);
+  const inn = await listener(inside);
   try {
     const refused = await run({ command: connectWith(outside), sandbox: true, cwd });
     assert.match(refused.output, /PermissionError/);
