@@ -110,14 +110,14 @@ impl FsPolicy {
         }
         if let Some(home) = home {
             let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
-            if writable_roots.iter().any(|r| home.starts_with(r)) {
+            if under_any(&home, &writable_roots) {
                 for rc in PROTECTED_RC_FILES {
                     protect(home.join(rc));
                 }
             }
         }
         // Only what lies inside a writable root needs protecting; the rest is read-only anyway.
-        protected.retain(|p| writable_roots.iter().any(|r| p.starts_with(r)));
+        protected.retain(|p| under_any(p, &writable_roots));
         FsPolicy {
             writable_roots,
             protected,
@@ -143,8 +143,7 @@ impl FsPolicy {
     /// command cannot reach the host's daemons (`docker.sock`, the D-Bus system bus) through their
     /// sockets while its network is off.
     pub fn check_connect(&self, path: &Path) -> Result<(), DenyRule> {
-        let under = |dirs: &[PathBuf]| dirs.iter().any(|d| path.starts_with(d));
-        if under(&self.writable_roots) || under(&self.unix_sockets) {
+        if under_any(path, &self.writable_roots) || under_any(path, &self.unix_sockets) {
             return Ok(());
         }
         Err(DenyRule::SocketOutside)
@@ -156,7 +155,7 @@ impl FsPolicy {
         if let Some(p) = self.protected.iter().find(|p| path.starts_with(p)) {
             return Err(DenyRule::Protected(p.clone()));
         }
-        if self.writable_roots.iter().any(|r| path.starts_with(r)) || is_writable_device(path) {
+        if under_any(path, &self.writable_roots) || is_writable_device(path) {
             return Ok(());
         }
         if self
@@ -168,6 +167,11 @@ impl FsPolicy {
         }
         Err(DenyRule::OutsideWritableRoots)
     }
+}
+
+/// Is `path` one of `dirs` or beneath one (by whole components)?
+fn under_any(path: &Path, dirs: &[PathBuf]) -> bool {
+    dirs.iter().any(|d| path.starts_with(d))
 }
 
 pub fn is_writable_device(path: &Path) -> bool {
