@@ -52,8 +52,11 @@ fn probe() -> Capabilities {
     // SAFETY: geteuid cannot fail.
     let is_root = unsafe { libc::geteuid() } == 0;
     let user_namespaces = probe_user_namespace();
-    let mount_namespace = (is_root || user_namespaces) && probe_mount_namespace(is_root, false);
-    let read_only_mounts = mount_namespace && probe_mount_namespace(is_root, true);
+    // The read-only probe does everything the plain one does, so one forked child settles both
+    // where it succeeds.
+    let could = is_root || user_namespaces;
+    let read_only_mounts = could && probe_mount_namespace(is_root, true);
+    let mount_namespace = read_only_mounts || (could && probe_mount_namespace(is_root, false));
     let mut problems = Vec::new();
     if landlock_abi == 0 {
         problems.push(
