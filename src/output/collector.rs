@@ -226,4 +226,76 @@ mod tests {
         assert_eq!(got.cursor_queries, 1);
         assert_eq!(c.cursor_key_mode(), CursorKeyMode::Application);
     }
+
+    /// Everything a reader sees of one stream fed in the given chunks.
+    fn seen(chunks: &[&[u8]], max: usize, pending: usize) -> (String, String, usize, usize, bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = OutputCollector::new(limits(max, pending), dir.path().into(), false);
+        for chunk in chunks {
+            c.ingest(Stream::Stdout, chunk);
+        }
+        c.finish_stream(Stream::Stdout);
+        let (out, _) = c.drain_pending();
+        (
+            c.aggregated(),
+            out,
+            c.total_chars(),
+            c.omitted_chars(),
+            c.truncated(),
+        )
+    }
+
+    fn stream() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            Just(b"line of text".to_vec()),
+            Just(b"\n".to_vec()),
+            Just(b"\r".to_vec()),
+            Just(b"\r\n".to_vec()),
+            Just(b"\x08".to_vec()),
+            Just(b"\x1b[1;31m".to_vec()),
+            Just("é🎉".as_bytes().to_vec()),
+            proptest::collection::vec(any::<u8>(), 1..4),
+        ];
+        proptest::collection::vec(piece, 0..40).prop_map(|p| p.concat())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+
+        /// The aggregated text, the pending text, and the counts do not depend on where reads were cut,
+        /// also when the caps cut the text.
+        #[test]
+        fn what_a_reader_sees_does_not_depend_on_the_reads(
+            bytes in stream(),
+            cuts in proptest::collection::vec(proptest::prelude::any::<proptest::sample::Index>(), 0..10),
+            max in 8usize..200,
+            pending in 4usize..100,
+        ) {
+            let mut at: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+            at.sort_unstable();
+            at.dedup();
+            let mut chunks = Vec::new();
+            let mut from = 0;
+            for &to in &at {
+                chunks.push(&bytes[from..to]);
+                from = to;
+            }
+            chunks.push(&bytes[from..]);
+            proptest::prop_assert_eq!(seen(&chunks, max, pending), seen(&[&bytes], max, pending));
+        }
+    }
+
+    #[test]
+    fn a_carriage_return_after_a_huge_line_shows_the_lines_before_it() {
+        // Before, the tail trimmed by chunk timing: the lines before a 200k-char line were gone when a
+        // later `\r` erased that line, though one read of the whole showed them.
+        let long = "x".repeat(200_000);
+        let whole = format!("first\nsecond\n{long}\rdone\n");
+        let bytes = whole.as_bytes();
+        let split: Vec<&[u8]> = bytes.chunks(4096).collect();
+        let one = seen(&[bytes], 1000, 50);
+        assert_eq!(one.1, "first\nsecond\ndone\n");
+        assert_eq!(seen(&split, 1000, 50), one);
+    }
 }

@@ -1,14 +1,19 @@
 //! Turns a raw byte stream into clean text, one parser per stream.
 //!
 //! `vte` is the state machine terminals use, so escape sequences split across reads are recognised
-//! whole (no `[31m` residue), invalid UTF-8 becomes U+FFFD, and a multi-byte character split across
-//! reads is joined. What the parser reports besides text matters to PTY sessions: cursor position
+//! whole (no `[31m` residue) and invalid UTF-8 becomes U+FFFD. A multi-byte character split across
+//! reads is joined here, not by vte: the sanitizer holds back an incomplete trailing character and
+//! feeds it with the next read, so vte only ever sees whole characters. (vte 0.15's own carry-over
+//! drops the character that follows a completed one when the same read ends inside another
+//! character: `advance_partial_utf8` returns the length of every valid character it copied, not of
+//! the one it printed.) What the parser reports besides text matters to PTY sessions: cursor position
 //! queries (`ESC[6n`, `ESC[?6n`) that must be answered, and the cursor key mode toggles (`ESC[?1h` /
 //! `ESC[?1l`, smkx / rmkx) that decide how arrow keys are encoded.
 //!
 //! Line endings: CRLF becomes LF. A bare CR (a progress redraw) is kept as `\r` in the text so the
 //! buffers can collapse the line it rewrites; a CR at the very end of a chunk waits for the next chunk
-//! to know whether an LF follows.
+//! to know whether an LF follows. A backspace erases the character before it when that character is in
+//! the same chunk's text; one at the start of a chunk is kept as `\x08` for the buffers to apply.
 
 use vte::{Params, Parser, Perform};
 
@@ -80,12 +85,17 @@ impl Perform for Sink {
                 self.flush_cr();
                 self.out.text.push('\t');
             }
-            // Backspace overstrike (`man`, some progress bars): remove the previous character of the line.
-            0x08 if !self.pending_cr
-                && self.out.text.ends_with(|c: char| c != '\n' && c != '\r') =>
-            {
-                self.out.text.pop();
-            }
+            // Backspace overstrike (`man`, some progress bars): remove the previous character of the
+            // line. After a CR the cursor is at the line's start, where a backspace does nothing.
+            0x08 if !self.pending_cr => match self.out.text.chars().last() {
+                Some('\n' | '\r') => {}
+                Some(c) if c != '\x08' => {
+                    self.out.text.pop();
+                }
+                // The character it erases went out with an earlier chunk: the text buffers apply it,
+                // so the result does not depend on where the reads were cut.
+                _ => self.out.text.push('\x08'),
+            },
             _ => {}
         }
     }
@@ -124,9 +134,10 @@ impl Perform for Sink {
 pub struct Sanitizer {
     parser: Parser,
     sink: Sink,
-    /// The parser is known to be in its ground state with no partial character pending, so plain
-    /// text can bypass it.
+    /// The parser is known to be in its ground state, so plain text can bypass it.
     ground: bool,
+    /// The start of a character the last read ended inside (at most 3 bytes), fed with the next read.
+    carry: Vec<u8>,
 }
 
 /// Printable ASCII, newline, carriage return and tab: text that needs no terminal parsing at all.
@@ -136,24 +147,21 @@ fn is_plain(bytes: &[u8]) -> bool {
         .all(|&b| (0x20..0x7f).contains(&b) || b == b'\n' || b == b'\t' || b == b'\r')
 }
 
-/// Whether `bytes` ends inside a multi-byte UTF-8 character.
-fn ends_mid_char(bytes: &[u8]) -> bool {
-    for (back, &b) in bytes.iter().rev().take(4).enumerate() {
-        if b < 0x80 {
-            return false;
-        }
-        if b >= 0xc0 {
-            let len = if b >= 0xf0 {
-                4
-            } else if b >= 0xe0 {
-                3
-            } else {
-                2
-            };
-            return back + 1 < len;
-        }
+/// Where the incomplete character `bytes` ends inside begins, if it does: a lead byte in the last three
+/// bytes followed only by the continuation bytes it still expects, with no byte that makes it invalid
+/// already (such a sequence is U+FFFD at once, whatever follows).
+fn incomplete_tail(bytes: &[u8]) -> Option<usize> {
+    let from = bytes.len().saturating_sub(3);
+    let lead = (from..bytes.len())
+        .rev()
+        .find(|&i| bytes[i] & 0xc0 != 0x80)?;
+    if bytes[lead] < 0xc0 {
+        return None;
     }
-    false
+    match std::str::from_utf8(&bytes[lead..]) {
+        Err(e) if e.valid_up_to() == 0 && e.error_len().is_none() => Some(lead),
+        _ => None,
+    }
 }
 
 impl Default for Sanitizer {
@@ -168,11 +176,30 @@ impl Sanitizer {
             parser: Parser::new(),
             sink: Sink::default(),
             ground: true,
+            carry: Vec::new(),
         }
     }
 
-    /// Feed one chunk of raw bytes.
+    /// Feed one chunk of raw bytes. The text returned for any split of a byte stream into chunks,
+    /// joined, is the text of the whole stream fed at once.
     pub fn feed(&mut self, bytes: &[u8]) -> Sanitized {
+        if self.carry.is_empty() {
+            return self.feed_whole_chars(bytes);
+        }
+        let mut joined = std::mem::take(&mut self.carry);
+        joined.extend_from_slice(bytes);
+        self.feed_whole_chars(&joined)
+    }
+
+    /// Feeds `bytes` up to an incomplete last character, which waits in `carry`.
+    fn feed_whole_chars(&mut self, bytes: &[u8]) -> Sanitized {
+        let bytes = match incomplete_tail(bytes) {
+            Some(at) => {
+                self.carry.extend_from_slice(&bytes[at..]);
+                &bytes[..at]
+            }
+            None => bytes,
+        };
         if self.ground && is_plain(bytes) {
             // The common case (build logs, test output): copy, with the line-ending rules applied.
             // The same line-ending rules as the parser path: CRLF is LF, a bare CR is kept.
@@ -205,16 +232,23 @@ impl Sanitizer {
             }
             None => self.parser.advance(&mut self.sink, bytes),
         }
-        if ends_mid_char(bytes) {
-            self.ground = false;
-        } else if !self.ground && !bytes.contains(&0x1b) && self.sink.ground {
+        if !self.ground && !bytes.contains(&0x1b) && self.sink.ground {
             self.ground = true;
         }
         std::mem::take(&mut self.sink.out)
     }
 
-    /// End of stream: a trailing CR has nothing left to rewrite and is dropped.
+    /// End of stream: a character cut off by the end is invalid, so it becomes U+FFFD (where the
+    /// parser is printing text; inside an escape sequence it is part of that sequence), and a trailing
+    /// CR has nothing left to rewrite and is dropped.
     pub fn finish(&mut self) -> Sanitized {
+        if !self.carry.is_empty() {
+            // A byte that cannot continue the character makes vte print U+FFFD for it at once; the
+            // stand-in itself (an ASCII SUB, which vte executes and the sink ignores) adds no text.
+            let mut cut = std::mem::take(&mut self.carry);
+            cut.push(0x1a);
+            self.parser.advance(&mut self.sink, &cut);
+        }
         self.sink.pending_cr = false;
         std::mem::take(&mut self.sink.out)
     }
@@ -277,51 +311,112 @@ mod tests {
         assert_eq!(all(&[b"\x1b[0m", b"plain\tline\n"]), "plain\tline\n");
     }
 
+    /// The text an agent reads: the chunks' text with its `\r` and backspace edits applied, as the
+    /// output buffers apply them.
+    fn edited(chunks: &[&[u8]]) -> String {
+        let mut s = Sanitizer::new();
+        let mut text = crate::output::text::TailText::new(usize::MAX / 4);
+        for c in chunks {
+            text.push(&s.feed(c).text);
+        }
+        text.push(&s.finish().text);
+        text.as_str().to_string()
+    }
+
+    /// What one read of the whole stream gives.
+    fn whole(bytes: &[u8]) -> String {
+        edited(&[bytes])
+    }
+
+    /// The stream cut at `cuts` (sorted, deduplicated offsets).
+    fn split_at<'a>(bytes: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
+        let mut pieces = Vec::new();
+        let mut from = 0;
+        for &at in cuts {
+            pieces.push(&bytes[from..at]);
+            from = at;
+        }
+        pieces.push(&bytes[from..]);
+        pieces
+    }
+
     #[test]
-    fn fast_path_matches_the_slow_path_on_random_input() {
-        let mut seed = 7u64;
-        let pool: &[&[u8]] = &[
-            b"ab",
-            b"\n",
-            b"\r",
-            b"\x1b[",
-            b"31m",
-            b"\x1b]0;",
-            b"\x07",
-            b"\t",
-            "é".as_bytes(),
-            b"\xc3",
-            b"\xa9",
-            b" x ",
+    fn a_character_after_a_completed_split_one_is_kept() {
+        // The reported case: writes [0,2) [2,5) [5,7) [7,..) of "AéB🎉C\n". vte alone dropped the B.
+        let bytes = "A\u{e9}B\u{1F389}C\n".as_bytes();
+        assert_eq!(all(&split_at(bytes, &[2, 5, 7])), "AéB🎉C\n");
+    }
+
+    #[test]
+    fn every_split_of_tricky_streams_matches_one_read() {
+        let samples: &[&[u8]] = &[
+            "A\u{e9}B\u{1F389}C\n".as_bytes(),
+            "é€🎉\x1b[31mé\x1b[0m\r\n€\rx".as_bytes(),
+            b"\xf0\x9f\x8e\xc3\xa9\xe2\x82x\xe0\x80\xed\xa0\x80\xc3",
+            "\x1b]0;tïtle\x07ok\x1bPq\x1b\\é\x08\t\u{85}z".as_bytes(),
         ];
-        for _ in 0..2000 {
-            let mut chunks: Vec<Vec<u8>> = Vec::new();
-            for _ in 0..6 {
-                let mut c = Vec::new();
-                for _ in 0..3 {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    c.extend_from_slice(pool[(seed % pool.len() as u64) as usize]);
+        for bytes in samples {
+            let expected = whole(bytes);
+            for i in 0..=bytes.len() {
+                for j in i..=bytes.len() {
+                    for k in j..=bytes.len() {
+                        let got = edited(&split_at(bytes, &[i, j, k]));
+                        assert_eq!(got, expected, "{bytes:?} cut at {i},{j},{k}");
+                    }
                 }
-                chunks.push(c);
             }
-            let refs: Vec<&[u8]> = chunks.iter().map(|c| c.as_slice()).collect();
-            let whole: Vec<u8> = chunks.concat();
-            let mut slow = Sanitizer::new();
-            slow.ground = false;
-            let mut expected = String::new();
-            for c in &refs {
-                slow.parser.advance(&mut slow.sink, c);
-                expected.push_str(&std::mem::take(&mut slow.sink.out).text);
-            }
-            slow.sink.pending_cr = false;
-            assert_eq!(
-                all(&refs),
-                expected,
-                "{:?}",
-                String::from_utf8_lossy(&whole)
-            );
+        }
+    }
+
+    #[test]
+    fn a_character_cut_off_by_the_end_is_a_replacement_character() {
+        assert_eq!(all(&[b"ok\xe2\x82"]), "ok\u{fffd}");
+        assert_eq!(all(&[b"ok\xf0", b"\x9f"]), "ok\u{fffd}");
+    }
+
+    /// Bytes that exercise every path: plain text, line endings, escapes, valid and invalid UTF-8.
+    fn stream() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            Just(b"ab".to_vec()),
+            Just(b"\n".to_vec()),
+            Just(b"\r".to_vec()),
+            Just(b"\t".to_vec()),
+            Just(b"\x08".to_vec()),
+            Just(b"\x1b[".to_vec()),
+            Just(b"31m".to_vec()),
+            Just(b"\x1b]0;".to_vec()),
+            Just(b"\x07".to_vec()),
+            Just(b"\x1bP".to_vec()),
+            Just(b"\x1b\\".to_vec()),
+            Just("é".as_bytes().to_vec()),
+            Just("€".as_bytes().to_vec()),
+            Just("🎉".as_bytes().to_vec()),
+            Just("\u{85}".as_bytes().to_vec()),
+            any::<u8>().prop_map(|b| vec![b]),
+            proptest::collection::vec(0x80u8..=0xff, 1..4),
+        ];
+        proptest::collection::vec(piece, 0..24).prop_map(|p| p.concat())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn any_split_decodes_as_one_read(
+            bytes in stream(),
+            cuts in proptest::collection::vec(proptest::prelude::any::<proptest::sample::Index>(), 0..8),
+        ) {
+            let mut at: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+            at.sort_unstable();
+            at.dedup();
+            proptest::prop_assert_eq!(edited(&split_at(&bytes, &at)), whole(&bytes));
+        }
+
+        #[test]
+        fn byte_by_byte_decodes_as_one_read(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)) {
+            let singles: Vec<&[u8]> = bytes.chunks(1).collect();
+            proptest::prop_assert_eq!(edited(&singles), whole(&bytes));
         }
     }
 

@@ -11,18 +11,29 @@ pub fn omitted_marker(units: usize) -> String {
     format!("[... {units} chars omitted ...]")
 }
 
-/// Keeps the newest `cap` units of a text stream.
+/// Extra units of the line being written that [`TailText`] keeps beyond its cap, so backspaces that
+/// reach back past the visible part still find the characters they erase.
+const LINE_SLACK: usize = 65536;
+
+/// Keeps the newest `cap` units of a text stream, with `\r` and backspace edits applied.
 ///
-/// The buffer may hold up to twice `cap` before it drops the oldest text: trimming on every chunk would
-/// move the whole tail for each 4 KiB a PTY delivers. Readers only ever see the newest `cap` units.
+/// A `\r` erases the line being written and a backspace its last character, so what becomes visible
+/// after an edit is older text: the buffer keeps the newest `cap` units of the complete lines however
+/// long the current line grew, and the current line's newest `cap + LINE_SLACK` units. What it shows is
+/// therefore the same however the stream was cut into chunks. It may hold about twice that before it
+/// trims: trimming on every chunk would move the whole tail for each 4 KiB a PTY delivers.
 #[derive(Debug, Clone)]
 pub struct TailText {
     cap: usize,
     text: String,
     /// Units in `text` (the visible part is the newest `cap` of them).
     units: usize,
-    /// Units removed from `text` so far.
+    /// Byte offset in `text` where the line being written (no `\n` yet) begins.
+    line_start: usize,
+    /// Units trimmed from the front of the complete lines since the last `take`.
     removed: usize,
+    /// Units trimmed from the front of the current line (forgotten when a `\r` erases the line).
+    line_removed: usize,
 }
 
 impl TailText {
@@ -31,51 +42,79 @@ impl TailText {
             cap,
             text: String::new(),
             units: 0,
+            line_start: 0,
             removed: 0,
+            line_removed: 0,
         }
     }
 
     pub fn push(&mut self, chunk: &str) {
         for (i, piece) in chunk.split('\r').enumerate() {
             if i > 0 {
-                self.erase_current_line();
+                self.erase_line();
             }
-            self.text.push_str(piece);
-            self.units += utf16_len(piece);
-        }
-        if self.units > self.cap.saturating_mul(2).max(self.cap + 65536) {
-            self.drop_front(self.units - self.cap);
-        }
-    }
-
-    fn erase_current_line(&mut self) {
-        let keep = self.text.rfind('\n').map_or(0, |i| i + 1);
-        self.units -= utf16_len(&self.text[keep..]);
-        self.text.truncate(keep);
-    }
-
-    /// Byte offset where the first `units` units end (never inside a character).
-    fn offset_of(&self, units: usize) -> usize {
-        let bytes = self.text.as_bytes();
-        if units <= bytes.len() && bytes[..units].is_ascii() {
-            return units;
-        }
-        let mut seen = 0;
-        for (i, c) in self.text.char_indices() {
-            if seen >= units {
-                return i;
+            for (j, run) in piece.split('\x08').enumerate() {
+                if j > 0 {
+                    self.backspace();
+                }
+                self.append(run);
             }
-            seen += c.len_utf16();
         }
-        self.text.len()
+        if self.units > 2 * (self.cap + LINE_SLACK) {
+            self.trim();
+        }
     }
 
-    fn drop_front(&mut self, excess: usize) {
-        let cut = self.offset_of(excess);
-        let gone = utf16_len(&self.text[..cut]);
-        self.text.drain(..cut);
-        self.units -= gone;
-        self.removed += gone;
+    fn append(&mut self, run: &str) {
+        if run.is_empty() {
+            return;
+        }
+        let base = self.text.len();
+        self.text.push_str(run);
+        self.units += utf16_len(run);
+        if let Some(nl) = run.rfind('\n') {
+            self.line_start = base + nl + 1;
+            self.removed += std::mem::take(&mut self.line_removed);
+        }
+    }
+
+    fn erase_line(&mut self) {
+        self.units -= utf16_len(&self.text[self.line_start..]);
+        self.text.truncate(self.line_start);
+        self.line_removed = 0;
+    }
+
+    fn backspace(&mut self) {
+        if self.text.len() > self.line_start {
+            let c = self.text.pop().expect("the current line is not empty");
+            self.units -= c.len_utf16();
+        } else {
+            // Past what was kept of a line over `cap + LINE_SLACK` units: count it, the text is gone.
+            self.line_removed = self.line_removed.saturating_sub(1);
+        }
+    }
+
+    /// Drops what can never become visible again: complete lines beyond the newest `cap` units, and
+    /// the current line beyond its newest `cap + LINE_SLACK`.
+    fn trim(&mut self) {
+        let line = &self.text[self.line_start..];
+        let line_units = utf16_len(line);
+        if line_units > self.cap + LINE_SLACK {
+            let cut = self.line_start + offset_of(line, line_units - self.cap - LINE_SLACK);
+            let gone = utf16_len(&self.text[self.line_start..cut]);
+            self.text.drain(self.line_start..cut);
+            self.units -= gone;
+            self.line_removed += gone;
+        }
+        let lines_units = utf16_len(&self.text[..self.line_start]);
+        if lines_units > self.cap {
+            let cut = offset_of(&self.text[..self.line_start], lines_units - self.cap);
+            let gone = utf16_len(&self.text[..cut]);
+            self.text.drain(..cut);
+            self.line_start -= cut;
+            self.units -= gone;
+            self.removed += gone;
+        }
     }
 
     /// The newest `cap` units.
@@ -83,7 +122,7 @@ impl TailText {
         if self.units <= self.cap {
             return &self.text;
         }
-        &self.text[self.offset_of(self.units - self.cap)..]
+        &self.text[offset_of(&self.text, self.units - self.cap)..]
     }
 
     /// Units currently visible.
@@ -91,23 +130,41 @@ impl TailText {
         self.units.min(self.cap)
     }
 
-    /// Units dropped from the front so far.
+    /// Units of the edited text that are not visible: dropped from the front, or beyond the cap.
     pub fn dropped(&self) -> usize {
-        self.removed + self.units.saturating_sub(self.cap)
+        self.removed + self.line_removed + self.units.saturating_sub(self.cap)
     }
 
     /// Takes the visible text and resets the buffer (the `dropped` count too).
     pub fn take(&mut self) -> (String, usize) {
         let dropped = self.dropped();
         let visible = self.as_str().to_string();
-        self.text = String::new();
-        self.units = 0;
-        self.removed = 0;
+        *self = TailText::new(self.cap);
         (visible, dropped)
     }
 }
 
+/// Byte offset in `s` where its first `units` UTF-16 units end (never inside a character).
+fn offset_of(s: &str, units: usize) -> usize {
+    let bytes = s.as_bytes();
+    if units <= bytes.len() && bytes[..units].is_ascii() {
+        return units;
+    }
+    let mut seen = 0;
+    for (i, c) in s.char_indices() {
+        if seen >= units {
+            return i;
+        }
+        seen += c.len_utf16();
+    }
+    s.len()
+}
+
 /// Keeps the first `head` units and the newest `cap - head` units, counting what fell in between.
+///
+/// `\r` and backspace edits apply to the head until it overflows; from then on the head is final and
+/// edits apply to the tail. The head overflows at the first run of plain text that takes it past the
+/// cap, so where it is cut does not depend on how the stream was cut into chunks.
 #[derive(Debug, Clone)]
 pub struct HeadTailText {
     cap: usize,
@@ -115,7 +172,6 @@ pub struct HeadTailText {
     head: String,
     head_units: usize,
     tail: TailText,
-    total_units: usize,
     truncated: bool,
 }
 
@@ -129,37 +185,42 @@ impl HeadTailText {
             head: String::new(),
             head_units: 0,
             tail: TailText::new(cap - head_cap),
-            total_units: 0,
             truncated: false,
         }
     }
 
     pub fn push(&mut self, chunk: &str) {
-        if self.truncated {
-            self.total_units += utf16_len(chunk);
-            self.tail.push(chunk);
-            return;
-        }
-        for (i, piece) in chunk.split('\r').enumerate() {
-            if i > 0 {
-                let keep = self.head.rfind('\n').map_or(0, |i| i + 1);
-                let gone = utf16_len(&self.head[keep..]);
-                self.head_units -= gone;
-                self.total_units -= gone;
-                self.head.truncate(keep);
+        let mut rest = chunk;
+        while !self.truncated && !rest.is_empty() {
+            let edit = rest.find(['\r', '\x08']).unwrap_or(rest.len());
+            if edit == 0 {
+                if rest.starts_with('\r') {
+                    let keep = self.head.rfind('\n').map_or(0, |i| i + 1);
+                    self.head_units -= utf16_len(&self.head[keep..]);
+                    self.head.truncate(keep);
+                } else if !self.head.is_empty() && !self.head.ends_with('\n') {
+                    let c = self.head.pop().expect("checked not empty");
+                    self.head_units -= c.len_utf16();
+                }
+                rest = &rest[1..];
+                continue;
             }
-            let units = utf16_len(piece);
-            self.head.push_str(piece);
-            self.head_units += units;
-            self.total_units += units;
+            let (run, after) = rest.split_at(edit);
+            self.head.push_str(run);
+            self.head_units += utf16_len(run);
+            rest = after;
+            if self.head_units > self.cap {
+                self.split_head();
+            }
         }
-        if self.head_units > self.cap {
-            self.split_head();
+        if !rest.is_empty() {
+            self.tail.push(rest);
         }
     }
 
     /// First overflow: everything past the head budget moves to the tail, which keeps its newest part.
     fn split_head(&mut self) {
+        // The head keeps at most `head_cap` units: a surrogate pair that straddles it goes to the tail.
         let mut units = 0;
         let mut at = self.head.len();
         for (i, c) in self.head.char_indices() {
@@ -172,7 +233,7 @@ impl HeadTailText {
         let rest = self.head.split_off(at);
         self.head_units = units;
         self.truncated = true;
-        // The rest holds no bare `\r` any more: collapses were applied as it arrived.
+        // The rest holds no `\r` or backspace: edits were applied as it arrived.
         self.tail.push(&rest);
     }
 
@@ -180,18 +241,14 @@ impl HeadTailText {
         self.truncated
     }
 
-    /// Units the text would have had with nothing cut.
+    /// Units the edited text has, kept or not.
     pub fn total_units(&self) -> usize {
-        self.total_units
+        self.head_units + self.tail.units() + self.tail.dropped()
     }
 
-    /// Units dropped from the middle.
+    /// Units of the edited text dropped from the middle.
     pub fn omitted_units(&self) -> usize {
-        if self.truncated {
-            self.total_units - self.head_units - self.tail.units()
-        } else {
-            0
-        }
+        self.tail.dropped()
     }
 
     /// The kept text, with the omitted marker between head and tail when something was cut.
