@@ -364,6 +364,28 @@ export interface PollResult {
 /** Take the output not yet drained, per stream, optionally waiting for output or exit first. */
 export declare function pollSession(sessionId: string, options?: PollOptions): Promise<PollResult>
 
+/** How runs are tracked on this host (probed once: a cgroup is made and removed). */
+export declare function processTracking(): ProcessTracking
+
+export interface ProcessTracking {
+  /**
+   * `"cgroup"`: every run is born in a cgroup of its own, so a descendant that clears the session
+   * marker and calls `setsid` is still killed with it. `"marker"`: runs are found by their process
+   * group, their session and the `AGENT_EXEC_SESSION` variable, which such a descendant escapes.
+   */
+  mechanism: 'cgroup' | 'marker'
+  /** 1 or 2 with cgroups. */
+  cgroupVersion?: number
+  /**
+   * How a pipe run enters its cgroup without a fork: `"clone3"` (cgroup v2, `CLONE_INTO_CGROUP`)
+   * or `"thread"` (cgroup v1, the spawning thread moves in around the spawn). Absent: pipe runs
+   * fork and join before exec (about 3 ms more a run), or there is no cgroup.
+   */
+  pipeSpawn?: 'clone3' | 'thread'
+  /** Why cgroups are not used, when they are not. */
+  reason?: string
+}
+
 /** Lines of a session's output: no offset and no limit gives the last 200 lines (with a paging note). */
 export declare function readLog(sessionId: string, options?: LogOptions): LogResult
 

@@ -191,3 +191,67 @@ test('200 concurrent mixed runs with random kills and timeouts: all accounted fo
   });
   await waitFor(() => withEnv('MIXED_MARK', mark).length === 0, { what: 'no marked process left', timeoutMs: 10000 });
 });
+
+/**
+ * A command whose first action is a descendant that clears the session marker, calls `setsid` and
+ * double-forks, so neither the marker nor the process group or session can find it.
+ */
+function markerlessEscapee(dir, then) {
+  const py = [
+    'import os',
+    'if os.fork(): os._exit(0)',
+    'os.setsid()',
+    'if os.fork(): os._exit(0)',
+    `open(${JSON.stringify(path.join(dir, 'escapee'))}, "w").write(str(os.getpid()))`,
+    'os.execvp("sleep", ["sleep", "1000"])',
+  ].join('\n');
+  fs.writeFileSync(path.join(dir, 'escape.py'), py);
+  return `env -u AGENT_EXEC_SESSION python3 ${path.join(dir, 'escape.py')}; ${then}`;
+}
+
+const tracking = native.processTracking();
+
+for (const pty of [false, true]) {
+  const over = pty ? 'a PTY' : 'pipes';
+  test(`a kill reaches a descendant that cleared the marker, called setsid and double-forked first (${over})`, {
+    skip: tracking.mechanism !== 'cgroup' && `this host tracks runs by marker: ${tracking.reason}`,
+  }, async () => {
+    const dir = tempDir();
+    const r = await native.exec({ command: markerlessEscapee(dir, 'sleep 1000'), background: true, pty, killGraceMs: 300 });
+    track(r.pid);
+    const escapee = await waitFor(() => readPids(path.join(dir, 'escapee'))[0], { what: 'the escapee' });
+    track(escapee);
+    assert.ok(alive(escapee));
+    const k = await native.killSession(r.sessionId);
+    assert.deepEqual(k.survivors, []);
+    await waitFor(() => !alive(escapee), { what: `escapee ${escapee} to die` });
+  });
+}
+
+test('a run that ends with such a descendant still running reports it as left running', {
+  skip: tracking.mechanism !== 'cgroup' && `this host tracks runs by marker: ${tracking.reason}`,
+}, async () => {
+  const dir = tempDir();
+  const r = await native.exec({ command: markerlessEscapee(dir, `until [ -s ${dir}/escapee ]; do sleep 0.01; done`) });
+  const escapee = readPids(path.join(dir, 'escapee'))[0];
+  track(escapee);
+  assert.equal(r.exitCode, 0);
+  assert.ok(r.leftRunning.includes(escapee), `${escapee} not in ${JSON.stringify(r.leftRunning)}`);
+  process.kill(escapee, 'SIGKILL');
+  await waitFor(() => !alive(escapee), { what: 'the escapee to die' });
+});
+
+test('processTracking says how runs are tracked', () => {
+  assert.ok(['cgroup', 'marker'].includes(tracking.mechanism));
+  if (tracking.mechanism === 'cgroup') {
+    assert.ok([1, 2].includes(tracking.cgroupVersion));
+    assert.equal(tracking.reason, undefined);
+    // A run's shell is in the run's own cgroup, not the host's.
+    const own = fs.readFileSync('/proc/self/cgroup', 'utf8');
+    return native.exec({ command: 'cat /proc/self/cgroup' }).then((r) => {
+      assert.match(r.output, /agent-exec-\d+-/);
+      assert.notEqual(r.output, own);
+    });
+  }
+  assert.equal(typeof tracking.reason, 'string');
+});

@@ -19,6 +19,7 @@ export {
   checkPermissionRules,
   checkModelEnv,
   sandboxCapabilities,
+  processTracking,
   trackedCwd,
 } from '../index';
 export type {
@@ -28,6 +29,7 @@ export type {
   SandboxDenial,
   SandboxCapabilities,
   SandboxLimitMechanisms,
+  ProcessTracking,
   ExecOptions,
   ExecOutcome,
   ExitInfo,

@@ -26,6 +26,7 @@ module.exports = {
   checkPermissionRules: native.checkPermissionRules,
   checkModelEnv: native.checkModelEnv,
   sandboxCapabilities: native.sandboxCapabilities,
+  processTracking: native.processTracking,
   trackedCwd: native.trackedCwd,
   createExecTool: tools.createExecTool,
   createProcessTool: tools.createProcessTool,

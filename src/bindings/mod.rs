@@ -7,3 +7,4 @@ pub mod forward;
 pub mod options;
 pub mod sandbox;
 pub mod sessions;
+pub mod tracking;

@@ -43,6 +43,14 @@ impl KillTarget {
         nix::sys::signal::killpg(nix::unistd::Pid::from_raw(self.pgid), None).is_ok()
     }
 
+    /// Cheap check: does the group still exist, or does the run's cgroup still hold a process?
+    pub fn may_have_members(&self) -> bool {
+        self.group_exists()
+            || self.cgroup_procs.iter().any(|f| {
+                std::fs::read_to_string(f).is_ok_and(|t| t.lines().any(|l| !l.trim().is_empty()))
+            })
+    }
+
     pub fn is_alive(&self) -> bool {
         !self.live_processes().is_empty()
     }

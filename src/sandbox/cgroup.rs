@@ -52,14 +52,14 @@ impl CgroupHost {
 }
 
 /// One line of `/proc/self/mountinfo`: mount point, root within the file system, type, super options.
-struct Mount {
+pub(crate) struct Mount {
     root: String,
-    point: PathBuf,
-    fstype: String,
-    options: String,
+    pub(crate) point: PathBuf,
+    pub(crate) fstype: String,
+    pub(crate) options: String,
 }
 
-fn mounts() -> Vec<Mount> {
+pub(crate) fn mounts() -> Vec<Mount> {
     let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
         return Vec::new();
     };
@@ -99,7 +99,7 @@ fn unescape(s: &str) -> String {
 
 /// Our cgroup path per hierarchy from `/proc/self/cgroup`: `("", path)` for v2, `(controllers, path)`
 /// for v1.
-fn own_cgroups() -> Vec<(String, String)> {
+pub(crate) fn own_cgroups() -> Vec<(String, String)> {
     let Ok(text) = std::fs::read_to_string("/proc/self/cgroup") else {
         return Vec::new();
     };
@@ -115,12 +115,12 @@ fn own_cgroups() -> Vec<(String, String)> {
 }
 
 /// Join a cgroup path onto the mount point of its hierarchy, allowing for a mount of a sub-tree.
-fn dir_of(mount: &Mount, path: &str) -> PathBuf {
+pub(crate) fn dir_of(mount: &Mount, path: &str) -> PathBuf {
     let rel = path.strip_prefix(&mount.root).unwrap_or(path);
     mount.point.join(rel.trim_start_matches('/'))
 }
 
-fn writable_dir(dir: &Path) -> bool {
+pub(crate) fn writable_dir(dir: &Path) -> bool {
     nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_ok()
 }
 
@@ -315,7 +315,7 @@ impl RunCgroup {
 
 /// Remove the empty cgroups of hosts that are gone (`agent-exec-<pid>-<id>` with no process `<pid>`):
 /// a host that exits right after a run cannot wait for its cgroup to empty. Once per parent directory.
-fn sweep_stale(parent: &Path) {
+pub(crate) fn sweep_stale(parent: &Path) {
     static SWEPT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
     let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
     if swept.iter().any(|p| p == parent) {
@@ -342,7 +342,7 @@ fn sweep_stale(parent: &Path) {
 }
 
 /// Remove every directory that still exists; true when none is left.
-fn remove_all(dirs: &[PathBuf]) -> bool {
+pub(crate) fn remove_all(dirs: &[PathBuf]) -> bool {
     dirs.iter()
         .all(|d| std::fs::remove_dir(d).is_ok() || !d.exists())
 }

@@ -106,6 +106,9 @@ pub struct Session {
     pub(crate) input: tokio::sync::Mutex<Option<Input>>,
     /// The run's sandbox: its supervisor's record, cgroup and temp dir live as long as the session.
     pub(crate) sandbox: Option<crate::sandbox::Armed>,
+    /// The cgroup an unsandboxed run was born in (the kill path reads its members); removed after.
+    #[cfg(target_os = "linux")]
+    pub(crate) tracking: Option<crate::spawn::tracking::TrackingCgroup>,
 }
 
 /// A session's input side.

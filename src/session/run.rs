@@ -71,12 +71,27 @@ pub fn start(
         }
         None => (req, shell),
     };
+    // A sandboxed run is tracked by its sandbox's cgroup (joined in its child).
+    #[cfg(target_os = "linux")]
+    let tracking = sandbox.is_none().then(|| {
+        crate::spawn::tracking::TrackingCgroup::create(&format!(
+            "agent-exec-{}-{id}",
+            std::process::id()
+        ))
+    });
+    #[cfg(target_os = "linux")]
+    let tracking = tracking.flatten();
+    #[cfg(target_os = "linux")]
+    let tracking_ref = tracking.as_ref();
+    #[cfg(not(target_os = "linux"))]
+    let tracking_ref = None;
     let spawned = match spawn_child(
         req,
         &shell,
         &env_plan(req, &marker),
         &mut warnings,
         sandbox.as_ref(),
+        tracking_ref,
     ) {
         Ok(s) => s,
         Err(e) => {
@@ -118,10 +133,15 @@ pub fn start(
         target: KillTarget {
             pgid: pid as i32,
             marker: Some(marker),
-            cgroup_procs: sandbox
-                .as_ref()
-                .map(|s| s.cgroup_procs_files())
-                .unwrap_or_default(),
+            cgroup_procs: {
+                let mut files = sandbox
+                    .as_ref()
+                    .map(|s| s.cgroup_procs_files())
+                    .unwrap_or_default();
+                #[cfg(target_os = "linux")]
+                files.extend(tracking.as_ref().map(|t| t.procs_file()));
+                files
+            },
         },
         started: Instant::now(),
         state: Mutex::new(SessionState {
@@ -144,6 +164,8 @@ pub fn start(
         cwd_report: req.cwd_report.clone(),
         input: tokio::sync::Mutex::new(input),
         sandbox,
+        #[cfg(target_os = "linux")]
+        tracking,
     });
     registry.insert(session.clone());
     let pumps = match (spawned.pty, spawned.stdout, spawned.stderr) {
@@ -227,11 +249,32 @@ fn env_plan<'a>(req: &'a ExecRequest, marker: &'a str) -> impl Fn(bool) -> EnvPl
     }
 }
 
+/// The run's tracking cgroup, where it has one (Linux).
+#[cfg(target_os = "linux")]
+type Tracking<'a> = Option<&'a crate::spawn::tracking::TrackingCgroup>;
+#[cfg(not(target_os = "linux"))]
+type Tracking<'a> = Option<&'a std::convert::Infallible>;
+
+/// `cgroup.procs` of the tracking cgroup, for a forked child to join before exec.
+fn join_fd(tracking: Tracking<'_>) -> Option<std::os::fd::RawFd> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        tracking.map(|t| t.procs_fd().as_raw_fd())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = tracking;
+        None
+    }
+}
+
 fn spawn_with_pipes(
     req: &ExecRequest,
     shell: &ShellConfig,
     plan: EnvPlan<'_>,
     sandbox: Option<&crate::sandbox::Armed>,
+    tracking: Tracking<'_>,
 ) -> Result<Spawned, AgentError> {
     let env = build_env(&plan);
     // The fork-free path cannot run the sandbox's steps in the child: sandboxed runs fork.
@@ -241,7 +284,14 @@ fn spawn_with_pipes(
         let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
         args.push(script.as_ref().as_ref());
         let stdin_pipe = req.stdin == crate::spawn::StdinMode::Pipe;
-        match crate::spawn::posix::spawn(&shell.program, &args, &req.cwd, &env, stdin_pipe) {
+        match crate::spawn::posix::spawn(
+            &shell.program,
+            &args,
+            &req.cwd,
+            &env,
+            stdin_pipe,
+            tracking,
+        ) {
             Ok(p) => {
                 return Ok(Spawned {
                     child: ChildProc::Pidfd(p.exit),
@@ -252,12 +302,13 @@ fn spawn_with_pipes(
                     pty: None,
                 })
             }
-            // No pidfd (kernels before 5.3): the portable path below.
+            // No pidfd (kernels before 5.3), or no way into the cgroup without a fork: the forking
+            // path below, which joins the cgroup before exec.
             Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {}
             Err(e) => return Err(crate::spawn::pipes::spawn_error(&shell.program, req, &e)),
         }
     }
-    let p = spawn_pipes(shell, req, &env, sandbox)?;
+    let p = spawn_pipes(shell, req, &env, sandbox, join_fd(tracking))?;
     Ok(Spawned {
         child: ChildProc::Tokio(p.child),
         pid: p.pid,
@@ -275,9 +326,10 @@ fn spawn_child<'a>(
     plan: &impl Fn(bool) -> EnvPlan<'a>,
     warnings: &mut Vec<String>,
     sandbox: Option<&crate::sandbox::Armed>,
+    tracking: Tracking<'_>,
 ) -> Result<Spawned, AgentError> {
     let Some(size) = req.pty else {
-        return spawn_with_pipes(req, shell, plan(false), sandbox);
+        return spawn_with_pipes(req, shell, plan(false), sandbox, tracking);
     };
     #[cfg(unix)]
     let pty_error = if req.pty_force_fallback {
@@ -286,7 +338,14 @@ fn spawn_child<'a>(
             "PTY disabled by the ptyForceFallback option",
         )
     } else {
-        match spawn_pty(shell, req, &build_env(&plan(true)), size, sandbox) {
+        match spawn_pty(
+            shell,
+            req,
+            &build_env(&plan(true)),
+            size,
+            sandbox,
+            join_fd(tracking),
+        ) {
             Ok(p) => {
                 return Ok(Spawned {
                     child: ChildProc::Tokio(p.child),
@@ -313,7 +372,7 @@ fn spawn_child<'a>(
     // A PTY child can always be written to; keep that promise over pipes.
     let mut piped = req.clone();
     piped.stdin = crate::spawn::StdinMode::Pipe;
-    match spawn_with_pipes(&piped, shell, plan(false), sandbox) {
+    match spawn_with_pipes(&piped, shell, plan(false), sandbox, tracking) {
         Ok(s) => {
             warnings.push(format!(
                 "Warning: PTY spawn failed ({}); retrying without PTY for `{}`.",
@@ -425,7 +484,7 @@ async fn drive(
         left_running.extend(live.into_iter().filter(|p| !survivors.contains(p)));
         session.finish_stream(Stream::Stdout);
         session.finish_stream(Stream::Stderr);
-    } else if cause.is_none() && session.target.group_exists() {
+    } else if cause.is_none() && session.target.may_have_members() {
         // Output ended, yet the group lives on: descendants that closed or lost the output (a PTY
         // hangs up when its session leader exits) and kept running.
         left_running.extend(session.target.live_processes());
@@ -450,6 +509,10 @@ async fn drive(
         .sandbox
         .as_ref()
         .map(|s| s.report(exit_code, exit_signal.as_deref()));
+    #[cfg(target_os = "linux")]
+    if let Some(t) = &session.tracking {
+        t.remove_soon();
+    }
     let mut exit = ExitInfo {
         exit_code,
         exit_signal,
@@ -570,7 +633,14 @@ mod tests {
             warning: None,
         };
         let mut warnings = Vec::new();
-        let err = match spawn_child(&req, &shell, &env_plan(&req, "m"), &mut warnings, None) {
+        let err = match spawn_child(
+            &req,
+            &shell,
+            &env_plan(&req, "m"),
+            &mut warnings,
+            None,
+            None,
+        ) {
             Err(e) => e,
             Ok(_) => panic!("spawn must fail"),
         };

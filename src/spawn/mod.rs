@@ -1,6 +1,8 @@
 //! From a validated request to a running child: shell choice, environment, working directory, and the
 //! spawn itself (pipes here; PTYs in their own module).
 
+#[cfg(target_os = "linux")]
+pub mod clone3;
 pub mod env;
 pub mod pipes;
 #[cfg(target_os = "linux")]
@@ -10,5 +12,7 @@ pub mod pty;
 pub mod request;
 pub mod sandboxed;
 pub mod shell;
+#[cfg(target_os = "linux")]
+pub mod tracking;
 
 pub use request::{ExecRequest, StdinMode};

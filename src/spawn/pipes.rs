@@ -24,6 +24,7 @@ pub fn spawn_pipes(
     req: &ExecRequest,
     env: &BTreeMap<OsString, OsString>,
     sandbox: Option<&crate::sandbox::Armed>,
+    tracking: Option<std::os::fd::RawFd>,
 ) -> Result<PipeChild, AgentError> {
     let mut cmd = Command::new(&shell.program);
     cmd.args(&shell.args)
@@ -41,6 +42,13 @@ pub fn spawn_pipes(
     // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe calls.
     unsafe {
         cmd.pre_exec(crate::kill::child_setup::in_child);
+    }
+    #[cfg(unix)]
+    if let Some(procs_fd) = tracking {
+        // SAFETY: one write(2) on a descriptor opened before the fork.
+        unsafe {
+            cmd.pre_exec(move || crate::kill::child_setup::join_cgroup(procs_fd));
+        }
     }
     super::sandboxed::enter_in_child(&mut cmd, sandbox);
     let mut child = cmd

@@ -1,5 +1,5 @@
-//! Linux pipe spawn without fork: `posix_spawn` with `POSIX_SPAWN_SETSID`, and exit detection through a
-//! pidfd registered with tokio.
+//! Linux pipe spawn without fork: `posix_spawn` with `POSIX_SPAWN_SETSID` (or `clone3` into the run's
+//! tracking cgroup, see [`super::clone3`]), and exit detection through a pidfd registered with tokio.
 //!
 //! Why not `tokio::process` with a `pre_exec(setsid)`: a `pre_exec` hook forces a real `fork()` of the
 //! whole Node process (tens of MiB of page tables) and made `exec("true")` cost 4 ms; `posix_spawn`
@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::ExitStatus;
@@ -89,12 +89,17 @@ impl Drop for SpawnSetup {
     }
 }
 
+/// Start `program` with pipes. With a tracking cgroup the child is born inside it; where that cannot be
+/// done without a fork here (no `clone3` entry for this architecture, a kernel that refuses it, a v1
+/// thread that cannot move), the error is `ENOSYS` and the caller takes the forking path, which joins
+/// the cgroup before exec.
 pub fn spawn(
     program: &Path,
     args: &[&std::ffi::OsStr],
     cwd: &Path,
     env: &BTreeMap<OsString, OsString>,
     stdin_pipe: bool,
+    tracking: Option<&super::tracking::TrackingCgroup>,
 ) -> io::Result<PosixChild> {
     let prog = cstring(program.as_os_str().as_bytes())?;
     let mut argv_owned = vec![prog.clone()];
@@ -131,6 +136,105 @@ pub fn spawn(
         (std::fs::File::open("/dev/null")?.into(), None)
     };
 
+    let stdio = [in_r.as_fd(), out_w.as_fd(), err_w.as_fd()];
+    let plain = || posix_spawn_child(&prog, &argv, &envp, &cwd_c, stdio);
+    let (pid, pidfd) = match tracking {
+        None => (plain()?, None),
+        Some(cg) if cg.version() == 1 => match cg.spawn_from_inside(plain) {
+            Ok(spawned) => (spawned?, None),
+            Err(e) => {
+                tracing::debug!("a spawning thread could not enter the run's cgroup: {e}");
+                return Err(io::Error::from_raw_os_error(libc::ENOSYS));
+            }
+        },
+        Some(cg) => {
+            if !super::tracking::clone3_usable() {
+                return Err(io::Error::from_raw_os_error(libc::ENOSYS));
+            }
+            let plan = super::clone3::Plan {
+                program: &prog,
+                argv: argv.as_ptr() as *const *const libc::c_char,
+                envp: envp.as_ptr() as *const *const libc::c_char,
+                cwd: &cwd_c,
+                stdio,
+                cgroup: cg.dir_fd(),
+            };
+            match super::clone3::spawn(&plan) {
+                Ok(s) => (s.pid, Some(s.pidfd)),
+                Err(super::clone3::SpawnError::Child(e)) => return Err(e),
+                Err(super::clone3::SpawnError::Clone(e)) if lasting_refusal(&e) => {
+                    tracing::warn!("clone3 into a cgroup failed ({e}); pipe runs fork instead");
+                    super::tracking::mark_clone3_broken();
+                    return Err(io::Error::from_raw_os_error(libc::ENOSYS));
+                }
+                Err(super::clone3::SpawnError::Clone(e)) => return Err(e),
+            }
+        }
+    };
+    drop((out_w, err_w, in_r));
+
+    let pidfd = match pidfd {
+        Some(fd) => fd,
+        None => open_pidfd(pid)?,
+    };
+    Ok(PosixChild {
+        pid: pid as u32,
+        stdin: match in_w {
+            Some(w) => Some(pipe::Sender::from_owned_fd(w)?),
+            None => None,
+        },
+        stdout: pipe::Receiver::from_owned_fd(out_r.into())?,
+        stderr: pipe::Receiver::from_owned_fd(err_r.into())?,
+        exit: PidfdWaiter {
+            pid,
+            // SAFETY: the pidfd is owned by the AsyncFd from here on.
+            fd: unsafe { AsyncFd::register(pidfd) }.map_err(|e| io::Error::other(e.to_string()))?,
+            status: None,
+        },
+    })
+}
+
+/// A refusal of `clone3` that later runs would meet too: the kernel lacks it or refuses the cgroup.
+fn lasting_refusal(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(
+            libc::ENOSYS
+                | libc::E2BIG
+                | libc::EINVAL
+                | libc::EOPNOTSUPP
+                | libc::EPERM
+                | libc::EACCES
+                | libc::EBUSY
+        )
+    )
+}
+
+fn open_pidfd(pid: libc::pid_t) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
+    if raw < 0 {
+        let e = io::Error::last_os_error();
+        // Without a pidfd we cannot wait without a thread: end the child rather than leak it.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+            let mut st = 0;
+            libc::waitpid(pid, &mut st, 0);
+        }
+        return Err(e);
+    }
+    // SAFETY: `raw` is a fresh fd owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+/// posix_spawn of `prog` in a new session, with `stdio` as its 0..2, a clean signal state and `cwd`.
+fn posix_spawn_child(
+    prog: &CString,
+    argv: &[*mut libc::c_char],
+    envp: &[*mut libc::c_char],
+    cwd_c: &CString,
+    stdio: [std::os::fd::BorrowedFd<'_>; 3],
+) -> io::Result<libc::pid_t> {
     let mut pid: libc::pid_t = 0;
     // SAFETY: every pointer handed to posix_spawn outlives the call; the setup is destroyed by Drop.
     unsafe {
@@ -146,17 +250,17 @@ pub fn spawn(
         }
         check(libc::posix_spawn_file_actions_adddup2(
             &mut setup.actions,
-            in_r.as_raw_fd(),
+            stdio[0].as_raw_fd(),
             0,
         ))?;
         check(libc::posix_spawn_file_actions_adddup2(
             &mut setup.actions,
-            out_w.as_raw_fd(),
+            stdio[1].as_raw_fd(),
             1,
         ))?;
         check(libc::posix_spawn_file_actions_adddup2(
             &mut setup.actions,
-            err_w.as_raw_fd(),
+            stdio[2].as_raw_fd(),
             2,
         ))?;
         check(libc::posix_spawn_file_actions_addchdir_np(
@@ -182,39 +286,9 @@ pub fn spawn(
             prog.as_ptr(),
             &setup.actions,
             &setup.attr,
-            argv.as_mut_ptr(),
-            envp.as_mut_ptr(),
+            argv.as_ptr(),
+            envp.as_ptr(),
         ))?;
     }
-    drop((out_w, err_w, in_r));
-
-    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
-    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
-    if raw < 0 {
-        let e = io::Error::last_os_error();
-        // Without a pidfd we cannot wait without a thread: end the child rather than leak it.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-            let mut st = 0;
-            libc::waitpid(pid, &mut st, 0);
-        }
-        return Err(e);
-    }
-    // SAFETY: `raw` is a fresh fd owned by nobody else.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(raw) };
-    Ok(PosixChild {
-        pid: pid as u32,
-        stdin: match in_w {
-            Some(w) => Some(pipe::Sender::from_owned_fd(w)?),
-            None => None,
-        },
-        stdout: pipe::Receiver::from_owned_fd(out_r.into())?,
-        stderr: pipe::Receiver::from_owned_fd(err_r.into())?,
-        exit: PidfdWaiter {
-            pid,
-            // SAFETY: the pidfd is owned by the AsyncFd from here on.
-            fd: unsafe { AsyncFd::register(pidfd) }.map_err(|e| io::Error::other(e.to_string()))?,
-            status: None,
-        },
-    })
+    Ok(pid)
 }

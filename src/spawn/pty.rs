@@ -102,6 +102,7 @@ pub fn spawn_pty(
     env: &BTreeMap<OsString, OsString>,
     size: PtySize,
     sandbox: Option<&crate::sandbox::Armed>,
+    tracking: Option<std::os::fd::RawFd>,
 ) -> Result<PtyChild, AgentError> {
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         AgentError::new(ErrorCode::SpawnFailed, format!("{what}: {e}"))
@@ -130,6 +131,12 @@ pub fn spawn_pty(
     // SAFETY: only async-signal-safe calls (setsid, ioctl) run between fork and exec.
     unsafe {
         cmd.pre_exec(crate::kill::child_setup::in_pty_child);
+    }
+    if let Some(procs_fd) = tracking {
+        // SAFETY: one write(2) on a descriptor opened before the fork.
+        unsafe {
+            cmd.pre_exec(move || crate::kill::child_setup::join_cgroup(procs_fd));
+        }
     }
     super::sandboxed::enter_in_child(&mut cmd, sandbox);
     let child = cmd

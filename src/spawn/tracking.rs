@@ -1,0 +1,371 @@
+//! A tracking cgroup per run, entered before the run's first instruction, so the kill path knows every
+//! process the run started, including one that cleared the session marker, called `setsid` and
+//! double-forked as its very first action.
+//!
+//! Joining after the spawn is too late: by the time `posix_spawn` returns, the shell may already have
+//! forked its first command (measured). So the child must start inside the cgroup:
+//! - cgroup v2: pipe runs are spawned by `clone3(CLONE_INTO_CGROUP)` (see [`super::clone3`]), which
+//!   keeps posix_spawn's cost (no copy of the host's page tables);
+//! - cgroup v1: the spawning thread moves into the cgroup around `posix_spawn` (v1 lets one thread
+//!   change cgroups; v2 does not), and its child is born there;
+//! - PTY runs fork anyway, and write themselves into `cgroup.procs` before exec.
+//!
+//! Where no cgroup can be made (no writable hierarchy, an unprivileged user without delegation), runs
+//! are tracked by the session marker and their process group and session, as before; [`host`] says
+//! which applies, and `processTracking()` reports it to JavaScript.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+use crate::sandbox::cgroup::{dir_of, mounts, own_cgroups, remove_all, sweep_stale, writable_dir};
+
+/// Where runs' tracking cgroups are made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrackingHost {
+    /// cgroup v2: our own cgroup directory (runs' cgroups are its children).
+    V2 { parent: PathBuf },
+    /// cgroup v1: our directory in one hierarchy.
+    V1 { parent: PathBuf },
+}
+
+impl TrackingHost {
+    pub fn version(&self) -> u8 {
+        match self {
+            TrackingHost::V2 { .. } => 2,
+            TrackingHost::V1 { .. } => 1,
+        }
+    }
+
+    fn parent(&self) -> &Path {
+        match self {
+            TrackingHost::V2 { parent } | TrackingHost::V1 { parent } => parent,
+        }
+    }
+}
+
+/// How this host tracks a run's processes, for reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrackingReport {
+    /// `"cgroup"` or `"marker"`.
+    pub mechanism: &'static str,
+    pub cgroup_version: Option<u8>,
+    /// How a pipe run enters its cgroup: `"clone3"`, `"thread"`, or none.
+    pub pipe_spawn: Option<&'static str>,
+    /// Why cgroups are not used, when they are not.
+    pub reason: Option<String>,
+}
+
+/// Set when `clone3(CLONE_INTO_CGROUP)` failed for a reason that will not change (an old kernel, a
+/// cgroup the kernel refuses to spawn into): pipe runs then use the thread move or the marker.
+static CLONE3_BROKEN: AtomicBool = AtomicBool::new(false);
+
+pub(crate) fn clone3_usable() -> bool {
+    super::clone3::supported() && !CLONE3_BROKEN.load(Ordering::Relaxed)
+}
+
+pub(crate) fn mark_clone3_broken() {
+    CLONE3_BROKEN.store(true, Ordering::Relaxed);
+}
+
+/// The host's tracking cgroup parent, probed once (a cgroup is made and removed).
+pub fn host() -> Result<&'static TrackingHost, &'static str> {
+    static HOST: OnceLock<Result<TrackingHost, String>> = OnceLock::new();
+    HOST.get_or_init(probe)
+        .as_ref()
+        .map_err(|reason| reason.as_str())
+}
+
+/// What [`host`] found, as reported to JavaScript.
+pub fn report() -> TrackingReport {
+    match host() {
+        Ok(h) => TrackingReport {
+            mechanism: "cgroup",
+            cgroup_version: Some(h.version()),
+            pipe_spawn: match h {
+                TrackingHost::V2 { .. } if clone3_usable() => Some("clone3"),
+                TrackingHost::V2 { .. } => None,
+                TrackingHost::V1 { .. } => Some("thread"),
+            },
+            reason: None,
+        },
+        Err(reason) => TrackingReport {
+            mechanism: "marker",
+            cgroup_version: None,
+            pipe_spawn: None,
+            reason: Some(reason.to_string()),
+        },
+    }
+}
+
+fn probe() -> Result<TrackingHost, String> {
+    if std::env::var_os("AGENT_EXEC_NO_CGROUP_TRACKING").is_some() {
+        return Err("cgroup tracking is turned off by AGENT_EXEC_NO_CGROUP_TRACKING".into());
+    }
+    let mut tried = Vec::new();
+    for candidate in candidates() {
+        match try_make(&candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(e) => tried.push(format!(
+                "cgroup v{} at {}: {e}",
+                candidate.version(),
+                candidate.parent().display()
+            )),
+        }
+    }
+    if tried.is_empty() {
+        return Err("no cgroup hierarchy is mounted for this process".into());
+    }
+    Err(format!(
+        "no tracking cgroup can be made here ({})",
+        tried.join("; ")
+    ))
+}
+
+/// Where a tracking cgroup could go, best first: our v2 cgroup, then our directory in a v1 hierarchy.
+fn candidates() -> Vec<TrackingHost> {
+    let mounts = mounts();
+    let own = own_cgroups();
+    let v2 = own
+        .iter()
+        .find(|(c, _)| c.is_empty())
+        .and_then(|(_, path)| {
+            let m = mounts.iter().find(|m| m.fstype == "cgroup2")?;
+            Some(TrackingHost::V2 {
+                parent: dir_of(m, path),
+            })
+        });
+    // v1: any hierarchy we can write in; pids is the one a sandboxed run's limits use too.
+    let v1 = ["pids", "name=systemd", "memory", "cpu", "freezer"]
+        .iter()
+        .find_map(|controller| {
+            let (_, path) = own
+                .iter()
+                .find(|(c, _)| c.split(',').any(|x| x == *controller))?;
+            let m = mounts
+                .iter()
+                .find(|m| m.fstype == "cgroup" && m.options.split(',').any(|o| o == *controller))?;
+            let parent = dir_of(m, path);
+            writable_dir(&parent).then_some(TrackingHost::V1 { parent })
+        });
+    [v2, v1].into_iter().flatten().collect()
+}
+
+/// Make and remove one cgroup, as every run will.
+fn try_make(host: &TrackingHost) -> std::io::Result<()> {
+    if !writable_dir(host.parent()) {
+        return Err(std::io::Error::from_raw_os_error(libc::EACCES));
+    }
+    let dir = host
+        .parent()
+        .join(format!("agent-exec-{}-probe", std::process::id()));
+    std::fs::create_dir(&dir)?;
+    let opened = OpenOptions::new()
+        .write(true)
+        .open(dir.join("cgroup.procs"));
+    let _ = std::fs::remove_dir(&dir);
+    opened.map(drop)
+}
+
+/// One run's tracking cgroup, removed once its processes are gone.
+#[derive(Debug)]
+pub struct TrackingCgroup {
+    version: u8,
+    dir: PathBuf,
+    /// The directory, for `CLONE_INTO_CGROUP` (v2).
+    dir_fd: OwnedFd,
+    /// `cgroup.procs`, which a forked child writes `0` into to join (PTY runs).
+    procs_fd: OwnedFd,
+}
+
+impl TrackingCgroup {
+    /// Make the run's cgroup `name` (`agent-exec-<host pid>-<session id>`), or `None` where this host
+    /// tracks by marker.
+    pub fn create(name: &str) -> Option<TrackingCgroup> {
+        Self::create_in(host().ok()?, name)
+    }
+
+    fn create_in(host: &TrackingHost, name: &str) -> Option<TrackingCgroup> {
+        sweep_stale(host.parent());
+        let dir = host.parent().join(name);
+        std::fs::create_dir(&dir).ok()?;
+        let opened = (|| -> std::io::Result<(OwnedFd, OwnedFd)> {
+            let dir_fd: File = OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY)
+                .open(&dir)?;
+            let procs: File = OpenOptions::new()
+                .write(true)
+                .open(dir.join("cgroup.procs"))?;
+            Ok((dir_fd.into(), procs.into()))
+        })();
+        match opened {
+            Ok((dir_fd, procs_fd)) => Some(TrackingCgroup {
+                version: host.version(),
+                dir,
+                dir_fd,
+                procs_fd,
+            }),
+            Err(_) => {
+                let _ = std::fs::remove_dir(&dir);
+                None
+            }
+        }
+    }
+
+    pub fn version(&self) -> u8 {
+        self.version
+    }
+
+    pub fn dir_fd(&self) -> BorrowedFd<'_> {
+        self.dir_fd.as_fd()
+    }
+
+    /// A descriptor of `cgroup.procs`, for a forked child to write `0` (itself) into before exec.
+    pub fn procs_fd(&self) -> BorrowedFd<'_> {
+        self.procs_fd.as_fd()
+    }
+
+    /// The file listing the run's processes, wherever they went.
+    pub fn procs_file(&self) -> PathBuf {
+        self.dir.join("cgroup.procs")
+    }
+
+    /// v1: the calling thread's `tasks` file in this cgroup (a thread moves by writing its id).
+    fn tasks_file(&self) -> PathBuf {
+        self.dir.join("tasks")
+    }
+
+    /// Run `spawn` with the calling thread inside this cgroup (v1), so the child is born in it; the
+    /// thread returns to its own cgroup afterwards. The outer error: the thread could not move, and
+    /// nothing was spawned.
+    pub fn spawn_from_inside<T>(&self, spawn: impl FnOnce() -> T) -> std::io::Result<T> {
+        let back = own_thread_tasks_file(&self.dir)?;
+        // SAFETY: gettid cannot fail.
+        let tid = unsafe { libc::gettid() }.to_string();
+        write_file(&self.tasks_file(), &tid)?;
+        let spawned = spawn();
+        if let Err(e) = write_file(&back, &tid) {
+            // The thread stays in the run's cgroup: later runs from it would be tracked as this one.
+            // Its kill would still spare the host (its own pid is never signalled), but say so.
+            tracing::error!("could not move a spawning thread back to its cgroup: {e}");
+        }
+        Ok(spawned)
+    }
+
+    /// Remove the cgroup once the run ended; retried in the background while the kernel empties it.
+    pub fn remove_soon(&self) {
+        let dirs = vec![self.dir.clone()];
+        if remove_all(&dirs) {
+            return;
+        }
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                for _ in 0..60 {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    if remove_all(&dirs) {
+                        return;
+                    }
+                }
+            });
+        }
+    }
+}
+
+impl Drop for TrackingCgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// The `tasks` file of the calling thread's own cgroup in the hierarchy that holds `run_dir`.
+fn own_thread_tasks_file(run_dir: &Path) -> std::io::Result<PathBuf> {
+    let hierarchy = run_dir
+        .parent()
+        .and_then(|p| {
+            mounts()
+                .into_iter()
+                .filter(|m| p.starts_with(&m.point))
+                .max_by_key(|m| m.point.as_os_str().len())
+        })
+        .ok_or_else(|| std::io::Error::other("the run's cgroup is on no mounted hierarchy"))?;
+    let text = std::fs::read_to_string("/proc/thread-self/cgroup")?;
+    let option_of = |controllers: &str| {
+        controllers
+            .split(',')
+            .any(|c| hierarchy.options.split(',').any(|o| o == c))
+    };
+    let path = text
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let _id = parts.next()?;
+            Some((parts.next()?, parts.next()?))
+        })
+        .find(|(controllers, _)| !controllers.is_empty() && option_of(controllers))
+        .map(|(_, path)| path.to_string())
+        .ok_or_else(|| {
+            std::io::Error::other("this thread's cgroup in that hierarchy is unknown")
+        })?;
+    Ok(dir_of(&hierarchy, &path).join("tasks"))
+}
+
+fn write_file(path: &Path, value: &str) -> std::io::Result<()> {
+    OpenOptions::new()
+        .write(true)
+        .open(path)?
+        .write_all(value.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tracking_cgroup_is_made_and_removed() {
+        let Ok(host) = host() else {
+            // Hosts without a writable hierarchy track by marker; `report` says so.
+            assert_eq!(report().mechanism, "marker");
+            return;
+        };
+        let name = format!("agent-exec-{}-unit-track", std::process::id());
+        let cg = TrackingCgroup::create(&name).expect("the probe made one, so this can");
+        assert_eq!(cg.version(), host.version());
+        assert_eq!(std::fs::read_to_string(cg.procs_file()).unwrap(), "");
+        let dir = cg.dir.clone();
+        drop(cg);
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn on_cgroup_v1_a_spawning_thread_moves_in_and_back() {
+        let Some(v1) = candidates()
+            .into_iter()
+            .find(|c| c.version() == 1 && try_make(c).is_ok())
+        else {
+            eprintln!("skipped: no writable cgroup v1 hierarchy here");
+            return;
+        };
+        let name = format!("agent-exec-{}-unit-v1", std::process::id());
+        let cg = TrackingCgroup::create_in(&v1, &name).unwrap();
+        let before = std::fs::read_to_string("/proc/thread-self/cgroup").unwrap();
+        let out = cg
+            .spawn_from_inside(|| {
+                std::process::Command::new("cat")
+                    .arg("/proc/self/cgroup")
+                    .output()
+            })
+            .expect("the thread moves")
+            .expect("cat runs");
+        let child = String::from_utf8_lossy(&out.stdout);
+        assert!(child.contains(&name), "{child}");
+        assert_eq!(
+            std::fs::read_to_string("/proc/thread-self/cgroup").unwrap(),
+            before
+        );
+    }
+}
