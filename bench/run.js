@@ -5,7 +5,7 @@
 //
 //   npm run bench            full run (a few minutes on 2 cores)
 //   npm run bench -- --quick under a minute
-//   npm run bench -- --only sandbox   one group (exec, sandbox, throughput, flood, sessions); prints only
+//   npm run bench -- --only sandbox   one group (exec, tracking, sandbox, throughput, flood, sessions); prints only
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -103,6 +103,42 @@ async function benchExecTrue() {
   record('exec true via tool adapter, median', 'ms', ours.median, { child_process: cp.median, 'node-pty': pty.median, 'raw Rust': raw.medianMs }, '<= child_process, <= 1.5x raw Rust');
   record('exec true via tool adapter, p99', 'ms', ours.p99, { child_process: cp.p99, 'node-pty': pty.p99, 'raw Rust': raw.p99Ms });
   record('exec true via native exec, median', 'ms', native.median, { child_process: cp.median, 'raw Rust': raw.medianMs });
+}
+
+/** What starting every run in its own tracking cgroup costs: the same `exec` of `true` in a Node
+ *  process that tracks by cgroup and in one told to track by marker only (tracking is probed once per
+ *  process), three interleaved rounds each, medians of medians. */
+async function benchTracking() {
+  const runs = quick ? 100 : 400;
+  const script = `
+    const api = require(${JSON.stringify(path.join(root, 'js', 'index.js'))});
+    (async () => {
+      for (let i = 0; i < 10; i++) await api.exec({ command: 'true' });
+      const times = [];
+      for (let i = 0; i < ${runs}; i++) {
+        const t = process.hrtime.bigint();
+        await api.exec({ command: 'true' });
+        times.push(Number(process.hrtime.bigint() - t) / 1e6);
+      }
+      times.sort((a, b) => a - b);
+      console.log(JSON.stringify({ tracking: api.processTracking(), median: times[times.length >> 1] }));
+    })();`;
+  const measure = (env) => JSON.parse(execFileSync(process.execPath, ['-e', script], { env: { ...process.env, ...env }, encoding: 'utf8' }));
+  const cgroup = [];
+  const marker = [];
+  let how = null;
+  for (let round = 0; round < 3; round++) {
+    const c = measure({});
+    how = c.tracking;
+    cgroup.push(c.median);
+    marker.push(measure({ AGENT_EXEC_NO_CGROUP_TRACKING: '1' }).median);
+  }
+  if (how.mechanism !== 'cgroup') {
+    console.log(`(tracking cgroups unavailable here: ${how.reason})`);
+    return;
+  }
+  const mid = (xs) => xs.slice().sort((a, b) => a - b)[1];
+  record(`exec true, born in a tracking cgroup (v${how.cgroupVersion}, ${how.pipeSpawn ?? 'fork'}), median`, 'ms', mid(cgroup), { 'marker only': mid(marker) }, 'cost per run measured');
 }
 
 /** The sandbox's cost on a run of `true`: agent-exec sandboxed against agent-exec plain, and against
@@ -244,7 +280,7 @@ async function benchSessions() {
 
 (async () => {
   console.log(`agent-exec benchmarks${quick ? ' (quick)' : ''}: ${results.machine}, ${results.date}`);
-  const groups = { exec: benchExecTrue, sandbox: benchSandbox, throughput: benchThroughput, flood: benchFlood, sessions: benchSessions };
+  const groups = { exec: benchExecTrue, tracking: benchTracking, sandbox: benchSandbox, throughput: benchThroughput, flood: benchFlood, sessions: benchSessions };
   if (only && !groups[only]) throw new Error(`--only takes one of ${Object.keys(groups).join(', ')}`);
   for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
   if (only) return;
