@@ -17,11 +17,52 @@ fn reset_signals() {
     }
 }
 
+/// Nothing the host process holds reaches the command: every descriptor from 3 up closes at exec
+/// (the host's own parent may have left a file or socket open without close-on-exec). Marked, not
+/// closed, so the steps that run after this one (the sandbox's) can still use theirs.
+#[cfg(target_os = "linux")]
+pub fn close_host_fds_at_exec() {
+    // SAFETY: close_range and fcntl are plain system calls on our own descriptor table.
+    unsafe {
+        if libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        ) == 0
+        {
+            return;
+        }
+        // Kernels before 5.11: one fcntl per possible descriptor.
+        let mut limit: libc::rlimit = std::mem::zeroed();
+        let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            limit.rlim_cur.min(1 << 20) as i32
+        } else {
+            1024
+        };
+        for fd in 3..max {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+pub fn close_host_fds_at_exec() {
+    // SAFETY: fcntl on our own descriptors; descriptors that are not open fail harmlessly.
+    unsafe {
+        let max = libc::sysconf(libc::_SC_OPEN_MAX).clamp(256, 1 << 16) as i32;
+        for fd in 3..max {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
+}
+
 /// Put the child in a session of its own: it leads a new process group, so one signal to the group
 /// reaches pipelines and background jobs, and the host's terminal signals (Ctrl-C) do not.
 #[cfg(unix)]
 pub fn in_child() -> std::io::Result<()> {
     reset_signals();
+    close_host_fds_at_exec();
     // SAFETY: setsid and setpgid are async-signal-safe.
     unsafe {
         if libc::setsid() == -1 && libc::setpgid(0, 0) == -1 {
@@ -35,6 +76,7 @@ pub fn in_child() -> std::io::Result<()> {
 #[cfg(unix)]
 pub fn in_pty_child() -> std::io::Result<()> {
     reset_signals();
+    close_host_fds_at_exec();
     // SAFETY: setsid and ioctl are async-signal-safe.
     unsafe {
         if libc::setsid() == -1 {

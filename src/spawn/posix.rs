@@ -267,6 +267,12 @@ fn posix_spawn_child(
             &mut setup.actions,
             cwd_c.as_ptr(),
         ))?;
+        // Nothing else the host holds reaches the command. Where the C library cannot close them in
+        // the child, the caller forks instead (its child marks them close-on-exec).
+        let Some(closefrom) = addclosefrom() else {
+            return Err(io::Error::from_raw_os_error(libc::ENOSYS));
+        };
+        check(closefrom(&mut setup.actions, 3))?;
         // Node ignores SIGPIPE and may block signals in this thread: the child starts clean.
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
@@ -291,4 +297,23 @@ fn posix_spawn_child(
         ))?;
     }
     Ok(pid)
+}
+
+type AddCloseFrom =
+    unsafe extern "C" fn(*mut libc::posix_spawn_file_actions_t, libc::c_int) -> libc::c_int;
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), looked up at run time so the
+/// prebuilt binary still loads on older glibc and on musl, which lack it.
+fn addclosefrom() -> Option<AddCloseFrom> {
+    static FOUND: std::sync::OnceLock<Option<AddCloseFrom>> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        // SAFETY: dlsym with a NUL-terminated name; the symbol, if present, has this signature.
+        unsafe {
+            let sym = libc::dlsym(
+                libc::RTLD_DEFAULT,
+                c"posix_spawn_file_actions_addclosefrom_np".as_ptr(),
+            );
+            (!sym.is_null()).then(|| std::mem::transmute::<*mut libc::c_void, AddCloseFrom>(sym))
+        }
+    })
 }
