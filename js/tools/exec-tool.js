@@ -193,9 +193,37 @@ function formatApprovalPending({ id, host, nodeId, cwd, command, allowedDecision
   return lines.join('\n');
 }
 
+/** The sandbox's writable roots, fixed when the tool is made: the host's roots (relative ones beneath
+ *  the host's cwd), or that cwd. Never the model's `workdir`, never a directory a run `cd`'d into. */
+function pinnedSandbox(sandbox, hostCwd) {
+  if (!sandbox) return null;
+  const config = sandbox === true ? {} : { ...sandbox };
+  const roots = Array.isArray(config.writableRoots) ? config.writableRoots : [hostCwd];
+  config.writableRoots = roots.map((r) => (typeof r === 'string' ? path.resolve(hostCwd, r) : r));
+  return config;
+}
+
+/** The model-chosen directory, when it lies outside every writable root: the run can read there only. */
+function outsideRoots(cwd, roots) {
+  const real = (p) => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
+  const dir = real(cwd);
+  const inside = roots.some((r) => {
+    const root = real(String(r));
+    return dir === root || dir.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
+  });
+  return inside ? null : dir;
+}
+
 function createExecTool(defaults = {}) {
   const allowBackground = defaults.allowBackground ?? true;
   const yieldDefault = shared.defaultYieldMs(defaults.backgroundMs);
+  const sandboxConfig = pinnedSandbox(defaults.sandbox, path.resolve(defaults.cwd || process.cwd()));
 
   async function execute(toolCallId, params = {}, signal, onUpdate) {
     if (!params.command) throw new Error('Provide a command to start.');
@@ -211,7 +239,6 @@ function createExecTool(defaults = {}) {
 
     // Host (OpenClaw B): auto is the sandbox when one is configured (agent-exec's own, from the
     // `sandbox` default), else the gateway, which runs here; node needs the host's hook.
-    const sandboxConfig = defaults.sandbox ? (defaults.sandbox === true ? {} : defaults.sandbox) : null;
     const requestedHost = typeof params.host === 'string' ? params.host.trim().toLowerCase() : undefined;
     const configuredHost = defaults.host ?? 'auto';
     let host = ['auto', 'sandbox', 'gateway', 'node'].includes(requestedHost) ? requestedHost : configuredHost;
@@ -236,6 +263,10 @@ function createExecTool(defaults = {}) {
     const ask = elevated === 'full' ? 'off' : maxAsk(normalize(defaults.ask, ASK_ORDER) ?? 'off', normalize(params.ask, ASK_ORDER) ?? 'off');
     const cwd = defaults.trackCwd ? trackedWorkdir(params.workdir, defaults, warnings) : resolveWorkdir(params.workdir, defaults, warnings);
     const env = toolEnv(defaults);
+    const readOnlyDir = sandboxed ? outsideRoots(cwd, sandboxConfig.writableRoots) : null;
+    if (readOnlyDir) {
+      warnings.push(`Warning: ${readOnlyDir} is outside the sandbox's writable roots (${sandboxConfig.writableRoots.join(', ')}); the command runs there read-only.`);
+    }
 
     if (host === 'node') {
       if (typeof defaults.runOnNode !== 'function') {

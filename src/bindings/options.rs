@@ -341,6 +341,7 @@ pub fn parse_exec_options<'a>(
         )));
     }
     let scope_key = tri!(f.string("scopeKey", ErrorCode::InvalidOption));
+    let host_cwd = req.cwd.clone();
     if req.cwd_report.is_some() && !cwd_given {
         // The scope's tracked directory, if a previous run left one and it still exists.
         if let Some(dir) = crate::session::registry::global().scope_cwd(scope_key.as_deref()) {
@@ -372,6 +373,11 @@ pub fn parse_exec_options<'a>(
         Some((_, value)) => Some(tri!(super::approval::parse_approval(env, value))),
     };
     req.sandbox = tri!(super::sandbox::parse_sandbox(&f));
+    if let Some(spec) = req.sandbox.as_mut() {
+        // The writable roots are the host's: its `cwd` option (or the process's cwd), never the
+        // directory a previous run `cd`'d into (the tracked cwd below replaced `req.cwd`).
+        spec.pin_roots(&host_cwd);
+    }
     if let Some(force) = tri!(f.boolean("ptyForceFallback")) {
         req.pty_force_fallback = force;
     }

@@ -65,6 +65,24 @@ pub struct SandboxSpec {
     pub limits: ResourceLimits,
 }
 
+impl SandboxSpec {
+    /// Fix the writable roots against the directory the host chose: no roots means that directory,
+    /// and relative roots are beneath it, whatever directory the run itself starts in (a tracked cwd,
+    /// a model's workdir). A run that starts outside its roots runs there read-only.
+    pub fn pin_roots(&mut self, host_cwd: &Path) {
+        let roots = self
+            .writable_roots
+            .take()
+            .unwrap_or_else(|| vec![host_cwd.to_path_buf()]);
+        self.writable_roots = Some(
+            roots
+                .into_iter()
+                .map(|r| if r.is_absolute() { r } else { host_cwd.join(r) })
+                .collect(),
+        );
+    }
+}
+
 /// Which limit ended (or refused part of) a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LimitKind {

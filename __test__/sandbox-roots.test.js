@@ -1,0 +1,56 @@
+'use strict';
+// The sandbox's writable roots are the host's choice: not the directory a previous run cd'd into
+// (trackCwd), not the model's workdir. A run that starts outside its roots runs there read-only.
+// Each attack checks the outside world: the file it tried to write must not exist.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const { native, killTracked, tempDir, run } = require('./helpers.js');
+const { createExecTool } = require('../js/index.js');
+
+test.after(killTracked);
+
+const caps = native.sandboxCapabilities();
+const skip = !caps.enforceable && `this host cannot sandbox: ${caps.problems.join('; ')}`;
+
+test('a run that cd-s elsewhere does not make that directory the next run\'s writable root', { skip }, async () => {
+  const root = tempDir();
+  const elsewhere = tempDir();
+  const scopeKey = `roots-${process.pid}-${Date.now()}`;
+  const first = await run({ command: `cd ${elsewhere}`, cwd: root, trackCwd: true, scopeKey, sandbox: true });
+  assert.equal(first.exitCode, 0, first.output);
+  assert.equal(native.trackedCwd(scopeKey), fs.realpathSync(elsewhere));
+  // The next run starts in the tracked directory, but may still write only beneath `root`.
+  const second = await run({ command: 'pwd; touch escaped; touch "$OLDPWD/x" 2>/dev/null; true', trackCwd: true, scopeKey, sandbox: true });
+  assert.match(second.output, new RegExp(fs.realpathSync(elsewhere)));
+  assert.equal(fs.existsSync(path.join(elsewhere, 'escaped')), false, 'wrote in the tracked directory');
+  assert.ok(second.sandbox.denials.length > 0, JSON.stringify(second.sandbox));
+  // Writes beneath the root still work from a run that starts there.
+  const third = await run({ command: 'touch inside', cwd: root, sandbox: true });
+  assert.equal(third.exitCode, 0, third.output);
+  assert.ok(fs.existsSync(path.join(root, 'inside')));
+});
+
+test('the model\'s workdir does not become the writable root; the text says it runs read-only', { skip }, async () => {
+  const root = tempDir();
+  const elsewhere = tempDir();
+  const tool = createExecTool({ sandbox: true, cwd: root });
+  for (const workdir of [elsewhere, '/']) {
+    const target = path.join(workdir === '/' ? elsewhere : workdir, 'escaped');
+    const r = await tool.execute('t', { command: `touch ${target}`, workdir });
+    assert.equal(fs.existsSync(target), false, `workdir ${workdir} was writable`);
+    assert.match(r.content[0].text, /outside the sandbox's writable roots .*read-only/);
+  }
+  // The host's directory stays writable, and relative roots are beneath it, not beneath the workdir.
+  fs.mkdirSync(path.join(root, 'sub'));
+  const relative = createExecTool({ sandbox: { writableRoots: ['sub'] }, cwd: root });
+  const r = await relative.execute('t', { command: `touch ${path.join(root, 'sub', 'ok')} && touch ${path.join(elsewhere, 'sub-escaped')}; true`, workdir: elsewhere });
+  assert.ok(fs.existsSync(path.join(root, 'sub', 'ok')), r.content[0].text);
+  assert.equal(fs.existsSync(path.join(elsewhere, 'sub-escaped')), false);
+  const inside = await tool.execute('t', { command: 'touch made-here' });
+  assert.ok(fs.existsSync(path.join(root, 'made-here')), inside.content[0].text);
+  assert.doesNotMatch(inside.content[0].text, /read-only/);
+});
