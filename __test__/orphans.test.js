@@ -255,3 +255,29 @@ test('processTracking says how runs are tracked', () => {
   }
   assert.equal(typeof tracking.reason, 'string');
 });
+
+for (const pty of [false, true]) {
+  test(`a SIGKILLed host takes a run's marker-less setsid escapee with it (${pty ? 'PTY' : 'pipes'})`, {
+    skip: tracking.mechanism !== 'cgroup' && `this host tracks runs by marker: ${tracking.reason}`,
+  }, async () => {
+    const dir = tempDir();
+    const command = markerlessEscapee(dir, 'sleep 1000');
+    const script = `
+      const api = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+      const fs = require('fs');
+      (async () => {
+        await api.exec({ command: ${JSON.stringify(command)}, background: true, pty: ${pty} });
+        while (!(fs.existsSync('${dir}/escapee') && fs.readFileSync('${dir}/escapee', 'utf8'))) await new Promise((r) => setTimeout(r, 20));
+        fs.writeFileSync('${dir}/ready', '1');
+        setInterval(() => {}, 1000);
+      })();`;
+    const host = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
+    track(host.pid);
+    await waitFor(() => fs.existsSync(path.join(dir, 'ready')), { what: 'the host to start its run', timeoutMs: 20000 });
+    const escapee = readPids(path.join(dir, 'escapee'))[0];
+    track(escapee);
+    assert.ok(alive(escapee));
+    host.kill('SIGKILL');
+    await waitFor(() => !alive(escapee), { what: `escapee ${escapee} to die with its host`, timeoutMs: 10000 });
+  });
+}

@@ -349,7 +349,7 @@ fn install_host_exit_cleanup(env: &Env) -> Result<()> {
     env.add_env_cleanup_hook((), |_| {
         crate::kill::watchdog::kill_all_now(registry::global())
     })?;
-    crate::kill::watchdog::ensure_watchdog();
+    crate::kill::watchdog::ensure_watchdog(crate::session::run_cgroup_parents);
     let _ = INSTALLED.set(());
     Ok(())
 }

@@ -4,8 +4,10 @@
 //!   exits normally or through an uncaught exception.
 //! - A watchdog process, started once per host, notices the host's death by the end of a pipe only the
 //!   host holds, whatever killed it (SIGKILL included), then kills every process carrying this host's
-//!   session marker. It is the Node binary itself running a short script, so nothing extra ships. It runs
-//!   in its own session, so signals aimed at the host's terminal or process group do not reach it.
+//!   session marker and every process in one of this host's run cgroups (`agent-exec-<host pid>-*`, which
+//!   also holds descendants that cleared the marker). It is the Node binary itself running a short
+//!   script, so nothing extra ships. It runs in its own session, so signals aimed at the host's terminal
+//!   or process group do not reach it.
 
 use std::sync::{Mutex, OnceLock};
 
@@ -26,9 +28,25 @@ pub fn kill_all_now(registry: &Registry) {
 const SCRIPT: &str = r#"
 const fs = require('fs');
 const prefix = Buffer.from('\0AGENT_EXEC_SESSION=' + process.argv[1] + '-');
+const cgroupParents = process.argv.slice(2);
 for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(s, () => {});
-function marked() {
+function inCgroups() {
   const out = [];
+  for (const parent of cgroupParents) {
+    let names = [];
+    try { names = fs.readdirSync(parent); } catch { continue; }
+    for (const n of names) {
+      if (!n.startsWith('agent-exec-' + process.argv[1] + '-')) continue;
+      try { fs.writeFileSync(parent + '/' + n + '/cgroup.kill', '1'); } catch {}
+      let procs = '';
+      try { procs = fs.readFileSync(parent + '/' + n + '/cgroup.procs', 'utf8'); } catch { continue; }
+      for (const l of procs.split('\n')) if (/^\d+$/.test(l)) out.push(Number(l));
+    }
+  }
+  return out;
+}
+function marked() {
+  const out = inCgroups();
   for (const d of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
     let env;
@@ -57,9 +75,10 @@ process.stdin.resume();
 /// The write end of the watchdog's stdin; held for the host's whole life.
 static WATCHDOG: OnceLock<Mutex<Option<std::process::ChildStdin>>> = OnceLock::new();
 
-/// Start the watchdog once (Linux; elsewhere the cleanup hook is all there is).
-pub fn ensure_watchdog() {
-    WATCHDOG.get_or_init(|| Mutex::new(start()));
+/// Start the watchdog once (Linux; elsewhere the cleanup hook is all there is). `cgroup_parents` are
+/// the directories where this host makes its runs' cgroups.
+pub fn ensure_watchdog(cgroup_parents: impl FnOnce() -> Vec<std::path::PathBuf>) {
+    WATCHDOG.get_or_init(|| Mutex::new(start(cgroup_parents())));
 }
 
 /// Whether a watchdog is running for this host.
@@ -70,7 +89,7 @@ pub fn watchdog_running() -> bool {
 }
 
 #[cfg(target_os = "linux")]
-fn start() -> Option<std::process::ChildStdin> {
+fn start(cgroup_parents: Vec<std::path::PathBuf>) -> Option<std::process::ChildStdin> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
     let exe = std::env::current_exe().ok()?;
@@ -78,6 +97,7 @@ fn start() -> Option<std::process::ChildStdin> {
     cmd.arg("-e")
         .arg(SCRIPT)
         .arg(std::process::id().to_string())
+        .args(cgroup_parents)
         // An Electron host runs the script as plain Node.
         .env("ELECTRON_RUN_AS_NODE", "1")
         .env_remove("NODE_OPTIONS")
@@ -106,7 +126,7 @@ fn start() -> Option<std::process::ChildStdin> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn start() -> Option<std::process::ChildStdin> {
+fn start(_cgroup_parents: Vec<std::path::PathBuf>) -> Option<std::process::ChildStdin> {
     let _ = SCRIPT;
     None
 }

@@ -19,6 +19,7 @@ use crate::output::collector::OutputCollector;
 use crate::output::Stream;
 
 pub use outcome::{ExecOutcome, RunStatus};
+pub use run::run_cgroup_parents;
 
 /// Why a run was ended from outside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

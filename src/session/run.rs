@@ -71,14 +71,17 @@ pub fn start(
         }
         None => (req, shell),
     };
-    // A sandboxed run is tracked by its sandbox's cgroup (joined in its child).
+    // A sandboxed run is tracked by its sandbox's cgroup (joined in its child) where it has one.
     #[cfg(target_os = "linux")]
-    let tracking = sandbox.is_none().then(|| {
-        crate::spawn::tracking::TrackingCgroup::create(&format!(
-            "agent-exec-{}-{id}",
-            std::process::id()
-        ))
-    });
+    let tracking = sandbox
+        .as_ref()
+        .is_none_or(|s| s.cgroup_procs_files().is_empty())
+        .then(|| {
+            crate::spawn::tracking::TrackingCgroup::create(&format!(
+                "agent-exec-{}-{id}",
+                std::process::id()
+            ))
+        });
     #[cfg(target_os = "linux")]
     let tracking = tracking.flatten();
     #[cfg(target_os = "linux")]
@@ -184,6 +187,28 @@ pub fn start(
     };
     tokio::spawn(drive(session.clone(), spawned.child, pumps, plan, kill_rx));
     Ok(session)
+}
+
+/// Every directory this host makes run cgroups in (tracking cgroups, and the sandbox's limit cgroups),
+/// for the watchdog that kills what is left in them when the host dies.
+pub fn run_cgroup_parents() -> Vec<std::path::PathBuf> {
+    let mut dirs = Vec::new();
+    #[cfg(target_os = "linux")]
+    {
+        if let Ok(host) = crate::spawn::tracking::host() {
+            dirs.push(host.parent().to_path_buf());
+        }
+        match crate::sandbox::cgroup::detect() {
+            Some(crate::sandbox::cgroup::CgroupHost::V2 { dir, .. }) => dirs.push(dir),
+            Some(crate::sandbox::cgroup::CgroupHost::V1 { memory, pids }) => {
+                dirs.extend(memory);
+                dirs.extend(pids);
+            }
+            None => {}
+        }
+        dirs.dedup();
+    }
+    dirs
 }
 
 /// Prepare the run's sandbox, if it asked for one. `HOME` is the run's own (its start-up files are

@@ -41,7 +41,8 @@ impl TrackingHost {
         }
     }
 
-    fn parent(&self) -> &Path {
+    /// The directory runs' cgroups are made in.
+    pub fn parent(&self) -> &Path {
         match self {
             TrackingHost::V2 { parent } | TrackingHost::V1 { parent } => parent,
         }
