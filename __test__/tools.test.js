@@ -87,6 +87,40 @@ test('exec: workdir fallback warning, env policy, OPENCLAW_SHELL, pathPrepend', 
   assert.equal(text(ok), 'bar');
 });
 
+test('exec: the model env refuses B\'s keys and every variable that runs code, and nothing runs', async () => {
+  const dir = fs.realpathSync(tempDir());
+  const exec = api.createExecTool({ cwd: dir });
+  const canary = path.join(dir, 'ran');
+  await assert.rejects(exec.execute('1', { command: `touch ${canary}`, env: { CLASSPATH: '/x' } }), {
+    message: "Security Violation: Environment variable 'CLASSPATH' is forbidden during host execution.",
+  });
+  await assert.rejects(exec.execute('2', { command: `touch ${canary}`, env: { HTTPS_PROXY: 'http://evil:8080' } }), {
+    message: 'Security Violation: blocked override keys: HTTPS_PROXY.',
+  });
+  await assert.rejects(exec.execute('3', { command: `touch ${canary}`, env: { http_proxy: 'http://evil', NODE_TLS_REJECT_UNAUTHORIZED: '0' } }), {
+    message: 'Security Violation: blocked override keys: NODE_TLS_REJECT_UNAUTHORIZED, http_proxy.',
+  });
+  // Each would run code of the model's choosing inside an otherwise harmless command.
+  const payload = `touch ${canary}`;
+  for (const env of [
+    { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'core.pager', GIT_CONFIG_VALUE_0: payload },
+    { GIT_EXTERNAL_DIFF: payload },
+    { GIT_PAGER: payload },
+    { PAGER: payload },
+    { LESSOPEN: `|${payload}` },
+    { BASH_FUNC_ls__: `() { ${payload}; }` },
+    { PS4: `$(${payload})`, SHELLOPTS: 'xtrace' },
+    { EDITOR: payload },
+    { PYTHONWARNINGS: 'ignore::x.Y' },
+    { npm_config_script_shell: '/bin/sh' },
+  ]) {
+    await assert.rejects(exec.execute('4', { command: 'git --version; ls; echo ok', env }), /Security Violation/, JSON.stringify(env));
+  }
+  assert.equal(fs.existsSync(canary), false);
+  const ok = await exec.execute('5', { command: 'echo "$GIT_AUTHOR_NAME"', env: { GIT_AUTHOR_NAME: 'Agent' } });
+  assert.equal(text(ok), 'Agent');
+});
+
 test('exec: elevated gate, host rules, background disabled warning', async () => {
   const exec = api.createExecTool({ messageProvider: 'slack', sessionKey: 'agent:main' });
   await assert.rejects(exec.execute('1', { command: 'true', elevated: true }), (e) => {

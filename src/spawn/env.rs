@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::Path;
 
+use super::env_policy::{class_of, Class};
 use crate::error::{AgentError, ErrorCode};
 
 /// Added to pipe runs unless the caller or the host set them: nothing may wait for a pager, an editor
@@ -21,39 +22,9 @@ pub const PIPE_DEFAULTS: [(&str, &str); 4] = [
 /// session's processes in `/proc` even after they left its process group.
 pub const SESSION_MARKER_VAR: &str = "AGENT_EXEC_SESSION";
 
-/// Variables a host run never inherits and a model may never set: they change how shells and
-/// interpreters load code (OpenClaw B's host env policy).
-const DANGEROUS_KEYS: [&str; 23] = [
-    "NODE_OPTIONS",
-    "NODE_PATH",
-    "PYTHONPATH",
-    "PYTHONHOME",
-    "PYTHONSTARTUP",
-    "PERL5LIB",
-    "PERL5OPT",
-    "RUBYLIB",
-    "RUBYOPT",
-    "BASH_ENV",
-    "ENV",
-    "ZDOTDIR",
-    "PROMPT_COMMAND",
-    "SHELL",
-    "IFS",
-    "SSLKEYLOGFILE",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_EXEC_PATH",
-    "GIT_CONFIG_GLOBAL",
-    "GIT_CONFIG_SYSTEM",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_ASKPASS",
-];
-const DANGEROUS_PREFIXES: [&str; 3] = ["LD_", "DYLD_", "BASH_FUNC_"];
-
+/// Whether a host run that drops dangerous inherited variables drops `key` (see [`super::env_policy`]).
 pub fn is_dangerous_key(key: &str) -> bool {
-    let upper = key.to_ascii_uppercase();
-    DANGEROUS_KEYS.contains(&upper.as_str())
-        || DANGEROUS_PREFIXES.iter().any(|p| upper.starts_with(p))
+    super::env_policy::drop_when_inherited(key)
 }
 
 fn is_portable_key(key: &str) -> bool {
@@ -72,24 +43,24 @@ pub fn validate_model_env(env: &[(String, String)]) -> Result<(), AgentError> {
             "Security Violation: Custom 'PATH' variable is forbidden during host execution.".into(),
         );
     }
-    let mut blocked: Vec<&str> = env
+    // A single code-loading variable is named on its own; proxy and trust overrides, or several at
+    // once, are listed (B's two texts).
+    let mut refused: Vec<(&str, Class)> = env
         .iter()
-        .map(|(k, _)| k.as_str())
-        .filter(|k| is_dangerous_key(k))
+        .filter_map(|(k, _)| class_of(k).map(|c| (k.as_str(), c)))
         .collect();
-    blocked.sort_unstable();
-    match blocked.as_slice() {
+    refused.sort_unstable_by_key(|(k, _)| *k);
+    match refused.as_slice() {
         [] => {}
-        [one] => {
-            return forbidden(format!(
+        [(one, class)] if *class != Class::Override => return forbidden(format!(
             "Security Violation: Environment variable '{one}' is forbidden during host execution."
-        ))
-        }
+        )),
         many => {
+            let names: Vec<&str> = many.iter().map(|(k, _)| *k).collect();
             return forbidden(format!(
                 "Security Violation: blocked override keys: {}.",
-                many.join(", ")
-            ))
+                names.join(", ")
+            ));
         }
     }
     let mut odd: Vec<&str> = env
@@ -258,7 +229,20 @@ mod tests {
             msg(vec![kv("A-B"), kv("1X")]),
             "Security Violation: invalid non-portable override keys: 1X, A-B."
         );
+        assert_eq!(
+            msg(vec![kv("CLASSPATH")]),
+            "Security Violation: Environment variable 'CLASSPATH' is forbidden during host execution."
+        );
+        assert_eq!(
+            msg(vec![kv("HTTPS_PROXY")]),
+            "Security Violation: blocked override keys: HTTPS_PROXY."
+        );
+        assert_eq!(
+            msg(vec![kv("NODE_TLS_REJECT_UNAUTHORIZED"), kv("HTTP_PROXY")]),
+            "Security Violation: blocked override keys: HTTP_PROXY, NODE_TLS_REJECT_UNAUTHORIZED."
+        );
         assert!(validate_model_env(&[kv("FOO_1")]).is_ok());
+        assert!(validate_model_env(&[kv("GIT_AUTHOR_NAME")]).is_ok());
         assert_eq!(
             validate_model_env(&[kv("IFS")]).unwrap_err().code,
             ErrorCode::EnvForbidden

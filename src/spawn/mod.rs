@@ -4,6 +4,7 @@
 #[cfg(target_os = "linux")]
 pub mod clone3;
 pub mod env;
+pub mod env_policy;
 pub mod pipes;
 #[cfg(target_os = "linux")]
 pub mod posix;
