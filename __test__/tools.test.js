@@ -292,22 +292,37 @@ test('notifyOnExit sends the system event and a heartbeat once', async () => {
   const beats = [];
   const exec = api.createExecTool({
     sessionKey: 'agent:main:chat',
-    onSystemEvent: (t, ctx) => events.push([t, ctx.sessionKey]),
+    messageProvider: 'slack',
+    currentChannelId: 'C123',
+    currentThreadTs: '1700000000.000100',
+    accountId: 'acct-1',
+    onSystemEvent: (t, ctx) => events.push([t, ctx]),
     requestHeartbeat: (o) => beats.push(o),
   });
   const r = await exec.execute('1', { command: 'echo   finished   work; exit 1', background: true });
   await waitFor(() => events.length === 1, { what: 'the event' });
   assert.equal(events[0][0], `Exec completed (${r.details.sessionId.slice(0, 8)}, code 1) :: finished work`);
-  assert.equal(events[0][1], 'agent:main:chat');
-  assert.equal(beats.length, 1);
+  // Command output is never a trusted system line, and the notice goes back to the thread it came from.
+  assert.deepEqual(events[0][1], {
+    sessionKey: 'agent:main:chat',
+    command: 'echo   finished   work; exit 1',
+    trusted: false,
+    deliveryContext: { channel: 'slack', to: 'C123', accountId: 'acct-1', threadId: '1700000000.000100' },
+  });
+  assert.deepEqual(beats, [{ reason: 'exec-event', sessionKey: 'agent:main:chat' }]);
   const quiet = await exec.execute('2', { command: 'true', background: true });
   await waitFor(() => api.listSessions().find((s) => s.sessionId === quiet.details.sessionId)?.status === 'completed', { what: 'exit' });
   await new Promise((res) => setTimeout(res, 100));
   assert.equal(events.length, 1, 'empty success is not announced by default');
-  const loud = api.createExecTool({ sessionKey: 'k', notifyOnExitEmptySuccess: true, onSystemEvent: (t) => events.push([t]) });
+  // A key that is not agent-scoped: the heartbeat wake carries no session key (B).
+  const loudBeats = [];
+  const loud = api.createExecTool({ sessionKey: 'k', notifyOnExitEmptySuccess: true, onSystemEvent: (t, ctx) => events.push([t, ctx]), requestHeartbeat: (o) => loudBeats.push(o) });
   const l = await loud.execute('3', { command: 'true', background: true });
   await waitFor(() => events.length === 2, { what: 'the empty-success event' });
   assert.equal(events[1][0], `Exec completed (${l.details.sessionId.slice(0, 8)}, code 0)`);
+  assert.equal(events[1][1].trusted, false);
+  assert.equal(events[1][1].deliveryContext, undefined, 'no chat context given, none sent');
+  assert.deepEqual(loudBeats, [{ reason: 'exec-event' }]);
 });
 
 test('approval-pending, then the run after the decision', async () => {
@@ -341,6 +356,20 @@ test('approval-pending, then the run after the decision', async () => {
   const d = await denying.execute('2', { command: 'rm -rf /tmp/nothing-here' });
   assert.equal(d.details.status, 'approval-pending');
   await waitFor(() => events.some((e) => e === `Exec denied (gateway id=${d.details.approvalId}, user denied): rm -rf /tmp/nothing-here`), { what: 'the denied event' });
+  // The approval events carry the model's command and its output: untrusted, like exit notices.
+  const contexts = [];
+  const watched = api.createExecTool({
+    security: 'allowlist',
+    ask: 'on-miss',
+    approvalsFile: path.join(dir, 'approvals.json'),
+    deferApprovals: true,
+    sessionKey: 'agent:a',
+    onApproval: async () => 'deny',
+    onSystemEvent: (t, ctx) => contexts.push(ctx),
+  });
+  const w = await watched.execute('3', { command: 'rm -rf /tmp/nothing-here-either' });
+  await waitFor(() => contexts.length === 1, { what: 'the denied event' });
+  assert.deepEqual(contexts[0], { sessionKey: 'agent:a', contextKey: `exec:${w.details.approvalId}`, trusted: false });
 });
 
 test('approvals awaited by default: a denial is a failed result', async () => {

@@ -66,4 +66,5 @@ export type {
   ProcessParams,
   ToolResult,
   ToolUpdate,
+  SystemEventContext,
 } from './tools/index';

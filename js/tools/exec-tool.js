@@ -7,7 +7,7 @@ const path = require('node:path');
 
 const native = require('../native.js').loadNative();
 const shared = require('./shared.js');
-const { notifyExit, wantsExitNotice } = require('./notify.js');
+const { notifyExit, wantsExitNotice, sendEvent, wakeHeartbeat } = require('./notify.js');
 
 const SECURITY_ORDER = ['deny', 'allowlist', 'full'];
 const ASK_ORDER = ['off', 'on-miss', 'always'];
@@ -399,7 +399,7 @@ function createExecTool(defaults = {}) {
     const allowedDecisions = ev.ask === 'always' ? ['allow-once', 'deny'] : ['allow-once', 'allow-always', 'deny'];
     const id = require('node:crypto').randomUUID();
     const warningText = warnings.join('\n');
-    const events = (text) => defaults.onSystemEvent?.(text, { sessionKey: defaults.sessionKey, contextKey: `exec:${id}` });
+    const events = (text) => sendEvent(defaults, text, { contextKey: `exec:${id}` });
     native
       .exec({
         ...base,
@@ -409,13 +409,13 @@ function createExecTool(defaults = {}) {
           const log = native.readLog(info.sessionId, { offset: 0 });
           const snippet = log.text.replace(/\s+/g, ' ').trim().slice(-400);
           events(`Exec finished (gateway id=${id}, session=${info.sessionId}, ${info.timedOut ? 'timeout' : `code ${info.exitCode ?? 0}`})${snippet ? `\n${snippet}` : ''}`);
-          defaults.requestHeartbeat?.({ reason: 'exec-event', sessionKey: defaults.sessionKey });
+          wakeHeartbeat(defaults);
         },
       })
       .then((r) => {
         if (r.approval && !r.approval.allowed) {
           events(`Exec denied (gateway id=${id}, ${r.approval.reason}): ${base.command}`);
-          defaults.requestHeartbeat?.({ reason: 'exec-event', sessionKey: defaults.sessionKey });
+          wakeHeartbeat(defaults);
         }
       })
       .catch((e) => events(`Exec denied (gateway id=${id}, spawn-failed): ${base.command}\n${e.message}`));

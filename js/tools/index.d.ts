@@ -106,6 +106,16 @@ export interface ProcessParams {
   timeout?: number;
 }
 
+/** Where a run event came from and where it goes back to. */
+export interface SystemEventContext {
+  sessionKey?: string;
+  contextKey?: string;
+  command?: string;
+  trusted: false;
+  /** The chat the command came from: `channel` (messageProvider), `to` (currentChannelId), `accountId`, `threadId` (currentThreadTs). */
+  deliveryContext?: { channel?: string; to?: string; accountId?: string; threadId?: string };
+}
+
 export interface BashToolDefaults {
   cwd?: string;
   /** auto (default): the sandbox when `sandbox` is set, else the gateway (this machine). */
@@ -126,7 +136,6 @@ export interface BashToolDefaults {
   agentId?: string;
   scopeKey?: string;
   sessionKey?: string;
-  messageProvider?: string;
   /** Default yield window (ms); else PI_BASH_YIELD_MS; clamped 10..120000. */
   backgroundMs?: number;
   /** Default timeout in seconds (default 1800). */
@@ -146,7 +155,16 @@ export interface BashToolDefaults {
   /** Return `approval-pending` at once and run after the decision, instead of awaiting it. */
   deferApprovals?: boolean;
   onApproval?: (request: ApprovalRequest) => Promise<'allow-once' | 'allow-always' | 'deny'> | 'allow-once' | 'allow-always' | 'deny';
-  onSystemEvent?: (text: string, context: { sessionKey?: string; contextKey?: string; command?: string }) => void;
+  /** Chat context of the calling turn, carried into exit notices' delivery context (B). */
+  messageProvider?: string;
+  currentChannelId?: string;
+  currentThreadTs?: string;
+  accountId?: string;
+  /**
+   * Run events: exit notices and approval outcomes. `trusted` is always false: the text carries command
+   * output or command text, which must never reach the model as a system instruction.
+   */
+  onSystemEvent?: (text: string, context: SystemEventContext) => void;
   requestHeartbeat?: (request: { reason: string; sessionKey?: string }) => void;
   /** Route host=node runs; without it host=node is an error. */
   runOnNode?: (request: {

@@ -11,7 +11,30 @@ function wantsExitNotice(defaults) {
   return defaults.notifyOnExit !== false && Boolean(defaults.sessionKey) && typeof defaults.onSystemEvent === 'function';
 }
 
-/** `Exec completed (<id8>, code 0) :: <snippet>` once per session, then a heartbeat request. */
+/**
+ * Where the notice goes back to: the chat, thread and account the command came from (B's delivery
+ * context). Fields the host did not give are left out.
+ */
+function deliveryContext(defaults) {
+  const context = {
+    channel: defaults.messageProvider,
+    to: defaults.currentChannelId,
+    accountId: defaults.accountId,
+    threadId: defaults.currentThreadTs,
+  };
+  for (const k of Object.keys(context)) if (context[k] === undefined || context[k] === null || context[k] === '') delete context[k];
+  return Object.keys(context).length > 0 ? context : undefined;
+}
+
+/** B wakes a heartbeat for the notice's session only when the key is agent-scoped (`agent:...`). */
+function heartbeatRequest(sessionKey) {
+  return /^agent:/i.test(sessionKey) ? { reason: 'exec-event', sessionKey } : { reason: 'exec-event' };
+}
+
+/**
+ * `Exec completed (<id8>, code 0) :: <snippet>` once per session, then a heartbeat request. The notice
+ * carries command output, so it is untrusted: a host must never present it as an instruction.
+ */
 function notifyExit(defaults, sessionId, command) {
   if (!wantsExitNotice(defaults)) return;
   if (notified.has(sessionId)) return;
@@ -23,8 +46,25 @@ function notifyExit(defaults, sessionId, command) {
   let snippet = output.slice(-400);
   if (snippet.length > 180) snippet = `${snippet.slice(0, 179)}…`;
   const text = `Exec ${info.status} (${sessionId.slice(0, 8)}, ${exitLabel(info.exitSignal, info.exitCode)})${snippet ? ` :: ${snippet}` : ''}`;
-  defaults.onSystemEvent(text, { sessionKey: defaults.sessionKey, command });
-  defaults.requestHeartbeat?.({ reason: 'exec-event', sessionKey: defaults.sessionKey });
+  sendEvent(defaults, text, { command });
+  wakeHeartbeat(defaults);
 }
 
-module.exports = { notifyExit, wantsExitNotice };
+/**
+ * A system event about a run, as B enqueues it: untrusted (it carries command text or output, which the
+ * model must never take as an instruction), with the delivery context of the chat it came from.
+ */
+function sendEvent(defaults, text, extra = {}) {
+  if (typeof defaults.onSystemEvent !== 'function') return;
+  const event = { sessionKey: defaults.sessionKey, ...extra, trusted: false };
+  const delivery = deliveryContext(defaults);
+  if (delivery) event.deliveryContext = delivery;
+  defaults.onSystemEvent(text, event);
+}
+
+function wakeHeartbeat(defaults) {
+  if (typeof defaults.requestHeartbeat !== 'function') return;
+  defaults.requestHeartbeat(heartbeatRequest(defaults.sessionKey ?? ''));
+}
+
+module.exports = { notifyExit, wantsExitNotice, sendEvent, wakeHeartbeat };
