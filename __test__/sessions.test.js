@@ -212,14 +212,19 @@ test('the first poll after exit returns all undrained output, not only the tail'
   assert.equal(again.stdout, '');
 });
 
-test('a poll waits for output up to its timeout, and reports retryInMs back-off', async () => {
-  const r = await start({ command: 'sleep 0.3; echo late; sleep 30', background: true });
+test('a poll with a timeout waits for the exit, not the first output (B), and reports retryInMs back-off', async () => {
+  // Output arrives long before the exit: a poll that returned at the first chunk would see only "early".
+  const short = await start({ command: 'echo early; sleep 0.4; echo done', background: true });
+  const p = await native.pollSession(short.sessionId, { timeoutMs: 20000 });
+  assert.equal(p.exited, true);
+  assert.equal(p.stdout, 'early\ndone\n');
+  const r = await start({ command: 'echo first; sleep 30', background: true });
   try {
-    const t0 = Date.now();
-    const p = await native.pollSession(r.sessionId, { timeoutMs: 10000 });
-    assert.equal(p.stdout, 'late\n');
-    assert.ok(Date.now() - t0 < 9000, 'returned when output arrived');
-    assert.equal(p.retryInMs, 5000);
+    // The deadline passes first: the poll returns what arrived, the run still going.
+    const q = await native.pollSession(r.sessionId, { timeoutMs: 300 });
+    assert.equal(q.exited, false);
+    assert.equal(q.stdout, 'first\n');
+    assert.equal(q.retryInMs, 5000);
     const empty1 = await native.pollSession(r.sessionId);
     const empty2 = await native.pollSession(r.sessionId);
     assert.equal(empty1.stdout, '');

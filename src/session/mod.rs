@@ -182,19 +182,11 @@ impl Session {
     }
 
     /// Wait until there is undrained output, the run ended, or `deadline` passed.
-    pub async fn wait_for_output(&self, deadline: tokio::time::Instant) {
-        loop {
-            let notified = self.changed.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if self.is_exited() || self.lock().collector.has_pending() {
-                return;
-            }
-            tokio::select! {
-                _ = &mut notified => {}
-                _ = tokio::time::sleep_until(deadline) => return,
-            }
-        }
+    /// Wait until the run has exited or `deadline` passes, whichever is first. Output does not end
+    /// the wait: a poll that returned at each chunk would cost the model a turn per chunk.
+    pub async fn wait_for_exit_until(&self, deadline: tokio::time::Instant) {
+        let mut rx = self.done.subscribe();
+        let _ = tokio::time::timeout_at(deadline, rx.wait_for(|done| *done)).await;
     }
 
     pub fn elapsed_ms(&self) -> u64 {

@@ -108,7 +108,7 @@ fn retry_after(empty_polls: u32) -> u64 {
     }
 }
 
-/// Wait up to `wait` for output or exit, then take everything not yet drained.
+/// Wait up to `wait` for the run to exit (OpenClaw B), then take everything not yet drained.
 pub async fn poll(session: &Session, wait: Duration) -> Result<PollResult, AgentError> {
     if wait > MAX_POLL_WAIT {
         return Err(AgentError::invalid_option(format!(
@@ -118,7 +118,7 @@ pub async fn poll(session: &Session, wait: Duration) -> Result<PollResult, Agent
     }
     if !wait.is_zero() {
         session
-            .wait_for_output(tokio::time::Instant::now() + wait)
+            .wait_for_exit_until(tokio::time::Instant::now() + wait)
             .await;
     }
     let (stdout, stderr, pending_truncated, retry) = {
