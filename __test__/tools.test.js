@@ -28,6 +28,11 @@ test('tool metadata and schemas', () => {
   assert.equal(exec.label, 'exec');
   assert.match(exec.description, /^Execute shell commands with background continuation/);
   assert.match(exec.description, /use cron instead\. Use pty=true/);
+  // The process tool's description is B's, with the cron sentence only when the host has a cron tool.
+  const b = 'Manage running exec sessions for commands already started: list, poll, log, write, send-keys, submit, paste, kill. Use poll/log when you need status, logs, quiet-success confirmation, or completion confirmation when automatic completion wake is unavailable. Use write/send-keys/submit/paste/kill for input or intervention.';
+  assert.equal(api.createProcessTool({}).description, b);
+  assert.equal(api.createProcessTool({ hasCronTool: true }).description, `${b} Do not use process polling to emulate timers or reminders; use cron for scheduled follow-ups.`);
+  assert.equal(proc.description, api.createProcessTool({ hasCronTool: true }).description);
   assert.deepEqual(exec.parameters.required, ['command']);
   assert.equal(exec.parameters.properties.yieldMs.description, 'Milliseconds to wait before backgrounding (default 10000)');
   for (const k of ['command', 'workdir', 'env', 'yieldMs', 'background', 'timeout', 'pty', 'elevated', 'host', 'security', 'ask', 'node']) {

@@ -23,8 +23,16 @@ const parameters = {
   required: ['action'],
 };
 
-const DESCRIPTION =
-  'Manage running exec sessions: list, poll, log, write, send-keys, submit, paste, kill, clear, remove.';
+/** B's description, word for word; the cron sentence only when the host has a cron tool (as exec's). */
+function describeProcessTool({ hasCronTool } = {}) {
+  return [
+    'Manage running exec sessions for commands already started: list, poll, log, write, send-keys, submit, paste, kill.',
+    'Use poll/log when you need status, logs, quiet-success confirmation, or completion confirmation when automatic completion wake is unavailable. Use write/send-keys/submit/paste/kill for input or intervention.',
+    hasCronTool ? 'Do not use process polling to emulate timers or reminders; use cron for scheduled follow-ups.' : null,
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
 
 function createProcessTool(defaults = {}) {
   const scopeKey = defaults.scopeKey;
@@ -226,7 +234,15 @@ function createProcessTool(defaults = {}) {
     }
   }
 
-  return { name: 'process', label: 'process', description: DESCRIPTION, parameters, execute };
+  return {
+    name: 'process',
+    label: 'process',
+    get description() {
+      return describeProcessTool({ hasCronTool: defaults.hasCronTool });
+    },
+    parameters,
+    execute,
+  };
 }
 
 module.exports = { createProcessTool };
