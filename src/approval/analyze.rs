@@ -22,6 +22,9 @@ pub struct Resolution {
 pub struct Segment {
     /// The words as the shell will pass them.
     pub argv: Vec<String>,
+    /// Parallel to `argv`: whether bash may expand the word into other or several words
+    /// (unquoted glob characters or braces), so the argv above is not exact.
+    pub expands: Vec<bool>,
     /// The command left after transparent wrappers (`env`, `nice`, `timeout`, ...) were removed.
     pub effective_argv: Vec<String>,
     /// The wrappers removed, outermost first.
@@ -108,6 +111,7 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
     };
     let mut chains: Vec<Vec<Vec<String>>> = vec![vec![Vec::new()]];
     let mut quoted_flags: Vec<Vec<Vec<bool>>> = vec![vec![Vec::new()]];
+    let mut expand_flags: Vec<Vec<Vec<bool>>> = vec![vec![Vec::new()]];
     let mut operators = Vec::new();
     for token in tokens {
         match token {
@@ -119,6 +123,12 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
                     .last_mut()
                     .unwrap()
                     .push(w.quoted);
+                expand_flags
+                    .last_mut()
+                    .unwrap()
+                    .last_mut()
+                    .unwrap()
+                    .push(w.has_glob);
             }
             Token::Heredoc => {}
             Token::Op(Op::Pipe) => {
@@ -127,6 +137,7 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
                 }
                 chains.last_mut().unwrap().push(Vec::new());
                 quoted_flags.last_mut().unwrap().push(Vec::new());
+                expand_flags.last_mut().unwrap().push(Vec::new());
             }
             Token::Op(op) => {
                 let part = chains.last().unwrap();
@@ -139,6 +150,7 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
                 operators.push(op.as_str().to_string());
                 chains.push(vec![Vec::new()]);
                 quoted_flags.push(vec![Vec::new()]);
+                expand_flags.push(vec![Vec::new()]);
             }
         }
     }
@@ -149,8 +161,9 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
             Some(op) if op == ";" => {
                 chains.pop();
                 quoted_flags.pop();
+                expand_flags.pop();
                 operators.pop();
-                build(chains, quoted_flags, operators, ctx, depth)
+                build(chains, quoted_flags, expand_flags, operators, ctx, depth)
             }
             Some(op) => Analysis::failed(format!("unsupported shell token: {op}")),
             None => Analysis::failed("empty command"),
@@ -159,12 +172,13 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
     if last.last().unwrap().is_empty() {
         return Analysis::failed("empty pipeline segment");
     }
-    build(chains, quoted_flags, operators, ctx, depth)
+    build(chains, quoted_flags, expand_flags, operators, ctx, depth)
 }
 
 fn build(
     chains: Vec<Vec<Vec<String>>>,
     quoted: Vec<Vec<Vec<bool>>>,
+    expands: Vec<Vec<Vec<bool>>>,
     operators: Vec<String>,
     ctx: &Context<'_>,
     depth: usize,
@@ -172,11 +186,13 @@ fn build(
     let chains = chains
         .into_iter()
         .zip(quoted)
-        .map(|(pipeline, q)| {
+        .zip(expands)
+        .map(|((pipeline, q), e)| {
             pipeline
                 .into_iter()
                 .zip(q)
-                .map(|(words, q)| segment(expand_tildes(words, &q, ctx.home), ctx, depth))
+                .zip(e)
+                .map(|((words, q), e)| segment(expand_tildes(words, &q, ctx.home), e, ctx, depth))
                 .collect()
         })
         .collect();
@@ -212,7 +228,7 @@ fn basename(s: &str) -> &str {
     s.rsplit('/').next().unwrap_or(s)
 }
 
-fn segment(argv: Vec<String>, ctx: &Context<'_>, depth: usize) -> Segment {
+fn segment(argv: Vec<String>, expands: Vec<bool>, ctx: &Context<'_>, depth: usize) -> Segment {
     let mut wrappers = Vec::new();
     let mut blocked = None;
     let mut effective: &[String] = &argv;
@@ -262,6 +278,7 @@ fn segment(argv: Vec<String>, ctx: &Context<'_>, depth: usize) -> Segment {
     }
     Segment {
         argv,
+        expands,
         effective_argv,
         wrappers,
         resolution,
