@@ -151,6 +151,18 @@ test('allowReadOnly: writing forms of read-only tools are asked, and a denial le
   assert.equal(asked.length, writers.length, 'sort in.txt ran without asking');
 });
 
+test('evaluateCommand: wrapper options are walked as getopt walks them (env -vu tr rm is rm, not a safe tr)', () => {
+  const dir = tempDir();
+  const opts = policy(dir);
+  assert.equal(api.evaluateCommand('tr a b', opts).decision, 'allow');
+  for (const command of ['env -vu tr rm victim', 'env --un tr rm victim']) {
+    const e = api.evaluateCommand(command, opts);
+    assert.equal(e.decision, 'ask', command);
+    assert.match(e.segments[0].miss, /\/rm is not allowlisted/, command);
+  }
+  assert.equal(api.analyzeCommand('env -vu tr rm victim').chains[0][0].resolvedPath.endsWith('/rm'), true);
+});
+
 test('evaluateCommand: ls && rm does not pass on an ls allowlist', () => {
   const dir = tempDir();
   const lsPath = api.analyzeCommand('ls').chains[0][0].resolvedPath;

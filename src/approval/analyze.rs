@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::getopt;
 use super::lexer::{lex, Op, Token};
 
 /// How the program of a segment was found.
@@ -301,57 +302,123 @@ fn shell_script(argv: &[String]) -> Option<&str> {
 
 /// The command after a transparent wrapper's own options, `None` if there is none, or why the
 /// wrapper hides what runs.
+///
+/// The wrappers' options are walked as their own getopt walks them (bundles, attached values,
+/// abbreviated long options): skipping `-vu` as one flag would take `env -vu tr rm x` for `tr`,
+/// while env unsets `tr` and runs `rm x`.
 fn skip_wrapper<'a>(name: &str, args: &'a [String]) -> Result<Option<&'a [String]>, String> {
-    let mut i = 0;
-    let takes_value: &[&str] = match name {
-        "env" => &["-u", "--unset", "-C", "--chdir"],
-        "nice" => &["-n", "--adjustment"],
-        "stdbuf" => &["-i", "-o", "-e", "--input", "--output", "--error"],
-        "timeout" => &["-s", "--signal", "-k", "--kill-after"],
-        "sandbox-exec" => &["-f", "-n", "-p", "-D"],
-        "caffeinate" => &["-t", "-w"],
-        _ => &[],
-    };
     if name == "busybox" || name == "toybox" {
         // The applet is the command; busybox's own options (--list, --help) run busybox itself.
         return Ok(args.first().filter(|a| !a.starts_with('-')).map(|_| args));
     }
+    let Some(spec) = wrapper_spec(name) else {
+        return skip_wrapper_by_list(name, args);
+    };
+    let mut i = 0;
+    // nice's obsolete `-NUM` / `--NUM` adjustment comes first.
+    if name == "nice" {
+        if let Some(a) = args.first() {
+            let digits = a.strip_prefix("--").or_else(|| a.strip_prefix('-'));
+            if digits.is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit())) {
+                i = 1;
+            }
+        }
+    }
+    let parsed = getopt::parse(&args[i..], &spec, getopt::Mode::Posix)
+        .map_err(|why| format!("{name}: {why}; it needs explicit approval"))?;
+    for opt in parsed.opts() {
+        match (name, opt.name.as_str()) {
+            // The wrapper runs as itself and ignores the rest.
+            (_, "--help" | "--version") => return Ok(None),
+            ("env", "-i" | "--ignore-environment" | "-S" | "--split-string" | "-a" | "--argv0") => {
+                return Err(format!(
+                    "env {} changes how the command is parsed or run; it needs explicit approval",
+                    opt.spelled
+                ))
+            }
+            _ => {}
+        }
+    }
+    // getopt stopped at the first operand (these wrappers' getopt strings start with `+`).
+    let mut at = i + parsed
+        .operands()
+        .next()
+        .map_or(args.len() - i, |(_, index)| index);
+    if parsed.end_of_options.is_some() && parsed.operands().next().is_none() {
+        at = args.len();
+    }
+    if name == "env" {
+        while args.get(at).is_some_and(|a| a.contains('=')) {
+            at += 1;
+        }
+        let moves = parsed.has(&["-C", "--chdir"]);
+        if moves && args.get(at).is_some_and(|c| c.contains('/')) {
+            return Err(
+                "env --chdir changes where a command named by a path is found; it needs explicit approval"
+                    .into(),
+            );
+        }
+    }
+    if name == "timeout" {
+        // The duration comes before the command.
+        if args.get(at).is_none() {
+            return Ok(None);
+        }
+        at += 1;
+    }
+    Ok((at < args.len()).then(|| &args[at..]))
+}
+
+/// GNU coreutils' option tables for the wrappers (bash's `time` keyword takes `-p` only).
+fn wrapper_spec(name: &str) -> Option<getopt::Spec> {
+    let (short, long) = match name {
+        "env" => (
+            "+a:C:iS:u:v0",
+            "argv0= chdir= ignore-environment null unset= split-string= block-signal=? \
+             default-signal=? ignore-signal=? list-signal-handling debug help version",
+        ),
+        "nice" => ("+n:", "adjustment= help version"),
+        "nohup" => ("+", "help version"),
+        "stdbuf" => ("+i:o:e:", "input= output= error= help version"),
+        "timeout" => (
+            "+k:s:v",
+            "foreground kill-after= preserve-status signal= verbose help version",
+        ),
+        "time" => ("+p", ""),
+        _ => return None,
+    };
+    Some(getopt::Spec {
+        short,
+        long,
+        abbreviations: true,
+        permute: false,
+    })
+}
+
+/// macOS wrappers (`caffeinate`, `sandbox-exec`, `arch`): options by a list of value flags.
+fn skip_wrapper_by_list<'a>(
+    name: &str,
+    args: &'a [String],
+) -> Result<Option<&'a [String]>, String> {
+    let takes_value: &[&str] = match name {
+        "sandbox-exec" => &["-f", "-n", "-p", "-D"],
+        "caffeinate" => &["-t", "-w"],
+        _ => &[],
+    };
+    let mut i = 0;
     while let Some(a) = args.get(i) {
         if a == "--" {
             i += 1;
             break;
         }
-        if name == "env"
-            && (a == "-S"
-                || a.starts_with("--split-string")
-                || a == "-i"
-                || a == "--ignore-environment"
-                || a.starts_with("-S"))
-        {
-            return Err(format!(
-                "env {a} changes how the command is parsed or run; it needs explicit approval"
-            ));
-        }
-        if name == "env" && !a.starts_with('-') && a.contains('=') {
-            i += 1;
-            continue;
-        }
         if !a.starts_with('-') || a == "-" {
             break;
         }
-        if takes_value.contains(&a.as_str()) {
-            i += 2;
-            continue;
-        }
-        // `-n5`, `--signal=TERM`, `-10` (nice), and flag-only options.
-        i += 1;
-    }
-    if name == "timeout" {
-        // The duration comes before the command.
-        if args.get(i).is_none() {
-            return Ok(None);
-        }
-        i += 1;
+        i += if takes_value.contains(&a.as_str()) {
+            2
+        } else {
+            1
+        };
     }
     Ok((i < args.len()).then(|| &args[i..]))
 }
@@ -460,6 +527,13 @@ mod tests {
             "doas ls",
             "setsid ls",
             "env -S 'ls -l'",
+            "env -iu x ls",
+            "env --ign ls",
+            "env -a x ls",
+            "env --spl 'ls -l'",
+            "env -C /tmp ./x",
+            "env --bogus ls",
+            "time -o out ls",
             "nice sudo rm -rf /",
             "taskset 1 ls",
         ] {
@@ -468,6 +542,29 @@ mod tests {
         }
         let s = &analyze("stdbuf -o L grep x", &ctx()).chains[0][0];
         assert_eq!(s.effective_argv, vec!["grep", "x"]);
+        // Bundles, attached values and abbreviations are walked as getopt walks them: env unsets
+        // `tr` and runs `rm`, not `tr rm x`.
+        for (cmd, effective) in [
+            ("env -vu tr rm x", vec!["rm", "x"]),
+            ("env --un tr rm x", vec!["rm", "x"]),
+            ("env --unset=tr rm x", vec!["rm", "x"]),
+            ("env -utr A=1 rm x", vec!["rm", "x"]),
+            ("env -- A=1 ls", vec!["ls"]),
+            ("nice -10 ls", vec!["ls"]),
+            ("nice -n5 ls", vec!["ls"]),
+            ("nice --adj 5 ls", vec!["ls"]),
+            ("timeout -vs KILL 5 ls", vec!["ls"]),
+            ("timeout --sig=KILL 5 ls", vec!["ls"]),
+            ("stdbuf -oL -eL ls", vec!["ls"]),
+            ("time -p ls", vec!["ls"]),
+            ("nohup -- ls", vec!["ls"]),
+        ] {
+            let s = &analyze(cmd, &ctx()).chains[0][0];
+            assert!(s.blocked.is_none(), "{cmd}: {:?}", s.blocked);
+            assert_eq!(s.effective_argv, effective, "{cmd}");
+        }
+        let s = &analyze("env --help rm x", &ctx()).chains[0][0];
+        assert_eq!(s.effective_argv, vec!["env", "--help", "rm", "x"]);
         let s = &analyze("busybox ls -l", &ctx()).chains[0][0];
         assert_eq!(s.wrappers, vec!["busybox"]);
         assert_eq!(s.effective_argv, vec!["ls", "-l"]);
