@@ -171,8 +171,8 @@ pub static GRAMMARS: &[Grammar] = &[
         ("-z -Z --uncompress --uncompress-noreport", "may run decompression programs"),
         ("-p --preserve-date", "resets the files' access times"),
     ], Operands::Any, None, &["-b", "f"]),
-    plain("stat", Kind::Read, "c:fLtZ",
-        "dereference file-system cached= format= printf= terse context help version", &["-c", "%s", "f"]),
+    plain("stat", Kind::Read, "c:fLt",
+        "dereference file-system cached= format= printf= terse help version", &["-c", "%s", "f"]),
     plain("nl", Kind::Read, "b:d:f:h:i:l:n:ps:v:w:",
         "body-numbering= section-delimiter= footer-numbering= header-numbering= line-increment= \
          join-blank-lines= number-format= no-renumber number-separator= starting-line-number= \

@@ -873,8 +873,8 @@ fn check_sub(sub: &Sub, args: &Args) -> Result<(), String> {
                 Some((n, v)) => (n, Some(v)),
                 None => (a.as_str(), None),
             }
-        } else if a.len() > 2 {
-            (&a[..2], Some(&a[2..]))
+        } else if let Some((at, _)) = a.char_indices().nth(2) {
+            (&a[..at], Some(&a[at..]))
         } else {
             (a.as_str(), None)
         };

@@ -450,7 +450,28 @@ impl Rng {
 /// The words a grammar knows: its options in their spellings, with values, and some operands.
 fn vocabulary(g: &Grammar) -> Vec<String> {
     let mut vocab: Vec<String> = [
-        "f", "-", "--", "x=1", "+%s", "1", "a b", "{", "*", "-5", "p", "w", "$1 > 0", ".",
+        "f",
+        "-",
+        "--",
+        "x=1",
+        "+%s",
+        "1",
+        "a b",
+        "{",
+        "*",
+        "-5",
+        "p",
+        "w",
+        "$1 > 0",
+        ".",
+        "-\u{e9}x",
+        "--\u{e9}=\u{e9}",
+        "-n\u{e9}",
+        "log",
+        "tag",
+        "-l",
+        "show",
+        "get-url",
     ]
     .iter()
     .map(|s| s.to_string())
