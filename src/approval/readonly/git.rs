@@ -884,6 +884,14 @@ fn check_sub(sub: &Sub, args: &Args) -> Result<(), String> {
         if name == "-l" || name == "--list" {
             list = true;
         }
+        if name == "--format" || name == "--pretty" {
+            let value = attached.or_else(|| w.get(i + 1).map(String::as_str));
+            if value.is_some_and(verifies_signatures) {
+                return Err(format!(
+                    "{a}: the format verifies signatures, which runs gpg"
+                ));
+            }
+        }
         let takes_value = |v: &str| -> Result<usize, String> {
             match attached {
                 Some(_) => Ok(1),
@@ -929,6 +937,11 @@ fn check_sub(sub: &Sub, args: &Args) -> Result<(), String> {
             w[operands[0]], sub.name
         )),
     }
+}
+
+/// Pretty formats `%G?`, `%GS`, `%GK`... and ref formats `%(signature...)` verify signatures.
+fn verifies_signatures(format: &str) -> bool {
+    format.contains("%G") || format.contains("%(signature")
 }
 
 /// `git remote`, `git remote -v`, `git remote get-url [--push] [--all] NAME`, and

@@ -335,6 +335,10 @@ fn the_issue_cases() {
         &["git", "remote", "add", "x", "url"],
         &["git", "remote", "show", "origin"],
         &["git", "-c", "core.pager=x", "log"],
+        &["git", "log", "--format=%H %G?"],
+        &["git", "log", "--pretty", "format:%GS"],
+        &["git", "log", "--show-signature"],
+        &["git", "branch", "--format=%(signature)"],
         &["git", "push"],
         // Dropped.
         &["less", "f"],
