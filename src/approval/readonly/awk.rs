@@ -198,8 +198,48 @@ mod tests {
         scan(p, true).is_ok() && scan(p, false).is_ok()
     }
 
+    /// How many files this machine's awk creates running `program` in an empty directory
+    /// (`None` without an awk).
+    fn files_created(program: &str) -> Option<usize> {
+        let awk = std::path::Path::new("/usr/bin/awk");
+        if !awk.is_file() {
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in");
+        std::fs::write(&input, "1 2 3\n-1 20 2000\nfoo bar 3\n").unwrap();
+        let out = std::process::Command::new(awk)
+            .arg(program)
+            .arg(&input)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{program}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Some(std::fs::read_dir(dir.path()).unwrap().count() - 1)
+    }
+
+    /// The accepted programs write nothing when awk runs them; the redirections refused do.
+    fn ran_without_writing(accepted: &[&str]) {
+        for p in accepted {
+            assert!(files_created(p).unwrap_or(0) == 0, "{p} created a file");
+        }
+        for p in [
+            "{ print > \"out\" }",
+            "{ print $1 >> \"out\" }",
+            "{ printf(\"%s\", $1) > \"f\" }",
+        ] {
+            assert!(!ok(p));
+            assert!(files_created(p).is_none_or(|n| n == 1), "{p}");
+        }
+    }
+
     #[test]
     fn programs() {
+        let mut accepted = Vec::new();
         for p in [
             "{print $1}",
             "$1 > 0",
@@ -219,7 +259,9 @@ mod tests {
             "/a|b/",
         ] {
             assert!(ok(p), "{p}");
+            accepted.push(p);
         }
+        ran_without_writing(&accepted);
         for p in [
             "{ print > \"out\" }",
             "{ print $1 >> \"out\" }",

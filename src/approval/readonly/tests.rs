@@ -546,3 +546,61 @@ static GIT_FOR_TESTS: Grammar = Grammar {
         "branch",
     ],
 };
+
+/// The generated spellings are what the real tools accept: every refused spelling of `sort -o`
+/// writes its file and every spelling of `sed -i` edits in place, with the tools on this machine.
+#[test]
+fn refused_spellings_really_write_with_the_real_tools() {
+    use std::path::Path;
+    use std::process::Command;
+    let spelled = |name: &str, option: &str| {
+        let g = grammar(name).unwrap();
+        let Syntax::Getopt { spec, refused, .. } = &g.syntax else {
+            unreachable!()
+        };
+        spellings(spec, option, harmless_flag(spec, refused))
+    };
+    let run = |program: &str, args: &[String], dir: &Path| {
+        let status = Command::new(program)
+            .args(args)
+            .current_dir(dir)
+            .env_remove("POSIXLY_CORRECT")
+            .output()
+            .unwrap()
+            .status;
+        assert!(status.success(), "{program} {args:?}");
+    };
+    if Path::new("/usr/bin/sort").is_file() {
+        let mut checked = 0;
+        for option in ["-o", "--output"] {
+            for spelling in spelled("sort", option) {
+                let dir = tempfile::tempdir().unwrap();
+                std::fs::write(dir.path().join("in.txt"), "b\na\n").unwrap();
+                let args = [spelling.clone(), words(&["in.txt"])].concat();
+                run("/usr/bin/sort", &args, dir.path());
+                assert!(dir.path().join("F").is_file(), "sort {args:?} wrote no F");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 8, "{checked}");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("in.txt"), "a\n").unwrap();
+        run("/usr/bin/uniq", &words(&["in.txt", "out.txt"]), dir.path());
+        assert!(
+            dir.path().join("out.txt").is_file(),
+            "uniq in out writes out"
+        );
+    }
+    if Path::new("/usr/bin/sed").is_file() {
+        for option in ["-i", "--in-place"] {
+            for spelling in spelled("sed", option) {
+                let dir = tempfile::tempdir().unwrap();
+                std::fs::write(dir.path().join("f"), "a\n").unwrap();
+                let args = [spelling.clone(), words(&["s/a/b/", "f"])].concat();
+                run("/usr/bin/sed", &args, dir.path());
+                let text = std::fs::read_to_string(dir.path().join("f")).unwrap();
+                assert_eq!(text, "b\n", "sed {args:?} did not edit in place");
+            }
+        }
+    }
+}
