@@ -11,12 +11,12 @@
 //! `exa`, `eza`, `lsof`, `locate`).
 
 use super::awk::check_awk;
-use super::find::check_find;
-use super::sed::check_sed;
-use super::shell::{
+use super::custom::{
     any_args, check_bracket, check_date, check_jq, check_printf, check_ps, check_test, check_tree,
     check_xxd, check_yq,
 };
+use super::find::check_find;
+use super::sed::check_sed;
 use super::{Check, Grammar, Kind, Operands, Syntax};
 use crate::approval::getopt::Spec;
 
@@ -187,7 +187,7 @@ pub static GRAMMARS: &[Grammar] = &[
     getopt("strings", Kind::Read, Spec::gnu("adfhHn:wot:e:T:Vv0123456789s:U:",
         "all data print-file-name bytes= radix= include-all-whitespace target= encoding= \
          unicode= output-separator= help version"), &[], Operands::Any,
-        Some(super::shell::no_response_files), &["-n", "8", "f"]),
+        Some(super::custom::no_response_files), &["-n", "8", "f"]),
     custom("jq", Kind::Read, check_jq, &["-r", ".name", "package.json"]),
     custom("yq", Kind::Read, check_yq, &["-y", ".a", "f.yaml"]),
     getopt("sort", Kind::Read, Spec::gnu("bcCdfghik:mMno:rRsS:t:T:uVy:z", SORT_LONG), &[

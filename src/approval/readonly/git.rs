@@ -849,12 +849,14 @@ fn check_sub(sub: &Sub, args: &Args) -> Result<(), String> {
     let mut dashdash = false;
     let mut list = false;
     while let Some(a) = w.get(i) {
-        if dashdash || a == "-" || !a.starts_with('-') || a == "(" || a == ")" {
+        // git grep's `( ... )` group its boolean expressions; elsewhere they are operands.
+        let paren = sub.name == "grep" && (a == "(" || a == ")");
+        if dashdash || a == "-" || !a.starts_with('-') || paren {
             // After `--` a glob can only be a path.
             if !dashdash {
                 plain_glob(a, args.expands(i))?;
             }
-            if a != "(" && a != ")" {
+            if !paren {
                 operands.push(i);
             }
             i += 1;

@@ -9,10 +9,10 @@
 
 mod awk;
 mod commands;
+mod custom;
 mod find;
 mod git;
 mod sed;
-mod shell;
 
 use super::getopt::{self, Mode, Parsed, Spec};
 

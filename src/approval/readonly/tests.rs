@@ -331,6 +331,7 @@ fn the_issue_cases() {
         &["git", "branch", "-D", "main"],
         &["git", "branch", "--contains", "HEAD", "new"],
         &["git", "tag", "v1"],
+        &["git", "branch", "("],
         &["git", "tag", "-d", "v1"],
         &["git", "remote", "add", "x", "url"],
         &["git", "remote", "show", "origin"],
@@ -375,6 +376,7 @@ fn the_issue_cases() {
         &["git", "show", "HEAD:README.md"],
         &["git", "diff", "--stat", "HEAD~1"],
         &["git", "grep", "-n", "foo"],
+        &["git", "grep", "(", "-e", "a", "--or", "-e", "b", ")"],
         &["git", "rev-parse", "--abbrev-ref", "HEAD"],
         &["git", "reflog"],
         &["git", "reflog", "show", "-5"],
@@ -533,7 +535,7 @@ fn random_argv_never_panics_and_unknown_options_are_refused() {
 static GIT_FOR_TESTS: Grammar = Grammar {
     name: "git",
     kind: Kind::Read,
-    syntax: Syntax::Custom(super::shell::any_args),
+    syntax: Syntax::Custom(super::custom::any_args),
     example: &[
         "log",
         "--oneline",
