@@ -19,12 +19,14 @@ fn is_identifier(s: &str) -> bool {
 }
 
 /// bash's printf: `-v NAME` assigns a shell variable; a subscripted name (`a[$(cmd)]`) is
-/// evaluated, so only a plain identifier is allowed.
+/// evaluated, so only a plain identifier is allowed, and the first word may not be a glob.
 pub fn check_printf(args: &Args) -> Result<(), String> {
     let w = args.words;
     let Some(first) = w.first() else {
         return Ok(());
     };
+    // `printf *` becomes `printf -v 'a[$(cmd)]'` when such files exist.
+    plain_glob(first, args.expands(0))?;
     if let Some(rest) = first.strip_prefix("-v") {
         let name = if rest.is_empty() {
             w.get(1).map(String::as_str).unwrap_or("")

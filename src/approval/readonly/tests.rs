@@ -435,6 +435,9 @@ fn globs_count_as_unknown_words() {
     assert!(!judge_with(&["find", "*", "-name", "x"], &[false, true, false, false]).read_only);
     assert!(!judge_with(&["git", "diff", "*"], &[false, false, true]).read_only);
     assert!(judge_with(&["git", "diff", "--", "*"], &[false, false, false, true]).read_only);
+    // Files named `-v` and `a[$(id)]` make `printf *` evaluate the subscript.
+    assert!(!judge_with(&["printf", "*"], &[false, true]).read_only);
+    assert!(judge_with(&["printf", "%s\n", "*"], &[false, false, true]).read_only);
 }
 
 /// A small xorshift generator, so the property test needs no dependency and is reproducible.
