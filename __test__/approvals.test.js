@@ -43,7 +43,7 @@ test('classifyCommand: kinds, read-only verdicts and reasons', () => {
   assert.equal(ok.isSearchOrRead, true);
   const bad = api.classifyCommand('find . -delete');
   assert.equal(bad.isReadOnly, false);
-  assert.deepEqual(bad.reasons, ['find -delete runs commands or writes']);
+  assert.deepEqual(bad.reasons, ['find: -delete deletes files']);
   const pipeToShell = api.classifyCommand('cat package.json | sh');
   assert.equal(pipeToShell.isReadOnly, false);
   assert.equal(pipeToShell.segments[1].kind, 'other');
@@ -97,6 +97,70 @@ test('exec with permission rules: allow runs, deny refuses, unmatched asks, read
   assert.equal(ro.approval.reason, 'read-only command');
   assert.equal(asked, 1);
   await assert.rejects(native.exec({ command: 'true', approval: { rules: { allow: ['Bash(bash:*)'] } } }), { code: 'ERR_INVALID_RULE' });
+});
+
+test('classifyCommand: every spelling of a writing option, output operands and state changes', () => {
+  for (const command of [
+    'uniq in.txt out.txt',
+    'sort -oout.txt in.txt',
+    'sort -uo out.txt in.txt',
+    'sort --out=out.txt in.txt',
+    'xxd in.bin out.txt',
+    'date -s 2020-01-01',
+    'date --set=2020-01-01',
+    'date 0101000020',
+    'hostname newname',
+    "sed -n '1w out.txt' in.txt",
+    "awk '{ print > \"out.txt\" }' in.txt",
+    "printf -v 'a[$(id)]' x",
+    'xargs grep x',
+  ]) {
+    const c = api.classifyCommand(command);
+    assert.equal(c.isReadOnly, false, command);
+    assert.ok(c.reasons.length > 0, command);
+  }
+  assert.deepEqual(api.classifyCommand('date 0101000020').reasons, ['date: the operand 0101000020 sets the system clock']);
+  assert.deepEqual(api.classifyCommand('sort -uoout.txt in.txt').reasons, ['sort: -o (-uoout.txt) writes its output to a file']);
+  for (const command of ["awk '$1 > 0' in.txt", 'sed -n 1p error.log', "git tag -l 'v*'", 'git remote get-url origin', 'git branch --contains HEAD', 'sort in.txt', 'date +%s']) {
+    assert.equal(api.classifyCommand(command).isReadOnly, true, command);
+  }
+});
+
+test('allowReadOnly: writing forms of read-only tools are asked, and a denial leaves no file', async () => {
+  const dir = tempDir();
+  fs.writeFileSync(path.join(dir, 'in.txt'), 'b\na\na\n');
+  const asked = [];
+  const approval = {
+    rules: { deny: ['Bash(rm:*)'] },
+    allowReadOnly: true,
+    onApproval: async (req) => (asked.push(req.command), 'deny'),
+  };
+  const writers = ['uniq in.txt out.txt', 'sort -oout.txt in.txt', 'sort -uo out.txt in.txt', 'sort --out=out.txt in.txt'];
+  for (const command of writers) {
+    const r = await native.exec({ command, cwd: dir, approval });
+    track(r.pid);
+    assert.equal(r.reason, 'exec denied: user denied', command);
+    assert.equal(fs.existsSync(path.join(dir, 'out.txt')), false, `${command} wrote out.txt`);
+  }
+  assert.deepEqual(asked, writers);
+  const sorted = await native.exec({ command: 'sort in.txt', cwd: dir, approval });
+  track(sorted.pid);
+  assert.equal(sorted.status, 'completed');
+  assert.equal(sorted.output, 'a\na\nb\n');
+  assert.equal(sorted.approval.reason, 'read-only command');
+  assert.equal(asked.length, writers.length, 'sort in.txt ran without asking');
+});
+
+test('evaluateCommand: wrapper options are walked as getopt walks them (env -vu tr rm is rm, not a safe tr)', () => {
+  const dir = tempDir();
+  const opts = policy(dir);
+  assert.equal(api.evaluateCommand('tr a b', opts).decision, 'allow');
+  for (const command of ['env -vu tr rm victim', 'env --un tr rm victim']) {
+    const e = api.evaluateCommand(command, opts);
+    assert.equal(e.decision, 'ask', command);
+    assert.match(e.segments[0].miss, /\/rm is not allowlisted/, command);
+  }
+  assert.equal(api.analyzeCommand('env -vu tr rm victim').chains[0][0].resolvedPath.endsWith('/rm'), true);
 });
 
 test('evaluateCommand: ls && rm does not pass on an ls allowlist', () => {

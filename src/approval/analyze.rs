@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::getopt;
 use super::lexer::{lex, Op, Token};
 
 /// How the program of a segment was found.
@@ -22,6 +23,9 @@ pub struct Resolution {
 pub struct Segment {
     /// The words as the shell will pass them.
     pub argv: Vec<String>,
+    /// Parallel to `argv`: whether bash may expand the word into other or several words
+    /// (unquoted glob characters or braces), so the argv above is not exact.
+    pub expands: Vec<bool>,
     /// The command left after transparent wrappers (`env`, `nice`, `timeout`, ...) were removed.
     pub effective_argv: Vec<String>,
     /// The wrappers removed, outermost first.
@@ -108,6 +112,7 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
     };
     let mut chains: Vec<Vec<Vec<String>>> = vec![vec![Vec::new()]];
     let mut quoted_flags: Vec<Vec<Vec<bool>>> = vec![vec![Vec::new()]];
+    let mut expand_flags: Vec<Vec<Vec<bool>>> = vec![vec![Vec::new()]];
     let mut operators = Vec::new();
     for token in tokens {
         match token {
@@ -119,6 +124,12 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
                     .last_mut()
                     .unwrap()
                     .push(w.quoted);
+                expand_flags
+                    .last_mut()
+                    .unwrap()
+                    .last_mut()
+                    .unwrap()
+                    .push(w.has_glob);
             }
             Token::Heredoc => {}
             Token::Op(Op::Pipe) => {
@@ -127,6 +138,7 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
                 }
                 chains.last_mut().unwrap().push(Vec::new());
                 quoted_flags.last_mut().unwrap().push(Vec::new());
+                expand_flags.last_mut().unwrap().push(Vec::new());
             }
             Token::Op(op) => {
                 let part = chains.last().unwrap();
@@ -139,6 +151,7 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
                 operators.push(op.as_str().to_string());
                 chains.push(vec![Vec::new()]);
                 quoted_flags.push(vec![Vec::new()]);
+                expand_flags.push(vec![Vec::new()]);
             }
         }
     }
@@ -149,8 +162,9 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
             Some(op) if op == ";" => {
                 chains.pop();
                 quoted_flags.pop();
+                expand_flags.pop();
                 operators.pop();
-                build(chains, quoted_flags, operators, ctx, depth)
+                build(chains, quoted_flags, expand_flags, operators, ctx, depth)
             }
             Some(op) => Analysis::failed(format!("unsupported shell token: {op}")),
             None => Analysis::failed("empty command"),
@@ -159,12 +173,13 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
     if last.last().unwrap().is_empty() {
         return Analysis::failed("empty pipeline segment");
     }
-    build(chains, quoted_flags, operators, ctx, depth)
+    build(chains, quoted_flags, expand_flags, operators, ctx, depth)
 }
 
 fn build(
     chains: Vec<Vec<Vec<String>>>,
     quoted: Vec<Vec<Vec<bool>>>,
+    expands: Vec<Vec<Vec<bool>>>,
     operators: Vec<String>,
     ctx: &Context<'_>,
     depth: usize,
@@ -172,11 +187,13 @@ fn build(
     let chains = chains
         .into_iter()
         .zip(quoted)
-        .map(|(pipeline, q)| {
+        .zip(expands)
+        .map(|((pipeline, q), e)| {
             pipeline
                 .into_iter()
                 .zip(q)
-                .map(|(words, q)| segment(expand_tildes(words, &q, ctx.home), ctx, depth))
+                .zip(e)
+                .map(|((words, q), e)| segment(expand_tildes(words, &q, ctx.home), e, ctx, depth))
                 .collect()
         })
         .collect();
@@ -212,7 +229,7 @@ fn basename(s: &str) -> &str {
     s.rsplit('/').next().unwrap_or(s)
 }
 
-fn segment(argv: Vec<String>, ctx: &Context<'_>, depth: usize) -> Segment {
+fn segment(argv: Vec<String>, expands: Vec<bool>, ctx: &Context<'_>, depth: usize) -> Segment {
     let mut wrappers = Vec::new();
     let mut blocked = None;
     let mut effective: &[String] = &argv;
@@ -262,6 +279,7 @@ fn segment(argv: Vec<String>, ctx: &Context<'_>, depth: usize) -> Segment {
     }
     Segment {
         argv,
+        expands,
         effective_argv,
         wrappers,
         resolution,
@@ -284,57 +302,123 @@ fn shell_script(argv: &[String]) -> Option<&str> {
 
 /// The command after a transparent wrapper's own options, `None` if there is none, or why the
 /// wrapper hides what runs.
+///
+/// The wrappers' options are walked as their own getopt walks them (bundles, attached values,
+/// abbreviated long options): skipping `-vu` as one flag would take `env -vu tr rm x` for `tr`,
+/// while env unsets `tr` and runs `rm x`.
 fn skip_wrapper<'a>(name: &str, args: &'a [String]) -> Result<Option<&'a [String]>, String> {
-    let mut i = 0;
-    let takes_value: &[&str] = match name {
-        "env" => &["-u", "--unset", "-C", "--chdir"],
-        "nice" => &["-n", "--adjustment"],
-        "stdbuf" => &["-i", "-o", "-e", "--input", "--output", "--error"],
-        "timeout" => &["-s", "--signal", "-k", "--kill-after"],
-        "sandbox-exec" => &["-f", "-n", "-p", "-D"],
-        "caffeinate" => &["-t", "-w"],
-        _ => &[],
-    };
     if name == "busybox" || name == "toybox" {
         // The applet is the command; busybox's own options (--list, --help) run busybox itself.
         return Ok(args.first().filter(|a| !a.starts_with('-')).map(|_| args));
     }
+    let Some(spec) = wrapper_spec(name) else {
+        return skip_wrapper_by_list(name, args);
+    };
+    let mut i = 0;
+    // nice's obsolete `-NUM` / `--NUM` adjustment comes first.
+    if name == "nice" {
+        if let Some(a) = args.first() {
+            let digits = a.strip_prefix("--").or_else(|| a.strip_prefix('-'));
+            if digits.is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit())) {
+                i = 1;
+            }
+        }
+    }
+    let parsed = getopt::parse(&args[i..], &spec, getopt::Mode::Posix)
+        .map_err(|why| format!("{name}: {why}; it needs explicit approval"))?;
+    for opt in parsed.opts() {
+        match (name, opt.name.as_str()) {
+            // The wrapper runs as itself and ignores the rest.
+            (_, "--help" | "--version") => return Ok(None),
+            ("env", "-i" | "--ignore-environment" | "-S" | "--split-string" | "-a" | "--argv0") => {
+                return Err(format!(
+                    "env {} changes how the command is parsed or run; it needs explicit approval",
+                    opt.spelled
+                ))
+            }
+            _ => {}
+        }
+    }
+    // getopt stopped at the first operand (these wrappers' getopt strings start with `+`).
+    let mut at = i + parsed
+        .operands()
+        .next()
+        .map_or(args.len() - i, |(_, index)| index);
+    if parsed.end_of_options.is_some() && parsed.operands().next().is_none() {
+        at = args.len();
+    }
+    if name == "env" {
+        while args.get(at).is_some_and(|a| a.contains('=')) {
+            at += 1;
+        }
+        let moves = parsed.has(&["-C", "--chdir"]);
+        if moves && args.get(at).is_some_and(|c| c.contains('/')) {
+            return Err(
+                "env --chdir changes where a command named by a path is found; it needs explicit approval"
+                    .into(),
+            );
+        }
+    }
+    if name == "timeout" {
+        // The duration comes before the command.
+        if args.get(at).is_none() {
+            return Ok(None);
+        }
+        at += 1;
+    }
+    Ok((at < args.len()).then(|| &args[at..]))
+}
+
+/// GNU coreutils' option tables for the wrappers (bash's `time` keyword takes `-p` only).
+fn wrapper_spec(name: &str) -> Option<getopt::Spec> {
+    let (short, long) = match name {
+        "env" => (
+            "+a:C:iS:u:v0",
+            "argv0= chdir= ignore-environment null unset= split-string= block-signal=? \
+             default-signal=? ignore-signal=? list-signal-handling debug help version",
+        ),
+        "nice" => ("+n:", "adjustment= help version"),
+        "nohup" => ("+", "help version"),
+        "stdbuf" => ("+i:o:e:", "input= output= error= help version"),
+        "timeout" => (
+            "+k:s:v",
+            "foreground kill-after= preserve-status signal= verbose help version",
+        ),
+        "time" => ("+p", ""),
+        _ => return None,
+    };
+    Some(getopt::Spec {
+        short,
+        long,
+        abbreviations: true,
+        permute: false,
+    })
+}
+
+/// macOS wrappers (`caffeinate`, `sandbox-exec`, `arch`): options by a list of value flags.
+fn skip_wrapper_by_list<'a>(
+    name: &str,
+    args: &'a [String],
+) -> Result<Option<&'a [String]>, String> {
+    let takes_value: &[&str] = match name {
+        "sandbox-exec" => &["-f", "-n", "-p", "-D"],
+        "caffeinate" => &["-t", "-w"],
+        _ => &[],
+    };
+    let mut i = 0;
     while let Some(a) = args.get(i) {
         if a == "--" {
             i += 1;
             break;
         }
-        if name == "env"
-            && (a == "-S"
-                || a.starts_with("--split-string")
-                || a == "-i"
-                || a == "--ignore-environment"
-                || a.starts_with("-S"))
-        {
-            return Err(format!(
-                "env {a} changes how the command is parsed or run; it needs explicit approval"
-            ));
-        }
-        if name == "env" && !a.starts_with('-') && a.contains('=') {
-            i += 1;
-            continue;
-        }
         if !a.starts_with('-') || a == "-" {
             break;
         }
-        if takes_value.contains(&a.as_str()) {
-            i += 2;
-            continue;
-        }
-        // `-n5`, `--signal=TERM`, `-10` (nice), and flag-only options.
-        i += 1;
-    }
-    if name == "timeout" {
-        // The duration comes before the command.
-        if args.get(i).is_none() {
-            return Ok(None);
-        }
-        i += 1;
+        i += if takes_value.contains(&a.as_str()) {
+            2
+        } else {
+            1
+        };
     }
     Ok((i < args.len()).then(|| &args[i..]))
 }
@@ -443,6 +527,13 @@ mod tests {
             "doas ls",
             "setsid ls",
             "env -S 'ls -l'",
+            "env -iu x ls",
+            "env --ign ls",
+            "env -a x ls",
+            "env --spl 'ls -l'",
+            "env -C /tmp ./x",
+            "env --bogus ls",
+            "time -o out ls",
             "nice sudo rm -rf /",
             "taskset 1 ls",
         ] {
@@ -451,6 +542,29 @@ mod tests {
         }
         let s = &analyze("stdbuf -o L grep x", &ctx()).chains[0][0];
         assert_eq!(s.effective_argv, vec!["grep", "x"]);
+        // Bundles, attached values and abbreviations are walked as getopt walks them: env unsets
+        // `tr` and runs `rm`, not `tr rm x`.
+        for (cmd, effective) in [
+            ("env -vu tr rm x", vec!["rm", "x"]),
+            ("env --un tr rm x", vec!["rm", "x"]),
+            ("env --unset=tr rm x", vec!["rm", "x"]),
+            ("env -utr A=1 rm x", vec!["rm", "x"]),
+            ("env -- A=1 ls", vec!["ls"]),
+            ("nice -10 ls", vec!["ls"]),
+            ("nice -n5 ls", vec!["ls"]),
+            ("nice --adj 5 ls", vec!["ls"]),
+            ("timeout -vs KILL 5 ls", vec!["ls"]),
+            ("timeout --sig=KILL 5 ls", vec!["ls"]),
+            ("stdbuf -oL -eL ls", vec!["ls"]),
+            ("time -p ls", vec!["ls"]),
+            ("nohup -- ls", vec!["ls"]),
+        ] {
+            let s = &analyze(cmd, &ctx()).chains[0][0];
+            assert!(s.blocked.is_none(), "{cmd}: {:?}", s.blocked);
+            assert_eq!(s.effective_argv, effective, "{cmd}");
+        }
+        let s = &analyze("env --help rm x", &ctx()).chains[0][0];
+        assert_eq!(s.effective_argv, vec!["env", "--help", "rm", "x"]);
         let s = &analyze("busybox ls -l", &ctx()).chains[0][0];
         assert_eq!(s.wrappers, vec!["busybox"]);
         assert_eq!(s.effective_argv, vec!["ls", "-l"]);

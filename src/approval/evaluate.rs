@@ -92,11 +92,16 @@ fn judge(segment: &Segment, rules: &AllowRules<'_>, matches: &mut Vec<String>) -
             miss: None,
         };
     }
-    match safe_bin_usage(
-        &segment.effective_argv,
-        segment.resolution.resolved_path.as_deref(),
-        rules.safe_bins,
-        rules.trusted_dirs,
+    match expanding_word(segment).map_or_else(
+        || {
+            safe_bin_usage(
+                &segment.effective_argv,
+                segment.resolution.resolved_path.as_deref(),
+                rules.safe_bins,
+                rules.trusted_dirs,
+            )
+        },
+        Err,
     ) {
         Ok(()) => SegmentVerdict {
             satisfied: Some(Satisfied::SafeBin),
@@ -113,6 +118,20 @@ fn judge(segment: &Segment, rules: &AllowRules<'_>, matches: &mut Vec<String>) -
             }),
         },
     }
+}
+
+/// A safe bin may not name a file, but bash expands an unquoted glob or brace word before the
+/// filter runs: `head -n {1,/etc/passwd}` is `head -n 1 /etc/passwd`. Such a word is refused.
+fn expanding_word(segment: &Segment) -> Option<String> {
+    let offset = segment.argv.len() - segment.effective_argv.len();
+    let name = segment.resolution.executable_name.to_lowercase();
+    segment
+        .argv
+        .iter()
+        .zip(&segment.expands)
+        .skip(offset)
+        .find(|(_, expands)| **expands)
+        .map(|(w, _)| format!("{name}: {w} may expand into file names or several words"))
 }
 
 /// Check every segment; the command is satisfied only when all of them are.
@@ -285,6 +304,25 @@ mod tests {
             "a failed analysis is never satisfied"
         );
         assert_eq!(eval("ls && ls", &[ls]).matches, vec![ls.to_string()]);
+    }
+
+    /// The shell expands unquoted globs and braces before a safe bin runs, so such a word can
+    /// name a file the profile never saw.
+    #[test]
+    fn safe_bins_refuse_words_the_shell_expands() {
+        assert!(eval("head -n 1", &[]).allowlist_satisfied);
+        assert!(eval("head -n '{1,/etc/passwd}'", &[]).allowlist_satisfied);
+        for cmd in [
+            "head -n {1,/etc/passwd}",
+            "tail -n 1{,}",
+            "tr a-z {A-Z,/etc/passwd}",
+            "wc -l *",
+        ] {
+            let ev = eval(cmd, &[]);
+            assert!(!ev.allowlist_satisfied, "{cmd}");
+            let miss = ev.verdicts[0].miss.as_deref().unwrap_or("");
+            assert!(miss.contains("may expand"), "{cmd}: {miss}");
+        }
     }
 
     #[test]

@@ -14,7 +14,8 @@ pub struct Word {
     pub text: String,
     /// Whether any part was quoted or escaped (an unquoted `~` expands, a quoted one does not).
     pub quoted: bool,
-    /// Whether the word holds unquoted glob characters (bash may expand them).
+    /// Whether the word holds unquoted glob characters or braces: bash may expand it into other
+    /// words, or several (`*.txt`, `{a,b}`).
     pub has_glob: bool,
 }
 
@@ -207,7 +208,7 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
                 i += 1;
             }
             _ => {
-                if matches!(c, '*' | '?' | '[') {
+                if matches!(c, '*' | '?' | '[' | '{') {
                     has_glob = true;
                 }
                 word.push(c);

@@ -142,10 +142,11 @@ pub fn profile(name: &str) -> Option<&'static SafeBinProfile> {
     PROFILES.iter().find(|p| p.name == name)
 }
 
-/// Safe bins are run with their arguments rendered literally, so a shell never expands them; but
-/// a glob character still signals an attempt to name files, so it is refused everywhere except
-/// where the tool itself gives it a non-file meaning: a grep `-e` pattern, the jq program, tr
-/// sets and a cut `-d` delimiter.
+/// The command runs through the shell, which expands unquoted glob and brace words: the
+/// evaluation refuses those before a profile is consulted (see `evaluate`). A glob character that
+/// reaches the profile was quoted; it still signals an attempt to name files, so it is refused
+/// everywhere except where the tool itself gives it a non-file meaning: a grep `-e` pattern, the jq
+/// program, tr sets and a cut `-d` delimiter.
 fn has_glob(arg: &str) -> bool {
     arg.contains(['*', '?', '[', ']'])
 }
