@@ -52,9 +52,11 @@ pub fn validate_model_env(env: &[(String, String)]) -> Result<(), AgentError> {
     refused.sort_unstable_by_key(|(k, _)| *k);
     match refused.as_slice() {
         [] => {}
-        [(one, class)] if *class != Class::Override => return forbidden(format!(
+        [(one, class)] if *class != Class::Override => {
+            return forbidden(format!(
             "Security Violation: Environment variable '{one}' is forbidden during host execution."
-        )),
+        ))
+        }
         many => {
             let names: Vec<&str> = many.iter().map(|(k, _)| *k).collect();
             return forbidden(format!(
