@@ -71,6 +71,28 @@ test('exec: completed, non-zero exit note, no output, failures as results', asyn
   await assert.rejects(exec.execute('6', { command: '' }), { message: 'Provide a command to start.' });
 });
 
+test('the Clawdis profile: a tool named bash, A\'s description, a 20 s default yield and A\'s pending cap', async () => {
+  const bash = api.createExecTool({ profile: 'clawdis' });
+  assert.equal(bash.name, 'bash');
+  assert.equal(bash.label, 'bash');
+  assert.equal(
+    bash.description,
+    'Execute shell commands with background continuation. Use yieldMs/background to continue later via process tool. Use pty=true for TTY-required commands (terminal UIs, coding agents).',
+  );
+  assert.equal(bash.parameters.properties.yieldMs.description, 'Milliseconds to wait before backgrounding (default 20000)');
+  assert.throws(() => api.createExecTool({ profile: 'clawdbot-2' }), /Unknown exec tool profile "clawdbot-2"/);
+  // 50000 chars pending: B's cap (30000) would cut it, A's (200000) keeps it whole.
+  const proc = api.createProcessTool({});
+  const r = await bash.execute('1', { command: "head -c 50000 /dev/zero | tr '\\0' x; echo", background: true });
+  let polled = '';
+  await waitFor(async () => {
+    const p = await proc.execute('p', { action: 'poll', sessionId: r.details.sessionId, timeout: 2000 });
+    polled += text(p).replace(/\n\nProcess (exited with .*|still running\.)$/, '');
+    return /Process exited/.test(text(p));
+  }, { what: 'the run to end' });
+  assert.equal(polled.replace(/[^x]/g, '').length, 50000);
+});
+
 test('exec: workdir fallback warning, env policy, OPENCLAW_SHELL, pathPrepend', async () => {
   const dir = fs.realpathSync(tempDir());
   const exec = api.createExecTool({ cwd: dir, pathPrepend: ['/opt/agent-bin'] });

@@ -35,13 +35,35 @@ function describeExecTool({ hasCronTool } = {}) {
     .join(' ');
 }
 
-const parameters = {
+/**
+ * Tool profiles: `openclaw` (B, the default) and `clawdis`, the January 2026 Clawdis docs' tool: named
+ * `bash`, a 20 s default yield, A's description and A's pending cap (200000).
+ */
+const PROFILES = {
+  openclaw: { name: 'exec', yieldMs: 10000, pendingMaxOutputChars: 30000, describe: describeExecTool },
+  clawdis: {
+    name: 'bash',
+    yieldMs: 20000,
+    pendingMaxOutputChars: 200000,
+    describe: () =>
+      'Execute shell commands with background continuation. Use yieldMs/background to continue later via process tool. Use pty=true for TTY-required commands (terminal UIs, coding agents).',
+  },
+};
+
+function profileOf(defaults) {
+  const name = defaults.profile ?? 'openclaw';
+  const profile = PROFILES[name];
+  if (!profile) throw new Error(`Unknown exec tool profile "${name}". Use "openclaw" (the default) or "clawdis".`);
+  return profile;
+}
+
+const parameters = (yieldDefault) => ({
   type: 'object',
   properties: {
     command: { type: 'string', description: 'Shell command to execute' },
     workdir: { type: 'string', description: 'Working directory (defaults to cwd)' },
     env: { type: 'object', additionalProperties: { type: 'string' } },
-    yieldMs: { type: 'number', description: 'Milliseconds to wait before backgrounding (default 10000)' },
+    yieldMs: { type: 'number', description: `Milliseconds to wait before backgrounding (default ${yieldDefault})` },
     background: { type: 'boolean', description: 'Run in background immediately' },
     timeout: {
       type: 'number',
@@ -59,7 +81,7 @@ const parameters = {
     node: { type: 'string', description: 'Node id/name for host=node.' },
   },
   required: ['command'],
-};
+});
 
 /** OpenClaw's elevated modes: returns off, ask or full, or throws the multi-line gate error. */
 function resolveElevated(defaults, requested, sandboxed) {
@@ -221,8 +243,9 @@ function outsideRoots(cwd, roots) {
 }
 
 function createExecTool(defaults = {}) {
+  const profile = profileOf(defaults);
   const allowBackground = defaults.allowBackground ?? true;
-  const yieldDefault = shared.defaultYieldMs(defaults.backgroundMs);
+  const yieldDefault = shared.defaultYieldMs(defaults.backgroundMs, profile.yieldMs);
   const sandboxConfig = pinnedSandbox(defaults.sandbox, path.resolve(defaults.cwd || process.cwd()));
 
   async function execute(toolCallId, params = {}, signal, onUpdate) {
@@ -305,7 +328,7 @@ function createExecTool(defaults = {}) {
       pty: params.pty === true,
       timeoutMs,
       maxOutputChars: shared.maxOutputChars(),
-      pendingMaxOutputChars: shared.pendingMaxOutputChars(),
+      pendingMaxOutputChars: shared.pendingMaxOutputChars(profile.pendingMaxOutputChars),
       scopeKey: defaults.scopeKey,
       approval,
       sandbox: sandboxed ? sandboxConfig : undefined,
@@ -436,12 +459,12 @@ function createExecTool(defaults = {}) {
   }
 
   return {
-    name: 'exec',
-    label: 'exec',
+    name: profile.name,
+    label: profile.name,
     get description() {
-      return describeExecTool({ agentId: defaults.agentId, hasCronTool: defaults.hasCronTool });
+      return profile.describe({ agentId: defaults.agentId, hasCronTool: defaults.hasCronTool });
     },
-    parameters,
+    parameters: parameters(profile.yieldMs),
     execute,
   };
 }

@@ -117,6 +117,11 @@ export interface SystemEventContext {
 }
 
 export interface BashToolDefaults {
+  /**
+   * `openclaw` (default): OpenClaw B's `exec`. `clawdis`: the January 2026 Clawdis docs' tool, named
+   * `bash`, with a 20000 ms default yield, A's description and A's pending cap (200000 chars per stream).
+   */
+  profile?: 'openclaw' | 'clawdis';
   cwd?: string;
   /** auto (default): the sandbox when `sandbox` is set, else the gateway (this machine). */
   host?: 'auto' | 'sandbox' | 'gateway' | 'node';

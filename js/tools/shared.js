@@ -18,8 +18,8 @@ function clamp(value, fallback, min, max) {
 }
 
 /** `PI_BASH_YIELD_MS` (10..120000, default 10000), or the tool default. */
-function defaultYieldMs(backgroundMs) {
-  return clamp(backgroundMs ?? readEnvInt(['PI_BASH_YIELD_MS']), 10000, 10, 120000);
+function defaultYieldMs(backgroundMs, fallback = 10000) {
+  return clamp(backgroundMs ?? readEnvInt(['PI_BASH_YIELD_MS']), fallback, 10, 120000);
 }
 
 /** `PI_BASH_MAX_OUTPUT_CHARS` (1000..200000, default 200000). */
@@ -27,11 +27,14 @@ function maxOutputChars() {
   return clamp(readEnvInt(['PI_BASH_MAX_OUTPUT_CHARS']), 200000, 1000, 200000);
 }
 
-/** `OPENCLAW_BASH_PENDING_MAX_OUTPUT_CHARS`, or the `CLAWDBOT_` spelling (1000..200000, default 30000). */
-function pendingMaxOutputChars() {
+/**
+ * `OPENCLAW_BASH_PENDING_MAX_OUTPUT_CHARS`, or the `CLAWDBOT_` spelling (1000..200000, default 30000;
+ * the Clawdis profile's default is its 200000).
+ */
+function pendingMaxOutputChars(fallback = 30000) {
   return clamp(
     readEnvInt(['OPENCLAW_BASH_PENDING_MAX_OUTPUT_CHARS', 'CLAWDBOT_BASH_PENDING_MAX_OUTPUT_CHARS']),
-    30000,
+    fallback,
     1000,
     200000,
   );
