@@ -58,6 +58,16 @@ export type {
   SegmentVerdict,
 } from '../index';
 export { createExecTool, createProcessTool, createBashTools } from './tools/index';
+
+/**
+ * Forward the host's termination signals (SIGTERM, SIGINT, SIGHUP, SIGQUIT; SIGBREAK on Windows) to a
+ * `node:child_process` child the host started outside `exec`, until the child exits or errors. A signal
+ * the host does not handle itself still ends the host, as Node's default would, after the child got it.
+ */
+export declare function bridgeChildProcess(
+  child: import('node:child_process').ChildProcess,
+  options?: { signals?: NodeJS.Signals[]; onSignal?: (signal: NodeJS.Signals) => void },
+): { detach(): void };
 export type {
   AgentTool,
   BashToolDefaults,

@@ -5,6 +5,7 @@ const { loadNative } = require('./native.js');
 
 const native = loadNative();
 const tools = require('./tools/index.js');
+const { bridgeChildProcess } = require('./bridge.js');
 
 module.exports = {
   exec: native.exec,
@@ -31,4 +32,5 @@ module.exports = {
   createExecTool: tools.createExecTool,
   createProcessTool: tools.createProcessTool,
   createBashTools: tools.createBashTools,
+  bridgeChildProcess,
 };
