@@ -347,7 +347,10 @@ fn install_host_exit_cleanup(env: &Env) -> Result<()> {
         return Ok(());
     }
     env.add_env_cleanup_hook((), |_| {
-        crate::kill::watchdog::kill_all_now(registry::global())
+        crate::kill::watchdog::kill_all_now(registry::global());
+        // Fresh cgroups made ahead for runs that will not come.
+        #[cfg(target_os = "linux")]
+        crate::spawn::tracking::drain_stock();
     })?;
     crate::kill::watchdog::ensure_watchdog(crate::session::run_cgroup_parents);
     let _ = INSTALLED.set(());

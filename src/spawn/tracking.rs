@@ -184,10 +184,14 @@ pub struct TrackingCgroup {
 }
 
 impl TrackingCgroup {
-    /// Make the run's cgroup `name` (`agent-exec-<host pid>-<session id>`), or `None` where this host
-    /// tracks by marker.
+    /// A fresh cgroup for one run, or `None` where this host tracks by marker. Taken from a small stock
+    /// made in the background, so the run's start does not wait for a `mkdir` in the cgroup file
+    /// system; a cgroup is never used by two runs (a later kill of one must never reach the other).
     pub fn create(name: &str) -> Option<TrackingCgroup> {
-        Self::create_in(host().ok()?, name)
+        let host = host().ok()?;
+        let stocked = STOCK.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        refill_stock();
+        stocked.or_else(|| Self::create_in(host, name))
     }
 
     fn create_in(host: &TrackingHost, name: &str) -> Option<TrackingCgroup> {
@@ -258,22 +262,23 @@ impl TrackingCgroup {
         Ok(spawned)
     }
 
-    /// Remove the cgroup once the run ended; retried in the background while the kernel empties it.
+    /// Remove the cgroup once the run ended, off the caller's path: in the background, retried while
+    /// the kernel empties it. A cgroup that still holds a process left running stays until the session
+    /// is dropped.
     pub fn remove_soon(&self) {
         let dirs = vec![self.dir.clone()];
-        if remove_all(&dirs) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            remove_all(&dirs);
             return;
-        }
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
-                for _ in 0..60 {
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    if remove_all(&dirs) {
-                        return;
-                    }
+        };
+        rt.spawn(async move {
+            for _ in 0..60 {
+                if remove_all(&dirs) {
+                    return;
                 }
-            });
-        }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        });
     }
 }
 
@@ -281,6 +286,42 @@ impl Drop for TrackingCgroup {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir(&self.dir);
     }
+}
+
+/// Fresh cgroups made ahead of the runs that will use them.
+static STOCK: std::sync::Mutex<Vec<TrackingCgroup>> = std::sync::Mutex::new(Vec::new());
+/// How many fresh cgroups wait in stock: enough for a burst of starts between two refills.
+const STOCK_SIZE: usize = 4;
+static STOCK_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static REFILLING: AtomicBool = AtomicBool::new(false);
+
+/// Top the stock up in the background (on the async runtime's blocking pool, where there is one).
+fn refill_stock() {
+    if REFILLING.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let fill = || {
+        if let Ok(host) = host() {
+            while STOCK.lock().unwrap_or_else(|e| e.into_inner()).len() < STOCK_SIZE {
+                let seq = STOCK_SEQ.fetch_add(1, Ordering::Relaxed);
+                let name = format!("agent-exec-{}-run{seq}", std::process::id());
+                match TrackingCgroup::create_in(host, &name) {
+                    Some(cg) => STOCK.lock().unwrap_or_else(|e| e.into_inner()).push(cg),
+                    None => break,
+                }
+            }
+        }
+        REFILLING.store(false, Ordering::Release);
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) => drop(rt.spawn_blocking(fill)),
+        Err(_) => fill(),
+    }
+}
+
+/// Remove the stock's cgroups (the host is exiting; nothing will use them).
+pub fn drain_stock() {
+    STOCK.lock().unwrap_or_else(|e| e.into_inner()).clear();
 }
 
 /// The `tasks` file of the calling thread's own cgroup in the hierarchy that holds `run_dir`.
