@@ -364,6 +364,14 @@ export interface PollResult {
 /** Take the output not yet drained, per stream, optionally waiting for output or exit first. */
 export declare function pollSession(sessionId: string, options?: PollOptions): Promise<PollResult>
 
+/**
+ * Refuse a `python <file>.py` / `node <file>.js` command whose script (inside `cwd`, at most 512 KiB)
+ * holds shell variable syntax in its code or starts with a shell line, and an interpreter command
+ * mixed with other shell syntax, with B's texts and the code `ERR_PREFLIGHT_REJECTED`. Anything else
+ * returns nothing. `path` is the `PATH` the command will run with (default: the host's).
+ */
+export declare function preflightCommand(command: string, cwd: string, path?: string | undefined | null): void
+
 /** How runs are tracked on this host (probed once: a cgroup is made and removed). */
 export declare function processTracking(): ProcessTracking
 

@@ -847,6 +847,7 @@ module.exports.killSession = nativeBinding.killSession
 module.exports.listSessions = nativeBinding.listSessions
 module.exports.pasteText = nativeBinding.pasteText
 module.exports.pollSession = nativeBinding.pollSession
+module.exports.preflightCommand = nativeBinding.preflightCommand
 module.exports.processTracking = nativeBinding.processTracking
 module.exports.readLog = nativeBinding.readLog
 module.exports.removeSession = nativeBinding.removeSession

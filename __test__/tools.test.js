@@ -93,6 +93,25 @@ test('the Clawdis profile: a tool named bash, A\'s description, a 20 s default y
   assert.equal(polled.replace(/[^x]/g, '').length, 50000);
 });
 
+test('exec: B\'s script preflight refuses shell variables in python/node code, and nothing runs', async () => {
+  const dir = fs.realpathSync(tempDir());
+  const canary = path.join(dir, 'ran');
+  fs.writeFileSync(path.join(dir, 'bad.py'), `import pathlib\npathlib.Path(${JSON.stringify(canary)}).touch()\npayload = $DM_JSON\n`);
+  fs.writeFileSync(path.join(dir, 'bad.js'), `require('fs').writeFileSync(${JSON.stringify(canary)}, '');\nconst x = $DM_JSON;\n`);
+  fs.writeFileSync(path.join(dir, 'ok.js'), 'console.log("echo $HOME")\n');
+  const exec = api.createExecTool({ cwd: dir });
+  await assert.rejects(exec.execute('1', { command: 'python3 bad.py' }), (e) => {
+    assert.equal(e.code, 'ERR_PREFLIGHT_REJECTED');
+    assert.match(e.message, /^exec preflight: detected likely shell variable injection \(\$DM_JSON\) in python script: bad\.py:3\.\nIn Python, use os\.environ\.get\("DM_JSON"\)/);
+    return true;
+  });
+  await assert.rejects(exec.execute('2', { command: 'node bad.js' }), /In Node\.js, use process\.env\["DM_JSON"\] instead of raw \$DM_JSON/);
+  await assert.rejects(exec.execute('3', { command: 'cat bad.py | python3 && echo ok' }), /exec preflight: complex interpreter invocation detected/);
+  assert.equal(fs.existsSync(canary), false);
+  const ok = await exec.execute('4', { command: 'node ok.js' });
+  assert.equal(text(ok), 'echo $HOME');
+});
+
 test('exec: workdir fallback warning, env policy, OPENCLAW_SHELL, pathPrepend', async () => {
   const dir = fs.realpathSync(tempDir());
   const exec = api.createExecTool({ cwd: dir, pathPrepend: ['/opt/agent-bin'] });

@@ -18,6 +18,7 @@ export {
   classifyCommand,
   checkPermissionRules,
   checkModelEnv,
+  preflightCommand,
   sandboxCapabilities,
   processTracking,
   trackedCwd,

@@ -26,6 +26,7 @@ module.exports = {
   classifyCommand: native.classifyCommand,
   checkPermissionRules: native.checkPermissionRules,
   checkModelEnv: native.checkModelEnv,
+  preflightCommand: native.preflightCommand,
   sandboxCapabilities: native.sandboxCapabilities,
   processTracking: native.processTracking,
   trackedCwd: native.trackedCwd,

@@ -45,6 +45,8 @@ pub enum ErrorCode {
     /// A sandbox was asked for that this host cannot enforce (or a step of entering it failed).
     /// Nothing was run.
     SandboxUnavailable,
+    /// The script preflight refused a `python`/`node` command (OpenClaw B's texts).
+    PreflightRejected,
     /// An unexpected internal failure (a bug): the message says what broke.
     Internal,
 }
@@ -58,6 +60,7 @@ impl ErrorCode {
             ErrorCode::InvalidEnv => "ERR_INVALID_ENV",
             ErrorCode::InvalidOption => "ERR_INVALID_OPTION",
             ErrorCode::EnvForbidden => "ERR_ENV_FORBIDDEN",
+            ErrorCode::PreflightRejected => "ERR_PREFLIGHT_REJECTED",
             ErrorCode::InvalidRule => "ERR_INVALID_RULE",
             ErrorCode::UnknownShell => "ERR_UNKNOWN_SHELL",
             ErrorCode::SpawnFailed => "ERR_SPAWN_FAILED",

@@ -8,6 +8,7 @@ pub mod bindings;
 pub mod error;
 pub mod kill;
 pub mod output;
+pub mod preflight;
 pub mod sandbox;
 pub mod session;
 pub mod spawn;

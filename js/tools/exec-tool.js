@@ -299,6 +299,10 @@ function createExecTool(defaults = {}) {
       return defaults.runOnNode({ toolCallId, command, cwd, env: params.env || {}, node: params.node ?? defaults.node, timeoutSec: params.timeout, security, ask });
     }
 
+    // B's script preflight: a python/node script with shell variable syntax in its code is refused
+    // before it runs (throws, as B does).
+    native.preflightCommand(command, cwd, env.PATH);
+
     const timeoutSec =
       params.timeout !== undefined && params.timeout !== null && Number.isFinite(Number(params.timeout))
         ? Number(params.timeout)

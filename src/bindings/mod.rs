@@ -5,6 +5,7 @@ pub mod errors;
 pub mod exec;
 pub mod forward;
 pub mod options;
+pub mod preflight;
 pub mod sandbox;
 pub mod sessions;
 pub mod tracking;
