@@ -10,7 +10,12 @@ use super::errors::to_napi;
 /// mixed with other shell syntax, with B's texts and the code `ERR_PREFLIGHT_REJECTED`. Anything else
 /// returns nothing. `path` is the `PATH` the command will run with (default: the host's).
 #[napi(js_name = "preflightCommand")]
-pub fn preflight_command(env: Env, command: String, cwd: String, path: Option<String>) -> Result<()> {
+pub fn preflight_command(
+    env: Env,
+    command: String,
+    cwd: String,
+    path: Option<String>,
+) -> Result<()> {
     let host_path = std::env::var("PATH").ok();
     crate::preflight::check(
         &command,
