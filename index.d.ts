@@ -368,9 +368,11 @@ export declare function pollSession(sessionId: string, options?: PollOptions): P
  * Refuse a `python <file>.py` / `node <file>.js` command whose script (inside `cwd`, at most 512 KiB)
  * holds shell variable syntax in its code or starts with a shell line, and an interpreter command
  * mixed with other shell syntax, with B's texts and the code `ERR_PREFLIGHT_REJECTED`. Anything else
- * returns nothing. `path` is the `PATH` the command will run with (default: the host's).
+ * returns nothing. `path` is the `PATH` the command will run with (default: the host's). First, the
+ * `/approve` guard: a command that would run `/approve <id> <decision>` is refused. `scripts: false`
+ * skips reading scripts (a run on another machine).
  */
-export declare function preflightCommand(command: string, cwd: string, path?: string | undefined | null): void
+export declare function preflightCommand(command: string, cwd: string, path?: string | undefined | null, scripts?: boolean | undefined | null): void
 
 /** How runs are tracked on this host (probed once: a cgroup is made and removed). */
 export declare function processTracking(): ProcessTracking

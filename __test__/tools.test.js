@@ -112,6 +112,27 @@ test('exec: B\'s script preflight refuses shell variables in python/node code, a
   assert.equal(text(ok), 'echo $HOME');
 });
 
+test('exec: a model cannot run /approve through the shell, in any position or wrapper, on any host', async () => {
+  const dir = fs.realpathSync(tempDir());
+  const canary = path.join(dir, 'ran');
+  const text = 'exec cannot run /approve commands. Show the /approve command to the user as chat text, or route it through the approval command handler instead of shell execution.';
+  let nodeRuns = 0;
+  const exec = api.createExecTool({ cwd: dir, runOnNode: () => nodeRuns++ });
+  for (const command of [
+    `touch ${canary} && /approve abc123 allow-once`,
+    `touch ${canary}; env -S '/approve abc123 allow-always'`,
+    `sh -c 'touch ${canary}; command /approve abc123 deny'`,
+    `touch ${canary} | sudo /approve abc123 always`,
+  ]) {
+    await assert.rejects(exec.execute('1', { command }), { message: text });
+    await assert.rejects(exec.execute('2', { command, host: 'node' }), { message: text });
+  }
+  assert.equal(fs.existsSync(canary), false);
+  assert.equal(nodeRuns, 0);
+  const said = await exec.execute('3', { command: "echo 'type /approve abc123 allow-once in chat'" });
+  assert.equal(said.content[0].text, 'type /approve abc123 allow-once in chat');
+});
+
 test('exec: workdir fallback warning, env policy, OPENCLAW_SHELL, pathPrepend', async () => {
   const dir = fs.realpathSync(tempDir());
   const exec = api.createExecTool({ cwd: dir, pathPrepend: ['/opt/agent-bin'] });

@@ -296,6 +296,7 @@ function createExecTool(defaults = {}) {
         throw new Error('exec host=node needs a node host: pass createExecTool({ runOnNode }) to route runs to a paired node.');
       }
       native.checkModelEnv(params.env);
+      native.preflightCommand(command, cwd, env.PATH, false);
       return defaults.runOnNode({ toolCallId, command, cwd, env: params.env || {}, node: params.node ?? defaults.node, timeoutSec: params.timeout, security, ask });
     }
 

@@ -1,4 +1,5 @@
-//! Script preflight, as OpenClaw B runs it before a host run: for `python <file>.py` and
+//! Checks OpenClaw B runs before a host run: the `/approve` guard ([`approve_guard`]), and the script
+//! preflight: for `python <file>.py` and
 //! `node <file>.js` (preloads and wrappers included), read the script when it lies inside the working
 //! directory and is at most 512 KiB, and refuse to run it when its code holds shell variable syntax
 //! (`$DM_JSON`) or, for JavaScript, when its first line is a shell command (`NODE ...`). A command that
@@ -6,6 +7,7 @@
 //! checked, and is refused with B's text asking for the direct form. A file that is missing, too large
 //! or outside the working directory is not checked (the command runs and fails on its own).
 
+pub mod approve_guard;
 pub mod scan;
 
 use std::path::{Path, PathBuf};
@@ -19,8 +21,15 @@ pub const MAX_SCRIPT_BYTES: u64 = 512 * 1024;
 
 const COMPLEX: &str = "exec preflight: complex interpreter invocation detected; refusing to run without script preflight validation. Use a direct `python <file>.py` or `node <file>.js` command.";
 
-/// Check `command` as it would run in `cwd` with `path` as its `PATH`.
+/// Check `command` as it would run in `cwd` with `path` as its `PATH`: the `/approve` guard, then the
+/// script preflight.
 pub fn check(command: &str, cwd: &Path, path: Option<&str>) -> Result<(), AgentError> {
+    approve_guard::check(command, cwd, path)?;
+    check_scripts(command, cwd, path)
+}
+
+/// The script preflight alone (for runs whose scripts are on this machine).
+pub fn check_scripts(command: &str, cwd: &Path, path: Option<&str>) -> Result<(), AgentError> {
     if !mentions_script(command) {
         return Ok(());
     }
