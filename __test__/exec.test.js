@@ -251,6 +251,14 @@ test('shell: the host $SHELL runs the command; with none set, sh does', () => {
   assert.equal(probe({ ...withoutShell, SHELL: '/bin/bash' }), 'bash');
 });
 
+test('a command too long for the OS says so (E2BIG), once, with what to do', async () => {
+  await assert.rejects(native.exec({ command: `echo ${'x'.repeat(300000)}` }), (e) => {
+    assert.equal(e.code, 'ERR_SPAWN_FAILED');
+    assert.match(e.message, /^The command is too long for the operating system \(300005 bytes of command, plus the environment; E2BIG\)\. Write it to a script file/);
+    return true;
+  });
+});
+
 test('bad input gets a typed error with a stable code and an actionable message', async () => {
   const dir = tempDir();
   const file = path.join(dir, 'file');

@@ -90,6 +90,23 @@ test('arrow keys follow the application cursor key mode; unknown mode refuses ba
   assert.equal(modified.bytes, 6);
   await native.removeSession(idle.sessionId);
 
+  // A prompt that never announces a mode (bash's, Python's) is in normal mode once it has drawn: arrows
+  // go through as CSI sequences.
+  const plainScript = [
+    'import os, sys, tty',
+    'tty.setraw(sys.stdin.fileno())',
+    "os.write(1, b'prompt> ')",
+    'data = os.read(0, 16)',
+    "os.write(1, ('got ' + data.hex() + '\\r\\n').encode())",
+  ].join('\n');
+  const plainDir = tempDir();
+  fs.writeFileSync(path.join(plainDir, 'plain.py'), plainScript);
+  const p = await start({ command: 'python3 plain.py', cwd: plainDir });
+  await until(p.sessionId, /prompt>/);
+  assert.equal(native.listSessions().find((s) => s.sessionId === p.sessionId).cursorKeyMode, 'normal');
+  await native.sendKeys(p.sessionId, { keys: ['up'] });
+  await until(p.sessionId, /got 1b5b41/);
+
   const script = [
     'import os, sys, tty',
     'tty.setraw(sys.stdin.fileno())',

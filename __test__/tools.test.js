@@ -313,6 +313,10 @@ test('write with eof, submit, paste and a PTY session driven by send-keys to com
   await shown('C-bogus');
   await proc.execute('7', { action: 'send-keys', sessionId: id, keys: ['C-c'] });
   await shown('KeyboardInterrupt\n>>>');
+  // Bytes, not UTF-16 characters: "é🚀" is 6 bytes.
+  const unicode = await proc.execute('8a', { action: 'write', sessionId: id, data: '"é🚀"\r' });
+  assert.equal(text(unicode), `Wrote 9 bytes to session ${id}.`);
+  await shown("'é🚀'");
   const wrote = await proc.execute('8', { action: 'write', sessionId: id, data: 'exit()\r', eof: true });
   assert.equal(text(wrote), `Wrote 7 bytes to session ${id} (stdin closed).`);
   const { last } = await pollToExit(proc, id);

@@ -171,7 +171,7 @@ function createProcessTool(defaults = {}) {
           }
           throw e;
         }
-        return shared.textResult(`Wrote ${data.length} bytes to session ${id}${params.eof ? ' (stdin closed)' : ''}.`, {
+        return shared.textResult(`Wrote ${Buffer.byteLength(String(data), 'utf8')} bytes to session ${id}${params.eof ? ' (stdin closed)' : ''}.`, {
           status: 'running',
           sessionId: id,
           name,

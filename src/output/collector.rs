@@ -68,6 +68,10 @@ impl OutputCollector {
         let out = self.sanitizers[stream.index()].feed(bytes);
         if let Some(mode) = out.cursor_key_mode {
             self.cursor_key_mode = mode;
+        } else if self.cursor_key_mode == CursorKeyMode::Unknown && !bytes.is_empty() {
+            // The program has started and drawn without asking for application cursor keys: like a
+            // terminal, assume normal mode (bash and Python prompts never announce one).
+            self.cursor_key_mode = CursorKeyMode::Normal;
         }
         self.append_text(stream, &out.text);
         Ingested {
@@ -225,6 +229,10 @@ mod tests {
         let got = c.ingest(Stream::Stdout, b"\x1b[?1h\x1b[6n>");
         assert_eq!(got.cursor_queries, 1);
         assert_eq!(c.cursor_key_mode(), CursorKeyMode::Application);
+        // Startup output without a toggle means normal mode.
+        let mut plain = OutputCollector::new(limits(100, 100), dir.path().into(), true);
+        plain.ingest(Stream::Stdout, b"$ ");
+        assert_eq!(plain.cursor_key_mode(), CursorKeyMode::Normal);
     }
 
     /// Everything a reader sees of one stream fed in the given chunks.

@@ -77,13 +77,23 @@ pub fn spawn_error(program: &std::path::Path, req: &ExecRequest, e: &std::io::Er
     if let Some(sandbox_error) = crate::sandbox::spawn_error(e) {
         return sandbox_error;
     }
+    if e.raw_os_error() == Some(libc::E2BIG) {
+        // The command line and environment together exceed what the OS takes for one exec.
+        return AgentError::new(
+            ErrorCode::SpawnFailed,
+            format!(
+                "The command is too long for the operating system ({} bytes of command, plus the environment; E2BIG). Write it to a script file and run that file, or pass large data through stdin or a file.",
+                req.command.len()
+            ),
+        );
+    }
     AgentError::new(
-    ErrorCode::SpawnFailed,
-    format!(
-      "Could not start {} in {}: {e} (errno {}). Check that the shell exists and the directory is accessible.",
-      program.display(),
-      req.cwd.display(),
-      e.raw_os_error().unwrap_or(0)
-    ),
-  )
+        ErrorCode::SpawnFailed,
+        format!(
+            "Could not start {} in {}: {}. Check that the shell exists and the directory is accessible.",
+            program.display(),
+            req.cwd.display(),
+            e
+        ),
+    )
 }
