@@ -251,6 +251,21 @@ test('shell: the host $SHELL runs the command; with none set, sh does', () => {
   assert.equal(probe({ ...withoutShell, SHELL: '/bin/bash' }), 'bash');
 });
 
+test('an unknown option is refused with the nearest known name, before anything runs', async () => {
+  const dir = tempDir();
+  const canary = path.join(dir, 'ran');
+  await assert.rejects(native.exec({ command: `touch ${canary}`, timout: 5 }), {
+    code: 'ERR_INVALID_OPTION',
+    message: 'Unknown exec option "timout". Did you mean "timeoutMs"?',
+  });
+  await assert.rejects(native.exec({ command: `touch ${canary}`, timeout: 5 }), { message: 'Unknown exec option "timeout". Did you mean "timeoutMs"?' });
+  await assert.rejects(native.exec({ command: `touch ${canary}`, workdir: dir }), { message: /^Unknown exec option "workdir"\. Known options: command, cwd, / });
+  assert.equal(fs.existsSync(canary), false);
+  // A known option, or an unknown one left undefined (as object spreads leave them), is fine.
+  const r = await native.exec({ command: 'true', timeoutMs: 5000, extra: undefined });
+  assert.equal(r.exitCode, 0);
+});
+
 test('a command too long for the OS says so (E2BIG), once, with what to do', async () => {
   await assert.rejects(native.exec({ command: `echo ${'x'.repeat(300000)}` }), (e) => {
     assert.equal(e.code, 'ERR_SPAWN_FAILED');

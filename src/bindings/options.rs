@@ -211,6 +211,76 @@ pub struct ParsedExec {
     pub has_signal: bool,
 }
 
+/// Every option `exec` reads: anything else is a typo that would otherwise be ignored silently.
+const EXEC_OPTIONS: &[&str] = &[
+    "command",
+    "cwd",
+    "env",
+    "modelEnv",
+    "hostEnvPolicy",
+    "inheritEnv",
+    "shell",
+    "pty",
+    "timeoutMs",
+    "killGraceMs",
+    "drainTimeoutMs",
+    "stdin",
+    "maxOutputChars",
+    "pendingMaxOutputChars",
+    "maxLogBytes",
+    "logDir",
+    "scopeKey",
+    "onOutput",
+    "onExit",
+    "approval",
+    "yieldMs",
+    "background",
+    "trackCwd",
+    "ptyForceFallback",
+    "sandbox",
+    "signal",
+];
+
+/// The first own key of `obj` with a defined value that is not in `known`.
+pub(crate) fn first_unknown_key(obj: &Object, known: &[&str]) -> Result<Option<String>> {
+    let names = obj.get_property_names()?;
+    let len = names.get_array_length()?;
+    for i in 0..len {
+        let name: String = names.get_element(i)?;
+        if known.contains(&name.as_str()) {
+            continue;
+        }
+        let defined = match obj.get::<Unknown>(&name)? {
+            Some(v) => v.get_type()? != ValueType::Undefined,
+            None => false,
+        };
+        if defined {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
+}
+
+/// `Unknown exec option "timout". Did you mean "timeoutMs"?`, or the list of options when nothing is
+/// close.
+pub(crate) fn unknown_option_message(what: &str, name: &str, known: &[&str]) -> String {
+    let lower = name.to_ascii_lowercase();
+    // Jaro-Winkler favours a shared start, which is how option typos look (`timout`, `timeout`).
+    let nearest = known
+        .iter()
+        .map(|k| (strsim::jaro_winkler(&lower, &k.to_ascii_lowercase()), *k))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match nearest {
+        Some((score, k)) if score >= 0.8 => {
+            format!("Unknown {what} option \"{name}\". Did you mean \"{k}\"?")
+        }
+        _ => format!(
+            "Unknown {what} option \"{name}\". Known options: {}.",
+            known.join(", ")
+        ),
+    }
+}
+
 pub fn parse_exec_options<'a>(
     env: &Env,
     options: Unknown<'a>,
@@ -227,6 +297,13 @@ pub fn parse_exec_options<'a>(
     }
     let obj: Object<'a> = unsafe { Object::from_napi_value(env.raw(), options.raw())? };
     let f = Fields { obj };
+    if let Some(unknown) = first_unknown_key(&f.obj, EXEC_OPTIONS)? {
+        return Ok(Err(AgentError::invalid_option(unknown_option_message(
+            "exec",
+            &unknown,
+            EXEC_OPTIONS,
+        ))));
+    }
 
     let command = match f.raw("command")? {
         None => {
