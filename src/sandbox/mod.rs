@@ -11,15 +11,21 @@
 //! shell starts, for pipe and PTY runs alike. A sandbox the host cannot enforce is an error.
 //!
 //! Layout: `policy` decides what may be written; `landlock`, `seccomp` and `cgroup` turn the decision
-//! into kernel objects in the parent; `child` applies them between fork and exec; `supervisor` answers
-//! the notifications, with `unix_connect` making the connects it allows; `capabilities` says what the
-//! host supports; `macos` writes the `sandbox-exec` profile of the same policy.
+//! into kernel objects in the parent; `child` applies them between fork and exec, and `handover` brings
+//! its seccomp listener back; `supervisor` answers the notifications (reading the caller through
+//! `caller_memory`), with `unix_connect` and `unix_send` making the connects and sends it allows;
+//! `capabilities` says what the host supports; `macos` writes the `sandbox-exec` profile of the same
+//! policy.
 
+#[cfg(target_os = "linux")]
+mod caller_memory;
 pub mod capabilities;
 #[cfg(target_os = "linux")]
 pub mod cgroup;
 #[cfg(target_os = "linux")]
 pub mod child;
+#[cfg(target_os = "linux")]
+mod handover;
 #[cfg(target_os = "linux")]
 pub mod landlock;
 pub mod macos;
@@ -30,6 +36,8 @@ pub mod seccomp;
 pub mod supervisor;
 #[cfg(target_os = "linux")]
 pub mod unix_connect;
+#[cfg(target_os = "linux")]
+mod unix_send;
 
 use std::path::{Path, PathBuf};
 
@@ -304,7 +312,6 @@ pub fn prepare(
 
 #[cfg(target_os = "linux")]
 mod linux {
-    use std::os::fd::OwnedFd;
     use std::path::Path;
     use std::sync::Arc;
 
@@ -318,7 +325,7 @@ mod linux {
     pub struct Armed {
         child: Arc<ChildPlan>,
         env: Vec<(String, String)>,
-        parent_socket: OwnedFd,
+        handover: super::handover::Receiver,
         policy: Arc<FsPolicy>,
         network: bool,
         limits: ResourceLimits,
@@ -574,7 +581,8 @@ mod linux {
                 listener_socket: child_socket,
             }),
             env,
-            parent_socket,
+            handover: super::handover::Receiver::start(parent_socket)
+                .map_err(|e| unavailable(format!("the listener handover could not start: {e}")))?,
             policy: Arc::new(policy),
             network: spec.network,
             limits,
@@ -620,7 +628,9 @@ mod linux {
 
         /// After the spawn: take the child's seccomp listener and start answering it.
         pub fn after_spawn(&self) -> Result<(), AgentError> {
-            let listener = super::child::recv_fd(&self.parent_socket)
+            let listener = self
+                .handover
+                .take(std::time::Duration::from_secs(5))
                 .map_err(|e| unavailable(format!("the seccomp listener did not arrive: {e}")))?;
             super::supervisor::spawn(
                 listener,

@@ -3,7 +3,8 @@
 //! Nothing is refused by the filter itself. Calls that may write the file system (an `open` with write
 //! flags, `mkdir`, `unlink`, `rename`, ...), calls that change metadata (`chmod`, `chown`, `utimensat`,
 //! extended attributes: Landlock does not cover these) and, with the network off, `socket` for any family but
-//! `AF_UNIX`, `io_uring_setup` and `connect` become user notifications: the supervisor in the runtime decides,
+//! `AF_UNIX`, `io_uring_setup`, `connect` and the sends that may name an address (`sendto` with one,
+//! `sendmsg`, `sendmmsg`) become user notifications: the supervisor in the runtime decides,
 //! answers, and records what it refused with the rule that refused it. Landlock and the read-only mounts
 //! enforce the same file rules in the kernel, so a call the supervisor lets through is still checked.
 //!
@@ -161,6 +162,21 @@ pub fn build_filter(network: bool) -> Result<BpfProgram, String> {
         // Every connect: the address is in the caller's memory, which a filter cannot read, and only
         // Unix sockets exist with the network off. The supervisor connects the allowed ones itself.
         rules.insert(nr(libc::SYS_connect), Vec::new());
+        // Sends that may name an address, which the supervisor judges like a connect's and then makes
+        // itself (see `unix_send`): a `sendto` whose address pointer and length are both set (its
+        // registers, fixed at the call), and every `sendmsg` and `sendmmsg` (their headers are in
+        // memory, which may change after the check).
+        rules.insert(
+            nr(libc::SYS_sendto),
+            vec![SeccompRule::new(vec![
+                SeccompCondition::new(4, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)
+                    .expect("valid condition"),
+                condition(5, SeccompCmpOp::Ne, 0),
+            ])
+            .expect("rule")],
+        );
+        rules.insert(nr(libc::SYS_sendmsg), Vec::new());
+        rules.insert(nr(libc::SYS_sendmmsg), Vec::new());
     }
     let filter = SeccompFilter::new(
         rules,
