@@ -444,6 +444,9 @@ try:
     elif how == 'inet':
         sin = struct.pack('HH4s8x', socket.AF_INET, socket.htons(9), socket.inet_aton('127.0.0.1'))
         check(libc.sendto(s.fileno(), payload, len(payload), 0, sin, len(sin)))
+    elif how == 'inet-connect':
+        sin = struct.pack('HH4s8x', socket.AF_INET, socket.htons(9), socket.inet_aton('127.0.0.1'))
+        check(libc.connect(s.fileno(), sin, len(sin)))
     elif how == 'sendmmsg':
         addr = ctypes.create_string_buffer(struct.pack('H', socket.AF_UNIX) + target.encode() + b'\\0')
         bufs = [ctypes.create_string_buffer(payload + str(i).encode(), len(payload) + 1) for i in range(2)]
@@ -495,13 +498,14 @@ test('network off: datagrams to Unix sockets outside the roots are refused and n
     assert.equal(on.output, 'sendmmsg sent\n');
     assert.deepEqual(await out.received(), ['sendto', 'sendmsg', 'sendmmsg0', 'sendmmsg1']);
     // Abstract names and other families are the network, off.
-    const other = await run({ command: `${sends(`agent-exec-${process.pid}`, 'abstract')}; ${sends('-', 'inet')}`, sandbox: true, cwd });
-    assert.equal(other.output, 'abstract failed 1\ninet failed 13\n');
+    const other = await run({ command: `${sends(`agent-exec-${process.pid}`, 'abstract')}; ${sends('-', 'inet', 'inet-connect')}`, sandbox: true, cwd });
+    assert.equal(other.output, 'abstract failed 1\ninet failed 13\ninet-connect failed 13\n');
     assert.deepEqual(
       other.sandbox.denials.map((d) => [d.operation, d.detail, d.rule]),
       [
         ['send', `sendto(AF_UNIX @agent-exec-${process.pid})`, 'network is off (abstract Unix sockets included)'],
         ['network', 'sendto(AF_INET)', 'network is off'],
+        ['network', 'connect(AF_INET)', 'network is off'],
       ],
     );
   } finally {

@@ -303,10 +303,10 @@ fn send_for(notif: &OwnedFd, req: &libc::seccomp_notif, job: SendJob, log: &Deni
 }
 
 fn deliver_sigpipe(caller: &unix_send::Caller, sigpipe: bool) {
-    if sigpipe {
+    if let (true, Some(tgid)) = (sigpipe, caller.tgid()) {
         // SAFETY: tgkill of the calling thread, named by its thread group too (so a reused tid
         // elsewhere is not hit).
-        unsafe { libc::syscall(libc::SYS_tgkill, caller.tgid, caller.tid, libc::SIGPIPE) };
+        unsafe { libc::syscall(libc::SYS_tgkill, tgid, caller.tid, libc::SIGPIPE) };
     }
 }
 

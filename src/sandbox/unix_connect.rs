@@ -74,14 +74,22 @@ pub fn errno() -> i32 {
 /// A pidfd of the process of thread `tid`, from which its fds can be taken. `still_waiting` says
 /// whether the caller is still in its call (so `tid` was not reused before the pidfd pinned it).
 pub fn open_caller(tid: u32, still_waiting: impl Fn() -> bool) -> Result<OwnedFd, i32> {
-    let tgid = thread_group(tid).ok_or(libc::ESRCH)?;
-    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tgid as libc::pid_t, 0) };
-    if pidfd < 0 {
-        return Err(errno());
-    }
-    // SAFETY: a new fd we own from here on.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) };
+    let open = |pid: u32| {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+        if fd < 0 {
+            return Err(errno());
+        }
+        // SAFETY: a new fd we own from here on.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    };
+    // Most callers are a process's main thread, whose tid is the pid: no need to read /proc (a
+    // read of its status file costs more than the rest of a send). Another thread's tid is refused
+    // (EINVAL, or ENOENT on newer kernels): then its thread group is looked up.
+    let pidfd = match open(tid) {
+        Ok(fd) => fd,
+        Err(_) => open(thread_group(tid).ok_or(libc::ESRCH)?)?,
+    };
     if !still_waiting() {
         return Err(libc::ESRCH);
     }
@@ -199,6 +207,27 @@ mod tests {
         assert_eq!(parse(&addr(libc::AF_UNSPEC as u16, b"")), Address::Other);
         assert_eq!(parse(&addr(libc::AF_INET as u16, &[0; 14])), Address::Other);
         assert_eq!(parse(&addr(unix, &[b'a'; MAX_ADDRESS])), Address::Other);
+    }
+
+    #[test]
+    fn a_socket_is_taken_from_a_caller_that_is_not_its_processs_main_thread() {
+        // SAFETY: a plain socket call.
+        let raw = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+        // SAFETY: a new fd we own.
+        let _mine = unsafe { OwnedFd::from_raw_fd(raw) };
+        // A thread that waits, as a caller in its system call does.
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            // SAFETY: gettid has no arguments.
+            tid_tx.send(unsafe { libc::gettid() } as u32).unwrap();
+            done_rx.recv().unwrap();
+        });
+        let live = tid_rx.recv().unwrap();
+        assert_ne!(live, std::process::id());
+        assert!(take_socket(live, raw, || true).is_ok());
+        done_tx.send(()).unwrap();
+        t.join().unwrap();
     }
 
     #[test]

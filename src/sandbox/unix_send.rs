@@ -159,16 +159,19 @@ pub fn sent_length_at(msgvec: u64, index: usize) -> u64 {
 /// The process a send is made for: the calling thread, and a pidfd to take its fds from.
 pub struct Caller {
     pub tid: u32,
-    pub tgid: u32,
     pidfd: OwnedFd,
 }
 
 impl Caller {
     /// `still_waiting` says whether the caller is still in its call (so `tid` is still the caller).
     pub fn open(tid: u32, still_waiting: impl Fn() -> bool) -> Result<Caller, i32> {
-        let tgid = unix_connect::thread_group(tid).ok_or(libc::ESRCH)?;
         let pidfd = unix_connect::open_caller(tid, still_waiting)?;
-        Ok(Caller { tid, tgid, pidfd })
+        Ok(Caller { tid, pidfd })
+    }
+
+    /// The caller's process id (its thread group).
+    pub fn tgid(&self) -> Option<u32> {
+        unix_connect::thread_group(self.tid)
     }
 
     /// The caller's fd `fd`, the same open file.
@@ -179,7 +182,10 @@ impl Caller {
     /// Are these the caller's own pid, user and group, as the kernel requires of an unprivileged
     /// sender's `SCM_CREDENTIALS`?
     fn owns(&self, cred: &libc::ucred) -> bool {
-        let Ok(status) = std::fs::read_to_string(format!("/proc/{}/status", self.tgid)) else {
+        let Some(tgid) = self.tgid() else {
+            return false;
+        };
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{tgid}/status")) else {
             return false;
         };
         let ids = |key: &str| -> Vec<u32> {
@@ -194,7 +200,7 @@ impl Caller {
                 })
                 .unwrap_or_default()
         };
-        cred.pid as u32 == self.tgid
+        cred.pid as u32 == tgid
             && ids("Uid:").contains(&cred.uid)
             && ids("Gid:").contains(&cred.gid)
     }
