@@ -29,6 +29,7 @@ pub enum Step {
     SendListener = 9,
     ReadOnlyMounts = 10,
     EnterCwd = 11,
+    DropCapabilities = 12,
 }
 
 impl Step {
@@ -45,6 +46,7 @@ impl Step {
             9 => Step::SendListener,
             10 => Step::ReadOnlyMounts,
             11 => Step::EnterCwd,
+            12 => Step::DropCapabilities,
             _ => return None,
         })
     }
@@ -64,6 +66,7 @@ impl Step {
             Step::SendListener => "handing the seccomp listener to the runtime",
             Step::ReadOnlyMounts => "making the mounts outside the writable roots read-only",
             Step::EnterCwd => "entering the working directory again after the mounts",
+            Step::DropCapabilities => "dropping every capability",
         }
     }
 }
@@ -179,6 +182,8 @@ pub struct ChildPlan {
     pub landlock: OwnedFd,
     pub landlock_flags: u32,
     pub filter: seccompiler::BpfProgram,
+    /// Answers `clone3` with ENOSYS (see `refused`); installed just before `filter`.
+    pub clone3_filter: seccompiler::BpfProgram,
     pub listener_socket: OwnedFd,
 }
 
@@ -239,12 +244,20 @@ impl ChildPlan {
             },
             Step::Landlock,
         )?;
+        super::seccomp::install_plain_in_child(&self.clone3_filter)
+            .map_err(|_| fail(Step::Seccomp))?;
         let listener =
             super::seccomp::install_in_child(&self.filter).map_err(|_| fail(Step::Seccomp))?;
         let handed = super::handover::give(self.listener_socket.as_raw_fd(), listener);
         // SAFETY: our own copy of the listener; the runtime holds its own once handed over.
         unsafe { libc::close(listener) };
-        check(handed, Step::SendListener)
+        check(handed, Step::SendListener)?;
+        // Last: the steps above need capabilities a root caller (or a user namespace) has.
+        super::privileges::drop_all().map_err(|errno| {
+            std::io::Error::from_raw_os_error(
+                ((Step::DropCapabilities as i32) << STEP_SHIFT) | errno,
+            )
+        })
     }
 
     fn enter_mount_namespace(&self, m: &MountPlan) -> std::io::Result<()> {

@@ -31,6 +31,10 @@ pub mod landlock;
 pub mod macos;
 pub mod policy;
 #[cfg(target_os = "linux")]
+mod privileges;
+#[cfg(target_os = "linux")]
+mod refused;
+#[cfg(target_os = "linux")]
 pub mod seccomp;
 #[cfg(target_os = "linux")]
 pub mod supervisor;
@@ -386,6 +390,8 @@ mod linux {
             format!("landlock (ABI {})", super::landlock::abi_in_force()),
             "seccomp supervisor".to_string(),
             "no_new_privs".to_string(),
+            "no capabilities (all sets empty, securebits locked)".to_string(),
+            "system calls no command needs refused (mounts, namespaces, keyrings, ...)".to_string(),
         ];
         let limits = spec.limits;
 
@@ -561,6 +567,7 @@ mod linux {
         }
 
         let filter = super::seccomp::build_filter(spec.network).map_err(unavailable)?;
+        let clone3_filter = super::seccomp::build_clone3_refusal().map_err(unavailable)?;
         let (parent_socket, child_socket) = nix::sys::socket::socketpair(
             nix::sys::socket::AddressFamily::Unix,
             nix::sys::socket::SockType::Datagram,
@@ -578,6 +585,7 @@ mod linux {
                 landlock,
                 landlock_flags: 0,
                 filter,
+                clone3_filter,
                 listener_socket: child_socket,
             }),
             env,

@@ -1,10 +1,11 @@
 //! The seccomp filter of a sandboxed run: which system calls go to the supervisor.
 //!
-//! Nothing is refused by the filter itself. Calls that may write the file system (an `open` with write
+//! Only `clone3` is refused by the filter itself (see `refused`). Calls that may write the file system (an `open` with write
 //! flags, `mkdir`, `unlink`, `rename`, ...), calls that change metadata (`chmod`, `chown`, `utimensat`,
 //! extended attributes: Landlock does not cover these) and, with the network off, `socket` for any family but
-//! `AF_UNIX`, `io_uring_setup`, `connect` and the sends that may name an address (`sendto` with one,
-//! `sendmsg`, `sendmmsg`) become user notifications: the supervisor in the runtime decides,
+//! `AF_UNIX`, `connect` and the sends that may name an address (`sendto` with one, `sendmsg`,
+//! `sendmmsg`), and always the calls no command needs (`refused`: mounts, namespaces, keyrings,
+//! io_uring, ...) become user notifications: the supervisor in the runtime decides,
 //! answers, and records what it refused with the rule that refused it. Landlock and the read-only mounts
 //! enforce the same file rules in the kernel, so a call the supervisor lets through is still checked.
 //!
@@ -19,6 +20,7 @@
 
 use std::collections::BTreeMap;
 
+use super::refused;
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
@@ -149,6 +151,24 @@ pub fn build_filter(network: bool) -> Result<BpfProgram, String> {
     for call in path_writing_calls().into_iter().chain(metadata_calls()) {
         rules.insert(nr(call), Vec::new());
     }
+    // Calls no command needs (see `refused`): the supervisor refuses and records them.
+    for (call, _, _) in refused::always() {
+        rules.insert(nr(call), Vec::new());
+    }
+    for (call, _, _) in refused::timex_calls() {
+        rules.insert(nr(call), Vec::new());
+    }
+    for call in [libc::SYS_unshare, libc::SYS_clone] {
+        let any_namespace = refused::NAMESPACE_FLAGS
+            .iter()
+            .map(|&(flag, _)| {
+                let flag = flag as u64;
+                SeccompRule::new(vec![condition(0, SeccompCmpOp::MaskedEq(flag), flag)])
+                    .expect("rule")
+            })
+            .collect();
+        rules.insert(nr(call), any_namespace);
+    }
     if !network {
         rules.insert(
             nr(libc::SYS_socket),
@@ -157,8 +177,6 @@ pub fn build_filter(network: bool) -> Result<BpfProgram, String> {
                     .expect("rule"),
             ],
         );
-        // io_uring can open sockets without the socket system call.
-        rules.insert(nr(libc::SYS_io_uring_setup), Vec::new());
         // Every connect: the address is in the caller's memory, which a filter cannot read, and only
         // Unix sockets exist with the network off. The supervisor connects the allowed ones itself.
         rules.insert(nr(libc::SYS_connect), Vec::new());
@@ -201,10 +219,39 @@ pub fn build_filter(network: bool) -> Result<BpfProgram, String> {
     Ok(program)
 }
 
+/// The filter that answers `clone3` with `ENOSYS` by itself (see `refused`): installed beside the
+/// notifying one, since a `seccompiler` filter has one action for all its matches.
+pub fn build_clone3_refusal() -> Result<BpfProgram, String> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    rules.insert(nr(refused::SYS_CLONE3), Vec::new());
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        target_arch()?,
+    )
+    .map_err(|e| format!("the clone3 filter could not be built: {e}"))?;
+    filter
+        .try_into()
+        .map_err(|e| format!("the clone3 filter could not be compiled: {e}"))
+}
+
+/// Install `program` on the calling thread, with no listener. Runs in the forked child.
+pub fn install_plain_in_child(program: &[seccompiler::sock_filter]) -> std::io::Result<()> {
+    install(program, 0).map(|_| ())
+}
+
 /// Install `program` on the calling thread and return the notification fd.
 ///
 /// Runs in the forked child, so it only makes system calls. `no_new_privs` must already be set.
 pub fn install_in_child(program: &[seccompiler::sock_filter]) -> std::io::Result<libc::c_int> {
+    install(program, libc::SECCOMP_FILTER_FLAG_NEW_LISTENER)
+}
+
+fn install(
+    program: &[seccompiler::sock_filter],
+    flags: libc::c_ulong,
+) -> std::io::Result<libc::c_int> {
     #[repr(C)]
     struct SockFprog {
         len: libc::c_ushort,
@@ -219,7 +266,7 @@ pub fn install_in_child(program: &[seccompiler::sock_filter]) -> std::io::Result
         libc::syscall(
             libc::SYS_seccomp,
             libc::SECCOMP_SET_MODE_FILTER,
-            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            flags,
             &prog as *const SockFprog,
         )
     };

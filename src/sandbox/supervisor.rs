@@ -560,6 +560,14 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
     let nr = req.data.nr as libc::c_long;
     let a = req.data.args;
     let pid = req.pid;
+    let modes = |at: u64| {
+        let b = caller_memory::read_exact(pid, at, 4).ok()?;
+        Some(u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    if let Some((detail, why)) = super::refused::judge(nr, &a, modes) {
+        let rule = why.describe().to_string();
+        return Verdict::Deny(libc::EPERM, denial("syscall", None, detail, rule, pid));
+    }
     let (op, detail, paths): (&str, String, Vec<PathArg>) = match nr {
         libc::SYS_socket if !network => {
             return Verdict::Deny(
@@ -576,18 +584,6 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
         libc::SYS_connect if !network => return decide_connect(req, policy),
         libc::SYS_sendto | libc::SYS_sendmsg | libc::SYS_sendmmsg if !network => {
             return decide_send(req, policy)
-        }
-        libc::SYS_io_uring_setup if !network => {
-            return Verdict::Deny(
-                libc::EPERM,
-                denial(
-                    "network",
-                    None,
-                    "io_uring_setup".into(),
-                    "network is off (io_uring can open sockets)".into(),
-                    pid,
-                ),
-            )
         }
         libc::SYS_openat if is_write_open(a[2]) => (
             "write",
