@@ -881,6 +881,125 @@ test('as an unprivileged user the process limit comes from a user namespace', wh
   assert.ok(Number(m[1]) < 8 && Number(m[1]) > 0, got.out);
 });
 
+/**
+ * What a hostile command tries once inside, written as JSON: its capability sets and securebits, and the
+ * errno (0: it worked) of each attempt to reach past the sandbox.
+ */
+const ATTACKS = `
+import ctypes, json, os, platform, subprocess, threading
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {'x86_64': {'add_key': 248, 'keyctl': 250, 'clone': 56}, 'aarch64': {'add_key': 217, 'keyctl': 219, 'clone': 220}}[platform.machine()]
+out = {}
+def attempt(name, rc):
+    out[name] = 0 if rc >= 0 else ctypes.get_errno()
+out['caps'] = {l.split(':')[0]: l.split()[1] for l in open('/proc/self/status') if l.startswith('Cap')}
+out['securebits'] = libc.prctl(27, 0, 0, 0, 0)  # PR_GET_SECUREBITS
+try:
+    os.mknod('null', 0o20666, os.makedev(1, 3))
+    out['mknod'] = 0
+except OSError as e:
+    out['mknod'] = e.errno
+attempt('sethostname', libc.sethostname(b'agent-exec-evil', 15))
+attempt('setdomainname', libc.setdomainname(b'agent-exec-evil', 15))
+attempt('unshare', libc.unshare(0x00020000))  # CLONE_NEWNS
+attempt('unshare-user', libc.unshare(0x10000000))  # CLONE_NEWUSER
+attempt('clone', libc.syscall(nr['clone'], 0x04000000 | 17, 0, 0, 0, 0))  # CLONE_NEWUTS | SIGCHLD
+os.mkdir('mnt')
+attempt('mount', libc.mount(b'none', b'mnt', b'tmpfs', 0, None))
+attempt('add_key', libc.syscall(nr['add_key'], b'user', ('agent-exec-key-' + os.environ['KEY']).encode(), b'secret', 6, -3))
+attempt('keyctl', libc.syscall(nr['keyctl'], 0, -3, 0))  # KEYCTL_GET_KEYRING_ID of the session keyring
+t = threading.Thread(target=lambda: None)
+t.start()
+t.join()
+out['thread'] = 'ok'
+out['bash'] = subprocess.run(['bash', '-c', 'unshare -m true 2>/dev/null; echo $((6 * 7))'], capture_output=True, text=True).stdout.strip()
+print(json.dumps(out))
+`;
+
+/** The run of ATTACKS as the outside world sees it: the host's hostname, domain name, keys, mounts. */
+async function attackFromInside(runAs, { boundingSet }) {
+  const hostname = os.hostname();
+  const domainname = fs.readFileSync('/proc/sys/kernel/domainname', 'utf8');
+  const key = `${process.pid}-${Date.now()}`;
+  try {
+    const r = await runAs(key);
+    assert.equal(os.hostname(), hostname);
+    assert.equal(fs.readFileSync('/proc/sys/kernel/domainname', 'utf8'), domainname);
+    assert.doesNotMatch(fs.readFileSync('/proc/keys', 'utf8'), new RegExp(`agent-exec-key-${key}`));
+    assert.doesNotMatch(fs.readFileSync('/proc/self/mountinfo', 'utf8'), / \/\S*\/mnt .* - tmpfs none /);
+    const got = JSON.parse(r.output.trim().split('\n').pop());
+    for (const [set, value] of Object.entries(got.caps)) {
+      // Emptying the bounding set takes CAP_SETPCAP, which a normal user lacks; with no_new_privs and
+      // nothing permitted it can grant nothing anyway.
+      if (set !== 'CapBnd' || boundingSet) assert.equal(Number(`0x${value}`), 0, `${set} ${value}`);
+    }
+    const EPERM = 1;
+    for (const call of ['mknod', 'sethostname', 'setdomainname', 'unshare', 'unshare-user', 'clone', 'mount', 'add_key', 'keyctl']) {
+      assert.equal(got[call], EPERM, `${call}: ${JSON.stringify(got)}`);
+    }
+    assert.equal(got.thread, 'ok');
+    assert.equal(got.bash, '42');
+    const refused = new Map(r.denials.filter((d) => d.operation === 'syscall').map((d) => [d.detail, d.rule]));
+    const want = {
+      'mknodat(S_IFCHR)': 'no device files in the sandbox',
+      sethostname: 'no hostname changes in the sandbox',
+      setdomainname: 'no hostname changes in the sandbox',
+      'unshare(CLONE_NEWNS)': 'no new namespaces in the sandbox',
+      'unshare(CLONE_NEWUSER)': 'no new namespaces in the sandbox',
+      'clone(CLONE_NEWUTS)': 'no new namespaces in the sandbox',
+      mount: 'no mounts in the sandbox',
+      add_key: 'no kernel keyrings in the sandbox',
+      keyctl: 'no kernel keyrings in the sandbox',
+    };
+    for (const [detail, rule] of Object.entries(want)) assert.equal(refused.get(detail), rule, `${detail} in ${JSON.stringify(r.denials)}`);
+    return got;
+  } finally {
+    // Should a change have got through, the host gets its names back.
+    if (os.hostname() !== hostname) spawnSync('hostname', [hostname]);
+    if (fs.readFileSync('/proc/sys/kernel/domainname', 'utf8') !== domainname) fs.writeFileSync('/proc/sys/kernel/domainname', domainname.trim());
+  }
+}
+
+test('no powers inside, as root: no capability, securebits locked; device nodes, hostname, namespaces, mounts and keyrings are refused and recorded, and the host is unchanged', when(needs.sandbox, process.getuid() !== 0 && 'a root caller is what this test is about'), async () => {
+  const cwd = tempDir();
+  fs.writeFileSync(path.join(cwd, 'attacks.py'), ATTACKS);
+  let mechanisms;
+  const got = await attackFromInside(async (key) => {
+    const r = await run({ command: 'python3 attacks.py', cwd, env: { KEY: key }, sandbox: true });
+    mechanisms = r.sandbox.mechanisms;
+    return { output: r.output, denials: r.sandbox.denials };
+  }, { boundingSet: true });
+  assert.ok(mechanisms.includes('no capabilities (all sets empty, securebits locked)'), mechanisms.join());
+  // SECBIT_NOROOT, NO_SETUID_FIXUP, NO_CAP_AMBIENT_RAISE and the locks (KEEP_CAPS's too).
+  assert.equal(got.securebits, 0xef);
+  assert.equal(fs.existsSync(path.join(cwd, 'null')), false);
+});
+
+test('no powers inside, as a normal user: the same refusals, also of what an unprivileged user may do outside (user namespaces, keyrings)', when(needs.sandbox, process.getuid() !== 0 && 'needs root to switch users', noSetpriv), async (t) => {
+  const dir = tempDir('agent-exec-nobody-');
+  fs.chmodSync(dir, 0o777);
+  fs.writeFileSync(path.join(dir, 'attacks.py'), ATTACKS);
+  const script = path.join(dir, 'attack.js');
+  fs.writeFileSync(
+    script,
+    `const a = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+     a.exec({ command: 'python3 attacks.py', cwd: ${JSON.stringify(dir)}, env: { KEY: process.argv[2] }, sandbox: true })
+       .then((r) => console.log(JSON.stringify({ output: r.output, denials: r.sandbox.denials })),
+             (e) => console.log(JSON.stringify({ error: e.code, message: e.message })));`,
+  );
+  const asNobody = ['--reuid=65534', '--regid=65534', '--clear-groups'];
+  if (spawnSync('setpriv', [...asNobody, 'test', '-r', script]).status !== 0) {
+    t.skip('the checkout is not readable by nobody (a private home)');
+    return;
+  }
+  await attackFromInside(async (key) => {
+    const r = await run({ command: `setpriv ${asNobody.join(' ')} ${JSON.stringify(process.execPath)} ${script} ${key}`, cwd: dir, timeoutMs: 30000 });
+    const got = JSON.parse(r.output.trim().split('\n').pop());
+    assert.equal(got.error, undefined, got.message);
+    return got;
+  }, { boundingSet: false });
+});
+
 test('tool adapter: host auto runs in the configured sandbox, names refusals, and skips approvals', when(needs.sandbox), async () => {
   const api = require('../js/index.js');
   const dir = tempDir();
