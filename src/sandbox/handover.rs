@@ -7,8 +7,8 @@
 //! (which no filter rule names), and waits in `read` while a thread of the runtime takes the listener
 //! with `pidfd_getfd`; then the child closes its copy and goes on to exec.
 //!
-//! The runtime's thread is started before the fork (the forking thread is inside the spawn until the
-//! exec) and serves one handover. A sandbox dropped without a spawn shuts the socket down, which
+//! The runtime's waiting thread (one of its blocking pool) is started before the fork (the forking
+//! thread is inside the spawn until the exec) and serves one handover. A sandbox dropped without a spawn shuts the socket down, which
 //! ends the thread's wait.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -22,6 +22,8 @@ const MESSAGE: usize = 8;
 pub struct Receiver {
     socket: Arc<OwnedFd>,
     result: Mutex<mpsc::Receiver<std::io::Result<OwnedFd>>>,
+    /// A thread of its own where there is no runtime (joined on drop); else a task of the runtime's
+    /// blocking pool, which ends on its own once the socket is shut down.
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -31,14 +33,23 @@ impl Receiver {
         let socket = Arc::new(socket);
         let (tx, rx) = mpsc::channel();
         let theirs = socket.clone();
-        let thread = std::thread::Builder::new()
-            .name("sandbox-handover".into())
-            .stack_size(64 * 1024)
-            .spawn(move || serve(&theirs, &tx))?;
+        // The runtime's blocking pool keeps its threads: cheaper than a new one per run.
+        let thread = match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn_blocking(move || serve(&theirs, &tx));
+                None
+            }
+            Err(_) => Some(
+                std::thread::Builder::new()
+                    .name("sandbox-handover".into())
+                    .stack_size(64 * 1024)
+                    .spawn(move || serve(&theirs, &tx))?,
+            ),
+        };
         Ok(Receiver {
             socket,
             result: Mutex::new(rx),
-            thread: Some(thread),
+            thread,
         })
     }
 
