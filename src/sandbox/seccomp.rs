@@ -210,7 +210,11 @@ const AUDIT_ARCH: u32 = 0xc000_00b7;
 
 const BPF_LD_W_ABS: u16 = 0x20;
 const BPF_JEQ_K: u16 = 0x15;
+const BPF_JGE_K: u16 = 0x35;
 const BPF_JA: u16 = 0x05;
+/// The bit that marks an x32 system call number on x86_64 (`__X32_SYSCALL_BIT`); no number of
+/// aarch64's has it either.
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 /// Offsets in `struct seccomp_data`.
 const NR_AT: u32 = 0;
 const ARCH_AT: u32 = 4;
@@ -220,7 +224,7 @@ fn insn(code: u16, jt: u8, jf: u8, k: u32) -> seccompiler::sock_filter {
 }
 
 /// A block that sends each of `calls` to the supervisor with one comparison apiece, placed before
-/// `seccompiler`'s program, which handles everything else.
+/// `seccompiler`'s program, which handles everything else; and kills a process making an x32 call.
 ///
 /// Why by hand: `seccompiler` spends about five instructions on each call (its rule chain), and the
 /// kernel checks and compiles a filter in time that grows with its length, at every sandboxed spawn:
@@ -229,26 +233,31 @@ fn insn(code: u16, jt: u8, jf: u8, k: u32) -> seccompiler::sock_filter {
 /// `seccompiler`'s own architecture check.
 fn dispatch_block(calls: &BTreeSet<i64>) -> Result<Vec<seccompiler::sock_filter>, String> {
     let n = calls.len();
-    // The longest jumps: from the architecture check past the block, from the first comparison to
-    // the return. Conditional jumps reach 255 instructions.
-    if n + 3 > 255 {
+    // The longest jumps: from the architecture check past the block, from the x32 check to its
+    // return. Conditional jumps reach 255 instructions.
+    if n + 5 > 255 {
         return Err(format!(
             "{n} system calls are too many for one dispatch block"
         ));
     }
     let mut block = vec![
         insn(BPF_LD_W_ABS, 0, 0, ARCH_AT),
-        // Not this architecture: on to seccompiler's program (past the loads, comparisons, ja, ret).
-        insn(BPF_JEQ_K, 0, (n + 3) as u8, AUDIT_ARCH),
+        // Not this architecture: on to seccompiler's program (past everything below).
+        insn(BPF_JEQ_K, 0, (n + 5) as u8, AUDIT_ARCH),
         insn(BPF_LD_W_ABS, 0, 0, NR_AT),
+        // x32 calls come with x86_64's architecture and numbers of their own, which no rule names:
+        // where a kernel has that ABI they would all be let through. Killed, as a foreign
+        // architecture's are.
+        insn(BPF_JGE_K, (n + 2) as u8, 0, X32_SYSCALL_BIT),
     ];
     for (i, &call) in calls.iter().enumerate() {
         let call = u32::try_from(call).map_err(|_| format!("system call {call} out of range"))?;
-        // From comparison i, the return is n - i instructions on.
+        // From comparison i, the notification return is n - i instructions on.
         block.push(insn(BPF_JEQ_K, (n - i) as u8, 0, call));
     }
-    block.push(insn(BPF_JA, 0, 0, 1));
+    block.push(insn(BPF_JA, 0, 0, 2));
     block.push(insn(BPF_RET_K, 0, 0, libc::SECCOMP_RET_USER_NOTIF));
+    block.push(insn(BPF_RET_K, 0, 0, libc::SECCOMP_RET_KILL_PROCESS));
     Ok(block)
 }
 
@@ -512,6 +521,11 @@ mod tests {
                 call(libc::SYS_sendto, args(3, 0, 1, 0x1000, 16)),
                 off(NOTIFY)
             );
+            // x32 numbers (x86_64's architecture, a table of their own) would match no rule: killed.
+            let x32 = |nr: libc::c_long| nr | 0x4000_0000;
+            let kill = libc::SECCOMP_RET_KILL_PROCESS;
+            assert_eq!(call(x32(libc::SYS_openat), args(0, 0, wr, 0, 0)), kill);
+            assert_eq!(call(x32(libc::SYS_getpid), none), kill);
             // Another architecture's numbers are not ours to judge: the process is killed.
             assert_eq!(
                 run(&p, 0x4000_0003, libc::SYS_read, none),
