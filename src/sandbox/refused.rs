@@ -153,12 +153,21 @@ pub const NAMESPACE_FLAGS: [(libc::c_int, &str); 8] = [
     (0x80, "CLONE_NEWTIME"),
 ];
 
-/// The namespace flags in `flags`, as a report lists them (`CLONE_NEWNS|CLONE_NEWUSER`), or `None`.
-pub fn namespace_flags(flags: u64) -> Option<String> {
-    let names: Vec<&str> = NAMESPACE_FLAGS
-        .iter()
+/// The namespace flags a call takes: `clone`'s low byte is the exit signal (`CSIGNAL`), so
+/// `CLONE_NEWTIME` (0x80, inside it) is `unshare`'s and `clone3`'s only.
+pub fn namespace_flags_of(call: libc::c_long) -> impl Iterator<Item = (libc::c_int, &'static str)> {
+    let csignal = if call == libc::SYS_clone { 0xff } else { 0 };
+    NAMESPACE_FLAGS
+        .into_iter()
+        .filter(move |(f, _)| f & csignal == 0)
+}
+
+/// The namespace flags of call `call` in `flags`, as a report lists them (`CLONE_NEWNS|CLONE_NEWUSER`),
+/// or `None`.
+pub fn namespace_flags(call: libc::c_long, flags: u64) -> Option<String> {
+    let names: Vec<&str> = namespace_flags_of(call)
         .filter(|(f, _)| flags & *f as u64 != 0)
-        .map(|(_, n)| *n)
+        .map(|(_, n)| n)
         .collect();
     (!names.is_empty()).then(|| names.join("|"))
 }
@@ -191,7 +200,7 @@ pub fn judge(
     }
     match nr {
         libc::SYS_unshare | libc::SYS_clone => {
-            let flags = namespace_flags(args[0])?;
+            let flags = namespace_flags(nr, args[0])?;
             let name = if nr == libc::SYS_clone {
                 "clone"
             } else {
@@ -237,6 +246,13 @@ mod tests {
             ),
             None
         );
+        // 0x80 is CLONE_NEWTIME for unshare, part of the exit signal for clone.
+        assert_eq!(
+            judge(libc::SYS_unshare, &args(0x80, 0, 0), none),
+            Some(("unshare(CLONE_NEWTIME)".into(), Why::Namespaces))
+        );
+        let fork = 0x80 | libc::SIGCHLD as u64;
+        assert_eq!(judge(libc::SYS_clone, &args(fork, 0, 0), none), None);
         // mknodat: devices are refused, FIFOs and files are the path rules' business.
         let chr = (libc::S_IFCHR | 0o600) as u64;
         assert_eq!(

@@ -169,9 +169,8 @@ fn conditional_rules(network: bool) -> BTreeMap<i64, Vec<SeccompRule>> {
     #[cfg(target_arch = "x86_64")]
     rules.insert(nr(libc::SYS_open), write_open_rules(1));
     for call in [libc::SYS_unshare, libc::SYS_clone] {
-        let any_namespace = refused::NAMESPACE_FLAGS
-            .iter()
-            .map(|&(flag, _)| {
+        let any_namespace = refused::namespace_flags_of(call)
+            .map(|(flag, _)| {
                 let flag = flag as u64;
                 SeccompRule::new(vec![condition(0, SeccompCmpOp::MaskedEq(flag), flag)])
                     .expect("rule")
@@ -497,6 +496,9 @@ mod tests {
                 ),
                 NOTIFY
             );
+            // 0x80: CLONE_NEWTIME for unshare, part of the exit signal for clone.
+            assert_eq!(call(libc::SYS_unshare, args(0x80, 0, 0, 0, 0)), NOTIFY);
+            assert_eq!(call(libc::SYS_clone, args(0x80 | 17, 0, 0, 0, 0)), ALLOW);
             let off = |when_off: u32| if network { ALLOW } else { when_off };
             let inet = libc::AF_INET as u64;
             assert_eq!(call(libc::SYS_socket, args(inet, 0, 0, 0, 0)), off(NOTIFY));
