@@ -465,18 +465,20 @@ export interface SandboxCapabilities {
 export interface SandboxDenial {
   /**
    * `write`, `mkdir`, `mknod`, `remove`, `rename`, `link`, `symlink`, `truncate`, `chmod`, `chown`,
-   * `utime`, `xattr`, `connect` or `network`.
+   * `utime`, `xattr`, `connect`, `send` (a datagram's destination), `network` or `syscall` (a system
+   * call no command needs).
    */
   operation: string
   path?: string
   /**
    * The system call and its flags or family, e.g. `openat(O_WRONLY|O_CREAT|O_TRUNC)`, `socket(AF_INET)`,
-   * `connect(AF_UNIX)`.
+   * `connect(AF_UNIX)`, `sendto(AF_UNIX)`, `unshare(CLONE_NEWNS)`, `mknodat(S_IFCHR)`, `mount`.
    */
   detail: string
   /**
    * The rule that refused it: `outside the writable roots`, `protected path <p>`, `network is off`,
-   * `outside the writable roots and unixSockets` (a Unix socket).
+   * `outside the writable roots and unixSockets` (a Unix socket), or for a `syscall` one such as
+   * `no mounts in the sandbox`.
    */
   rule: string
   pid: number

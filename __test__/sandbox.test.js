@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 
 const { native, alive, waitFor, track, killTracked, tempDir, run } = require('./helpers.js');
 
@@ -361,6 +361,236 @@ print('connected', made)
   }
 });
 
+/**
+ * A Unix datagram socket bound at `file` by a process outside any sandbox. `received()` answers every
+ * datagram that reached it so far: a Unix datagram is queued at the receiver during the send itself, so
+ * once a run has ended, everything it sent is there.
+ */
+async function datagramReceiver(file) {
+  const script = `
+import json, select, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.setblocking(False)
+got = []
+def drain():
+    while True:
+        try:
+            got.append(s.recv(65536).decode())
+        except BlockingIOError:
+            return
+print('ready', flush=True)
+while True:
+    ready, _, _ = select.select([s, sys.stdin], [], [])
+    if s in ready:
+        drain()
+    if sys.stdin in ready:
+        if not sys.stdin.readline():
+            break
+        drain()
+        print(json.dumps(got), flush=True)
+`;
+  const child = spawn('python3', ['-c', script, file], { stdio: ['pipe', 'pipe', 'inherit'] });
+  track(child.pid);
+  const lines = [];
+  let partial = '';
+  child.stdout.on('data', (d) => {
+    const parts = (partial + d).split('\n');
+    partial = parts.pop();
+    lines.push(...parts);
+  });
+  await waitFor(() => lines.length > 0, { what: `a receiver bound at ${file}` });
+  lines.shift();
+  return {
+    async received() {
+      child.stdin.write('\n');
+      await waitFor(() => lines.length > 0, { what: `the receiver at ${file} to answer` });
+      return JSON.parse(lines.shift());
+    },
+    async close() {
+      child.kill('SIGKILL');
+      await waitFor(() => !alive(child.pid), { what: `the receiver at ${file} to end` });
+    },
+  };
+}
+
+/** A sandboxed sender: `python3 dg.py HOW TARGET PAYLOAD` prints "HOW sent" or "HOW failed ERRNO". */
+const DATAGRAM_SENDER = `
+import ctypes, socket, struct, sys
+how, target, payload = sys.argv[1], sys.argv[2], sys.argv[3].encode()
+libc = ctypes.CDLL(None, use_errno=True)
+class iovec(ctypes.Structure):
+    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]
+class msghdr(ctypes.Structure):
+    _fields_ = [('name', ctypes.c_void_p), ('namelen', ctypes.c_uint32), ('iov', ctypes.POINTER(iovec)),
+                ('iovlen', ctypes.c_size_t), ('control', ctypes.c_void_p), ('controllen', ctypes.c_size_t), ('flags', ctypes.c_int)]
+class mmsghdr(ctypes.Structure):
+    _fields_ = [('hdr', msghdr), ('len', ctypes.c_uint)]
+def check(rc):
+    if rc < 0:
+        raise OSError(ctypes.get_errno(), how)
+    return rc
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+try:
+    if how == 'sendto':
+        s.sendto(payload, target)
+    elif how == 'sendmsg':
+        s.sendmsg([payload], [], 0, target)
+    elif how == 'abstract':
+        s.sendto(payload, '\\0' + target)
+    elif how == 'connected':
+        s.connect(target)
+        s.send(payload)
+    elif how == 'inet':
+        sin = struct.pack('HH4s8x', socket.AF_INET, socket.htons(9), socket.inet_aton('127.0.0.1'))
+        check(libc.sendto(s.fileno(), payload, len(payload), 0, sin, len(sin)))
+    elif how == 'inet-connect':
+        sin = struct.pack('HH4s8x', socket.AF_INET, socket.htons(9), socket.inet_aton('127.0.0.1'))
+        check(libc.connect(s.fileno(), sin, len(sin)))
+    elif how == 'sendmmsg':
+        addr = ctypes.create_string_buffer(struct.pack('H', socket.AF_UNIX) + target.encode() + b'\\0')
+        bufs = [ctypes.create_string_buffer(payload + str(i).encode(), len(payload) + 1) for i in range(2)]
+        iovs = (iovec * 2)(*[iovec(ctypes.addressof(b), len(payload) + 1) for b in bufs])
+        msgs = (mmsghdr * 2)()
+        for i in range(2):
+            msgs[i].hdr.name, msgs[i].hdr.namelen = ctypes.addressof(addr), len(addr)
+            msgs[i].hdr.iov, msgs[i].hdr.iovlen = ctypes.pointer(iovs[i]), 1
+        n = check(libc.sendmmsg(s.fileno(), msgs, 2, 0))
+        assert n == 2 and [m.len for m in msgs] == [len(payload) + 1] * 2, (n, [m.len for m in msgs])
+    print(how, 'sent')
+except OSError as e:
+    print(how, 'failed', e.errno)
+`;
+
+test('network off: datagrams to Unix sockets outside the roots are refused and named (sendto, sendmsg, sendmmsg); inside the roots, in unixSockets, or with the network on they arrive', when(needs.sandbox), async () => {
+  const cwd = tempDir();
+  const elsewhere = tempDir();
+  fs.writeFileSync(path.join(cwd, 'dg.py'), DATAGRAM_SENDER);
+  const outsidePath = path.join(elsewhere, 'log.sock');
+  const insidePath = path.join(cwd, 'in.sock');
+  const out = await datagramReceiver(outsidePath);
+  const inn = await datagramReceiver(insidePath);
+  const sends = (target, ...hows) => hows.map((how) => `python3 dg.py ${how} ${target} ${how}`).join('; ');
+  try {
+    const refused = await run({ command: sends(outsidePath, 'sendto', 'sendmsg', 'sendmmsg', 'connected'), sandbox: true, cwd });
+    assert.equal(refused.output, 'sendto failed 13\nsendmsg failed 13\nsendmmsg failed 13\nconnected failed 13\n');
+    const real = fs.realpathSync(outsidePath);
+    const rule = 'outside the writable roots and unixSockets';
+    assert.deepEqual(
+      refused.sandbox.denials.map((d) => [d.operation, d.path, d.detail, d.rule]),
+      [
+        ['send', real, 'sendto(AF_UNIX)', rule],
+        ['send', real, 'sendmsg(AF_UNIX)', rule],
+        ['send', real, 'sendmmsg(AF_UNIX)', rule],
+        ['connect', real, 'connect(AF_UNIX)', rule],
+      ],
+    );
+    assert.deepEqual(await out.received(), []);
+    // Inside the roots (a relative path resolves against the caller's cwd), and on a connected socket.
+    const ok = await run({ command: sends('in.sock', 'sendto', 'sendmsg', 'sendmmsg', 'connected'), sandbox: true, cwd });
+    assert.equal(ok.output, 'sendto sent\nsendmsg sent\nsendmmsg sent\nconnected sent\n');
+    assert.deepEqual(ok.sandbox.denials, []);
+    assert.deepEqual(await inn.received(), ['sendto', 'sendmsg', 'sendmmsg0', 'sendmmsg1', 'connected']);
+    // Named in unixSockets, or with the network on: they arrive.
+    const allowed = await run({ command: sends(outsidePath, 'sendto', 'sendmsg'), sandbox: { unixSockets: [elsewhere] }, cwd });
+    assert.equal(allowed.output, 'sendto sent\nsendmsg sent\n');
+    const on = await run({ command: sends(outsidePath, 'sendmmsg'), sandbox: { network: true }, cwd });
+    assert.equal(on.output, 'sendmmsg sent\n');
+    assert.deepEqual(await out.received(), ['sendto', 'sendmsg', 'sendmmsg0', 'sendmmsg1']);
+    // Abstract names and other families are the network, off.
+    const other = await run({ command: `${sends(`agent-exec-${process.pid}`, 'abstract')}; ${sends('-', 'inet', 'inet-connect')}`, sandbox: true, cwd });
+    assert.equal(other.output, 'abstract failed 1\ninet failed 13\ninet-connect failed 13\n');
+    assert.deepEqual(
+      other.sandbox.denials.map((d) => [d.operation, d.detail, d.rule]),
+      [
+        ['send', `sendto(AF_UNIX @agent-exec-${process.pid})`, 'network is off (abstract Unix sockets included)'],
+        ['network', 'sendto(AF_INET)', 'network is off'],
+        ['network', 'connect(AF_INET)', 'network is off'],
+      ],
+    );
+  } finally {
+    await out.close();
+    await inn.close();
+  }
+});
+
+test('a datagram whose address changes under the check reaches only what was checked (sendto, and sendmsg on a connected socket)', when(needs.sandbox), async () => {
+  const cwd = tempDir();
+  const outsidePath = path.join(tempDir(), 'o.sock');
+  const insidePath = path.join(cwd, 'i.sock');
+  const out = await datagramReceiver(outsidePath);
+  const inn = await datagramReceiver(insidePath);
+  // One thread sends over and over while another flips the address: sendto's between the allowed
+  // socket and a refused one; sendmsg's header between no address (the connected, allowed peer) and
+  // the refused one. A supervisor that let the kernel re-read either would sometimes send outside.
+  const script = `
+import ctypes, errno, socket, struct, threading
+libc = ctypes.CDLL(None, use_errno=True)
+good, bad = ${JSON.stringify(insidePath)}.encode(), ${JSON.stringify(outsidePath)}.encode()
+n = max(len(good), len(bad)) + 1
+addr = ctypes.create_string_buffer(2 + n)
+struct.pack_into('H', addr, 0, socket.AF_UNIX)
+def put(p):
+    ctypes.memmove(ctypes.addressof(addr) + 2, p.ljust(n, b'\\0'), n)
+put(good)
+bad_addr = ctypes.create_string_buffer(struct.pack('H', socket.AF_UNIX) + bad + b'\\0')
+class iovec(ctypes.Structure):
+    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]
+class msghdr(ctypes.Structure):
+    _fields_ = [('name', ctypes.c_void_p), ('namelen', ctypes.c_uint32), ('iov', ctypes.POINTER(iovec)),
+                ('iovlen', ctypes.c_size_t), ('control', ctypes.c_void_p), ('controllen', ctypes.c_size_t), ('flags', ctypes.c_int)]
+payload = ctypes.create_string_buffer(b'm', 1)
+iov = iovec(ctypes.addressof(payload), 1)
+hdr = msghdr()
+hdr.iov, hdr.iovlen = ctypes.pointer(iov), 1
+stop = []
+def flip():
+    while not stop:
+        put(bad)
+        hdr.name, hdr.namelen = ctypes.addressof(bad_addr), len(bad_addr)
+        put(good)
+        hdr.name, hdr.namelen = None, 0
+threading.Thread(target=flip, daemon=True).start()
+def attempts(send):
+    # Until the flip has been seen both ways (the threads' turns are up to the scheduler), within a bound.
+    sent = refused = 0
+    for _ in range(20000):
+        if send() == 1:
+            sent += 1
+        elif ctypes.get_errno() == errno.EACCES:
+            refused += 1
+        if sent >= 20 and refused >= 20:
+            break
+    return sent
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+to = attempts(lambda: libc.sendto(s.fileno(), b'r', 1, 0, addr, 2 + n))
+c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+c.connect(good)
+msg = attempts(lambda: libc.sendmsg(c.fileno(), ctypes.byref(hdr), 0))
+stop.append(1)
+print('sent', to, msg)
+`;
+  fs.writeFileSync(path.join(cwd, 'race.py'), script);
+  try {
+    const r = await run({ command: 'python3 race.py', sandbox: true, cwd, timeoutMs: 60000 });
+    const [, to, msg] = (/sent (\d+) (\d+)/.exec(r.output) || []).map(Number);
+    assert.ok(to > 0 && msg > 0, r.output);
+    const real = fs.realpathSync(outsidePath);
+    for (const call of ['sendto', 'sendmsg']) {
+      const refused = r.sandbox.denials.find((d) => d.detail === `${call}(AF_UNIX)`);
+      assert.ok(refused && refused.count > 0, JSON.stringify(r.sandbox.denials));
+      assert.equal(refused.path, real);
+    }
+    assert.deepEqual(await out.received(), []);
+    const got = await inn.received();
+    assert.equal(got.filter((x) => x === 'r').length, to);
+    assert.equal(got.filter((x) => x === 'm').length, msg);
+  } finally {
+    await out.close();
+    await inn.close();
+  }
+});
+
 test('a private /dev/shm per run: POSIX semaphores work, the host\'s shared memory is out of reach', when(needs.sandbox, !(caps.readOnlyBinds && process.getuid() === 0) && 'a private /dev/shm is made for root runs with a mount namespace', !fs.existsSync('/dev/shm') && 'this host has no /dev/shm'), async () => {
   const hostFile = `/dev/shm/agent-exec-host-${process.pid}`;
   fs.writeFileSync(hostFile, 'host\n');
@@ -649,6 +879,125 @@ test('as an unprivileged user the process limit comes from a user namespace', wh
   const m = /refused after (\d+) errno 11/.exec(got.out);
   assert.ok(m, got.out);
   assert.ok(Number(m[1]) < 8 && Number(m[1]) > 0, got.out);
+});
+
+/**
+ * What a hostile command tries once inside, written as JSON: its capability sets and securebits, and the
+ * errno (0: it worked) of each attempt to reach past the sandbox.
+ */
+const ATTACKS = `
+import ctypes, json, os, platform, subprocess, threading
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {'x86_64': {'add_key': 248, 'keyctl': 250, 'clone': 56}, 'aarch64': {'add_key': 217, 'keyctl': 219, 'clone': 220}}[platform.machine()]
+out = {}
+def attempt(name, rc):
+    out[name] = 0 if rc >= 0 else ctypes.get_errno()
+out['caps'] = {l.split(':')[0]: l.split()[1] for l in open('/proc/self/status') if l.startswith('Cap')}
+out['securebits'] = libc.prctl(27, 0, 0, 0, 0)  # PR_GET_SECUREBITS
+try:
+    os.mknod('null', 0o20666, os.makedev(1, 3))
+    out['mknod'] = 0
+except OSError as e:
+    out['mknod'] = e.errno
+attempt('sethostname', libc.sethostname(b'agent-exec-evil', 15))
+attempt('setdomainname', libc.setdomainname(b'agent-exec-evil', 15))
+attempt('unshare', libc.unshare(0x00020000))  # CLONE_NEWNS
+attempt('unshare-user', libc.unshare(0x10000000))  # CLONE_NEWUSER
+attempt('clone', libc.syscall(nr['clone'], 0x04000000 | 17, 0, 0, 0, 0))  # CLONE_NEWUTS | SIGCHLD
+os.mkdir('mnt')
+attempt('mount', libc.mount(b'none', b'mnt', b'tmpfs', 0, None))
+attempt('add_key', libc.syscall(nr['add_key'], b'user', ('agent-exec-key-' + os.environ['KEY']).encode(), b'secret', 6, -3))
+attempt('keyctl', libc.syscall(nr['keyctl'], 0, -3, 0))  # KEYCTL_GET_KEYRING_ID of the session keyring
+t = threading.Thread(target=lambda: None)
+t.start()
+t.join()
+out['thread'] = 'ok'
+out['bash'] = subprocess.run(['bash', '-c', 'unshare -m true 2>/dev/null; echo $((6 * 7))'], capture_output=True, text=True).stdout.strip()
+print(json.dumps(out))
+`;
+
+/** The run of ATTACKS as the outside world sees it: the host's hostname, domain name, keys, mounts. */
+async function attackFromInside(runAs, { boundingSet }) {
+  const hostname = os.hostname();
+  const domainname = fs.readFileSync('/proc/sys/kernel/domainname', 'utf8');
+  const key = `${process.pid}-${Date.now()}`;
+  try {
+    const r = await runAs(key);
+    assert.equal(os.hostname(), hostname);
+    assert.equal(fs.readFileSync('/proc/sys/kernel/domainname', 'utf8'), domainname);
+    assert.doesNotMatch(fs.readFileSync('/proc/keys', 'utf8'), new RegExp(`agent-exec-key-${key}`));
+    assert.doesNotMatch(fs.readFileSync('/proc/self/mountinfo', 'utf8'), / \/\S*\/mnt .* - tmpfs none /);
+    const got = JSON.parse(r.output.trim().split('\n').pop());
+    for (const [set, value] of Object.entries(got.caps)) {
+      // Emptying the bounding set takes CAP_SETPCAP, which a normal user lacks; with no_new_privs and
+      // nothing permitted it can grant nothing anyway.
+      if (set !== 'CapBnd' || boundingSet) assert.equal(Number(`0x${value}`), 0, `${set} ${value}`);
+    }
+    const EPERM = 1;
+    for (const call of ['mknod', 'sethostname', 'setdomainname', 'unshare', 'unshare-user', 'clone', 'mount', 'add_key', 'keyctl']) {
+      assert.equal(got[call], EPERM, `${call}: ${JSON.stringify(got)}`);
+    }
+    assert.equal(got.thread, 'ok');
+    assert.equal(got.bash, '42');
+    const refused = new Map(r.denials.filter((d) => d.operation === 'syscall').map((d) => [d.detail, d.rule]));
+    const want = {
+      'mknodat(S_IFCHR)': 'no device files in the sandbox',
+      sethostname: 'no hostname changes in the sandbox',
+      setdomainname: 'no hostname changes in the sandbox',
+      'unshare(CLONE_NEWNS)': 'no new namespaces in the sandbox',
+      'unshare(CLONE_NEWUSER)': 'no new namespaces in the sandbox',
+      'clone(CLONE_NEWUTS)': 'no new namespaces in the sandbox',
+      mount: 'no mounts in the sandbox',
+      add_key: 'no kernel keyrings in the sandbox',
+      keyctl: 'no kernel keyrings in the sandbox',
+    };
+    for (const [detail, rule] of Object.entries(want)) assert.equal(refused.get(detail), rule, `${detail} in ${JSON.stringify(r.denials)}`);
+    return got;
+  } finally {
+    // Should a change have got through, the host gets its names back.
+    if (os.hostname() !== hostname) spawnSync('hostname', [hostname]);
+    if (fs.readFileSync('/proc/sys/kernel/domainname', 'utf8') !== domainname) fs.writeFileSync('/proc/sys/kernel/domainname', domainname.trim());
+  }
+}
+
+test('no powers inside, as root: no capability, securebits locked; device nodes, hostname, namespaces, mounts and keyrings are refused and recorded, and the host is unchanged', when(needs.sandbox, process.getuid() !== 0 && 'a root caller is what this test is about'), async () => {
+  const cwd = tempDir();
+  fs.writeFileSync(path.join(cwd, 'attacks.py'), ATTACKS);
+  let mechanisms;
+  const got = await attackFromInside(async (key) => {
+    const r = await run({ command: 'python3 attacks.py', cwd, env: { KEY: key }, sandbox: true });
+    mechanisms = r.sandbox.mechanisms;
+    return { output: r.output, denials: r.sandbox.denials };
+  }, { boundingSet: true });
+  assert.ok(mechanisms.includes('no capabilities (all sets empty, securebits locked)'), mechanisms.join());
+  // SECBIT_NOROOT, NO_SETUID_FIXUP, NO_CAP_AMBIENT_RAISE and the locks (KEEP_CAPS's too).
+  assert.equal(got.securebits, 0xef);
+  assert.equal(fs.existsSync(path.join(cwd, 'null')), false);
+});
+
+test('no powers inside, as a normal user: the same refusals, also of what an unprivileged user may do outside (user namespaces, keyrings)', when(needs.sandbox, process.getuid() !== 0 && 'needs root to switch users', noSetpriv), async (t) => {
+  const dir = tempDir('agent-exec-nobody-');
+  fs.chmodSync(dir, 0o777);
+  fs.writeFileSync(path.join(dir, 'attacks.py'), ATTACKS);
+  const script = path.join(dir, 'attack.js');
+  fs.writeFileSync(
+    script,
+    `const a = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+     a.exec({ command: 'python3 attacks.py', cwd: ${JSON.stringify(dir)}, env: { KEY: process.argv[2] }, sandbox: true })
+       .then((r) => console.log(JSON.stringify({ output: r.output, denials: r.sandbox.denials })),
+             (e) => console.log(JSON.stringify({ error: e.code, message: e.message })));`,
+  );
+  const asNobody = ['--reuid=65534', '--regid=65534', '--clear-groups'];
+  if (spawnSync('setpriv', [...asNobody, 'test', '-r', script]).status !== 0) {
+    t.skip('the checkout is not readable by nobody (a private home)');
+    return;
+  }
+  await attackFromInside(async (key) => {
+    const r = await run({ command: `setpriv ${asNobody.join(' ')} ${JSON.stringify(process.execPath)} ${script} ${key}`, cwd: dir, timeoutMs: 30000 });
+    const got = JSON.parse(r.output.trim().split('\n').pop());
+    assert.equal(got.error, undefined, got.message);
+    return got;
+  }, { boundingSet: false });
 });
 
 test('tool adapter: host auto runs in the configured sandbox, names refusals, and skips approvals', when(needs.sandbox), async () => {

@@ -29,6 +29,7 @@ pub enum Step {
     SendListener = 9,
     ReadOnlyMounts = 10,
     EnterCwd = 11,
+    DropCapabilities = 12,
 }
 
 impl Step {
@@ -45,6 +46,7 @@ impl Step {
             9 => Step::SendListener,
             10 => Step::ReadOnlyMounts,
             11 => Step::EnterCwd,
+            12 => Step::DropCapabilities,
             _ => return None,
         })
     }
@@ -64,6 +66,7 @@ impl Step {
             Step::SendListener => "handing the seccomp listener to the runtime",
             Step::ReadOnlyMounts => "making the mounts outside the writable roots read-only",
             Step::EnterCwd => "entering the working directory again after the mounts",
+            Step::DropCapabilities => "dropping every capability",
         }
     }
 }
@@ -179,6 +182,8 @@ pub struct ChildPlan {
     pub landlock: OwnedFd,
     pub landlock_flags: u32,
     pub filter: seccompiler::BpfProgram,
+    /// Answers `clone3` with ENOSYS (see `refused`); installed just before `filter`.
+    pub clone3_filter: seccompiler::BpfProgram,
     pub listener_socket: OwnedFd,
 }
 
@@ -239,12 +244,20 @@ impl ChildPlan {
             },
             Step::Landlock,
         )?;
+        super::seccomp::install_plain_in_child(&self.clone3_filter)
+            .map_err(|_| fail(Step::Seccomp))?;
         let listener =
             super::seccomp::install_in_child(&self.filter).map_err(|_| fail(Step::Seccomp))?;
-        let sent = send_fd(self.listener_socket.as_raw_fd(), listener);
-        // SAFETY: our own copy of the listener; the parent holds its own after the send.
+        let handed = super::handover::give(self.listener_socket.as_raw_fd(), listener);
+        // SAFETY: our own copy of the listener; the runtime holds its own once handed over.
         unsafe { libc::close(listener) };
-        check(sent, Step::SendListener)
+        check(handed, Step::SendListener)?;
+        // Last: the steps above need capabilities a root caller (or a user namespace) has.
+        super::privileges::drop_all().map_err(|errno| {
+            std::io::Error::from_raw_os_error(
+                ((Step::DropCapabilities as i32) << STEP_SHIFT) | errno,
+            )
+        })
     }
 
     fn enter_mount_namespace(&self, m: &MountPlan) -> std::io::Result<()> {
@@ -299,85 +312,6 @@ impl ChildPlan {
     }
 }
 
-/// One byte of payload and room for one control message (aligned as `cmsghdr` requires): what an fd
-/// travels in. Lives on the stack of the caller, so the child allocates nothing.
-#[repr(C, align(8))]
-struct FdMessage {
-    control: [u8; 64],
-    byte: [u8; 1],
-    iov: libc::iovec,
-}
-
-impl FdMessage {
-    fn new() -> FdMessage {
-        FdMessage {
-            control: [0; 64],
-            byte: [0],
-            iov: libc::iovec {
-                iov_base: std::ptr::null_mut(),
-                iov_len: 1,
-            },
-        }
-    }
-
-    /// A `msghdr` pointing into `self`, with `control_len` bytes of control space.
-    fn header(&mut self, control_len: usize) -> libc::msghdr {
-        self.iov.iov_base = self.byte.as_mut_ptr().cast();
-        // SAFETY: msghdr is plain data; every pointer set here points into `self`.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_iov = &mut self.iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = self.control.as_mut_ptr().cast();
-        msg.msg_controllen = control_len as _;
-        msg
-    }
-}
-
-/// Send one fd over a connected Unix socket (SCM_RIGHTS).
-fn send_fd(socket: libc::c_int, fd: libc::c_int) -> libc::c_long {
-    let mut m = FdMessage::new();
-    let int = std::mem::size_of::<libc::c_int>() as u32;
-    // SAFETY: CMSG_* compute offsets inside the message's control buffer, which outlives the send.
-    unsafe {
-        let msg = m.header(libc::CMSG_SPACE(int) as usize);
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(int) as _;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>(), fd);
-        libc::sendmsg(socket, &msg, libc::MSG_NOSIGNAL) as libc::c_long
-    }
-}
-
-/// Receive the fd the child sent, without waiting (the child sent it before exec).
-pub fn recv_fd(socket: &OwnedFd) -> std::io::Result<OwnedFd> {
-    use std::os::fd::FromRawFd;
-    let mut m = FdMessage::new();
-    let mut msg = m.header(64);
-    // SAFETY: as in `send_fd`; the received fd is owned by the returned value.
-    unsafe {
-        let n = libc::recvmsg(
-            socket.as_raw_fd(),
-            &mut msg,
-            libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
-        );
-        if n < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if cmsg.is_null()
-            || (*cmsg).cmsg_level != libc::SOL_SOCKET
-            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
-        {
-            return Err(std::io::Error::other(
-                "the sandboxed child sent no seccomp listener",
-            ));
-        }
-        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
-        Ok(OwnedFd::from_raw_fd(fd))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -391,19 +325,5 @@ mod tests {
         assert_eq!(step, Step::Mount);
         assert_eq!(os.raw_os_error(), Some(libc::EPERM));
         assert!(decode(&std::io::Error::from_raw_os_error(libc::ENOENT)).is_none());
-    }
-
-    #[test]
-    fn an_fd_crosses_a_socket_pair() {
-        use std::os::fd::{FromRawFd, IntoRawFd};
-        let (a, b) = std::os::unix::net::UnixDatagram::pair().unwrap();
-        let file = std::fs::File::open("/dev/null").unwrap();
-        let raw = file.into_raw_fd();
-        assert_eq!(send_fd(a.as_raw_fd(), raw), 1);
-        // SAFETY: we own `raw`.
-        drop(unsafe { OwnedFd::from_raw_fd(raw) });
-        let got = recv_fd(&OwnedFd::from(b)).unwrap();
-        let link = std::fs::read_link(format!("/proc/self/fd/{}", got.as_raw_fd())).unwrap();
-        assert_eq!(link, std::path::PathBuf::from("/dev/null"));
     }
 }

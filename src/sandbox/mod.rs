@@ -11,25 +11,37 @@
 //! shell starts, for pipe and PTY runs alike. A sandbox the host cannot enforce is an error.
 //!
 //! Layout: `policy` decides what may be written; `landlock`, `seccomp` and `cgroup` turn the decision
-//! into kernel objects in the parent; `child` applies them between fork and exec; `supervisor` answers
-//! the notifications, with `unix_connect` making the connects it allows; `capabilities` says what the
-//! host supports; `macos` writes the `sandbox-exec` profile of the same policy.
+//! into kernel objects in the parent; `child` applies them between fork and exec, and `handover` brings
+//! its seccomp listener back; `supervisor` answers the notifications (reading the caller through
+//! `caller_memory`), with `unix_connect` and `unix_send` making the connects and sends it allows;
+//! `capabilities` says what the host supports; `macos` writes the `sandbox-exec` profile of the same
+//! policy.
 
+#[cfg(target_os = "linux")]
+mod caller_memory;
 pub mod capabilities;
 #[cfg(target_os = "linux")]
 pub mod cgroup;
 #[cfg(target_os = "linux")]
 pub mod child;
 #[cfg(target_os = "linux")]
+mod handover;
+#[cfg(target_os = "linux")]
 pub mod landlock;
 pub mod macos;
 pub mod policy;
+#[cfg(target_os = "linux")]
+mod privileges;
+#[cfg(target_os = "linux")]
+mod refused;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 #[cfg(target_os = "linux")]
 pub mod supervisor;
 #[cfg(target_os = "linux")]
 pub mod unix_connect;
+#[cfg(target_os = "linux")]
+mod unix_send;
 
 use std::path::{Path, PathBuf};
 
@@ -322,7 +334,6 @@ pub fn prepare(
 
 #[cfg(target_os = "linux")]
 mod linux {
-    use std::os::fd::OwnedFd;
     use std::path::Path;
     use std::sync::Arc;
 
@@ -336,7 +347,7 @@ mod linux {
     pub struct Armed {
         child: Arc<ChildPlan>,
         env: Vec<(String, String)>,
-        parent_socket: OwnedFd,
+        handover: super::handover::Receiver,
         policy: Arc<FsPolicy>,
         network: bool,
         limits: ResourceLimits,
@@ -397,6 +408,8 @@ mod linux {
             format!("landlock (ABI {})", super::landlock::abi_in_force()),
             "seccomp supervisor".to_string(),
             "no_new_privs".to_string(),
+            "no capabilities (all sets empty, securebits locked)".to_string(),
+            "system calls no command needs refused (mounts, namespaces, keyrings, ...)".to_string(),
         ];
         let limits = spec.limits;
 
@@ -572,6 +585,7 @@ mod linux {
         }
 
         let filter = super::seccomp::build_filter(spec.network).map_err(unavailable)?;
+        let clone3_filter = super::seccomp::build_clone3_refusal().map_err(unavailable)?;
         let (parent_socket, child_socket) = nix::sys::socket::socketpair(
             nix::sys::socket::AddressFamily::Unix,
             nix::sys::socket::SockType::Datagram,
@@ -589,10 +603,12 @@ mod linux {
                 landlock,
                 landlock_flags: 0,
                 filter,
+                clone3_filter,
                 listener_socket: child_socket,
             }),
             env,
-            parent_socket,
+            handover: super::handover::Receiver::start(parent_socket)
+                .map_err(|e| unavailable(format!("the listener handover could not start: {e}")))?,
             policy: Arc::new(policy),
             network: spec.network,
             limits,
@@ -638,7 +654,9 @@ mod linux {
 
         /// After the spawn: take the child's seccomp listener and start answering it.
         pub fn after_spawn(&self) -> Result<(), AgentError> {
-            let listener = super::child::recv_fd(&self.parent_socket)
+            let listener = self
+                .handover
+                .take(std::time::Duration::from_secs(5))
                 .map_err(|e| unavailable(format!("the seccomp listener did not arrive: {e}")))?;
             super::supervisor::spawn(
                 listener,

@@ -1,9 +1,11 @@
 //! The seccomp filter of a sandboxed run: which system calls go to the supervisor.
 //!
-//! Nothing is refused by the filter itself. Calls that may write the file system (an `open` with write
+//! Only `clone3` is refused by the filter itself (see `refused`). Calls that may write the file system (an `open` with write
 //! flags, `mkdir`, `unlink`, `rename`, ...), calls that change metadata (`chmod`, `chown`, `utimensat`,
 //! extended attributes: Landlock does not cover these) and, with the network off, `socket` for any family but
-//! `AF_UNIX`, `io_uring_setup` and `connect` become user notifications: the supervisor in the runtime decides,
+//! `AF_UNIX`, `connect` and the sends that may name an address (`sendto` with one, `sendmsg`,
+//! `sendmmsg`), and always the calls no command needs (`refused`: mounts, namespaces, keyrings,
+//! io_uring, ...) become user notifications: the supervisor in the runtime decides,
 //! answers, and records what it refused with the rule that refused it. Landlock and the read-only mounts
 //! enforce the same file rules in the kernel, so a call the supervisor lets through is still checked.
 //!
@@ -16,8 +18,9 @@
 //! The program is compiled by `seccompiler` (arch check, argument masks); its trace action is then
 //! rewritten into `SECCOMP_RET_USER_NOTIF`, which `seccompiler` has no variant for.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use super::refused;
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
@@ -139,14 +142,41 @@ fn metadata_calls() -> Vec<libc::c_long> {
     calls
 }
 
-/// Compile the filter for a run: file writes always, the network when it is off.
-pub fn build_filter(network: bool) -> Result<BpfProgram, String> {
+/// System calls that go to the supervisor whatever their arguments.
+fn unconditional_calls(network: bool) -> BTreeSet<i64> {
+    let mut calls: BTreeSet<i64> = path_writing_calls()
+        .into_iter()
+        .chain(metadata_calls())
+        // Calls no command needs (see `refused`): the supervisor refuses and records them.
+        .chain(refused::always().into_iter().map(|(call, _, _)| call))
+        .chain(refused::timex_calls().into_iter().map(|(call, _, _)| call))
+        .map(nr)
+        .collect();
+    if !network {
+        // Every connect: the address is in the caller's memory, which a filter cannot read, and only
+        // Unix sockets exist with the network off. The supervisor connects the allowed ones itself.
+        // Every sendmsg and sendmmsg: their headers (and the address they may name) are in memory
+        // too, which may change after the check; the supervisor makes them (see `unix_send`).
+        calls.extend([libc::SYS_connect, libc::SYS_sendmsg, libc::SYS_sendmmsg].map(nr));
+    }
+    calls
+}
+
+/// System calls that go to the supervisor when their arguments say so, as `seccompiler` rules.
+fn conditional_rules(network: bool) -> BTreeMap<i64, Vec<SeccompRule>> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     rules.insert(nr(libc::SYS_openat), write_open_rules(2));
     #[cfg(target_arch = "x86_64")]
     rules.insert(nr(libc::SYS_open), write_open_rules(1));
-    for call in path_writing_calls().into_iter().chain(metadata_calls()) {
-        rules.insert(nr(call), Vec::new());
+    for call in [libc::SYS_unshare, libc::SYS_clone] {
+        let any_namespace = refused::namespace_flags_of(call)
+            .map(|(flag, _)| {
+                let flag = flag as u64;
+                SeccompRule::new(vec![condition(0, SeccompCmpOp::MaskedEq(flag), flag)])
+                    .expect("rule")
+            })
+            .collect();
+        rules.insert(nr(call), any_namespace);
     }
     if !network {
         rules.insert(
@@ -156,24 +186,95 @@ pub fn build_filter(network: bool) -> Result<BpfProgram, String> {
                     .expect("rule"),
             ],
         );
-        // io_uring can open sockets without the socket system call.
-        rules.insert(nr(libc::SYS_io_uring_setup), Vec::new());
-        // Every connect: the address is in the caller's memory, which a filter cannot read, and only
-        // Unix sockets exist with the network off. The supervisor connects the allowed ones itself.
-        rules.insert(nr(libc::SYS_connect), Vec::new());
+        // A sendto whose address pointer and length are both set (its registers, fixed at the call):
+        // judged like a connect, then made by the supervisor (see `unix_send`).
+        rules.insert(
+            nr(libc::SYS_sendto),
+            vec![SeccompRule::new(vec![
+                SeccompCondition::new(4, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)
+                    .expect("valid condition"),
+                condition(5, SeccompCmpOp::Ne, 0),
+            ])
+            .expect("rule")],
+        );
     }
+    rules
+}
+
+/// `AUDIT_ARCH_*` of the target, as `seccomp_data.arch` holds it.
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 0xc000_003e;
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: u32 = 0xc000_00b7;
+
+const BPF_LD_W_ABS: u16 = 0x20;
+const BPF_JEQ_K: u16 = 0x15;
+const BPF_JGE_K: u16 = 0x35;
+const BPF_JA: u16 = 0x05;
+/// The bit that marks an x32 system call number on x86_64 (`__X32_SYSCALL_BIT`); no number of
+/// aarch64's has it either.
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+/// Offsets in `struct seccomp_data`.
+const NR_AT: u32 = 0;
+const ARCH_AT: u32 = 4;
+
+fn insn(code: u16, jt: u8, jf: u8, k: u32) -> seccompiler::sock_filter {
+    seccompiler::sock_filter { code, jt, jf, k }
+}
+
+/// A block that sends each of `calls` to the supervisor with one comparison apiece, placed before
+/// `seccompiler`'s program, which handles everything else; and kills a process making an x32 call.
+///
+/// Why by hand: `seccompiler` spends about five instructions on each call (its rule chain), and the
+/// kernel checks and compiles a filter in time that grows with its length, at every sandboxed spawn:
+/// some 80 unconditional calls cost about 0.2 ms per run that way. Here they take one `jeq` each, all
+/// jumping to one notification return. A call of another architecture skips the block and meets
+/// `seccompiler`'s own architecture check.
+fn dispatch_block(calls: &BTreeSet<i64>) -> Result<Vec<seccompiler::sock_filter>, String> {
+    let n = calls.len();
+    // The longest jumps: from the architecture check past the block, from the x32 check to its
+    // return. Conditional jumps reach 255 instructions.
+    if n + 5 > 255 {
+        return Err(format!(
+            "{n} system calls are too many for one dispatch block"
+        ));
+    }
+    let mut block = vec![
+        insn(BPF_LD_W_ABS, 0, 0, ARCH_AT),
+        // Not this architecture: on to seccompiler's program (past everything below).
+        insn(BPF_JEQ_K, 0, (n + 5) as u8, AUDIT_ARCH),
+        insn(BPF_LD_W_ABS, 0, 0, NR_AT),
+        // x32 calls come with x86_64's architecture and numbers of their own, which no rule names:
+        // where a kernel has that ABI they would all be let through. Killed, as a foreign
+        // architecture's are.
+        insn(BPF_JGE_K, (n + 2) as u8, 0, X32_SYSCALL_BIT),
+    ];
+    for (i, &call) in calls.iter().enumerate() {
+        let call = u32::try_from(call).map_err(|_| format!("system call {call} out of range"))?;
+        // From comparison i, the notification return is n - i instructions on.
+        block.push(insn(BPF_JEQ_K, (n - i) as u8, 0, call));
+    }
+    block.push(insn(BPF_JA, 0, 0, 2));
+    block.push(insn(BPF_RET_K, 0, 0, libc::SECCOMP_RET_USER_NOTIF));
+    block.push(insn(BPF_RET_K, 0, 0, libc::SECCOMP_RET_KILL_PROCESS));
+    Ok(block)
+}
+
+/// Compile the filter for a run: file writes always, the network when it is off, the calls no
+/// command needs always.
+pub fn build_filter(network: bool) -> Result<BpfProgram, String> {
     let filter = SeccompFilter::new(
-        rules,
+        conditional_rules(network),
         SeccompAction::Allow,
         SeccompAction::Trace(NOTIFY_MARK),
         target_arch()?,
     )
     .map_err(|e| format!("the seccomp filter could not be built: {e}"))?;
-    let mut program: BpfProgram = filter
+    let mut rules: BpfProgram = filter
         .try_into()
         .map_err(|e| format!("the seccomp filter could not be compiled: {e}"))?;
     let mut rewritten = 0;
-    for insn in program.iter_mut() {
+    for insn in rules.iter_mut() {
         if insn.code == BPF_RET_K && insn.k == SECCOMP_RET_TRACE | NOTIFY_MARK {
             insn.k = libc::SECCOMP_RET_USER_NOTIF;
             rewritten += 1;
@@ -182,13 +283,44 @@ pub fn build_filter(network: bool) -> Result<BpfProgram, String> {
     if rewritten == 0 {
         return Err("the seccomp filter has no notification return".into());
     }
+    let mut program = dispatch_block(&unconditional_calls(network))?;
+    program.extend(rules);
     Ok(program)
+}
+
+/// The filter that answers `clone3` with `ENOSYS` by itself (see `refused`): installed beside the
+/// notifying one, since a `seccompiler` filter has one action for all its matches.
+pub fn build_clone3_refusal() -> Result<BpfProgram, String> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    rules.insert(nr(refused::SYS_CLONE3), Vec::new());
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        target_arch()?,
+    )
+    .map_err(|e| format!("the clone3 filter could not be built: {e}"))?;
+    filter
+        .try_into()
+        .map_err(|e| format!("the clone3 filter could not be compiled: {e}"))
+}
+
+/// Install `program` on the calling thread, with no listener. Runs in the forked child.
+pub fn install_plain_in_child(program: &[seccompiler::sock_filter]) -> std::io::Result<()> {
+    install(program, 0).map(|_| ())
 }
 
 /// Install `program` on the calling thread and return the notification fd.
 ///
 /// Runs in the forked child, so it only makes system calls. `no_new_privs` must already be set.
 pub fn install_in_child(program: &[seccompiler::sock_filter]) -> std::io::Result<libc::c_int> {
+    install(program, libc::SECCOMP_FILTER_FLAG_NEW_LISTENER)
+}
+
+fn install(
+    program: &[seccompiler::sock_filter],
+    flags: libc::c_ulong,
+) -> std::io::Result<libc::c_int> {
     #[repr(C)]
     struct SockFprog {
         len: libc::c_ushort,
@@ -203,7 +335,7 @@ pub fn install_in_child(program: &[seccompiler::sock_filter]) -> std::io::Result
         libc::syscall(
             libc::SYS_seccomp,
             libc::SECCOMP_SET_MODE_FILTER,
-            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            flags,
             &prog as *const SockFprog,
         )
     };
@@ -270,6 +402,153 @@ mod tests {
         }
         // The network rules add instructions.
         assert!(build_filter(false).unwrap().len() > build_filter(true).unwrap().len());
+    }
+
+    /// What the kernel answers for a call: the program run by a small classic-BPF interpreter over a
+    /// `seccomp_data` (nr, arch, instruction pointer, six arguments). Panics on an instruction it does
+    /// not know, so a new kind of output from `seccompiler` is noticed here.
+    fn run(
+        program: &[seccompiler::sock_filter],
+        arch: u32,
+        call: libc::c_long,
+        args: [u64; 6],
+    ) -> u32 {
+        let mut data = Vec::new();
+        data.extend_from_slice(&(call as u32).to_ne_bytes());
+        data.extend_from_slice(&arch.to_ne_bytes());
+        data.extend_from_slice(&0u64.to_ne_bytes());
+        for a in args {
+            data.extend_from_slice(&a.to_ne_bytes());
+        }
+        let (mut acc, mut pc) = (0u32, 0usize);
+        loop {
+            let i = &program[pc];
+            pc += 1;
+            let jump = |taken: bool| if taken { i.jt as usize } else { i.jf as usize };
+            match i.code {
+                0x20 => {
+                    let at = i.k as usize;
+                    acc = u32::from_ne_bytes(data[at..at + 4].try_into().unwrap());
+                }
+                0x54 => acc &= i.k,
+                0x05 => pc += i.k as usize,
+                0x15 => pc += jump(acc == i.k),
+                0x25 => pc += jump(acc > i.k),
+                0x35 => pc += jump(acc >= i.k),
+                0x45 => pc += jump(acc & i.k != 0),
+                0x06 => return i.k,
+                other => panic!("instruction {other:#x} at {}", pc - 1),
+            }
+        }
+    }
+
+    #[test]
+    fn the_filter_sends_exactly_the_calls_it_should_to_the_supervisor() {
+        const NOTIFY: u32 = libc::SECCOMP_RET_USER_NOTIF;
+        const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+        let args = |a0: u64, a1: u64, a2: u64, a4: u64, a5: u64| [a0, a1, a2, 0, a4, a5];
+        let none = [0u64; 6];
+        for network in [false, true] {
+            let p = build_filter(network).unwrap();
+            let call = |nr: libc::c_long, a: [u64; 6]| run(&p, AUDIT_ARCH, nr, a);
+            for &nr in &unconditional_calls(network) {
+                assert_eq!(call(nr as libc::c_long, none), NOTIFY, "call {nr}");
+            }
+            for nr in [
+                libc::SYS_read,
+                libc::SYS_write,
+                libc::SYS_getpid,
+                libc::SYS_execve,
+                refused::SYS_CLONE3,
+            ] {
+                assert_eq!(call(nr, none), ALLOW, "call {nr}");
+            }
+            let wr = libc::O_WRONLY as u64;
+            assert_eq!(
+                call(libc::SYS_openat, args(0, 0, libc::O_RDONLY as u64, 0, 0)),
+                ALLOW
+            );
+            assert_eq!(call(libc::SYS_openat, args(0, 0, wr, 0, 0)), NOTIFY);
+            assert_eq!(
+                call(libc::SYS_openat, args(0, 0, libc::O_CREAT as u64, 0, 0)),
+                NOTIFY
+            );
+            let thread = (libc::CLONE_VM | libc::CLONE_THREAD | libc::CLONE_SIGHAND) as u64;
+            assert_eq!(call(libc::SYS_clone, args(thread, 0, 0, 0, 0)), ALLOW);
+            assert_eq!(
+                call(
+                    libc::SYS_clone,
+                    args(libc::CLONE_NEWUSER as u64, 0, 0, 0, 0)
+                ),
+                NOTIFY
+            );
+            assert_eq!(
+                call(
+                    libc::SYS_unshare,
+                    args(libc::CLONE_FILES as u64, 0, 0, 0, 0)
+                ),
+                ALLOW
+            );
+            assert_eq!(
+                call(
+                    libc::SYS_unshare,
+                    args(libc::CLONE_NEWNS as u64, 0, 0, 0, 0)
+                ),
+                NOTIFY
+            );
+            // 0x80: CLONE_NEWTIME for unshare, part of the exit signal for clone.
+            assert_eq!(call(libc::SYS_unshare, args(0x80, 0, 0, 0, 0)), NOTIFY);
+            assert_eq!(call(libc::SYS_clone, args(0x80 | 17, 0, 0, 0, 0)), ALLOW);
+            let off = |when_off: u32| if network { ALLOW } else { when_off };
+            let inet = libc::AF_INET as u64;
+            assert_eq!(call(libc::SYS_socket, args(inet, 0, 0, 0, 0)), off(NOTIFY));
+            assert_eq!(
+                call(libc::SYS_socket, args(libc::AF_UNIX as u64, 0, 0, 0, 0)),
+                ALLOW
+            );
+            assert_eq!(call(libc::SYS_connect, none), off(NOTIFY));
+            assert_eq!(call(libc::SYS_sendmsg, none), off(NOTIFY));
+            assert_eq!(call(libc::SYS_sendmmsg, none), off(NOTIFY));
+            // sendto: only with an address pointer (any of its 64 bits) and a length.
+            assert_eq!(call(libc::SYS_sendto, args(3, 0, 1, 0, 0)), ALLOW);
+            assert_eq!(
+                call(libc::SYS_sendto, args(3, 0, 1, 0x7ff0_0000_0000, 0)),
+                ALLOW
+            );
+            assert_eq!(
+                call(libc::SYS_sendto, args(3, 0, 1, 0x7ff0_0000_0000, 16)),
+                off(NOTIFY)
+            );
+            assert_eq!(
+                call(libc::SYS_sendto, args(3, 0, 1, 0x1000, 16)),
+                off(NOTIFY)
+            );
+            // x32 numbers (x86_64's architecture, a table of their own) would match no rule: killed.
+            let x32 = |nr: libc::c_long| nr | 0x4000_0000;
+            let kill = libc::SECCOMP_RET_KILL_PROCESS;
+            assert_eq!(call(x32(libc::SYS_openat), args(0, 0, wr, 0, 0)), kill);
+            assert_eq!(call(x32(libc::SYS_getpid), none), kill);
+            // Another architecture's numbers are not ours to judge: the process is killed.
+            assert_eq!(
+                run(&p, 0x4000_0003, libc::SYS_read, none),
+                libc::SECCOMP_RET_KILL_PROCESS
+            );
+            assert_eq!(
+                run(&p, 0x4000_0003, libc::SYS_mkdir as libc::c_long, none),
+                libc::SECCOMP_RET_KILL_PROCESS
+            );
+            // The kernel checks and compiles it at every sandboxed spawn: keep it short.
+            assert!(p.len() < 300, "{} instructions", p.len());
+        }
+        let c3 = build_clone3_refusal().unwrap();
+        assert_eq!(
+            run(&c3, AUDIT_ARCH, refused::SYS_CLONE3, none),
+            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+        );
+        assert_eq!(
+            run(&c3, AUDIT_ARCH, libc::SYS_clone, none),
+            libc::SECCOMP_RET_ALLOW
+        );
     }
 
     #[test]

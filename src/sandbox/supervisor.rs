@@ -18,8 +18,10 @@ use std::sync::{Arc, Mutex};
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 
+use super::caller_memory;
 use super::policy::{DenyRule, FsPolicy};
 use super::unix_connect;
+use super::unix_send::{self, Message, To};
 
 pub use super::SandboxDenial as Denial;
 
@@ -80,6 +82,25 @@ enum Verdict {
     Fail(i32),
     /// Make the connection for the caller (see `unix_connect`); `fd` is the caller's socket.
     Connect { fd: i32, to: ConnectTo },
+    /// Make the send for the caller (see `unix_send`).
+    Send(Box<SendJob>),
+}
+
+/// A `sendto`, `sendmsg` or `sendmmsg` the supervisor makes, as read once from the caller.
+#[derive(Debug, PartialEq, Eq)]
+struct SendJob {
+    /// The system call, as a report names it.
+    call: &'static str,
+    /// The caller's socket.
+    fd: i32,
+    flags: i32,
+    /// The messages to send, in order, each with its checked destination.
+    messages: Vec<(Message, To)>,
+    /// `sendmmsg`: the refusal of the message after these, recorded once they are sent (the call
+    /// answers how many were).
+    refused_next: Option<Denial>,
+    /// `sendmmsg`: the caller's array, where the length sent of each message is stored.
+    msgvec: Option<u64>,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -90,8 +111,8 @@ enum ConnectTo {
     AsGiven(Vec<u8>),
 }
 
-/// Connects a run may have waiting on a listener at once (each holds a blocking thread).
-const MAX_CONNECTS_IN_FLIGHT: usize = 16;
+/// Connects and sends a run may have waiting at once (each holds a blocking thread).
+const MAX_IN_FLIGHT: usize = 16;
 
 /// Start supervising `listener` on the current runtime.
 pub fn spawn(
@@ -101,9 +122,9 @@ pub fn spawn(
     log: Arc<DenialLog>,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
     // SAFETY: the listener is an OwnedFd owned by the AsyncFd from here on; nothing else closes it.
-    // Shared with the blocking tasks that answer connects, so it stays open until they have answered.
+    // Shared with the blocking tasks that answer connects and sends, so it stays open until they have answered.
     let fd = Arc::new(unsafe { AsyncFd::register_with_interest(listener, Interest::READABLE) }?);
-    let connects = Arc::new(AtomicUsize::new(0));
+    let in_flight = Arc::new(AtomicUsize::new(0));
     Ok(tokio::spawn(async move {
         loop {
             let Ok(mut guard) = fd.readable().await else {
@@ -141,22 +162,28 @@ pub fn spawn(
                     answer(fd.get_ref(), req.id, Answer::Error(errno));
                 }
                 Verdict::Fail(errno) => answer(fd.get_ref(), req.id, Answer::Error(errno)),
-                Verdict::Connect { fd: socket, to } => {
-                    // A connect can block (a listener whose backlog is full), so not on the runtime;
-                    // and a run may hold only a few blocking threads that way, or it could starve
-                    // every session's blocking work. Beyond them the caller hears EAGAIN, as from a
-                    // full listener.
-                    if connects.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTS_IN_FLIGHT {
-                        connects.fetch_sub(1, Ordering::AcqRel);
+                verdict @ (Verdict::Connect { .. } | Verdict::Send(_)) => {
+                    // A connect or a send can block (a full listener or receiver), so not on the
+                    // runtime; and a run may hold only a few blocking threads that way, or it could
+                    // starve every session's blocking work. Beyond them the caller hears EAGAIN, as
+                    // from a full listener.
+                    if in_flight.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT {
+                        in_flight.fetch_sub(1, Ordering::AcqRel);
                         answer(fd.get_ref(), req.id, Answer::Error(libc::EAGAIN));
                         continue;
                     }
-                    let (fd, log, connects) = (fd.clone(), log.clone(), connects.clone());
+                    let (fd, log, in_flight) = (fd.clone(), log.clone(), in_flight.clone());
                     tokio::task::spawn_blocking(move || {
-                        let result = connect_for(fd.get_ref(), &req, socket, &to, &log);
-                        let reply = result.map_or_else(Answer::Error, |()| Answer::Success);
-                        answer(fd.get_ref(), req.id, reply);
-                        connects.fetch_sub(1, Ordering::AcqRel);
+                        match verdict {
+                            Verdict::Connect { fd: socket, to } => {
+                                let result = connect_for(fd.get_ref(), &req, socket, &to, &log);
+                                let reply = result.map_or_else(Answer::Error, |()| Answer::Success);
+                                answer(fd.get_ref(), req.id, reply);
+                            }
+                            Verdict::Send(job) => send_for(fd.get_ref(), &req, *job, &log),
+                            _ => unreachable!("only connects and sends are made here"),
+                        }
+                        in_flight.fetch_sub(1, Ordering::AcqRel);
                     });
                 }
             }
@@ -167,6 +194,8 @@ pub fn spawn(
 enum Answer {
     Continue,
     Success,
+    /// Success with this return value (bytes or messages sent).
+    Value(i64),
     Error(i32),
 }
 
@@ -180,10 +209,23 @@ fn answer(fd: &OwnedFd, id: u64, a: Answer) {
     match a {
         Answer::Continue => resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
         Answer::Success => {}
+        Answer::Value(v) => resp.val = v,
         Answer::Error(errno) => resp.error = -errno,
     }
     // SAFETY: SEND reads the response; ENOENT (caller gone) needs no handling.
     unsafe { libc::ioctl(fd.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp) };
+}
+
+/// The refusal when the supervisor may not take the caller's socket: the kernel's ptrace rules (Yama)
+/// keep it from the caller's fds.
+fn ptrace_denial(op: &str, path: Option<String>, detail: String, pid: u32) -> Denial {
+    denial(
+        op,
+        path,
+        detail,
+        "the supervisor may not take this process's socket (ptrace restrictions)".into(),
+        pid,
+    )
 }
 
 /// Connect the caller's socket `socket` as decided, from the supervisor (see `unix_connect`).
@@ -197,18 +239,12 @@ fn connect_for(
     let taken = match unix_connect::take_socket(req.pid, socket, || id_valid(notif, req.id)) {
         Ok(s) => s,
         Err(libc::EPERM) => {
-            // The kernel's ptrace rules (Yama) keep the supervisor from the socket: refuse, and say so.
             let path = match to {
                 ConnectTo::Path(p) => Some(p.display().to_string()),
                 ConnectTo::AsGiven(_) => None,
             };
-            log.record(denial(
-                "connect",
-                path,
-                "connect(AF_UNIX)".into(),
-                "the supervisor may not take this process's socket (ptrace restrictions)".into(),
-                req.pid,
-            ));
+            let detail = "connect(AF_UNIX)".into();
+            log.record(ptrace_denial("connect", path, detail, req.pid));
             return Err(libc::EPERM);
         }
         Err(e) => return Err(e),
@@ -219,6 +255,135 @@ fn connect_for(
     }
 }
 
+/// Make a send as decided, from the supervisor (see `unix_send`), and answer it; a `SIGPIPE` the
+/// kernel would have sent follows the answer, so the caller sees it after its call returns.
+fn send_for(notif: &OwnedFd, req: &libc::seccomp_notif, job: SendJob, log: &DenialLog) {
+    let still_waiting = || id_valid(notif, req.id);
+    let taken = unix_send::Caller::open(req.pid, still_waiting)
+        .and_then(|c| c.take(job.fd).map(|s| (c, s)));
+    let (caller, socket) = match taken {
+        Ok(t) => t,
+        Err(e) => {
+            if e == libc::EPERM {
+                let detail = format!("{}(AF_UNIX)", job.call);
+                log.record(ptrace_denial("send", None, detail, req.pid));
+            }
+            return answer(notif, req.id, Answer::Error(e));
+        }
+    };
+    let mut sent = 0usize;
+    let mut last = 0usize;
+    for (i, (msg, to)) in job.messages.iter().enumerate() {
+        let r = unix_send::send(&caller, &socket, msg, to, job.flags, &still_waiting);
+        match r.result {
+            Ok(n) => {
+                if let Some(v) = job.msgvec {
+                    let at = unix_send::sent_length_at(v, i);
+                    caller_memory::write(req.pid, at, &(n as u32).to_ne_bytes());
+                }
+                sent += 1;
+                last = n;
+            }
+            Err(e) => {
+                // `sendmmsg` answers how many went before the one that failed, if any did.
+                let reply = match sent {
+                    0 => Answer::Error(e),
+                    n => Answer::Value(n as i64),
+                };
+                answer(notif, req.id, reply);
+                return deliver_sigpipe(&caller, r.sigpipe);
+            }
+        }
+    }
+    if let Some(d) = job.refused_next {
+        log.record(d);
+    }
+    let value = if job.msgvec.is_some() { sent } else { last };
+    answer(notif, req.id, Answer::Value(value as i64));
+}
+
+fn deliver_sigpipe(caller: &unix_send::Caller, sigpipe: bool) {
+    if let (true, Some(tgid)) = (sigpipe, caller.tgid()) {
+        // SAFETY: tgkill of the calling thread, named by its thread group too (so a reused tid
+        // elsewhere is not hit).
+        unsafe { libc::syscall(libc::SYS_tgkill, tgid, caller.tid, libc::SIGPIPE) };
+    }
+}
+
+/// A destination address as judged with the network off, for `connect` and the sends alike.
+enum Judged {
+    /// A Unix socket file the policy allows: absolute, links resolved.
+    Path(PathBuf),
+    /// `AF_UNSPEC` (a `connect` with it dissolves a datagram association).
+    Unspecified,
+    /// Too short or too long for its family: the kernel fails it.
+    Malformed,
+}
+
+/// Judge the address `addr` that call `call` (an `op` in reports) of process `pid` names: only Unix
+/// socket files under the writable roots or in `unixSockets`; other families are the network.
+fn judge_address(
+    pid: u32,
+    op: &str,
+    call: &str,
+    addr: &[u8],
+    policy: &FsPolicy,
+) -> Result<Judged, Verdict> {
+    match unix_connect::family(addr) {
+        None => return Ok(Judged::Malformed),
+        Some(f) if f == libc::AF_UNSPEC as u16 => return Ok(Judged::Unspecified),
+        Some(f) if f != libc::AF_UNIX as u16 => {
+            return Err(Verdict::Deny(
+                libc::EACCES,
+                denial(
+                    "network",
+                    None,
+                    format!("{call}({})", family_name(f.into())),
+                    "network is off".into(),
+                    pid,
+                ),
+            ))
+        }
+        Some(_) => {}
+    }
+    let raw = match unix_connect::parse(addr) {
+        unix_connect::Address::Other => return Ok(Judged::Malformed),
+        unix_connect::Address::Abstract(name) => {
+            return Err(Verdict::Deny(
+                libc::EPERM,
+                denial(
+                    op,
+                    None,
+                    format!("{call}(AF_UNIX @{})", String::from_utf8_lossy(&name)),
+                    "network is off (abstract Unix sockets included)".into(),
+                    pid,
+                ),
+            ))
+        }
+        unix_connect::Address::Path(raw) => raw,
+    };
+    let Some(path) = resolve(pid, AT_FDCWD, &raw, true) else {
+        return Err(Verdict::Fail(libc::ENOENT));
+    };
+    if std::fs::symlink_metadata(&path).is_err() {
+        // Nothing there to reach: the kernel's answer, and nothing to report.
+        return Err(Verdict::Fail(libc::ENOENT));
+    }
+    match policy.check_connect(&path) {
+        Ok(()) => Ok(Judged::Path(path)),
+        Err(rule) => Err(Verdict::Deny(
+            libc::EACCES,
+            denial(
+                op,
+                Some(path.display().to_string()),
+                format!("{call}(AF_UNIX)"),
+                rule.describe(),
+                pid,
+            ),
+        )),
+    }
+}
+
 /// A `connect` with the network off: only Unix sockets exist, and only some may be reached.
 fn decide_connect(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
     let (pid, a) = (req.pid, req.data.args);
@@ -226,54 +391,98 @@ fn decide_connect(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
     if len > unix_connect::MAX_ADDRESS {
         return Verdict::Fail(libc::EINVAL);
     }
-    let mut addr = vec![0u8; len];
-    if len > 0 && read_mem(pid, a[1], &mut addr) != len {
+    let Ok(addr) = caller_memory::read_exact(pid, a[1], len) else {
         return Verdict::Fail(libc::EFAULT);
-    }
-    let raw = match unix_connect::parse(&addr) {
-        unix_connect::Address::Other => {
-            return Verdict::Connect {
-                fd: socket,
-                to: ConnectTo::AsGiven(addr),
-            }
-        }
-        unix_connect::Address::Abstract(name) => {
-            return Verdict::Deny(
-                libc::EPERM,
-                denial(
-                    "connect",
-                    None,
-                    format!("connect(AF_UNIX @{})", String::from_utf8_lossy(&name)),
-                    "network is off (abstract Unix sockets included)".into(),
-                    pid,
-                ),
-            )
-        }
-        unix_connect::Address::Path(raw) => raw,
     };
-    let Some(path) = resolve(pid, AT_FDCWD, &raw, true) else {
-        return Verdict::Fail(libc::ENOENT);
+    let to = match judge_address(pid, "connect", "connect", &addr, policy) {
+        Ok(Judged::Path(path)) => ConnectTo::Path(path),
+        // Connected as given: the kernel dissolves an association or fails the address.
+        Ok(Judged::Unspecified | Judged::Malformed) => ConnectTo::AsGiven(addr),
+        Err(v) => return v,
     };
-    if std::fs::symlink_metadata(&path).is_err() {
-        // Nothing there to reach: the kernel's answer, and nothing to report.
-        return Verdict::Fail(libc::ENOENT);
-    }
-    match policy.check_connect(&path) {
-        Ok(()) => Verdict::Connect {
-            fd: socket,
-            to: ConnectTo::Path(path),
-        },
-        Err(rule) => Verdict::Deny(
+    Verdict::Connect { fd: socket, to }
+}
+
+/// Where one message of a send may go, or the answer that refuses it.
+fn judge_message(pid: u32, call: &str, msg: &Message, policy: &FsPolicy) -> Result<To, Verdict> {
+    let Some(addr) = &msg.name else {
+        return Ok(To::Peer);
+    };
+    match judge_address(pid, "send", call, addr, policy)? {
+        Judged::Path(path) => Ok(To::Path(path)),
+        // A send names a peer; AF_UNSPEC names none (and on an IP socket would mean AF_INET).
+        Judged::Unspecified => Err(Verdict::Deny(
             libc::EACCES,
             denial(
-                "connect",
-                Some(path.display().to_string()),
-                "connect(AF_UNIX)".into(),
-                rule.describe(),
+                "network",
+                None,
+                format!("{call}(AF_UNSPEC)"),
+                "network is off".into(),
                 pid,
             ),
-        ),
+        )),
+        Judged::Malformed => Err(Verdict::Fail(libc::EINVAL)),
     }
+}
+
+/// A `sendto` that names an address (the filter lets the others through), or any `sendmsg` or
+/// `sendmmsg`, with the network off: each message's destination is judged as `connect` judges one,
+/// and the supervisor makes the sends it allows (see `unix_send` for why it must).
+fn decide_send(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
+    let (pid, a) = (req.pid, req.data.args);
+    let nr = req.data.nr as libc::c_long;
+    let (call, read, flags, msgvec) = match nr {
+        libc::SYS_sendto => (
+            "sendto",
+            unix_send::read_sendto(pid, &a).map(|m| vec![Ok(m)]),
+            a[3],
+            None,
+        ),
+        libc::SYS_sendmsg => (
+            "sendmsg",
+            unix_send::read_sendmsg(pid, a[1]).map(|m| vec![Ok(m)]),
+            a[2],
+            None,
+        ),
+        _ => (
+            "sendmmsg",
+            unix_send::read_sendmmsg(pid, a[1], a[2]),
+            a[3],
+            Some(a[1]),
+        ),
+    };
+    let read = match read {
+        Ok(r) => r,
+        Err(e) => return Verdict::Fail(e),
+    };
+    let mut messages = Vec::new();
+    let mut refused_next = None;
+    for m in read {
+        let judged = m.map_err(Verdict::Fail).and_then(|m| {
+            let to = judge_message(pid, call, &m, policy)?;
+            Ok((m, to))
+        });
+        match judged {
+            Ok(ok) => messages.push(ok),
+            // The first message refused: the call fails as a whole.
+            Err(v) if messages.is_empty() => return v,
+            // A later one: those before it are sent, and the call answers how many.
+            Err(v) => {
+                if let Verdict::Deny(_, d) = v {
+                    refused_next = Some(d);
+                }
+                break;
+            }
+        }
+    }
+    Verdict::Send(Box::new(SendJob {
+        call,
+        fd: a[0] as i32,
+        flags: flags as i32,
+        messages,
+        refused_next,
+        msgvec,
+    }))
 }
 
 /// Is a notification waiting? (Checked before RECV, which would otherwise block the runtime.)
@@ -324,6 +533,7 @@ fn open_flags_text(flags: u64) -> String {
 
 fn family_name(family: u64) -> String {
     match family as i32 {
+        libc::AF_UNSPEC => "AF_UNSPEC".into(),
         libc::AF_INET => "AF_INET".into(),
         libc::AF_INET6 => "AF_INET6".into(),
         libc::AF_NETLINK => "AF_NETLINK".into(),
@@ -350,6 +560,14 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
     let nr = req.data.nr as libc::c_long;
     let a = req.data.args;
     let pid = req.pid;
+    let modes = |at: u64| {
+        let b = caller_memory::read_exact(pid, at, 4).ok()?;
+        Some(u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    if let Some((detail, why)) = super::refused::judge(nr, &a, modes) {
+        let rule = why.describe().to_string();
+        return Verdict::Deny(libc::EPERM, denial("syscall", None, detail, rule, pid));
+    }
     let (op, detail, paths): (&str, String, Vec<PathArg>) = match nr {
         libc::SYS_socket if !network => {
             return Verdict::Deny(
@@ -364,17 +582,8 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
             )
         }
         libc::SYS_connect if !network => return decide_connect(req, policy),
-        libc::SYS_io_uring_setup if !network => {
-            return Verdict::Deny(
-                libc::EPERM,
-                denial(
-                    "network",
-                    None,
-                    "io_uring_setup".into(),
-                    "network is off (io_uring can open sockets)".into(),
-                    pid,
-                ),
-            )
+        libc::SYS_sendto | libc::SYS_sendmsg | libc::SYS_sendmmsg if !network => {
+            return decide_send(req, policy)
         }
         libc::SYS_openat if is_write_open(a[2]) => (
             "write",
@@ -382,7 +591,7 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
             vec![open_arg(a[0] as i64, a[1], a[2])],
         ),
         libc::SYS_openat2 => {
-            let Some(flags) = read_u64(pid, a[2]) else {
+            let Some(flags) = caller_memory::read_u64(pid, a[2]) else {
                 return Verdict::Continue;
             };
             if !is_write_open(flags) {
@@ -493,7 +702,7 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
         let raw = if arg.addr == 0 {
             Vec::new()
         } else {
-            let Some(raw) = read_path(pid, arg.addr) else {
+            let Some(raw) = caller_memory::read_path(pid, arg.addr) else {
                 continue;
             };
             raw
@@ -568,52 +777,6 @@ fn by_fd(fd: u64) -> PathArg {
         follow: true,
         empty_is_fd: true,
     }
-}
-
-/// Read from the caller's memory without crossing into a page that may not be mapped.
-fn read_mem(pid: u32, addr: u64, buf: &mut [u8]) -> usize {
-    let local = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
-    let remote = libc::iovec {
-        iov_base: addr as *mut libc::c_void,
-        iov_len: buf.len(),
-    };
-    // SAFETY: reads into our own buffer; the remote side is checked by the kernel.
-    let n = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
-    n.max(0) as usize
-}
-
-fn read_u64(pid: u32, addr: u64) -> Option<u64> {
-    let mut b = [0u8; 8];
-    (read_mem(pid, addr, &mut b) == 8).then(|| u64::from_ne_bytes(b))
-}
-
-/// A NUL-terminated path of at most PATH_MAX bytes from the caller's memory, page by page.
-fn read_path(pid: u32, addr: u64) -> Option<Vec<u8>> {
-    const PAGE: u64 = 4096;
-    const PATH_MAX: usize = 4096;
-    if addr == 0 {
-        return None;
-    }
-    let mut out = Vec::new();
-    let mut at = addr;
-    while out.len() < PATH_MAX {
-        let room = (PAGE - at % PAGE) as usize;
-        let mut chunk = vec![0u8; room.min(PATH_MAX - out.len())];
-        let n = read_mem(pid, at, &mut chunk);
-        if n == 0 {
-            return None;
-        }
-        if let Some(end) = chunk[..n].iter().position(|&b| b == 0) {
-            out.extend_from_slice(&chunk[..end]);
-            return Some(out);
-        }
-        out.extend_from_slice(&chunk[..n]);
-        at += n as u64;
-    }
-    None
 }
 
 /// Resolve `raw` as process `pid` would: relative to its cwd or `dirfd`, through symbolic links (the

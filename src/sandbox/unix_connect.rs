@@ -35,6 +35,11 @@ pub enum Address {
 /// The largest address the kernel accepts from `connect` for a Unix socket (`sizeof(sockaddr_un)`).
 pub const MAX_ADDRESS: usize = std::mem::size_of::<libc::sockaddr_un>();
 
+/// The address family of an address, if it is long enough to have one.
+pub fn family(addr: &[u8]) -> Option<u16> {
+    (addr.len() >= 2).then(|| u16::from_ne_bytes([addr[0], addr[1]]))
+}
+
 /// Read the address bytes (`addrlen` of them, as the kernel would).
 pub fn parse(addr: &[u8]) -> Address {
     if addr.len() <= 2 || addr.len() > MAX_ADDRESS {
@@ -52,7 +57,7 @@ pub fn parse(addr: &[u8]) -> Address {
 }
 
 /// The process (thread group) a thread belongs to: `pidfd_open` takes only a group leader.
-fn thread_group(tid: u32) -> Option<u32> {
+pub fn thread_group(tid: u32) -> Option<u32> {
     let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
     status
         .lines()
@@ -60,26 +65,39 @@ fn thread_group(tid: u32) -> Option<u32> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-fn errno() -> i32 {
+pub fn errno() -> i32 {
     std::io::Error::last_os_error()
         .raw_os_error()
         .unwrap_or(libc::EIO)
 }
 
-/// A copy of fd `fd` of the process of thread `tid` (the same open socket, not a new one).
-/// `still_waiting` says whether the caller is still in its call (so `tid` was not reused).
-pub fn take_socket(tid: u32, fd: i32, still_waiting: impl Fn() -> bool) -> Result<OwnedFd, i32> {
-    let tgid = thread_group(tid).ok_or(libc::ESRCH)?;
-    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tgid as libc::pid_t, 0) };
-    if pidfd < 0 {
-        return Err(errno());
-    }
-    // SAFETY: a new fd we own from here on.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) };
+/// A pidfd of the process of thread `tid`, from which its fds can be taken. `still_waiting` says
+/// whether the caller is still in its call (so `tid` was not reused before the pidfd pinned it).
+pub fn open_caller(tid: u32, still_waiting: impl Fn() -> bool) -> Result<OwnedFd, i32> {
+    let open = |pid: u32| {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+        if fd < 0 {
+            return Err(errno());
+        }
+        // SAFETY: a new fd we own from here on.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    };
+    // Most callers are a process's main thread, whose tid is the pid: no need to read /proc (a
+    // read of its status file costs more than the rest of a send). Another thread's tid is refused
+    // (EINVAL, or ENOENT on newer kernels): then its thread group is looked up.
+    let pidfd = match open(tid) {
+        Ok(fd) => fd,
+        Err(_) => open(thread_group(tid).ok_or(libc::ESRCH)?)?,
+    };
     if !still_waiting() {
         return Err(libc::ESRCH);
     }
+    Ok(pidfd)
+}
+
+/// A copy of fd `fd` of the process behind `pidfd` (the same open file, not a new one).
+pub fn take_fd(pidfd: &OwnedFd, fd: i32) -> Result<OwnedFd, i32> {
     // SAFETY: pidfd_getfd duplicates fd `fd` of that process into ours; it returns a new fd or -1.
     let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
     if got < 0 {
@@ -87,6 +105,12 @@ pub fn take_socket(tid: u32, fd: i32, still_waiting: impl Fn() -> bool) -> Resul
     }
     // SAFETY: a new fd we own from here on.
     Ok(unsafe { OwnedFd::from_raw_fd(got as RawFd) })
+}
+
+/// A copy of fd `fd` of the process of thread `tid` (the same open socket, not a new one).
+/// `still_waiting` says whether the caller is still in its call (so `tid` was not reused).
+pub fn take_socket(tid: u32, fd: i32, still_waiting: impl Fn() -> bool) -> Result<OwnedFd, i32> {
+    take_fd(&open_caller(tid, still_waiting)?, fd)
 }
 
 /// Open `path` (absolute, already resolved) as a handle, refusing a symbolic link anywhere in it.
@@ -137,12 +161,19 @@ fn unix_address(path: &[u8]) -> Vec<u8> {
     addr
 }
 
-/// Connect `socket` to the Unix socket file at `path` (checked, absolute, links resolved), exactly
-/// that file: through a handle opened without following any link.
-pub fn connect_path(socket: &OwnedFd, path: &Path) -> Result<(), i32> {
+/// An address naming exactly the Unix socket file at `path` (checked, absolute, links resolved): a
+/// handle opened without following any link, and `/proc/self/fd/N` of it. Valid while the handle is.
+pub fn exact_address(path: &Path) -> Result<(OwnedFd, Vec<u8>), i32> {
     let handle = open_exact(path)?;
     let via = format!("/proc/self/fd/{}", handle.as_raw_fd());
-    connect_as_given(socket, &unix_address(via.as_bytes()))
+    Ok((handle, unix_address(via.as_bytes())))
+}
+
+/// Connect `socket` to the Unix socket file at `path` (checked, absolute, links resolved), exactly
+/// that file (see `exact_address`).
+pub fn connect_path(socket: &OwnedFd, path: &Path) -> Result<(), i32> {
+    let (_handle, addr) = exact_address(path)?;
+    connect_as_given(socket, &addr)
 }
 
 #[cfg(test)]
@@ -176,6 +207,27 @@ mod tests {
         assert_eq!(parse(&addr(libc::AF_UNSPEC as u16, b"")), Address::Other);
         assert_eq!(parse(&addr(libc::AF_INET as u16, &[0; 14])), Address::Other);
         assert_eq!(parse(&addr(unix, &[b'a'; MAX_ADDRESS])), Address::Other);
+    }
+
+    #[test]
+    fn a_socket_is_taken_from_a_caller_that_is_not_its_processs_main_thread() {
+        // SAFETY: a plain socket call.
+        let raw = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+        // SAFETY: a new fd we own.
+        let _mine = unsafe { OwnedFd::from_raw_fd(raw) };
+        // A thread that waits, as a caller in its system call does.
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            // SAFETY: gettid has no arguments.
+            tid_tx.send(unsafe { libc::gettid() } as u32).unwrap();
+            done_rx.recv().unwrap();
+        });
+        let live = tid_rx.recv().unwrap();
+        assert_ne!(live, std::process::id());
+        assert!(take_socket(live, raw, || true).is_ok());
+        done_tx.send(()).unwrap();
+        t.join().unwrap();
     }
 
     #[test]

@@ -1,0 +1,175 @@
+//! How the seccomp listener gets from the sandboxed child to the runtime.
+//!
+//! The child installs its filter and so holds the listener; the runtime must own it before the command
+//! runs. It cannot travel by `sendmsg(SCM_RIGHTS)`: with the network off the filter sends every
+//! `sendmsg` to the supervisor (see `unix_send`), and the child would wait on the very listener it is
+//! passing. So the child only says where the listener is, its pid and fd number, with a plain `write`
+//! (which no filter rule names), and waits in `read` while a thread of the runtime takes the listener
+//! with `pidfd_getfd`; then the child closes its copy and goes on to exec.
+//!
+//! The runtime's waiting thread (one of its blocking pool) is started before the fork (the forking
+//! thread is inside the spawn until the exec) and serves one handover. A sandbox dropped without a spawn shuts the socket down, which
+//! ends the thread's wait.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+/// The message the child writes: its pid and the listener's fd number.
+const MESSAGE: usize = 8;
+
+/// The runtime's side: a thread waiting for one child to say where its listener is.
+pub struct Receiver {
+    socket: Arc<OwnedFd>,
+    result: Mutex<mpsc::Receiver<std::io::Result<OwnedFd>>>,
+    /// A thread of its own where there is no runtime (joined on drop); else a task of the runtime's
+    /// blocking pool, which ends on its own once the socket is shut down.
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Receiver {
+    /// Start waiting on `socket` (the runtime's end of a connected datagram pair).
+    pub fn start(socket: OwnedFd) -> std::io::Result<Receiver> {
+        let socket = Arc::new(socket);
+        let (tx, rx) = mpsc::channel();
+        let theirs = socket.clone();
+        // The runtime's blocking pool keeps its threads: cheaper than a new one per run.
+        let thread = match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn_blocking(move || serve(&theirs, &tx));
+                None
+            }
+            Err(_) => Some(
+                std::thread::Builder::new()
+                    .name("sandbox-handover".into())
+                    .stack_size(64 * 1024)
+                    .spawn(move || serve(&theirs, &tx))?,
+            ),
+        };
+        Ok(Receiver {
+            socket,
+            result: Mutex::new(rx),
+            thread,
+        })
+    }
+
+    /// The listener, once the child has handed it over (by the end of a successful spawn it has).
+    pub fn take(&self, timeout: Duration) -> std::io::Result<OwnedFd> {
+        let rx = self.result.lock().unwrap_or_else(|p| p.into_inner());
+        match rx.recv_timeout(timeout) {
+            Ok(result) => result,
+            Err(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the child never said where its listener is",
+            )),
+        }
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        // Wakes a thread still waiting (no spawn happened, or it failed before the handover).
+        // SAFETY: shutdown of a socket we own.
+        unsafe { libc::shutdown(self.socket.as_raw_fd(), libc::SHUT_RDWR) };
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn serve(socket: &OwnedFd, tx: &mpsc::Sender<std::io::Result<OwnedFd>>) {
+    let mut msg = [0u8; MESSAGE];
+    // SAFETY: recv into our own buffer.
+    let n = unsafe { libc::recv(socket.as_raw_fd(), msg.as_mut_ptr().cast(), MESSAGE, 0) };
+    if n != MESSAGE as isize {
+        let _ = tx.send(Err(std::io::Error::other(
+            "the sandbox was dropped before its child handed over the listener",
+        )));
+        return;
+    }
+    let pid = i32::from_ne_bytes([msg[0], msg[1], msg[2], msg[3]]);
+    let fd = i32::from_ne_bytes([msg[4], msg[5], msg[6], msg[7]]);
+    let taken = take(pid, fd);
+    let ack = [u8::from(taken.is_ok())];
+    let _ = tx.send(taken);
+    // SAFETY: write from our own buffer.
+    unsafe { libc::write(socket.as_raw_fd(), ack.as_ptr().cast(), 1) };
+}
+
+/// Duplicate fd `fd` of process `pid` into this process.
+fn take(pid: i32, fd: i32) -> std::io::Result<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags; pidfd_getfd an fd of that process. Each returns a new
+    // fd we own, or -1.
+    unsafe {
+        let pidfd = libc::syscall(libc::SYS_pidfd_open, pid, 0);
+        if pidfd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let pidfd = OwnedFd::from_raw_fd(pidfd as RawFd);
+        let got = libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0);
+        if got < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(OwnedFd::from_raw_fd(got as RawFd))
+    }
+}
+
+/// The child's side, between fork and exec (system calls only): say where `listener` is and wait
+/// until the runtime has taken it. Returns -1 with errno set when the runtime did not.
+pub fn give(socket: RawFd, listener: RawFd) -> libc::c_long {
+    let mut msg = [0u8; MESSAGE];
+    // SAFETY: getpid has no arguments.
+    msg[..4].copy_from_slice(&unsafe { libc::getpid() }.to_ne_bytes());
+    msg[4..].copy_from_slice(&listener.to_ne_bytes());
+    // SAFETY: write and read on our own buffers.
+    unsafe {
+        if libc::write(socket, msg.as_ptr().cast(), MESSAGE) != MESSAGE as isize {
+            return -1;
+        }
+        let mut ack = [0u8; 1];
+        let n = libc::read(socket, ack.as_mut_ptr().cast(), 1);
+        if n != 1 || ack[0] != 1 {
+            *libc::__errno_location() = if n < 0 {
+                *libc::__errno_location()
+            } else {
+                libc::EPIPE
+            };
+            return -1;
+        }
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::net::UnixDatagram;
+
+    #[test]
+    fn a_listener_is_taken_from_the_process_that_names_it() {
+        let (ours, theirs) = UnixDatagram::pair().unwrap();
+        let receiver = Receiver::start(OwnedFd::from(ours)).unwrap();
+        let file = std::fs::File::open("/dev/null").unwrap();
+        let raw = file.as_raw_fd();
+        // This process plays the child: it names one of its fds and waits for the ack.
+        let giver = std::thread::spawn(move || give(theirs.as_raw_fd(), raw));
+        let got = receiver.take(Duration::from_secs(10)).unwrap();
+        assert_eq!(giver.join().unwrap(), 0);
+        assert_ne!(got.as_raw_fd(), raw);
+        let link = std::fs::read_link(format!("/proc/self/fd/{}", got.as_raw_fd())).unwrap();
+        assert_eq!(link, std::path::PathBuf::from("/dev/null"));
+    }
+
+    #[test]
+    fn a_bad_fd_fails_both_sides_and_a_drop_ends_the_wait() {
+        let (ours, theirs) = UnixDatagram::pair().unwrap();
+        let receiver = Receiver::start(OwnedFd::from(ours)).unwrap();
+        let giver = std::thread::spawn(move || give(theirs.as_raw_fd(), 987_654));
+        assert!(receiver.take(Duration::from_secs(10)).is_err());
+        assert_eq!(giver.join().unwrap(), -1);
+        // Nobody ever hands anything over: dropping the receiver ends its thread (the drop joins it).
+        let (ours, _theirs) = UnixDatagram::pair().unwrap();
+        let idle = Receiver::start(OwnedFd::from(ours)).unwrap();
+        drop(idle);
+    }
+}

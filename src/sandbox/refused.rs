@@ -1,0 +1,278 @@
+//! System calls no command needs, refused in every sandboxed run, after Docker's default seccomp
+//! profile: they change the system, reach past the sandbox, or are large attack surface.
+//!
+//! Most are also refused by the kernel for want of a capability (the child has none, see
+//! `privileges`); refusing them in the filter as well means a kernel bug behind one is out of reach,
+//! and each attempt is recorded. The filter sends them to the supervisor (they are rare, so the round
+//! trip costs nothing that matters), which answers `EPERM` and records the call and the rule.
+//!
+//! One is refused by the filter alone, unrecorded: `clone3`, whose flags are in memory a filter cannot
+//! read. It answers `ENOSYS`, on which the C libraries fall back to `clone`, whose flags the filter
+//! does read (and only a `clone` asking for a new namespace goes to the supervisor). Recording it
+//! would record every thread a program starts.
+
+/// Why a call is refused, as a report names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    Mounts,
+    Namespaces,
+    Keyrings,
+    Devices,
+    Clock,
+    Hostname,
+    Administration,
+    KernelInterface,
+}
+
+impl Why {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Why::Mounts => "no mounts in the sandbox",
+            Why::Namespaces => "no new namespaces in the sandbox",
+            Why::Keyrings => "no kernel keyrings in the sandbox",
+            Why::Devices => "no device files in the sandbox",
+            Why::Clock => "no clock changes in the sandbox",
+            Why::Hostname => "no hostname changes in the sandbox",
+            Why::Administration => "no system administration in the sandbox",
+            Why::KernelInterface => "a kernel interface the sandbox does not offer",
+        }
+    }
+}
+
+/// Newer calls have one number on every architecture; `libc` does not name all of them.
+const SYS_OPEN_TREE: libc::c_long = 428;
+const SYS_MOVE_MOUNT: libc::c_long = 429;
+const SYS_FSOPEN: libc::c_long = 430;
+const SYS_FSCONFIG: libc::c_long = 431;
+const SYS_FSMOUNT: libc::c_long = 432;
+const SYS_FSPICK: libc::c_long = 433;
+const SYS_MOUNT_SETATTR: libc::c_long = 442;
+const SYS_OPEN_TREE_ATTR: libc::c_long = 467;
+pub const SYS_CLONE3: libc::c_long = 435;
+
+/// Calls refused whatever their arguments, with their names and why.
+pub fn always() -> Vec<(libc::c_long, &'static str, Why)> {
+    let mut calls = vec![
+        (libc::SYS_mount, "mount", Why::Mounts),
+        (libc::SYS_umount2, "umount2", Why::Mounts),
+        (libc::SYS_pivot_root, "pivot_root", Why::Mounts),
+        (SYS_OPEN_TREE, "open_tree", Why::Mounts),
+        (SYS_OPEN_TREE_ATTR, "open_tree_attr", Why::Mounts),
+        (SYS_MOVE_MOUNT, "move_mount", Why::Mounts),
+        (SYS_FSOPEN, "fsopen", Why::Mounts),
+        (SYS_FSCONFIG, "fsconfig", Why::Mounts),
+        (SYS_FSMOUNT, "fsmount", Why::Mounts),
+        (SYS_FSPICK, "fspick", Why::Mounts),
+        (SYS_MOUNT_SETATTR, "mount_setattr", Why::Mounts),
+        (libc::SYS_setns, "setns", Why::Namespaces),
+        (libc::SYS_add_key, "add_key", Why::Keyrings),
+        (libc::SYS_keyctl, "keyctl", Why::Keyrings),
+        (libc::SYS_request_key, "request_key", Why::Keyrings),
+        (libc::SYS_clock_settime, "clock_settime", Why::Clock),
+        (libc::SYS_settimeofday, "settimeofday", Why::Clock),
+        (libc::SYS_sethostname, "sethostname", Why::Hostname),
+        (libc::SYS_setdomainname, "setdomainname", Why::Hostname),
+        (libc::SYS_reboot, "reboot", Why::Administration),
+        (libc::SYS_kexec_load, "kexec_load", Why::Administration),
+        (
+            libc::SYS_kexec_file_load,
+            "kexec_file_load",
+            Why::Administration,
+        ),
+        (libc::SYS_init_module, "init_module", Why::Administration),
+        (libc::SYS_finit_module, "finit_module", Why::Administration),
+        (
+            libc::SYS_delete_module,
+            "delete_module",
+            Why::Administration,
+        ),
+        (libc::SYS_swapon, "swapon", Why::Administration),
+        (libc::SYS_swapoff, "swapoff", Why::Administration),
+        (libc::SYS_acct, "acct", Why::Administration),
+        (libc::SYS_syslog, "syslog", Why::Administration),
+        (libc::SYS_bpf, "bpf", Why::KernelInterface),
+        (
+            libc::SYS_perf_event_open,
+            "perf_event_open",
+            Why::KernelInterface,
+        ),
+        (
+            libc::SYS_fanotify_init,
+            "fanotify_init",
+            Why::KernelInterface,
+        ),
+        (
+            libc::SYS_open_by_handle_at,
+            "open_by_handle_at",
+            Why::KernelInterface,
+        ),
+        (libc::SYS_userfaultfd, "userfaultfd", Why::KernelInterface),
+        // io_uring makes its own calls (files, sockets) where no filter sees them.
+        (
+            libc::SYS_io_uring_setup,
+            "io_uring_setup",
+            Why::KernelInterface,
+        ),
+        (
+            libc::SYS_io_uring_enter,
+            "io_uring_enter",
+            Why::KernelInterface,
+        ),
+        (
+            libc::SYS_io_uring_register,
+            "io_uring_register",
+            Why::KernelInterface,
+        ),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    calls.extend([
+        (libc::SYS_iopl, "iopl", Why::Administration),
+        (libc::SYS_ioperm, "ioperm", Why::Administration),
+    ]);
+    calls
+}
+
+/// Calls that set the clock only when the `modes` of their `struct timex` say so (`adjtimex` with
+/// none only reads it, as `ntptime` and `timedatectl` do): the argument holding it.
+pub fn timex_calls() -> [(libc::c_long, &'static str, usize); 2] {
+    [
+        (libc::SYS_adjtimex, "adjtimex", 0),
+        (libc::SYS_clock_adjtime, "clock_adjtime", 1),
+    ]
+}
+
+/// The flags of `clone` and `unshare` that make a namespace.
+pub const NAMESPACE_FLAGS: [(libc::c_int, &str); 8] = [
+    (libc::CLONE_NEWNS, "CLONE_NEWNS"),
+    (libc::CLONE_NEWUTS, "CLONE_NEWUTS"),
+    (libc::CLONE_NEWIPC, "CLONE_NEWIPC"),
+    (libc::CLONE_NEWUSER, "CLONE_NEWUSER"),
+    (libc::CLONE_NEWPID, "CLONE_NEWPID"),
+    (libc::CLONE_NEWNET, "CLONE_NEWNET"),
+    (libc::CLONE_NEWCGROUP, "CLONE_NEWCGROUP"),
+    (0x80, "CLONE_NEWTIME"),
+];
+
+/// The namespace flags a call takes: `clone`'s low byte is the exit signal (`CSIGNAL`), so
+/// `CLONE_NEWTIME` (0x80, inside it) is `unshare`'s and `clone3`'s only.
+pub fn namespace_flags_of(call: libc::c_long) -> impl Iterator<Item = (libc::c_int, &'static str)> {
+    let csignal = if call == libc::SYS_clone { 0xff } else { 0 };
+    NAMESPACE_FLAGS
+        .into_iter()
+        .filter(move |(f, _)| f & csignal == 0)
+}
+
+/// The namespace flags of call `call` in `flags`, as a report lists them (`CLONE_NEWNS|CLONE_NEWUSER`),
+/// or `None`.
+pub fn namespace_flags(call: libc::c_long, flags: u64) -> Option<String> {
+    let names: Vec<&str> = namespace_flags_of(call)
+        .filter(|(f, _)| flags & *f as u64 != 0)
+        .map(|(_, n)| n)
+        .collect();
+    (!names.is_empty()).then(|| names.join("|"))
+}
+
+/// The device type a `mknod` mode asks for, if it is a character or block device.
+pub fn device_kind(mode: u64) -> Option<&'static str> {
+    match mode as u32 & libc::S_IFMT {
+        libc::S_IFCHR => Some("S_IFCHR"),
+        libc::S_IFBLK => Some("S_IFBLK"),
+        _ => None,
+    }
+}
+
+/// A refusal of this module's: the call as a report names it, and why. `timex_modes` reads the
+/// `modes` field of the `struct timex` at an address of the caller's (`None`: unreadable).
+pub fn judge(
+    nr: libc::c_long,
+    args: &[u64; 6],
+    timex_modes: impl Fn(u64) -> Option<u32>,
+) -> Option<(String, Why)> {
+    if let Some((_, name, why)) = always().into_iter().find(|(n, _, _)| *n == nr) {
+        return Some((name.to_string(), why));
+    }
+    if let Some((_, name, arg)) = timex_calls().into_iter().find(|(n, _, _)| *n == nr) {
+        // An unreadable struct is the kernel's EFAULT; modes 0 only reads the clock.
+        return match timex_modes(args[arg]) {
+            Some(m) if m != 0 => Some((format!("{name}(modes {m:#x})"), Why::Clock)),
+            _ => None,
+        };
+    }
+    match nr {
+        libc::SYS_unshare | libc::SYS_clone => {
+            let flags = namespace_flags(nr, args[0])?;
+            let name = if nr == libc::SYS_clone {
+                "clone"
+            } else {
+                "unshare"
+            };
+            Some((format!("{name}({flags})"), Why::Namespaces))
+        }
+        libc::SYS_mknodat => device_kind(args[2]).map(|k| (format!("mknodat({k})"), Why::Devices)),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_mknod => device_kind(args[1]).map(|k| (format!("mknod({k})"), Why::Devices)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_are_refused_by_what_they_ask_for() {
+        let none = |_| None;
+        let args = |a0: u64, a1: u64, a2: u64| [a0, a1, a2, 0, 0, 0];
+        assert_eq!(
+            judge(libc::SYS_mount, &args(0, 0, 0), none),
+            Some(("mount".into(), Why::Mounts))
+        );
+        // A clone for a thread or a fork passes; one for a namespace does not.
+        let thread = (libc::CLONE_VM | libc::CLONE_THREAD | libc::CLONE_FILES) as u64;
+        assert_eq!(judge(libc::SYS_clone, &args(thread, 0, 0), none), None);
+        assert_eq!(
+            judge(
+                libc::SYS_unshare,
+                &args((libc::CLONE_NEWNS | libc::CLONE_NEWUSER) as u64, 0, 0),
+                none
+            ),
+            Some(("unshare(CLONE_NEWNS|CLONE_NEWUSER)".into(), Why::Namespaces))
+        );
+        assert_eq!(
+            judge(
+                libc::SYS_unshare,
+                &args(libc::CLONE_FILES as u64, 0, 0),
+                none
+            ),
+            None
+        );
+        // 0x80 is CLONE_NEWTIME for unshare, part of the exit signal for clone.
+        assert_eq!(
+            judge(libc::SYS_unshare, &args(0x80, 0, 0), none),
+            Some(("unshare(CLONE_NEWTIME)".into(), Why::Namespaces))
+        );
+        let fork = 0x80 | libc::SIGCHLD as u64;
+        assert_eq!(judge(libc::SYS_clone, &args(fork, 0, 0), none), None);
+        // mknodat: devices are refused, FIFOs and files are the path rules' business.
+        let chr = (libc::S_IFCHR | 0o600) as u64;
+        assert_eq!(
+            judge(libc::SYS_mknodat, &args(0, 0, chr), none),
+            Some(("mknodat(S_IFCHR)".into(), Why::Devices))
+        );
+        assert_eq!(
+            judge(
+                libc::SYS_mknodat,
+                &args(0, 0, (libc::S_IFIFO | 0o600) as u64),
+                none
+            ),
+            None
+        );
+        // adjtimex reads the clock with modes 0, sets it otherwise.
+        assert_eq!(judge(libc::SYS_adjtimex, &args(8, 0, 0), |_| Some(0)), None);
+        assert_eq!(
+            judge(libc::SYS_adjtimex, &args(8, 0, 0), |_| Some(1)),
+            Some(("adjtimex(modes 0x1)".into(), Why::Clock))
+        );
+        assert_eq!(judge(libc::SYS_getpid, &args(0, 0, 0), none), None);
+    }
+}
