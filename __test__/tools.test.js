@@ -133,6 +133,38 @@ test('exec: a model cannot run /approve through the shell, in any position or wr
   assert.equal(said.content[0].text, 'type /approve abc123 allow-once in chat');
 });
 
+test('exec: bad parameters get a typed error before anything runs; values B ignores get a warning line', async () => {
+  const dir = fs.realpathSync(tempDir());
+  const canary = path.join(dir, 'ran');
+  const exec = api.createExecTool({ cwd: dir });
+  for (const [params, code, message] of [
+    [{ command: 42 }, 'ERR_INVALID_COMMAND', 'The command must be a string of shell code such as "ls -la", but it is a number.'],
+    [{ command: { a: 1 } }, 'ERR_INVALID_COMMAND', /but it is an object\.$/],
+    [{ command: ['touch', canary] }, 'ERR_INVALID_COMMAND', /but it is an array\.$/],
+    [{ command: true }, 'ERR_INVALID_COMMAND', /but it is a boolean\.$/],
+    [{ command: '' }, 'ERR_INVALID_COMMAND', 'Provide a command to start.'],
+    [{}, 'ERR_INVALID_COMMAND', 'Provide a command to start.'],
+    [{ command: `touch ${canary}`, env: ['FOO=1'] }, 'ERR_INVALID_ENV', 'env must be an object of string values such as {"FOO": "1"}, but it is an array.'],
+    [{ command: `touch ${canary}`, env: { A: 1 } }, 'ERR_INVALID_ENV', 'env.A must be a string, but it is a number.'],
+  ]) {
+    await assert.rejects(exec.execute('1', params), (e) => {
+      assert.equal(e.code, code, JSON.stringify(params));
+      if (typeof message === 'string') assert.equal(e.message, message);
+      else assert.match(e.message, message);
+      return true;
+    });
+  }
+  assert.equal(fs.existsSync(canary), false);
+  const warned = async (params, warning, output) => {
+    const r = await exec.execute('2', params);
+    assert.equal(text(r), `${warning}\n\n${output}`, JSON.stringify(params));
+  };
+  await warned({ command: 'echo hi', timeout: -5 }, 'Warning: timeout -5 is below 0; the command runs without a timeout, as with timeout 0.', 'hi');
+  await warned({ command: 'tty || true', pty: 'yes' }, 'Warning: pty "yes" is not true or false (no PTY); it was ignored.', 'not a tty');
+  await warned({ command: 'echo hi', host: 'mars' }, 'Warning: host "mars" is not one of auto, sandbox, gateway, node (the configured host runs it); it was ignored.', 'hi');
+  await warned({ command: 'pwd', workdir: 5 }, 'Warning: workdir 5 is not a directory path; it was ignored.', dir);
+});
+
 test('exec: workdir fallback warning, env policy, OPENCLAW_SHELL, pathPrepend', async () => {
   const dir = fs.realpathSync(tempDir());
   const exec = api.createExecTool({ cwd: dir, pathPrepend: ['/opt/agent-bin'] });

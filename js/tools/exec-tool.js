@@ -242,6 +242,48 @@ function outsideRoots(cwd, roots) {
   return inside ? null : dir;
 }
 
+const HOSTS = ['auto', 'sandbox', 'gateway', 'node'];
+
+/**
+ * The model's parameters, checked before anything runs. Where OpenClaw B clamps or ignores a value the
+ * result stays B's, with a warning line saying so; what B would misread is refused with a typed error.
+ * Returns the command.
+ */
+function checkParams(params, warnings) {
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+    throw shared.typedError('ERR_INVALID_OPTION', `exec parameters must be an object such as {"command": "ls"}, but they are ${shared.describeType(params)}.`);
+  }
+  const { command } = params;
+  if (command === undefined || command === null || command === '') throw shared.typedError('ERR_INVALID_COMMAND', 'Provide a command to start.');
+  if (typeof command !== 'string') {
+    throw shared.typedError('ERR_INVALID_COMMAND', `The command must be a string of shell code such as "ls -la", but it is ${shared.describeType(command)}.`);
+  }
+  if (params.env !== undefined && params.env !== null) {
+    if (typeof params.env !== 'object' || Array.isArray(params.env)) {
+      throw shared.typedError('ERR_INVALID_ENV', `env must be an object of string values such as {"FOO": "1"}, but it is ${shared.describeType(params.env)}.`);
+    }
+    for (const [k, v] of Object.entries(params.env)) {
+      if (typeof v !== 'string') throw shared.typedError('ERR_INVALID_ENV', `env.${k} must be a string, but it is ${shared.describeType(v)}.`);
+    }
+  }
+  const ignored = (name, value, what) => warnings.push(`Warning: ${name} ${JSON.stringify(value)} is not ${what}; it was ignored.`);
+  if (params.workdir !== undefined && params.workdir !== null && typeof params.workdir !== 'string') ignored('workdir', params.workdir, 'a directory path');
+  if (params.pty !== undefined && params.pty !== null && typeof params.pty !== 'boolean') ignored('pty', params.pty, 'true or false (no PTY)');
+  if (params.background !== undefined && params.background !== null && typeof params.background !== 'boolean') ignored('background', params.background, 'true or false');
+  if (typeof params.host === 'string' && params.host.trim() && !HOSTS.includes(params.host.trim().toLowerCase())) {
+    ignored('host', params.host, `one of ${HOSTS.join(', ')} (the configured host runs it)`);
+  }
+  if (params.timeout !== undefined && params.timeout !== null) {
+    const t = Number(params.timeout);
+    if (!Number.isFinite(t)) ignored('timeout', params.timeout, 'a number of seconds (the default applies)');
+    else if (t < 0) warnings.push(`Warning: timeout ${t} is below 0; the command runs without a timeout, as with timeout 0.`);
+  }
+  if (params.yieldMs !== undefined && params.yieldMs !== null && !Number.isFinite(Number(params.yieldMs))) {
+    ignored('yieldMs', params.yieldMs, 'a number of milliseconds (the default applies)');
+  }
+  return command;
+}
+
 function createExecTool(defaults = {}) {
   const profile = profileOf(defaults);
   const allowBackground = defaults.allowBackground ?? true;
@@ -249,9 +291,8 @@ function createExecTool(defaults = {}) {
   const sandboxConfig = pinnedSandbox(defaults.sandbox, path.resolve(defaults.cwd || process.cwd()));
 
   async function execute(toolCallId, params = {}, signal, onUpdate) {
-    if (!params.command) throw new Error('Provide a command to start.');
-    const command = String(params.command);
     const warnings = [];
+    const command = checkParams(params, warnings);
     if (!allowBackground && (params.background === true || typeof params.yieldMs === 'number')) {
       warnings.push('Warning: background execution is disabled; running synchronously.');
     }

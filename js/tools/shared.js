@@ -47,6 +47,21 @@ function jobTtlMs(value) {
   return Math.min(10800000, Math.max(60000, v));
 }
 
+/** An Error with a stable `code`, as the native layer throws them. */
+function typedError(code, message) {
+  const e = new Error(message);
+  e.code = code;
+  return e;
+}
+
+/** What a value is, for error texts: "a number", "an array", "null". */
+function describeType(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  const t = typeof value;
+  return /^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`;
+}
+
 function textResult(text, details) {
   return { content: [{ type: 'text', text }], details };
 }
@@ -117,6 +132,8 @@ module.exports = {
   maxOutputChars,
   pendingMaxOutputChars,
   jobTtlMs,
+  typedError,
+  describeType,
   textResult,
   failure,
   truncateMiddle,
