@@ -34,9 +34,21 @@ test('packed packages install and run with no Rust toolchain on PATH', { skip: !
     const project = path.join(work, 'consumer');
     fs.mkdirSync(project);
     fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
-    // A PATH with node and npm but without cargo or rustc.
-    const bareDirs = [...new Set([path.dirname(process.execPath), '/usr/bin', '/bin'])];
-    const env = { ...process.env, PATH: bareDirs.join(':') };
+    // A PATH with exactly node, npm and a shell, whatever else the host's bin directories hold (a
+    // cargo in /usr/bin must not be reachable).
+    const bin = path.join(work, 'bin');
+    fs.mkdirSync(bin);
+    const nodeDir = path.dirname(process.execPath);
+    for (const [name, target] of [
+      ['node', process.execPath],
+      ['npm', fs.realpathSync(path.join(nodeDir, 'npm'))],
+      ['sh', '/bin/sh'],
+      ['bash', '/bin/bash'],
+      ['env', '/usr/bin/env'],
+    ]) {
+      if (fs.existsSync(target)) fs.symlinkSync(target, path.join(bin, name));
+    }
+    const env = { ...process.env, PATH: bin };
     delete env.CARGO_HOME;
     delete env.RUSTUP_HOME;
     assert.equal(spawnSync('cargo', ['--version'], { env }).error?.code, 'ENOENT', 'cargo must not be reachable');
