@@ -36,6 +36,25 @@ test('usage errors exit 2 with a message', () => {
   assert.match(bad.stderr, /\[ERR_INVALID_CWD\] The cwd \/nonexistent-dir-xyz does not exist/);
 });
 
+test('run --stdin-pipe forwards this process\'s stdin and closes it at the end; --version; --help', () => {
+  const r = run(['run', '--stdin-pipe', '--', 'wc -l; cat'], { input: 'one\ntwo\n' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^2\n\[completed\] exit code 0 in \d+ ms/);
+  const piped = run(['run', '--stdin-pipe', '--', 'tr a-z A-Z'], { input: 'shout\n' });
+  assert.match(piped.stdout, /^SHOUT\n/);
+  const v = run(['--version']);
+  assert.equal(v.status, 0);
+  assert.equal(v.stdout, `agent-exec ${require('../package.json').version}\n`);
+  for (const args of [['run', '--help'], ['check', '-h'], ['help']]) {
+    const h = run(args);
+    assert.equal(h.status, 0, args.join(' '));
+    assert.match(h.stdout, /^Usage:\n/);
+  }
+  const unknown = run(['run', '--bogus', '--', 'ls']);
+  assert.equal(unknown.status, 2);
+  assert.match(unknown.stderr, /^agent-exec: unknown option --bogus\n/);
+});
+
 test('check prints the analysis, the matching rule and the decision', () => {
   const dir = tempDir();
   const file = path.join(dir, 'approvals.json');

@@ -11,14 +11,15 @@ const USAGE = `Usage:
   agent-exec check [options] [--] <command...> analyse a command and show the approval decision
   agent-exec sandbox [--json]                  what this host's sandbox can enforce
   agent-exec demo                              run a few commands that show what the runtime does
-  agent-exec help                              this text
+  agent-exec help                              this text (also: <command> --help)
+  agent-exec --version                         the package version
 
 Options for run:
   --cwd <dir>           working directory
   --timeout <seconds>   total lifetime (default 1800, 0 = none)
   --grace <ms>          SIGTERM to SIGKILL grace (default 3000)
   --max-output <chars>  cap of the aggregated output (default 200000)
-  --stdin-pipe          keep stdin open (default: closed)
+  --stdin-pipe          forward this terminal's stdin to the command, closed at its end (default: closed)
   --pty                 run on a pseudo-terminal
   --sandbox             run sandboxed: writes only under the cwd and a private temp dir, no network
   --writable <dir>      a writable root of the sandbox (repeatable; replaces the cwd; implies --sandbox)
@@ -34,51 +35,65 @@ Options for check:
 
 class UsageError extends Error {}
 
-function parseRun(args) {
-  const opts = { json: false, request: {} };
-  const words = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    const value = () => {
-      if (i + 1 >= args.length) throw new UsageError(`${a} needs a value`);
-      return args[++i];
-    };
-    const number = () => {
-      const v = value();
-      const n = Number(v);
-      if (!Number.isFinite(n) || n < 0) throw new UsageError(`${a} needs a number of at least 0, got "${v}"`);
-      return n;
-    };
-    if (a === '--') {
-      words.push(...args.slice(i + 1));
-      break;
-    } else if (a === '--cwd') opts.request.cwd = value();
-    else if (a === '--timeout') opts.request.timeoutMs = number() * 1000;
-    else if (a === '--grace') opts.request.killGraceMs = number();
-    else if (a === '--max-output') opts.request.maxOutputChars = number();
-    else if (a === '--stdin-pipe') opts.request.stdin = 'pipe';
-    else if (a === '--pty') opts.request.pty = true;
-    else if (a === '--sandbox') sandbox();
-    else if (a === '--network') sandbox().network = true;
-    else if (a === '--writable') (sandbox().writableRoots ??= []).push(path.resolve(value()));
-    else if (a === '--unix-socket') (sandbox().unixSockets ??= []).push(path.resolve(value()));
-    else if (a === '--memory') limits().memoryBytes = Math.round(number() * 1048576);
-    else if (a === '--cpu') limits().cpuSeconds = number();
-    else if (a === '--processes') limits().processes = number();
-    else if (a === '--json') opts.json = true;
-    else if (a.startsWith('--')) throw new UsageError(`unknown option ${a}`);
-    else words.push(a);
-  }
-  if (words.length === 0) throw new UsageError('run needs a command');
-  opts.request.command = words.join(' ');
-  return opts;
+const { parseArgs } = require('node:util');
 
-  function sandbox() {
-    return (opts.request.sandbox ??= {});
+const RUN_OPTIONS = {
+  cwd: { type: 'string' },
+  timeout: { type: 'string' },
+  grace: { type: 'string' },
+  'max-output': { type: 'string' },
+  'stdin-pipe': { type: 'boolean' },
+  pty: { type: 'boolean' },
+  sandbox: { type: 'boolean' },
+  writable: { type: 'string', multiple: true },
+  network: { type: 'boolean' },
+  'unix-socket': { type: 'string', multiple: true },
+  memory: { type: 'string' },
+  cpu: { type: 'string' },
+  processes: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+/** node:util's parseArgs, with its errors as usage errors that name the option. */
+function parse(args, options) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError(e.message.replace(/^Unknown option '([^']+)'.*$/s, 'unknown option $1'));
   }
-  function limits() {
-    return (sandbox().limits ??= {});
-  }
+}
+
+function number(name, v) {
+  const n = Number(v);
+  if (v === undefined) return undefined;
+  if (v === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`--${name} needs a number of at least 0, got "${v}"`);
+  return n;
+}
+
+function parseRun(args) {
+  const { values: v, positionals } = parse(args, RUN_OPTIONS);
+  const opts = { json: v.json === true, help: v.help === true, request: {} };
+  if (opts.help) return opts;
+  const r = opts.request;
+  if (v.cwd !== undefined) r.cwd = v.cwd;
+  if (v.timeout !== undefined) r.timeoutMs = number('timeout', v.timeout) * 1000;
+  if (v.grace !== undefined) r.killGraceMs = number('grace', v.grace);
+  if (v['max-output'] !== undefined) r.maxOutputChars = number('max-output', v['max-output']);
+  if (v['stdin-pipe']) r.stdin = 'pipe';
+  if (v.pty) r.pty = true;
+  const sandbox = () => (r.sandbox ??= {});
+  const limits = () => (sandbox().limits ??= {});
+  if (v.sandbox) sandbox();
+  if (v.network) sandbox().network = true;
+  if (v.writable) sandbox().writableRoots = v.writable.map((d) => path.resolve(d));
+  if (v['unix-socket']) sandbox().unixSockets = v['unix-socket'].map((d) => path.resolve(d));
+  if (v.memory !== undefined) limits().memoryBytes = Math.round(number('memory', v.memory) * 1048576);
+  if (v.cpu !== undefined) limits().cpuSeconds = number('cpu', v.cpu);
+  if (v.processes !== undefined) limits().processes = number('processes', v.processes);
+  if (positionals.length === 0) throw new UsageError('run needs a command');
+  r.command = positionals.join(' ');
+  return opts;
 }
 
 function describe(outcome) {
@@ -123,18 +138,34 @@ function sandboxInfo(args, out = process.stdout) {
   return caps.enforceable ? 0 : 1;
 }
 
-async function run(args, out = process.stdout) {
-  const { exec } = require('./index.js');
+async function run(args, out = process.stdout, input = process.stdin) {
+  const { exec, writeStdin, pollSession } = require('./index.js');
   const opts = parseRun(args);
+  if (opts.help) {
+    out.write(USAGE);
+    return 0;
+  }
   const ac = new AbortController();
   const onSigint = () => ac.abort();
   process.once('SIGINT', onSigint);
   try {
-    const outcome = await exec({
-      ...opts.request,
-      signal: ac.signal,
-      onOutput: opts.json ? undefined : (chunk) => out.write(chunk.text),
-    });
+    const onOutput = opts.json ? undefined : (chunk) => out.write(chunk.text);
+    let outcome;
+    if (opts.request.stdin === 'pipe') {
+      // The command reads this process's stdin: start it, forward every byte, close at our EOF.
+      const t0 = Date.now();
+      const started = await exec({ ...opts.request, background: true, onOutput });
+      const id = started.sessionId;
+      ac.signal.addEventListener('abort', () => require('./index.js').killSession(id).catch(() => {}));
+      const forwarded = forwardStdin(input, (data, eof) => writeStdin(id, data, { eof }));
+      let polled;
+      do polled = await pollSession(id, { timeoutMs: 120000 });
+      while (!polled.exited);
+      await forwarded.stop();
+      outcome = { ...started, ...polled, status: polled.status, durationMs: Date.now() - t0, warnings: started.warnings };
+    } else {
+      outcome = await exec({ ...opts.request, signal: ac.signal, onOutput });
+    }
     if (opts.json) out.write(JSON.stringify(outcome, null, 2) + '\n');
     else out.write((outcome.output.endsWith('\n') || outcome.output === '' ? '' : '\n') + describe(outcome) + '\n');
     if (outcome.timedOut) return 124;
@@ -145,35 +176,59 @@ async function run(args, out = process.stdout) {
   }
 }
 
+/** Copy `input` to `write(data, eof)` in order; `stop()` ends the copy (the command exited). */
+function forwardStdin(input, write) {
+  let chain = Promise.resolve();
+  let stopped = false;
+  const send = (data, eof) => {
+    chain = chain.then(() => (stopped ? undefined : write(data, eof).catch(() => {})));
+  };
+  const onData = (d) => send(d, false);
+  const onEnd = () => send('', true);
+  input.on('data', onData);
+  input.once('end', onEnd);
+  input.resume?.();
+  return {
+    async stop() {
+      stopped = true;
+      input.off('data', onData);
+      input.off('end', onEnd);
+      input.pause?.();
+      input.unref?.();
+      await chain;
+    },
+  };
+}
+
 function parseCheck(args) {
-  const opts = { json: false, options: {} };
-  const words = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    const value = () => {
-      if (i + 1 >= args.length) throw new UsageError(`${a} needs a value`);
-      return args[++i];
-    };
-    if (a === '--') {
-      words.push(...args.slice(i + 1));
-      break;
-    } else if (a === '--security') opts.options.security = value();
-    else if (a === '--ask') opts.options.ask = value();
-    else if (a === '--agent') opts.options.agentId = value();
-    else if (a === '--approvals-file') opts.options.approvalsFile = value();
-    else if (a === '--cwd') opts.options.cwd = value();
-    else if (a === '--json') opts.json = true;
-    else if (a.startsWith('--')) throw new UsageError(`unknown option ${a}`);
-    else words.push(a);
-  }
-  if (words.length === 0) throw new UsageError('check needs a command');
-  opts.command = words.join(' ');
+  const { values: v, positionals } = parse(args, {
+    security: { type: 'string' },
+    ask: { type: 'string' },
+    agent: { type: 'string' },
+    'approvals-file': { type: 'string' },
+    cwd: { type: 'string' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  const opts = { json: v.json === true, help: v.help === true, options: {} };
+  if (opts.help) return opts;
+  if (v.security !== undefined) opts.options.security = v.security;
+  if (v.ask !== undefined) opts.options.ask = v.ask;
+  if (v.agent !== undefined) opts.options.agentId = v.agent;
+  if (v['approvals-file'] !== undefined) opts.options.approvalsFile = v['approvals-file'];
+  if (v.cwd !== undefined) opts.options.cwd = v.cwd;
+  if (positionals.length === 0) throw new UsageError('check needs a command');
+  opts.command = positionals.join(' ');
   return opts;
 }
 
 function check(args, out = process.stdout) {
   const { evaluateCommand, classifyCommand } = require('./index.js');
   const opts = parseCheck(args);
+  if (opts.help) {
+    out.write(USAGE);
+    return 0;
+  }
   const ev = evaluateCommand(opts.command, opts.options);
   const cls = classifyCommand(opts.command, { cwd: opts.options.cwd });
   if (opts.json) {
@@ -242,6 +297,10 @@ async function main(argv) {
     if (cmd === 'demo') return await demo();
     if (cmd === 'check') return check(rest);
     if (cmd === 'sandbox') return sandboxInfo(rest);
+    if (cmd === '--version' || cmd === '-V' || cmd === 'version') {
+      process.stdout.write(`agent-exec ${require('../package.json').version}\n`);
+      return 0;
+    }
     if (cmd === undefined || cmd === 'help' || cmd === '--help' || cmd === '-h') {
       process.stdout.write(USAGE);
       return cmd === undefined ? 2 : 0;
