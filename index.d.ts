@@ -191,6 +191,12 @@ export interface ExecOptions {
   pendingMaxOutputChars?: number
   /** Size cap of one run's log file in bytes (default 67108864, 64 MiB). */
   maxLogBytes?: number
+  /**
+   * Keep the output log file (`outputFile`) after the session is cleared, removed or expired. By
+   * default it is deleted then (and at host exit), so logs do not pile up in the temp dir; a
+   * foreground run's log lives as long as a finished session would (the session TTL).
+   */
+  keepLogs?: boolean
   /** Directory for full output logs (default `<tmpdir>/agent-exec-<uid>`). */
   logDir?: string
   /** Sessions are visible only to callers with the same scope key. */
@@ -350,6 +356,11 @@ export interface PollResult {
   truncated: boolean
   /** The pending buffer dropped older undrained text (it keeps the newest). */
   pendingTruncated: boolean
+  /**
+   * The log file with every raw byte, once the text was cut (deleted with the session unless
+   * `keepLogs`).
+   */
+  outputFile?: string
   /** Suggested wait before polling again; absent once the session exited. */
   retryInMs?: number
   /** Whether the run was handed to the background (a foreground run is still awaited by `exec`). */

@@ -296,3 +296,24 @@ test('1000 background sessions: listed, threads flat, fds back to baseline after
   await waitFor(() => openFds() <= fdBaseline, { what: `fds back to ${fdBaseline} (now ${openFds()})`, timeoutMs: 20000 });
   assert.ok(threads() <= threadBaseline + 4);
 });
+
+test('a session\'s output log is deleted when it is removed, unless the caller keeps it', async () => {
+  const dir = tempDir();
+  const big = 'seq 1 20000';
+  const gone = await native.exec({ command: big, maxOutputChars: 100, logDir: dir, background: true });
+  const kept = await native.exec({ command: big, maxOutputChars: 100, logDir: dir, background: true, keepLogs: true });
+  const logOf = async (id) => {
+    const p = await native.pollSession(id, { timeoutMs: 20000 });
+    assert.equal(p.exited, true);
+    return p.outputFile;
+  };
+  const goneFile = await logOf(gone.sessionId);
+  const keptFile = await logOf(kept.sessionId);
+  assert.ok(goneFile && fs.existsSync(goneFile), 'the cut output has a log while the session exists');
+  assert.ok(keptFile && fs.existsSync(keptFile));
+  await native.removeSession(gone.sessionId);
+  await native.removeSession(kept.sessionId);
+  assert.equal(fs.existsSync(goneFile), false, 'removed with its session');
+  assert.equal(fs.existsSync(keptFile), true, 'keepLogs keeps it');
+  fs.rmSync(keptFile);
+});

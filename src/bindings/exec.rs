@@ -141,6 +141,10 @@ pub struct JsExecOptions {
     pub pending_max_output_chars: Option<f64>,
     /// Size cap of one run's log file in bytes (default 67108864, 64 MiB).
     pub max_log_bytes: Option<f64>,
+    /// Keep the output log file (`outputFile`) after the session is cleared, removed or expired. By
+    /// default it is deleted then (and at host exit), so logs do not pile up in the temp dir; a
+    /// foreground run's log lives as long as a finished session would (the session TTL).
+    pub keep_logs: Option<bool>,
     /// Directory for full output logs (default `<tmpdir>/agent-exec-<uid>`).
     pub log_dir: Option<String>,
     /// Sessions are visible only to callers with the same scope key.
@@ -348,6 +352,8 @@ fn install_host_exit_cleanup(env: &Env) -> Result<()> {
     }
     env.add_env_cleanup_hook((), |_| {
         crate::kill::watchdog::kill_all_now(registry::global());
+        // Output logs nobody asked to keep.
+        registry::global().delete_all_logs();
         // Fresh cgroups made ahead for runs that will not come.
         #[cfg(target_os = "linux")]
         crate::spawn::tracking::drain_stock();

@@ -229,6 +229,7 @@ const EXEC_OPTIONS: &[&str] = &[
     "pendingMaxOutputChars",
     "maxLogBytes",
     "logDir",
+    "keepLogs",
     "scopeKey",
     "onOutput",
     "onExit",
@@ -397,6 +398,9 @@ pub fn parse_exec_options<'a>(
     }
     if let Some(n) = tri!(f.non_negative("pendingMaxOutputChars")) {
         req.limits.pending_max_output_chars = n as usize;
+    }
+    if let Some(keep) = tri!(f.boolean("keepLogs")) {
+        req.keep_logs = keep;
     }
     if let Some(n) = tri!(f.non_negative("maxLogBytes")) {
         req.max_log_bytes = n as u64;

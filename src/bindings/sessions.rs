@@ -80,6 +80,9 @@ pub struct JsPollResult {
     pub truncated: bool,
     /// The pending buffer dropped older undrained text (it keeps the newest).
     pub pending_truncated: bool,
+    /// The log file with every raw byte, once the text was cut (deleted with the session unless
+    /// `keepLogs`).
+    pub output_file: Option<String>,
     /// Suggested wait before polling again; absent once the session exited.
     pub retry_in_ms: Option<f64>,
     /// Whether the run was handed to the background (a foreground run is still awaited by `exec`).
@@ -295,6 +298,7 @@ pub fn poll_session<'env>(
                 tail: poll.info.tail.clone(),
                 truncated: poll.info.truncated,
                 pending_truncated: poll.pending_truncated,
+                output_file: poll.info.output_file.clone(),
                 retry_in_ms: poll.retry_in_ms.map(|v| v as f64),
                 backgrounded: poll.info.backgrounded,
                 command: poll.info.command.clone(),

@@ -107,6 +107,8 @@ pub struct Session {
     pub(crate) input: tokio::sync::Mutex<Option<Input>>,
     /// The run's sandbox: its supervisor's record, cgroup and temp dir live as long as the session.
     pub(crate) sandbox: Option<crate::sandbox::Armed>,
+    /// Keep the output log after the session is gone (the caller's `keepLogs`).
+    pub(crate) keep_logs: bool,
     /// The cgroup an unsandboxed run was born in (the kill path reads its members); removed after.
     #[cfg(target_os = "linux")]
     pub(crate) tracking: Option<crate::spawn::tracking::TrackingCgroup>,
@@ -217,11 +219,15 @@ impl Session {
     /// Record the end. Order matters: the exit is visible before the registry moves the session, so
     /// a concurrent yield either sees the exit or marks the session backgrounded in time to be kept.
     pub(crate) fn finish(&self, exit: ExitInfo) {
-        {
+        let log = {
             let mut st = self.lock();
             st.collector.finish();
             st.exit = Some(exit.clone());
             st.ended = Some(Instant::now());
+            st.collector.output_file()
+        };
+        if let Some(file) = log.filter(|_| !self.keep_logs) {
+            self.registry.track_log(&self.meta.id, file);
         }
         self.registry.mark_exited(self);
         self.done.send_replace(true);

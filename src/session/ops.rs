@@ -60,6 +60,8 @@ pub struct SessionInfo {
     pub pty: bool,
     pub backgrounded: bool,
     pub cursor_key_mode: &'static str,
+    /// The log file with every raw byte, once the text was cut.
+    pub output_file: Option<String>,
 }
 
 pub fn info(session: &Session) -> SessionInfo {
@@ -76,6 +78,7 @@ pub fn info(session: &Session) -> SessionInfo {
         command: session.meta.command.clone(),
         tail: st.collector.tail(),
         truncated: st.collector.truncated() || st.collector.pending_truncated(),
+        output_file: st.collector.output_file().map(|p| p.display().to_string()),
         exit_code: exit.and_then(|e| e.exit_code),
         exit_signal: exit.and_then(|e| e.exit_signal.clone()),
         scope_key: session.meta.scope_key.clone(),

@@ -28,6 +28,8 @@ impl Maps {
 
 pub struct Registry {
     maps: Mutex<Maps>,
+    /// Output log files to delete with their session: (session id, file, when the run ended).
+    logs: Mutex<Vec<(String, std::path::PathBuf, Instant)>>,
     /// The directory each scope's last tracked run ended in ("" is the unscoped caller).
     scope_cwds: Mutex<HashMap<String, std::path::PathBuf>>,
     ttl_ms: AtomicU64,
@@ -60,6 +62,7 @@ impl Default for Registry {
         let ttl = ttl_from_env(std::env::var("PI_BASH_JOB_TTL_MS").ok().as_deref());
         Registry {
             maps: Mutex::new(Maps::default()),
+            logs: Mutex::new(Vec::new()),
             scope_cwds: Mutex::new(HashMap::new()),
             ttl_ms: AtomicU64::new(ttl.as_millis() as u64),
             sweeper_started: AtomicBool::new(false),
@@ -158,10 +161,39 @@ impl Registry {
         (running, finished)
     }
 
-    /// Forget a session entirely (running or finished).
+    /// Forget a session entirely (running or finished), and delete its output log.
     pub fn forget(&self, id: &str) -> bool {
-        let mut maps = self.lock();
-        maps.running.remove(id).is_some() | maps.finished.remove(id).is_some()
+        let forgotten = {
+            let mut maps = self.lock();
+            maps.running.remove(id).is_some() | maps.finished.remove(id).is_some()
+        };
+        self.delete_logs(|(session, _, _)| session == id);
+        forgotten
+    }
+
+    /// A run ended with an output log the caller did not ask to keep: it is deleted when its session
+    /// is forgotten, or once the TTL passed (a foreground run's session is gone at once, but the
+    /// caller was given the file's path).
+    pub fn track_log(&self, id: &str, file: std::path::PathBuf) {
+        let mut logs = self.logs.lock().unwrap_or_else(|e| e.into_inner());
+        logs.push((id.to_string(), file, Instant::now()));
+    }
+
+    /// Delete every tracked log (the host is exiting).
+    pub fn delete_all_logs(&self) {
+        self.delete_logs(|_| true);
+    }
+
+    fn delete_logs(&self, doomed: impl Fn(&(String, std::path::PathBuf, Instant)) -> bool) {
+        let gone: Vec<std::path::PathBuf> = {
+            let mut logs = self.logs.lock().unwrap_or_else(|e| e.into_inner());
+            let (gone, kept): (Vec<_>, Vec<_>) = logs.drain(..).partition(|l| doomed(l));
+            *logs = kept;
+            gone.into_iter().map(|(_, f, _)| f).collect()
+        };
+        for f in gone {
+            let _ = std::fs::remove_file(f);
+        }
     }
 
     pub fn ttl(&self) -> Duration {
@@ -178,12 +210,17 @@ impl Registry {
     pub fn prune(&self) {
         let ttl = self.ttl();
         let now = Instant::now();
-        let mut maps = self.lock();
-        maps.finished.retain(|_, s| {
-            s.lock()
-                .ended
-                .is_none_or(|ended| now.duration_since(ended) < ttl)
-        });
+        let live: HashSet<String> = {
+            let mut maps = self.lock();
+            maps.finished.retain(|_, s| {
+                s.lock()
+                    .ended
+                    .is_none_or(|ended| now.duration_since(ended) < ttl)
+            });
+            maps.finished.keys().cloned().collect()
+        };
+        // Logs of sessions that are still kept stay; the others go once their TTL passed.
+        self.delete_logs(|(id, _, ended)| !live.contains(id) && now.duration_since(*ended) >= ttl);
     }
 
     /// Start the periodic sweep once, on the current tokio runtime.

@@ -167,6 +167,7 @@ pub fn start(
         cwd_report: req.cwd_report.clone(),
         input: tokio::sync::Mutex::new(input),
         sandbox,
+        keep_logs: req.keep_logs,
         #[cfg(target_os = "linux")]
         tracking,
     });

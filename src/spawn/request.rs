@@ -63,6 +63,9 @@ pub struct ExecRequest {
     pub pty_force_fallback: bool,
     /// Size cap of the output log file.
     pub max_log_bytes: u64,
+    /// Keep the output log file after the session is cleared, removed or expired (default: delete it
+    /// then, so logs do not pile up in the temp dir).
+    pub keep_logs: bool,
     /// Report the directory the shell ended in (written by an EXIT trap to this file).
     pub cwd_report: Option<PathBuf>,
     /// Warnings found while preparing the request, reported with the outcome.
@@ -92,6 +95,7 @@ impl ExecRequest {
             background: false,
             pty_force_fallback: false,
             max_log_bytes: crate::output::spool::DEFAULT_MAX_LOG_BYTES,
+            keep_logs: false,
             cwd_report: None,
             warnings: Vec::new(),
             sandbox: None,
