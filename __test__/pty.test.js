@@ -197,8 +197,20 @@ test('sendKeys and pasteText validate their input', async () => {
     await assert.rejects(native.sendKeys(r.sessionId, {}), { code: 'ERR_INVALID_OPTION', message: 'No key data provided.' });
     await assert.rejects(native.sendKeys(r.sessionId, { keys: 'enter' }), { code: 'ERR_INVALID_OPTION' });
     await assert.rejects(native.sendKeys(r.sessionId, { keys: [1] }), { code: 'ERR_INVALID_OPTION' });
-    const warn = await native.sendKeys(r.sessionId, { keys: ['C-nope'], hex: ['zz'] });
-    assert.deepEqual(warn.warnings, ['Invalid hex byte: zz', 'Unknown key "nope" for modifiers; sending literal.']);
+    // Unknown names and bad hex are refused before anything is written (nothing reaches cat).
+    await assert.rejects(native.sendKeys(r.sessionId, { keys: ['C-nope'], literal: 'typed' }), (e) => {
+      assert.equal(e.code, 'ERR_INVALID_KEY');
+      assert.match(e.message, /^Unknown key "C-nope"\. Accepted: enter, tab, /);
+      return true;
+    });
+    for (const keys of [['f99'], ['M-'], ['Ctrl+']]) {
+      await assert.rejects(native.sendKeys(r.sessionId, { keys }), { code: 'ERR_INVALID_KEY' }, JSON.stringify(keys));
+    }
+    for (const hex of [['zz'], ['0x1ff']]) {
+      await assert.rejects(native.sendKeys(r.sessionId, { hex }), { code: 'ERR_INVALID_KEY', message: new RegExp(`^Invalid hex byte "${hex[0]}"`) });
+    }
+    const aliased = await native.sendKeys(r.sessionId, { keys: ['ctrl-d'] });
+    assert.equal(aliased.bytes, 1);
     assert.equal(await native.pasteText(r.sessionId, 'abc'), 'abc'.length + 12);
     assert.equal(await native.pasteText(r.sessionId, 'abc', { bracketed: false }), 3);
     await assert.rejects(native.pasteText(r.sessionId, '', { bracketed: false }), { code: 'ERR_INVALID_OPTION' });

@@ -45,6 +45,8 @@ pub enum ErrorCode {
     /// A sandbox was asked for that this host cannot enforce (or a step of entering it failed).
     /// Nothing was run.
     SandboxUnavailable,
+    /// A key name or hex byte `sendKeys` does not know.
+    InvalidKey,
     /// The script preflight refused a `python`/`node` command (OpenClaw B's texts).
     PreflightRejected,
     /// An unexpected internal failure (a bug): the message says what broke.
@@ -61,6 +63,7 @@ impl ErrorCode {
             ErrorCode::InvalidOption => "ERR_INVALID_OPTION",
             ErrorCode::EnvForbidden => "ERR_ENV_FORBIDDEN",
             ErrorCode::PreflightRejected => "ERR_PREFLIGHT_REJECTED",
+            ErrorCode::InvalidKey => "ERR_INVALID_KEY",
             ErrorCode::InvalidRule => "ERR_INVALID_RULE",
             ErrorCode::UnknownShell => "ERR_UNKNOWN_SHELL",
             ErrorCode::SpawnFailed => "ERR_SPAWN_FAILED",

@@ -184,7 +184,7 @@ function createProcessTool(defaults = {}) {
         try {
           sent = await native.sendKeys(id, { ...scope, keys: params.keys ?? [], hex: params.hex ?? [], literal: params.literal });
         } catch (e) {
-          if (e.code === 'ERR_CURSOR_KEY_MODE_UNKNOWN' || e.code === 'ERR_INVALID_OPTION') return shared.failure(e.message);
+          if (['ERR_CURSOR_KEY_MODE_UNKNOWN', 'ERR_INVALID_OPTION', 'ERR_INVALID_KEY'].includes(e.code)) return shared.failure(e.message);
           if (e.code === 'ERR_STDIN_CLOSED') return shared.failure(`Session ${id} stdin is not writable.`);
           throw e;
         }

@@ -109,21 +109,70 @@ fn ctrl_char(c: char) -> Option<u8> {
     (64..=95).contains(&code).then_some((code & 0x1f) as u8)
 }
 
-/// Split `C-M-x` into modifiers and the base `x`.
+/// Split `C-M-x` into modifiers and the base `x`. The common spellings are accepted too: `ctrl-`,
+/// `ctrl+`, `control-`, `alt-`, `meta-`, `shift-` (any case, `-` or `+`), and `C+x`.
 fn split_mods(token: &str) -> (Mods, &str) {
     let mut mods = Mods::default();
     let mut rest = token;
-    while rest.len() > 2 && rest.as_bytes()[1] == b'-' {
-        match rest.as_bytes()[0].to_ascii_lowercase() {
-            b'c' => mods.ctrl = true,
-            b'm' => mods.alt = true,
-            b's' => mods.shift = true,
-            _ => break,
+    loop {
+        let lower = rest.to_ascii_lowercase();
+        let long = [
+            ("control", 0),
+            ("ctrl", 0),
+            ("meta", 1),
+            ("alt", 1),
+            ("shift", 2),
+        ]
+        .iter()
+        .find_map(|(word, which)| {
+            let after = lower.strip_prefix(word)?;
+            let sep = after.chars().next()?;
+            (matches!(sep, '-' | '+') && after.len() > 1).then_some((word.len() + 1, *which))
+        });
+        let (skip, which) = match long {
+            Some(found) => found,
+            None if rest.len() > 2 && matches!(rest.as_bytes()[1], b'-' | b'+') => {
+                match rest.as_bytes()[0].to_ascii_lowercase() {
+                    b'c' => (2, 0),
+                    b'm' => (2, 1),
+                    b's' => (2, 2),
+                    _ => break,
+                }
+            }
+            None => break,
+        };
+        match which {
+            0 => mods.ctrl = true,
+            1 => mods.alt = true,
+            _ => mods.shift = true,
         }
-        rest = &rest[2..];
+        rest = &rest[skip..];
     }
     (mods, rest)
 }
+
+/// A token that is written like a key but names none: a modifier with no key (`M-`, `ctrl-`), or
+/// a function or keypad key that does not exist (`f99`, `kpx`).
+fn looks_like_a_key(token: &str) -> bool {
+    let lower = token.to_ascii_lowercase();
+    let dangling = [
+        "c-", "m-", "s-", "c+", "m+", "s+", "ctrl-", "ctrl+", "control-", "alt-", "alt+", "meta-",
+        "shift-", "shift+",
+    ];
+    if dangling
+        .iter()
+        .any(|d| lower == *d || lower.ends_with(&format!("-{d}")))
+    {
+        return true;
+    }
+    let function = lower
+        .strip_prefix('f')
+        .is_some_and(|n| !n.is_empty() && n.len() <= 3 && n.chars().all(|c| c.is_ascii_digit()));
+    function || (lower.starts_with("kp") && lower.len() <= 8 && !lower.contains(' '))
+}
+
+/// The accepted spellings, for the refusal of an unknown one.
+pub const KEY_HELP: &str = "Accepted: enter, tab, escape, space, backspace, up, down, left, right, home, end, pageup, pagedown, insert, delete, btab, f1-f12, kp0-kp9, kp/, kp*, kp-, kp+, kp., kpenter; a single character; ^X; and modifiers C- (also ctrl-, Ctrl+), M- (alt-, meta-), S- (shift-) before any of these, e.g. C-c, ctrl-c, M-x, S-tab. Other text without modifiers is typed as is; use literal for text.";
 
 /// Whether a token is an unmodified cursor key, whose encoding depends on the cursor key mode.
 pub fn is_bare_cursor_key(token: &str) -> bool {
@@ -131,46 +180,51 @@ pub fn is_bare_cursor_key(token: &str) -> bool {
     !mods.any() && CURSOR_KEYS.contains(&base.to_ascii_lowercase().as_str())
 }
 
-fn encode_token(token: &str, mode: CursorKeyMode, warnings: &mut Vec<String>) -> Vec<u8> {
+fn encode_token(token: &str, mode: CursorKeyMode) -> Result<Vec<u8>, String> {
+    encode_known(token, mode).ok_or_else(|| format!("Unknown key \"{}\". {KEY_HELP}", token.trim()))
+}
+
+/// The bytes of a key token, or `None` for a name that is no key.
+fn encode_known(token: &str, mode: CursorKeyMode) -> Option<Vec<u8>> {
     let token = token.trim();
     if token.is_empty() {
-        return Vec::new();
+        return Some(Vec::new());
     }
     let chars: Vec<char> = token.chars().collect();
     if chars.len() == 2 && chars[0] == '^' {
         if let Some(b) = ctrl_char(chars[1]) {
-            return vec![b];
+            return Some(vec![b]);
         }
     }
     let (mods, base) = split_mods(token);
     let lower = base.to_ascii_lowercase();
     if mods.shift && lower == "tab" {
-        return b"\x1b[Z".to_vec();
+        return Some(b"\x1b[Z".to_vec());
     }
     if let Some(seq) = named(&lower) {
         if MODIFIABLE.contains(&lower.as_str()) {
             if mods.any() {
                 let m = mods.xterm();
                 let body = &seq[2..];
-                return if let Some(num) = body.strip_suffix('~') {
+                return Some(if let Some(num) = body.strip_suffix('~') {
                     format!("\x1b[{num};{m}~").into_bytes()
                 } else {
                     format!("\x1b[1;{m}{body}").into_bytes()
-                };
+                });
             }
             if mode == CursorKeyMode::Application {
                 if let Some(s) = ss3(&lower) {
-                    return s.as_bytes().to_vec();
+                    return Some(s.as_bytes().to_vec());
                 }
             }
-            return seq.as_bytes().to_vec();
+            return Some(seq.as_bytes().to_vec());
         }
         let mut out = Vec::new();
         if mods.alt {
             out.push(0x1b);
         }
         out.extend_from_slice(seq.as_bytes());
-        return out;
+        return Some(out);
     }
     let base_chars: Vec<char> = base.chars().collect();
     if base_chars.len() == 1 {
@@ -189,14 +243,13 @@ fn encode_token(token: &str, mode: CursorKeyMode, warnings: &mut Vec<String>) ->
                 out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
             }
         }
-        return out;
+        return Some(out);
     }
-    if mods.any() {
-        warnings.push(format!(
-            "Unknown key \"{base}\" for modifiers; sending literal."
-        ));
+    // B types other words as they are; with a modifier, or spelled like a key, it is a mistake.
+    if mods.any() || looks_like_a_key(token) {
+        return None;
     }
-    token.as_bytes().to_vec()
+    Some(token.as_bytes().to_vec())
 }
 
 fn parse_hex(raw: &str) -> Option<u8> {
@@ -208,13 +261,14 @@ fn parse_hex(raw: &str) -> Option<u8> {
     u8::from_str_radix(digits, 16).ok()
 }
 
-/// Encode `literal`, then each `hex` byte, then each key token, in that order.
+/// Encode `literal`, then each `hex` byte, then each key token, in that order (OpenClaw's order). An
+/// unknown key name or a bad hex byte refuses the whole sequence, so nothing half-typed is sent.
 pub fn encode_key_sequence(
     keys: &[String],
     hex: &[String],
     literal: Option<&str>,
     mode: CursorKeyMode,
-) -> Encoded {
+) -> Result<Encoded, String> {
     let mut out = Encoded::default();
     if let Some(l) = literal {
         out.data.extend_from_slice(l.as_bytes());
@@ -222,14 +276,17 @@ pub fn encode_key_sequence(
     for h in hex {
         match parse_hex(h) {
             Some(b) => out.data.push(b),
-            None => out.warnings.push(format!("Invalid hex byte: {h}")),
+            None => {
+                return Err(format!(
+                    "Invalid hex byte \"{h}\": give each byte as one or two hex digits, such as \"1b\" or \"0x1b\"."
+                ))
+            }
         }
     }
     for k in keys {
-        let bytes = encode_token(k, mode, &mut out.warnings);
-        out.data.extend(bytes);
+        out.data.extend(encode_token(k, mode)?);
     }
-    out
+    Ok(out)
 }
 
 /// `ESC[200~ text ESC[201~` unless `bracketed` is false.
@@ -247,9 +304,57 @@ mod tests {
     use CursorKeyMode::{Application, Normal};
 
     fn enc(key: &str, mode: CursorKeyMode) -> Vec<u8> {
-        let e = encode_key_sequence(&[key.to_string()], &[], None, mode);
+        let e = encode_key_sequence(&[key.to_string()], &[], None, mode)
+            .unwrap_or_else(|e| panic!("{key}: {e}"));
         assert!(e.warnings.is_empty(), "{key}: {:?}", e.warnings);
         e.data
+    }
+
+    #[test]
+    fn common_spellings_of_modifiers_are_accepted() {
+        for key in [
+            "C-c",
+            "c-c",
+            "ctrl-c",
+            "Ctrl+C",
+            "CTRL-c",
+            "control-c",
+            "C+c",
+            "^C",
+        ] {
+            assert_eq!(enc(key, Normal), b"\x03", "{key}");
+        }
+        assert_eq!(enc("alt-x", Normal), b"\x1bx");
+        assert_eq!(enc("Meta+x", Normal), b"\x1bx");
+        assert_eq!(enc("shift-tab", Normal), b"\x1b[Z");
+        assert_eq!(enc("ctrl-alt-up", Normal), b"\x1b[1;7A");
+        // Words that are no key name are typed as B types them.
+        assert_eq!(enc("hello", Normal), b"hello");
+    }
+
+    #[test]
+    fn unknown_names_and_bad_hex_are_refused_before_anything_is_sent() {
+        for key in [
+            "C-bogus",
+            "ctrl-nope",
+            "f99",
+            "F13",
+            "M-",
+            "ctrl-",
+            "kpx",
+            "C-M-",
+        ] {
+            let e = encode_key_sequence(&["enter".into(), key.into()], &[], Some("typed"), Normal)
+                .expect_err(key);
+            assert!(
+                e.starts_with(&format!("Unknown key \"{key}\". Accepted:")),
+                "{e}"
+            );
+        }
+        for hex in ["zz", "0x1ff", "", "123"] {
+            let e = encode_key_sequence(&[], &[hex.into()], None, Normal).expect_err(hex);
+            assert!(e.starts_with("Invalid hex byte"), "{e}");
+        }
     }
 
     #[test]
@@ -386,25 +491,16 @@ mod tests {
     }
 
     #[test]
-    fn unknown_keys_with_modifiers_warn_and_send_literally() {
-        let e = encode_key_sequence(&["C-foo".into()], &[], None, Normal);
-        assert_eq!(e.data, b"C-foo");
-        assert_eq!(
-            e.warnings,
-            vec!["Unknown key \"foo\" for modifiers; sending literal."]
-        );
-    }
-
-    #[test]
     fn order_is_literal_then_hex_then_keys() {
         let e = encode_key_sequence(
             &["enter".into()],
-            &["0x1b".into(), "41".into(), "zz".into(), "ff".into()],
+            &["0x1b".into(), "41".into(), "ff".into()],
             Some("ls"),
             Normal,
-        );
+        )
+        .unwrap();
         assert_eq!(e.data, b"ls\x1bA\xff\r");
-        assert_eq!(e.warnings, vec!["Invalid hex byte: zz"]);
+        assert!(e.warnings.is_empty());
     }
 
     #[test]

@@ -272,7 +272,8 @@ pub async fn send_keys(
             ),
         ));
     }
-    let encoded = encode_key_sequence(keys, hex, literal, mode);
+    let encoded = encode_key_sequence(keys, hex, literal, mode)
+        .map_err(|m| AgentError::new(ErrorCode::InvalidKey, m))?;
     if encoded.data.is_empty() {
         return Err(AgentError::invalid_option("No key data provided."));
     }
