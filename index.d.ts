@@ -326,11 +326,17 @@ export interface OutputChunk {
 
 export interface PasteOptions {
   scopeKey?: string
-  /** Wrap in bracketed-paste markers (default true). */
+  /**
+   * Wrap in bracketed-paste markers. Default: when the program turned bracketed paste mode on
+   * (`ESC[?2004h`), as a terminal does.
+   */
   bracketed?: boolean
 }
 
-/** Paste text, bracketed (`ESC[200~ ... ESC[201~`) unless `bracketed: false`. Resolves with the bytes sent. */
+/**
+ * Paste text, bracketed (`ESC[200~ ... ESC[201~`) when the program enabled bracketed paste or
+ * `bracketed: true` says so. Resolves with the bytes sent.
+ */
 export declare function pasteText(sessionId: string, text: string, options?: PasteOptions): Promise<number>
 
 export interface PollOptions {

@@ -211,11 +211,38 @@ test('sendKeys and pasteText validate their input', async () => {
     }
     const aliased = await native.sendKeys(r.sessionId, { keys: ['ctrl-d'] });
     assert.equal(aliased.bytes, 1);
-    assert.equal(await native.pasteText(r.sessionId, 'abc'), 'abc'.length + 12);
+    // cat never turned bracketed paste on: no markers unless asked for.
+    assert.equal(await native.pasteText(r.sessionId, 'abc'), 3);
+    assert.equal(await native.pasteText(r.sessionId, 'abc', { bracketed: true }), 'abc'.length + 12);
     assert.equal(await native.pasteText(r.sessionId, 'abc', { bracketed: false }), 3);
     await assert.rejects(native.pasteText(r.sessionId, '', { bracketed: false }), { code: 'ERR_INVALID_OPTION' });
     await assert.rejects(native.sendKeys('nope-nope', { keys: ['enter'] }), { code: 'ERR_UNKNOWN_SESSION' });
   } finally {
     await native.removeSession(r.sessionId);
   }
+});
+
+test('paste brackets only for a program that turned bracketed paste on', async () => {
+  // Python's REPL never turns it on; brackets would make a multi-line paste one SyntaxError.
+  const py = await start({ command: 'python3 -q' });
+  try {
+    await until(py.sessionId, />>> $/);
+    await native.pasteText(py.sessionId, 'a = 1\nb = 2\n');
+    await native.sendKeys(py.sessionId, { literal: 'print(a + b)', keys: ['enter'] });
+    const seen = { text: '' };
+    await until(py.sessionId, /\n3\r?\n/, seen);
+    assert.doesNotMatch(seen.text, /SyntaxError/);
+  } finally {
+    await native.removeSession(py.sessionId);
+  }
+  // A program that asks for it gets the markers around the text.
+  const dir = tempDir();
+  fs.writeFileSync(
+    path.join(dir, 'bp.py'),
+    ['import os, sys, tty', 'tty.setraw(0)', "os.write(1, b'\\x1b[?2004hready\\r\\n')", 'data = os.read(0, 64)', "os.write(1, ('got ' + data.hex() + '\\r\\n').encode())"].join('\n'),
+  );
+  const bp = await start({ command: 'python3 bp.py', cwd: dir });
+  await until(bp.sessionId, /ready/);
+  await native.pasteText(bp.sessionId, 'hi');
+  await until(bp.sessionId, /got 1b5b3230307e68691b5b3230317e/);
 });

@@ -202,7 +202,7 @@ function createProcessTool(defaults = {}) {
         const text = params.text ?? '';
         if (params.bracketed === false && text === '') return shared.failure('No paste text provided.');
         try {
-          await native.pasteText(id, text, { ...scope, bracketed: params.bracketed !== false });
+          await native.pasteText(id, text, { ...scope, bracketed: typeof params.bracketed === 'boolean' ? params.bracketed : undefined });
         } catch (e) {
           if (e.code === 'ERR_STDIN_CLOSED') return shared.failure(`Session ${id} stdin is not writable.`);
           throw e;

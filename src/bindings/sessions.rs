@@ -484,7 +484,8 @@ pub struct JsSendKeysResult {
 #[napi(object, js_name = "PasteOptions")]
 pub struct JsPasteOptions {
     pub scope_key: Option<String>,
-    /// Wrap in bracketed-paste markers (default true).
+    /// Wrap in bracketed-paste markers. Default: when the program turned bracketed paste mode on
+    /// (`ESC[?2004h`), as a terminal does.
     pub bracketed: Option<bool>,
 }
 
@@ -546,7 +547,8 @@ pub fn send_keys<'env>(
     )
 }
 
-/// Paste text, bracketed (`ESC[200~ ... ESC[201~`) unless `bracketed: false`. Resolves with the bytes sent.
+/// Paste text, bracketed (`ESC[200~ ... ESC[201~`) when the program enabled bracketed paste or
+/// `bracketed: true` says so. Resolves with the bytes sent.
 #[napi(
     ts_args_type = "sessionId: string, text: string, options?: PasteOptions",
     ts_return_type = "Promise<number>"
@@ -569,9 +571,9 @@ pub fn paste_text<'env>(
             let f = Fields {
                 obj: unsafe { Object::from_napi_value(env.raw(), o.raw())? },
             };
-            f.boolean("bracketed")?.map(|b| b.unwrap_or(true))
+            f.boolean("bracketed")?
         }
-        _ => Ok(true),
+        _ => Ok(None),
     };
     let looked = lookup(env, id, options)?;
     env.spawn_future_with_callback(
@@ -581,11 +583,7 @@ pub fn paste_text<'env>(
                 (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
             };
             let (session, _) = give_up!(looked);
-            let payload = crate::session::keys::encode_paste(&text, bracketed);
-            if payload.is_empty() {
-                return Ok(Err(AgentError::invalid_option("No paste text provided.")));
-            }
-            Ok(ops::write_stdin(&session, &payload, false)
+            Ok(ops::paste(&session, &text, bracketed)
                 .await
                 .map(|n| n as u32))
         },

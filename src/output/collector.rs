@@ -43,6 +43,8 @@ pub struct OutputCollector {
     pending_truncated: bool,
     spool: RawSpool,
     cursor_key_mode: CursorKeyMode,
+    /// The program asked for bracketed paste (`ESC[?2004h`) and has not turned it off.
+    bracketed_paste: bool,
 }
 
 impl OutputCollector {
@@ -60,12 +62,16 @@ impl OutputCollector {
             } else {
                 CursorKeyMode::Normal
             },
+            bracketed_paste: false,
         }
     }
 
     pub fn ingest(&mut self, stream: Stream, bytes: &[u8]) -> Ingested {
         self.spool.push(bytes);
         let out = self.sanitizers[stream.index()].feed(bytes);
+        if let Some(on) = out.bracketed_paste {
+            self.bracketed_paste = on;
+        }
         if let Some(mode) = out.cursor_key_mode {
             self.cursor_key_mode = mode;
         } else if self.cursor_key_mode == CursorKeyMode::Unknown && !bytes.is_empty() {
@@ -170,6 +176,11 @@ impl OutputCollector {
 
     pub fn cursor_key_mode(&self) -> CursorKeyMode {
         self.cursor_key_mode
+    }
+
+    /// Whether the program has bracketed paste mode on.
+    pub fn bracketed_paste(&self) -> bool {
+        self.bracketed_paste
     }
 }
 

@@ -43,6 +43,8 @@ pub struct Sanitized {
     pub cursor_queries: u32,
     /// The last cursor key mode toggle in the chunk, if any.
     pub cursor_key_mode: Option<CursorKeyMode>,
+    /// The last bracketed paste mode toggle in the chunk (`ESC[?2004h` on, `ESC[?2004l` off), if any.
+    pub bracketed_paste: Option<bool>,
 }
 
 #[derive(Default)]
@@ -118,12 +120,17 @@ impl Perform for Sink {
         let private = intermediates.first() == Some(&b'?');
         match action {
             'n' if first == Some(6) => self.out.cursor_queries += 1,
-            'h' | 'l' if private && params.iter().any(|p| p.first() == Some(&1)) => {
-                self.out.cursor_key_mode = Some(if action == 'h' {
-                    CursorKeyMode::Application
-                } else {
-                    CursorKeyMode::Normal
-                });
+            'h' | 'l' if private => {
+                if params.iter().any(|p| p.first() == Some(&1)) {
+                    self.out.cursor_key_mode = Some(if action == 'h' {
+                        CursorKeyMode::Application
+                    } else {
+                        CursorKeyMode::Normal
+                    });
+                }
+                if params.iter().any(|p| p.first() == Some(&2004)) {
+                    self.out.bracketed_paste = Some(action == 'h');
+                }
             }
             _ => {}
         }
@@ -429,5 +436,8 @@ mod tests {
         assert_eq!(r.cursor_key_mode, Some(CursorKeyMode::Application));
         let r = s.feed(b"\x1b[?1h\x1b[?1l");
         assert_eq!(r.cursor_key_mode, Some(CursorKeyMode::Normal));
+        assert_eq!(s.feed(b"\x1b[?2004h>>> ").bracketed_paste, Some(true));
+        assert_eq!(s.feed(b"\x1b[?2004l").bracketed_paste, Some(false));
+        assert_eq!(s.feed(b"plain").bracketed_paste, None);
     }
 }

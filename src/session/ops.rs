@@ -281,6 +281,22 @@ pub async fn send_keys(
     Ok(encoded)
 }
 
+/// Paste `text`. Bracketed (`ESC[200~ ... ESC[201~`) when `bracketed` says so, or, when it is `None`,
+/// when the program turned bracketed paste mode on: a program that did not (Python 3.11's REPL) would
+/// take the markers as input. Returns the bytes written.
+pub async fn paste(
+    session: &Session,
+    text: &str,
+    bracketed: Option<bool>,
+) -> Result<usize, AgentError> {
+    let on = bracketed.unwrap_or_else(|| session.lock().collector.bracketed_paste());
+    let payload = super::keys::encode_paste(text, on);
+    if payload.is_empty() {
+        return Err(AgentError::invalid_option("No paste text provided."));
+    }
+    write_stdin(session, &payload, false).await
+}
+
 /// Change a PTY session's size (the application gets SIGWINCH).
 pub async fn resize(session: &Session, cols: u16, rows: u16) -> Result<(), AgentError> {
     if cols == 0 || rows == 0 {
