@@ -67,8 +67,15 @@ test('the exec tool carries cd over with trackCwd, and an explicit workdir wins'
   const exec = api.createExecTool({ cwd: base, scopeKey, trackCwd: true });
   const text = (r) => r.content[0].text;
   assert.equal(text(await exec.execute('1', { command: 'pwd' })), base);
-  await exec.execute('2', { command: 'cd packages/x' });
+  const moved = await exec.execute('2', { command: 'cd packages/x' });
+  assert.equal(text(moved), `(no output)\n\n(cwd is now ${path.join(base, 'packages/x')})`);
+  assert.equal(moved.details.cwd, base);
+  assert.equal(moved.details.finalCwd, path.join(base, 'packages/x'));
   assert.equal(api.trackedCwd(scopeKey), path.join(base, 'packages/x'));
+  // Line numbers are the command's own, not shifted by the tracking.
+  const lines = await exec.execute('2b', { command: 'echo "line $LINENO"\nno-such-command-xyz 2>&1' });
+  assert.match(text(lines), /^line 1\n.*line 2: no-such-command-xyz: command not found/);
+  assert.equal(lines.details.finalCwd, undefined, 'no move, no finalCwd');
   const next = await exec.execute('3', { command: 'pwd' });
   assert.equal(text(next), path.join(base, 'packages/x'));
   assert.equal(next.details.cwd, path.join(base, 'packages/x'));

@@ -436,27 +436,33 @@ function createExecTool(defaults = {}) {
       );
     }
     let aggregated = outcome.output.trim();
+    // With trackCwd, a run that moved says where it ended, once, and details carry it.
+    const moved = defaults.trackCwd && outcome.finalCwd && outcome.finalCwd !== cwd ? outcome.finalCwd : null;
+    const movedNote = moved ? `\n\n(cwd is now ${moved})` : '';
+    const finalCwd = moved ? { finalCwd: moved } : {};
     if (outcome.status === 'completed') {
       if (outcome.exitCode) aggregated = `${aggregated}\n\n(Command exited with code ${outcome.exitCode})`.trim();
-      return shared.textResult(withWarnings(warnings, (aggregated || '(no output)') + sandboxNote(outcome)), {
+      return shared.textResult(withWarnings(warnings, (aggregated || '(no output)') + movedNote + sandboxNote(outcome)), {
         status: 'completed',
         exitCode: outcome.exitCode ?? 0,
         durationMs: outcome.durationMs,
         aggregated,
         cwd,
+        ...finalCwd,
         ...(outcome.outputFile ? { outputFile: outcome.outputFile } : {}),
         ...sandboxDetails(outcome),
       });
     }
     const message = failureMessage(outcome, timeoutMs ? timeoutSec : 0);
     const reason = aggregated ? `${aggregated}\n\n${message}` : message;
-    return shared.textResult(withWarnings(warnings, reason + sandboxNote(outcome)), {
+    return shared.textResult(withWarnings(warnings, reason + movedNote + sandboxNote(outcome)), {
       status: 'failed',
       exitCode: outcome.exitCode ?? null,
       durationMs: outcome.durationMs,
       aggregated,
       timedOut: outcome.timedOut,
       cwd,
+      ...finalCwd,
       ...(outcome.outputFile ? { outputFile: outcome.outputFile } : {}),
       ...sandboxDetails(outcome),
     });

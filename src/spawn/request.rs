@@ -124,8 +124,10 @@ impl ExecRequest {
     pub fn shell_script(&self) -> std::borrow::Cow<'_, str> {
         match &self.cwd_report {
             None => std::borrow::Cow::Borrowed(&self.command),
+            // On the command's first line, so `$LINENO` and the shell's error line numbers are the
+            // command's own.
             Some(_) => std::borrow::Cow::Owned(format!(
-                "trap 'pwd -P > \"$AGENT_EXEC_CWD_FILE\" 2>/dev/null' EXIT\n{}",
+                "trap 'pwd -P > \"$AGENT_EXEC_CWD_FILE\" 2>/dev/null' EXIT; {}",
                 self.command
             )),
         }
