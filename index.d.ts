@@ -612,6 +612,8 @@ export interface SessionInfo {
   pty: boolean
   backgrounded: boolean
   cursorKeyMode: 'unknown' | 'normal' | 'application'
+  /** Ended by `killSession`: a requested kill rather than a failure of the run's own. */
+  killed: boolean
 }
 
 export interface SessionScope {

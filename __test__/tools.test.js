@@ -267,8 +267,10 @@ test('exec yields to the background; process polls, logs and lists it', async ()
   assert.equal(log.details.totalLines, 251);
   assert.equal(text(await proc.execute('4', { action: 'log', sessionId: id, offset: 0, limit: 2 })), 'start\n1');
   assert.equal(text(await proc.execute('4b', { action: 'log', sessionId: id, limit: 1 })), '250');
+  // Everything was read already: the poll says so instead of repeating the tail.
   const again = await proc.execute('5', { action: 'poll', sessionId: id });
-  assert.match(text(again), /^start\n(\d+\n)*250\n\nProcess exited with code 2\.$/);
+  assert.equal(text(again), '(no new output)\n\nProcess exited with code 2.');
+  assert.match(again.details.aggregated, /^start\n/);
   assert.equal(text(await proc.execute('6', { action: 'clear', sessionId: id })), `Cleared session ${id}.`);
   assert.equal(text(await proc.execute('7', { action: 'poll', sessionId: id })), `No session found for ${id}`);
 });
@@ -417,6 +419,17 @@ test('notifyOnExit sends the system event and a heartbeat once', async () => {
   assert.equal(events.length, 1, 'empty success is not announced by default');
   // A key that is not agent-scoped: the heartbeat wake carries no session key (B).
   const loudBeats = [];
+  // A long last line is cut at a word start, never mid-word; an agent's kill is reported as a kill.
+  const cut = await exec.execute('2b', { command: "for i in $(seq 1 200); do printf 'word%03d ' $i; done; echo; exit 3", background: true });
+  await waitFor(() => events.length === 2, { what: 'the long-line event' });
+  assert.match(events[1][0], new RegExp(`^Exec completed \\(${cut.details.sessionId.slice(0, 8)}, code 3\\) :: word\\d{3} word`));
+  const proc = api.createProcessTool({});
+  const long = await exec.execute('2c', { command: 'echo started; sleep 30', background: true });
+  await waitFor(() => api.listSessions().find((s) => s.sessionId === long.details.sessionId)?.tail === 'started\n', { what: 'the first line' });
+  await proc.execute('k', { action: 'kill', sessionId: long.details.sessionId });
+  await waitFor(() => events.length === 3, { what: 'the kill event' });
+  assert.match(events[2][0], new RegExp(`^Exec killed \\(${long.details.sessionId.slice(0, 8)}, signal SIGTERM\\) :: started$`));
+  events.splice(1, 2);
   const loud = api.createExecTool({ sessionKey: 'k', notifyOnExitEmptySuccess: true, onSystemEvent: (t, ctx) => events.push([t, ctx]), requestHeartbeat: (o) => loudBeats.push(o) });
   const l = await loud.execute('3', { command: 'true', background: true });
   await waitFor(() => events.length === 2, { what: 'the empty-success event' });

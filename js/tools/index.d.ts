@@ -54,6 +54,8 @@ export interface ExecCompletedDetails {
   cwd: string;
   outputFile?: string;
   sandbox?: ExecSandboxDetails;
+  /** With trackCwd: where the run ended, when it moved. */
+  finalCwd?: string;
 }
 
 export interface ExecFailedDetails {
@@ -65,6 +67,8 @@ export interface ExecFailedDetails {
   cwd: string;
   outputFile?: string;
   sandbox?: ExecSandboxDetails;
+  /** With trackCwd: where the run ended, when it moved. */
+  finalCwd?: string;
 }
 
 export interface ExecRunningDetails {

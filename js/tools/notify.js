@@ -6,6 +6,21 @@ const { exitLabel } = require('./shared.js');
 
 const notified = new Set();
 
+/**
+ * About the last `max` chars of `text`, starting at a line start (or, inside one long line, at a word
+ * start), so a notice never begins mid-word.
+ */
+function lastLines(text, max) {
+  const trimmed = text.trimEnd();
+  if (trimmed.length <= max) return trimmed;
+  const from = trimmed.length - max;
+  if (trimmed[from - 1] === '\n') return trimmed.slice(from);
+  const nl = trimmed.indexOf('\n', from);
+  if (nl >= 0 && nl < trimmed.length - 1) return trimmed.slice(nl + 1);
+  const space = trimmed.slice(from).search(/\s/);
+  return space >= 0 ? trimmed.slice(from + space + 1) : trimmed.slice(from);
+}
+
 /** Exit notices need notifyOnExit (default on), a session key and somewhere to send them. */
 function wantsExitNotice(defaults) {
   return defaults.notifyOnExit !== false && Boolean(defaults.sessionKey) && typeof defaults.onSystemEvent === 'function';
@@ -43,9 +58,11 @@ function notifyExit(defaults, sessionId, command) {
   notified.add(sessionId);
   const output = info.tail.replace(/\s+/g, ' ').trim();
   if (info.status === 'completed' && !info.exitCode && !output && !defaults.notifyOnExitEmptySuccess) return;
-  let snippet = output.slice(-400);
+  let snippet = lastLines(info.tail, 400).replace(/\s+/g, ' ').trim();
   if (snippet.length > 180) snippet = `${snippet.slice(0, 179)}…`;
-  const text = `Exec ${info.status} (${sessionId.slice(0, 8)}, ${exitLabel(info.exitSignal, info.exitCode)})${snippet ? ` :: ${snippet}` : ''}`;
+  // A kill the agent asked for is not a failure of the command's own.
+  const status = info.killed ? 'killed' : info.status;
+  const text = `Exec ${status} (${sessionId.slice(0, 8)}, ${exitLabel(info.exitSignal, info.exitCode)})${snippet ? ` :: ${snippet}` : ''}`;
   sendEvent(defaults, text, { command });
   wakeHeartbeat(defaults);
 }

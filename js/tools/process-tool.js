@@ -104,8 +104,9 @@ function createProcessTool(defaults = {}) {
     const output = [p.stdout.trimEnd(), p.stderr.trimEnd()].filter(Boolean).join('\n').trim();
     const ended = `\n\nProcess exited with ${shared.exitLabel(p.exitSignal, p.exitCode)}.`;
     if (p.exited && !output && s.status !== 'running') {
-      // Already drained: what is left to show is the tail, as OpenClaw's finished branch does.
-      const body = p.tail.trimEnd() || `(no output recorded${p.truncated ? ' — truncated to cap' : ''})`;
+      // Everything was drained by earlier polls: say so instead of repeating the tail the agent has
+      // read (OpenClaw's finished branch repeats it); a run with no output at all says that.
+      const body = p.output.trim() ? '(no new output)' : `(no output recorded${p.truncated ? ' — truncated to cap' : ''})`;
       return shared.textResult(`${body}${ended}`, {
         status: p.status === 'completed' ? 'completed' : 'failed',
         sessionId: id,

@@ -36,6 +36,8 @@ pub struct JsSessionInfo {
     pub backgrounded: bool,
     #[napi(ts_type = "'unknown' | 'normal' | 'application'")]
     pub cursor_key_mode: String,
+    /// Ended by `killSession`: a requested kill rather than a failure of the run's own.
+    pub killed: bool,
 }
 
 impl From<SessionInfo> for JsSessionInfo {
@@ -57,6 +59,7 @@ impl From<SessionInfo> for JsSessionInfo {
             pty: i.pty,
             backgrounded: i.backgrounded,
             cursor_key_mode: i.cursor_key_mode.to_string(),
+            killed: i.killed,
         }
     }
 }

@@ -60,6 +60,8 @@ pub struct SessionInfo {
     pub pty: bool,
     pub backgrounded: bool,
     pub cursor_key_mode: &'static str,
+    /// The run was ended by `killSession` (a requested kill, not a failure of its own).
+    pub killed: bool,
     /// The log file with every raw byte, once the text was cut.
     pub output_file: Option<String>,
 }
@@ -85,6 +87,7 @@ pub fn info(session: &Session) -> SessionInfo {
         pty: session.meta.is_pty,
         backgrounded: st.backgrounded,
         cursor_key_mode: st.collector.cursor_key_mode().as_str(),
+        killed: exit.is_some_and(|e| e.cause == Some(crate::session::KillCause::Killed)),
     }
 }
 
