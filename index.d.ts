@@ -197,6 +197,11 @@ export interface ExecOptions {
    * foreground run's log lives as long as a finished session would (the session TTL).
    */
   keepLogs?: boolean
+  /**
+   * Write the raw log file (`outputFile`) once the output passes this many chars, even when the
+   * text is not cut: for callers that show less text than they keep.
+   */
+  logAboveChars?: number
   /** Directory for full output logs (default `<tmpdir>/agent-exec-<uid>`). */
   logDir?: string
   /** Sessions are visible only to callers with the same scope key. */
@@ -367,6 +372,11 @@ export interface PollResult {
    * `keepLogs`).
    */
   outputFile?: string
+  /**
+   * Characters of output dropped from the pending buffers since the previous poll (nobody polled
+   * in time); they are in `readLog` and the log file.
+   */
+  droppedChars: number
   /** Suggested wait before polling again; absent once the session exited. */
   retryInMs?: number
   /** Whether the run was handed to the background (a foreground run is still awaited by `exec`). */

@@ -275,6 +275,48 @@ test('exec yields to the background; process polls, logs and lists it', async ()
   assert.equal(text(await proc.execute('7', { action: 'poll', sessionId: id })), `No session found for ${id}`);
 });
 
+test('a long foreground output stays within the text budget, and the text names the file with all of it', async () => {
+  const exec = api.createExecTool({});
+  for (const [command, lines] of [['seq 1 10000', 10000], ['seq 1 100000', 100000]]) {
+    const r = await exec.execute('1', { command });
+    const t = text(r);
+    assert.ok(t.length < 30000 + 300, `${command}: ${t.length} chars of text`);
+    const m = /\n\[\.\.\. (\d+) chars omitted; full output: (\/\S+) \.\.\.\]\n/.exec(t);
+    assert.ok(m, t.slice(14000, 16000));
+    assert.equal(r.details.outputFile, m[2]);
+    const full = fs.readFileSync(m[2], 'utf8').split('\n').filter(Boolean);
+    assert.equal(full.length, lines, 'the file holds every line');
+    // Head and tail are whole lines: the first and the last survive, the marker sits between lines.
+    assert.match(t, /^1\n2\n/);
+    assert.match(t, new RegExp(`\\n${lines}$`));
+    assert.ok(r.details.aggregated.length > t.length, 'details keep B\'s larger cap');
+  }
+  const small = api.createExecTool({ maxTextChars: 1000 });
+  const r = await small.execute('2', { command: 'seq 1 2000' });
+  assert.ok(text(r).length < 1200);
+  assert.match(text(r), /chars omitted; full output: \//);
+});
+
+test('a poll that could not keep everything starts at a line and says what is missing and where it is', async () => {
+  const { exec, process: proc } = api.createBashTools({});
+  const r = await exec.execute('1', { command: 'seq 1 300000', background: true });
+  let p;
+  await waitFor(async () => {
+    p = await proc.execute('p', { action: 'poll', sessionId: r.details.sessionId, timeout: 5000 });
+    return /Process exited/.test(text(p));
+  }, { what: 'the run to end' });
+  const [marker, ...lines] = text(p).split('\n');
+  assert.match(marker, /^\[\.\.\. \d+ earlier chars not shown: more arrived than one poll keeps; the full output is in \/.+ \.\.\.\]$/);
+  const file = /in (\/\S+) \.\.\.\]$/.exec(marker)[1];
+  assert.ok(fs.existsSync(file));
+  // Whole lines: the first shown number is complete and the rest follow it.
+  const first = Number(lines[0]);
+  assert.match(lines[0], /^\d{6}$/);
+  assert.equal(Number(lines[1]), first + 1);
+  assert.equal(lines[lines.indexOf('300000') - 1], '299999');
+  await proc.execute('x', { action: 'remove', sessionId: r.details.sessionId });
+});
+
 test('process failure texts', async () => {
   const { exec, process: proc } = api.createBashTools({});
   assert.equal(text(await proc.execute('1', { action: 'poll' })), 'sessionId is required for this action.');

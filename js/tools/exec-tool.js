@@ -374,6 +374,8 @@ function createExecTool(defaults = {}) {
       pty: params.pty === true,
       timeoutMs,
       maxOutputChars: shared.maxOutputChars(),
+      // A file to point at whenever the text is cut for the model's budget, not only at the cap.
+      logAboveChars: shared.maxTextChars(defaults.maxTextChars),
       pendingMaxOutputChars: shared.pendingMaxOutputChars(profile.pendingMaxOutputChars),
       scopeKey: defaults.scopeKey,
       approval,
@@ -436,13 +438,16 @@ function createExecTool(defaults = {}) {
       );
     }
     let aggregated = outcome.output.trim();
+    // What the model reads: within its budget, naming the file with everything (details keep B's cap).
+    const shown = () =>
+      shared.budgetText(aggregated, shared.maxTextChars(defaults.maxTextChars), { totalChars: outcome.totalChars, outputFile: outcome.outputFile });
     // With trackCwd, a run that moved says where it ended, once, and details carry it.
     const moved = defaults.trackCwd && outcome.finalCwd && outcome.finalCwd !== cwd ? outcome.finalCwd : null;
     const movedNote = moved ? `\n\n(cwd is now ${moved})` : '';
     const finalCwd = moved ? { finalCwd: moved } : {};
     if (outcome.status === 'completed') {
       if (outcome.exitCode) aggregated = `${aggregated}\n\n(Command exited with code ${outcome.exitCode})`.trim();
-      return shared.textResult(withWarnings(warnings, (aggregated || '(no output)') + movedNote + sandboxNote(outcome)), {
+      return shared.textResult(withWarnings(warnings, (shown() || '(no output)') + movedNote + sandboxNote(outcome)), {
         status: 'completed',
         exitCode: outcome.exitCode ?? 0,
         durationMs: outcome.durationMs,
@@ -454,7 +459,7 @@ function createExecTool(defaults = {}) {
       });
     }
     const message = failureMessage(outcome, timeoutMs ? timeoutSec : 0);
-    const reason = aggregated ? `${aggregated}\n\n${message}` : message;
+    const reason = aggregated ? `${shown()}\n\n${message}` : message;
     return shared.textResult(withWarnings(warnings, reason + movedNote + sandboxNote(outcome)), {
       status: 'failed',
       exitCode: outcome.exitCode ?? null,

@@ -126,6 +126,12 @@ export interface BashToolDefaults {
    * `bash`, with a 20000 ms default yield, A's description and A's pending cap (200000 chars per stream).
    */
   profile?: 'openclaw' | 'clawdis';
+  /**
+   * Most characters of output in a result's text (1000..200000, default 30000, or
+   * `AGENT_EXEC_MAX_TEXT_CHARS`): head and tail, with a marker naming the file that holds everything.
+   * `details.aggregated` keeps OpenClaw's cap (`PI_BASH_MAX_OUTPUT_CHARS`, 200000).
+   */
+  maxTextChars?: number;
   cwd?: string;
   /** auto (default): the sandbox when `sandbox` is set, else the gateway (this machine). */
   host?: 'auto' | 'sandbox' | 'gateway' | 'node';

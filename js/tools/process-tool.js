@@ -115,7 +115,16 @@ function createProcessTool(defaults = {}) {
         name,
       });
     }
-    const text = (output || '(no new output)') + (p.exited ? ended : '\n\nProcess still running.');
+    let shown = output;
+    if (p.droppedChars > 0 && shown) {
+      // The pending buffer kept only the newest text: start at a line, and say what is missing and
+      // where to read it.
+      const nl = shown.indexOf('\n');
+      const cut = nl >= 0 && nl < shown.length - 1 ? nl + 1 : 0;
+      const where = p.outputFile ? `the full output is in ${p.outputFile}` : 'read them with log (offset/limit)';
+      shown = `[... ${p.droppedChars + cut} earlier chars not shown: more arrived than one poll keeps; ${where} ...]\n${shown.slice(cut)}`;
+    }
+    const text = (shown || '(no new output)') + (p.exited ? ended : '\n\nProcess still running.');
     return shared.textResult(text, {
       status: p.exited ? p.status : 'running',
       sessionId: id,

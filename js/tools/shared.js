@@ -62,6 +62,38 @@ function describeType(value) {
   return /^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`;
 }
 
+/**
+ * The foreground text budget: `AGENT_EXEC_MAX_TEXT_CHARS` or the tool's `maxTextChars` (1000..200000,
+ * default 30000, about 8k tokens). `details.aggregated` keeps B's larger cap.
+ */
+function maxTextChars(configured) {
+  return clamp(configured ?? readEnvInt(['AGENT_EXEC_MAX_TEXT_CHARS']), 30000, 1000, 200000);
+}
+
+const NATIVE_MARKER = /\n?\[\.\.\. (\d+) chars omitted \.\.\.\]\n/;
+
+/**
+ * `text` within `budget` chars: the head and the tail, cut at line boundaries, with a marker that says
+ * how much was left out and names the file with all of it. A text the runtime already cut gets the
+ * file named in its marker too.
+ */
+function budgetText(text, budget, { totalChars, outputFile } = {}) {
+  const where = outputFile ? `; full output: ${outputFile}` : '';
+  if (text.length <= budget) {
+    return outputFile ? text.replace(NATIVE_MARKER, (m, n) => `${m.startsWith('\n') ? '\n' : ''}[... ${n} chars omitted${where} ...]\n`) : text;
+  }
+  const half = Math.floor(budget / 2);
+  let head = text.slice(0, half);
+  const headEnd = head.lastIndexOf('\n');
+  if (headEnd > half / 2) head = head.slice(0, headEnd + 1);
+  let tail = text.slice(text.length - half);
+  const tailStart = tail.indexOf('\n');
+  if (tailStart >= 0 && tailStart < half / 2) tail = tail.slice(tailStart + 1);
+  const total = Math.max(totalChars ?? 0, text.length);
+  const omitted = total - head.length - tail.length;
+  return `${head}${head.endsWith('\n') ? '' : '\n'}[... ${omitted} chars omitted${where} ...]\n${tail}`;
+}
+
 function textResult(text, details) {
   return { content: [{ type: 'text', text }], details };
 }
@@ -133,6 +165,8 @@ module.exports = {
   pendingMaxOutputChars,
   jobTtlMs,
   typedError,
+  maxTextChars,
+  budgetText,
   describeType,
   textResult,
   failure,

@@ -145,6 +145,9 @@ pub struct JsExecOptions {
     /// default it is deleted then (and at host exit), so logs do not pile up in the temp dir; a
     /// foreground run's log lives as long as a finished session would (the session TTL).
     pub keep_logs: Option<bool>,
+    /// Write the raw log file (`outputFile`) once the output passes this many chars, even when the
+    /// text is not cut: for callers that show less text than they keep.
+    pub log_above_chars: Option<f64>,
     /// Directory for full output logs (default `<tmpdir>/agent-exec-<uid>`).
     pub log_dir: Option<String>,
     /// Sessions are visible only to callers with the same scope key.

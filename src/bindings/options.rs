@@ -230,6 +230,7 @@ const EXEC_OPTIONS: &[&str] = &[
     "maxLogBytes",
     "logDir",
     "keepLogs",
+    "logAboveChars",
     "scopeKey",
     "onOutput",
     "onExit",
@@ -398,6 +399,9 @@ pub fn parse_exec_options<'a>(
     }
     if let Some(n) = tri!(f.non_negative("pendingMaxOutputChars")) {
         req.limits.pending_max_output_chars = n as usize;
+    }
+    if let Some(n) = tri!(f.non_negative("logAboveChars")) {
+        req.log_above_chars = Some(n as usize);
     }
     if let Some(keep) = tri!(f.boolean("keepLogs")) {
         req.keep_logs = keep;

@@ -86,6 +86,9 @@ pub struct JsPollResult {
     /// The log file with every raw byte, once the text was cut (deleted with the session unless
     /// `keepLogs`).
     pub output_file: Option<String>,
+    /// Characters of output dropped from the pending buffers since the previous poll (nobody polled
+    /// in time); they are in `readLog` and the log file.
+    pub dropped_chars: f64,
     /// Suggested wait before polling again; absent once the session exited.
     pub retry_in_ms: Option<f64>,
     /// Whether the run was handed to the background (a foreground run is still awaited by `exec`).
@@ -302,6 +305,7 @@ pub fn poll_session<'env>(
                 truncated: poll.info.truncated,
                 pending_truncated: poll.pending_truncated,
                 output_file: poll.info.output_file.clone(),
+                dropped_chars: poll.dropped_chars as f64,
                 retry_in_ms: poll.retry_in_ms.map(|v| v as f64),
                 backgrounded: poll.info.backgrounded,
                 command: poll.info.command.clone(),

@@ -45,6 +45,9 @@ pub struct OutputCollector {
     cursor_key_mode: CursorKeyMode,
     /// The program asked for bracketed paste (`ESC[?2004h`) and has not turned it off.
     bracketed_paste: bool,
+    /// Keep the raw bytes in a log file once the text passes this many units, even when the text
+    /// itself is not cut (a caller that shows less than it keeps still has a file to point to).
+    spill_above: Option<usize>,
 }
 
 impl OutputCollector {
@@ -63,6 +66,7 @@ impl OutputCollector {
                 CursorKeyMode::Normal
             },
             bracketed_paste: false,
+            spill_above: None,
         }
     }
 
@@ -104,7 +108,10 @@ impl OutputCollector {
         }
         let was_truncated = self.aggregate.truncated();
         self.aggregate.push(text);
-        if !was_truncated && self.aggregate.truncated() {
+        let past_threshold = self
+            .spill_above
+            .is_some_and(|n| self.aggregate.total_units() > n);
+        if (!was_truncated && self.aggregate.truncated()) || past_threshold {
             self.spool.spill();
         }
     }
@@ -148,9 +155,16 @@ impl OutputCollector {
 
     /// Takes the text not yet drained, per stream.
     pub fn drain_pending(&mut self) -> (String, String) {
-        let (out, _) = self.pending[0].take();
-        let (err, _) = self.pending[1].take();
+        let (out, err, _) = self.drain_pending_counted();
         (out, err)
+    }
+
+    /// Takes the text not yet drained, per stream, and how many units the pending buffers dropped
+    /// since the last drain (older text that nobody polled in time).
+    pub fn drain_pending_counted(&mut self) -> (String, String, usize) {
+        let (out, dropped_out) = self.pending[0].take();
+        let (err, dropped_err) = self.pending[1].take();
+        (out, err, dropped_out + dropped_err)
     }
 
     pub fn has_pending(&self) -> bool {
@@ -168,6 +182,10 @@ impl OutputCollector {
     /// Whether the log file reached its size cap.
     pub fn log_capped(&self) -> bool {
         self.spool.capped()
+    }
+
+    pub fn set_spill_above(&mut self, units: Option<usize>) {
+        self.spill_above = units;
     }
 
     pub fn set_max_log_bytes(&mut self, max: u64) {

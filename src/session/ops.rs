@@ -99,6 +99,8 @@ pub struct PollResult {
     pub exited: bool,
     /// Some of the undrained output was dropped (the pending cap keeps the newest).
     pub pending_truncated: bool,
+    /// Characters (UTF-16 units) of undrained output dropped since the previous poll.
+    pub dropped_chars: usize,
     /// Suggested wait before the next poll, while the session runs.
     pub retry_in_ms: Option<u64>,
     pub reason: Option<String>,
@@ -127,9 +129,9 @@ pub async fn poll(session: &Session, wait: Duration) -> Result<PollResult, Agent
             .wait_for_exit_until(tokio::time::Instant::now() + wait)
             .await;
     }
-    let (stdout, stderr, pending_truncated, retry) = {
+    let (stdout, stderr, dropped_chars, pending_truncated, retry) = {
         let mut st = session.lock();
-        let (stdout, stderr) = st.collector.drain_pending();
+        let (stdout, stderr, dropped) = st.collector.drain_pending_counted();
         let exited = st.exit.is_some();
         let retry = if exited {
             None
@@ -140,7 +142,13 @@ pub async fn poll(session: &Session, wait: Duration) -> Result<PollResult, Agent
             st.empty_polls = 0;
             Some(retry_after(0))
         };
-        (stdout, stderr, st.collector.pending_truncated(), retry)
+        (
+            stdout,
+            stderr,
+            dropped,
+            st.collector.pending_truncated(),
+            retry,
+        )
     };
     let info = info(session);
     let exit = session.exit_info();
@@ -151,6 +159,7 @@ pub async fn poll(session: &Session, wait: Duration) -> Result<PollResult, Agent
         stdout,
         stderr,
         pending_truncated,
+        dropped_chars,
         retry_in_ms: retry,
     })
 }

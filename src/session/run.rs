@@ -151,6 +151,7 @@ pub fn start(
             collector: {
                 let mut c = OutputCollector::new(req.limits, req.log_dir.clone(), is_pty);
                 c.set_max_log_bytes(req.max_log_bytes);
+                c.set_spill_above(req.log_above_chars);
                 c
             },
             backgrounded: req.background,

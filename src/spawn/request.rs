@@ -63,6 +63,8 @@ pub struct ExecRequest {
     pub pty_force_fallback: bool,
     /// Size cap of the output log file.
     pub max_log_bytes: u64,
+    /// Write the log file once the text passes this many chars, cut or not.
+    pub log_above_chars: Option<usize>,
     /// Keep the output log file after the session is cleared, removed or expired (default: delete it
     /// then, so logs do not pile up in the temp dir).
     pub keep_logs: bool,
@@ -96,6 +98,7 @@ impl ExecRequest {
             pty_force_fallback: false,
             max_log_bytes: crate::output::spool::DEFAULT_MAX_LOG_BYTES,
             keep_logs: false,
+            log_above_chars: None,
             cwd_report: None,
             warnings: Vec::new(),
             sandbox: None,
