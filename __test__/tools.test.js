@@ -297,6 +297,19 @@ test('a long foreground output stays within the text budget, and the text names 
   assert.match(text(r), /chars omitted; full output: \//);
 });
 
+test('log pages through the whole output of a 300,000-line run, not only what the text kept', async () => {
+  const { exec, process: proc } = api.createBashTools({});
+  const r = await exec.execute('1', { command: 'seq 1 300000', background: true });
+  const id = r.details.sessionId;
+  await waitFor(async () => /Process exited/.test(text(await proc.execute('p', { action: 'poll', sessionId: id, timeout: 5000 }))), { what: 'the end' });
+  const last = await proc.execute('2', { action: 'log', sessionId: id });
+  assert.match(text(last), /^299801\n[\s\S]*\n300000\n\n\[showing last 200 of 300000 lines; pass offset\/limit to page\]$/);
+  assert.equal(last.details.totalLines, 300000);
+  assert.equal(text(await proc.execute('3', { action: 'log', sessionId: id, offset: 150000, limit: 3 })), '150001\n150002\n150003');
+  assert.equal(text(await proc.execute('4', { action: 'log', sessionId: id, limit: 2 })), '299999\n300000');
+  await proc.execute('x', { action: 'remove', sessionId: id });
+});
+
 test('a poll that could not keep everything starts at a line and says what is missing and where it is', async () => {
   const { exec, process: proc } = api.createBashTools({});
   const r = await exec.execute('1', { command: 'seq 1 300000', background: true });

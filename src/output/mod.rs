@@ -6,6 +6,7 @@
 //! feeds the bounded buffers of [`text`]. [`collector::OutputCollector`] ties them together per session.
 
 pub mod collector;
+pub mod log_lines;
 pub mod sanitize;
 pub mod spool;
 pub mod text;

@@ -213,9 +213,77 @@ pub fn slice_log(text: &str, offset: Option<usize>, limit: Option<usize>) -> Log
     }
 }
 
+/// The log window. When the in-memory text lost its middle, the lines come from the raw log file, so
+/// the counts and offsets describe the whole output (OpenClaw's window rules either way).
 pub fn read_log(session: &Session, offset: Option<usize>, limit: Option<usize>) -> LogSlice {
-    let text = session.lock().collector.aggregated();
+    let (text, file, capped, total_chars) = {
+        let st = session.lock();
+        let file = st
+            .collector
+            .truncated()
+            .then(|| st.collector.output_file())
+            .flatten()
+            .filter(|_| st.collector.log_failure().is_none());
+        (
+            st.collector.aggregated(),
+            file,
+            st.collector.log_capped(),
+            st.collector.total_chars(),
+        )
+    };
+    if let Some(path) = file {
+        if let Ok(slice) = slice_file(&path, offset, limit, capped) {
+            return LogSlice {
+                total_chars,
+                ..slice
+            };
+        }
+    }
     slice_log(&text, offset, limit)
+}
+
+/// [`slice_log`]'s window over the whole log file.
+fn slice_file(
+    path: &std::path::Path,
+    offset: Option<usize>,
+    limit: Option<usize>,
+    capped: bool,
+) -> std::io::Result<LogSlice> {
+    use crate::output::log_lines::{read, Window};
+    let default_window = offset.is_none() && limit.is_none();
+    let window = match (offset, limit) {
+        (Some(o), Some(l)) => Window::Range {
+            start: o,
+            end: o.saturating_add(l),
+        },
+        (Some(o), None) => Window::Range {
+            start: o,
+            end: usize::MAX,
+        },
+        (None, Some(l)) => Window::Last(l),
+        (None, None) => Window::Last(DEFAULT_LOG_LINES),
+    };
+    let read = read(path, window)?;
+    let text = read.lines.join("\n");
+    let mut notes = Vec::new();
+    if default_window && read.total > DEFAULT_LOG_LINES {
+        notes.push(format!(
+            "[showing last {DEFAULT_LOG_LINES} of {} lines; pass offset/limit to page]",
+            read.total
+        ));
+    }
+    if capped {
+        notes.push(format!(
+            "[the log file {} stopped at its size cap: output after it is only in the tail of the text]",
+            path.display()
+        ));
+    }
+    Ok(LogSlice {
+        total_chars: 0,
+        text,
+        total_lines: read.total,
+        note: (!notes.is_empty()).then(|| notes.join("\n")),
+    })
 }
 
 /// Write to a running session's input. `eof` closes a pipe, or sends `^D` to a PTY.
