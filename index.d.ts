@@ -427,6 +427,12 @@ export interface ProcessTracking {
 export declare function readLog(sessionId: string, options?: LogOptions): LogResult
 
 /**
+ * The screen of a PTY session as a person would see it: rows of text and the cursor, kept by a
+ * terminal emulator fed the session's output. `ERR_NOT_A_PTY` for pipe sessions.
+ */
+export declare function readScreen(sessionId: string, options?: SessionScope): ScreenView
+
+/**
  * Kill a running session (whole tree) and forget it; forget a finished one. Resolves true if a
  * running session had to be killed.
  */
@@ -572,6 +578,21 @@ export interface SandboxReport {
   denialsDropped: number
   limitExceeded?: 'cpu' | 'memory' | 'processes' | 'fileSize'
   limitMessage?: string
+}
+
+/** What a PTY session's terminal shows. */
+export interface ScreenView {
+  sessionId: string
+  /** Every visible row, trailing spaces removed. */
+  rows: Array<string>
+  /** The rows joined by newlines, without the blank rows at the bottom. */
+  text: string
+  /** Zero-based cursor position. */
+  cursorRow: number
+  cursorCol: number
+  /** The program is in the alternate screen (full-screen mode: an editor, a pager, a TUI). */
+  alternateScreen: boolean
+  cols: number
 }
 
 export interface SegmentVerdict {

@@ -850,6 +850,7 @@ module.exports.pollSession = nativeBinding.pollSession
 module.exports.preflightCommand = nativeBinding.preflightCommand
 module.exports.processTracking = nativeBinding.processTracking
 module.exports.readLog = nativeBinding.readLog
+module.exports.readScreen = nativeBinding.readScreen
 module.exports.removeSession = nativeBinding.removeSession
 module.exports.resizePty = nativeBinding.resizePty
 module.exports.sandboxCapabilities = nativeBinding.sandboxCapabilities

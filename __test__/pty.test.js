@@ -209,7 +209,7 @@ test('sendKeys and pasteText validate their input', async () => {
     for (const hex of [['zz'], ['0x1ff']]) {
       await assert.rejects(native.sendKeys(r.sessionId, { hex }), { code: 'ERR_INVALID_KEY', message: new RegExp(`^Invalid hex byte "${hex[0]}"`) });
     }
-    const aliased = await native.sendKeys(r.sessionId, { keys: ['ctrl-d'] });
+    const aliased = await native.sendKeys(r.sessionId, { keys: ['ctrl-g'] });
     assert.equal(aliased.bytes, 1);
     // cat never turned bracketed paste on: no markers unless asked for.
     assert.equal(await native.pasteText(r.sessionId, 'abc'), 3);
@@ -245,4 +245,48 @@ test('paste brackets only for a program that turned bracketed paste on', async (
   await until(bp.sessionId, /ready/);
   await native.pasteText(bp.sessionId, 'hi');
   await until(bp.sessionId, /got 1b5b3230307e68691b5b3230317e/);
+});
+
+test('a full-screen program is read as its screen: readScreen, the process tool\'s screen action and its polls', async () => {
+  const dir = tempDir();
+  fs.writeFileSync(
+    path.join(dir, 'tui.py'),
+    [
+      'import os, sys, time',
+      // Alternate screen, clear, a title, a status line at the bottom, the cursor parked on row 2.
+      "os.write(1, b'\\x1b[?1049h\\x1b[2J\\x1b[1;1HEDITOR: notes.txt\\x1b[10;1H-- INSERT --\\x1b[2;3H')",
+      'sys.stdin.read(1)',
+      "os.write(1, b'\\x1b[?1049l')",
+    ].join('\n'),
+  );
+  const api = require('../js/index.js');
+  const text = (res) => res.content[0].text;
+  const { exec, process: proc } = api.createBashTools({});
+  const r = await exec.execute('1', { command: 'python3 tui.py', workdir: dir, pty: true, background: true });
+  const id = r.details.sessionId;
+  track(r.details.pid);
+  const view = await waitFor(() => {
+    const v = native.readScreen(id);
+    return v.text.includes('-- INSERT --') && v;
+  }, { what: 'the screen' });
+  assert.equal(view.alternateScreen, true);
+  assert.equal(view.rows[0], 'EDITOR: notes.txt');
+  assert.equal(view.rows[9], '-- INSERT --');
+  assert.deepEqual([view.cursorRow, view.cursorCol], [1, 2]);
+  assert.equal(view.text, `EDITOR: notes.txt${'\n'.repeat(9)}-- INSERT --`);
+  const polled = await proc.execute('p', { action: 'poll', sessionId: id });
+  assert.match(text(polled), /^EDITOR: notes\.txt\n[\s\S]*-- INSERT --\n\n\[screen 30x120, cursor at row 2, col 3; a full-screen program\]\n\nProcess still running\.$/);
+  const shown = await proc.execute('s', { action: 'screen', sessionId: id });
+  assert.equal(shown.details.screen.alternateScreen, true);
+  await native.resizePty(id, 100, 40);
+  assert.equal(native.readScreen(id).cols, 100);
+  await native.sendKeys(id, { keys: ['enter'] });
+  await waitFor(async () => (await native.pollSession(id, { timeoutMs: 500 })).exited, { what: 'the exit' });
+  // Pipe sessions have no screen.
+  const pipe = await native.exec({ command: 'sleep 5', background: true });
+  track(pipe.pid);
+  assert.throws(() => native.readScreen(pipe.sessionId), { code: 'ERR_NOT_A_PTY' });
+  const noScreen = await proc.execute('n', { action: 'screen', sessionId: pipe.sessionId });
+  assert.match(text(noScreen), /is not a PTY session, so it has no screen/);
+  await native.removeSession(pipe.sessionId);
 });

@@ -16,6 +16,7 @@ module.exports = {
   sendKeys: native.sendKeys,
   pasteText: native.pasteText,
   resizePty: native.resizePty,
+  readScreen: native.readScreen,
   killSession: native.killSession,
   clearSession: native.clearSession,
   removeSession: native.removeSession,

@@ -34,6 +34,12 @@ function describeProcessTool({ hasCronTool } = {}) {
     .join(' ');
 }
 
+/** `[screen 24x80, cursor at row 3, col 1; a full-screen program]` */
+function screenNote(view) {
+  const full = view.alternateScreen ? '; a full-screen program' : '';
+  return `[screen ${view.rows.length}x${view.cols}, cursor at row ${view.cursorRow + 1}, col ${view.cursorCol + 1}${full}]`;
+}
+
 function createProcessTool(defaults = {}) {
   const scopeKey = defaults.scopeKey;
   if (defaults.cleanupMs !== undefined) native.setSessionTtl(shared.jobTtlMs(defaults.cleanupMs));
@@ -116,7 +122,11 @@ function createProcessTool(defaults = {}) {
       });
     }
     let shown = output;
-    if (p.droppedChars > 0 && shown) {
+    // A full-screen program's output is drawing commands, not text: show its screen instead.
+    const view = p.pty && !p.exited ? native.readScreen(id, scope) : null;
+    if (view?.alternateScreen) {
+      shown = `${view.text || '(blank screen)'}\n\n${screenNote(view)}`;
+    } else if (p.droppedChars > 0 && shown) {
       // The pending buffer kept only the newest text: start at a line, and say what is missing and
       // where to read it.
       const nl = shown.indexOf('\n');
@@ -218,6 +228,23 @@ function createProcessTool(defaults = {}) {
           throw e;
         }
         return shared.textResult(`Pasted ${text.length} chars to session ${id}.`, { status: 'running', sessionId: id, name });
+      }
+      case 'screen': {
+        const s = find(id);
+        if (!s) return shared.failure(`No session found for ${id}`);
+        let view;
+        try {
+          view = native.readScreen(id, scope);
+        } catch (e) {
+          if (e.code === 'ERR_NOT_A_PTY') return shared.failure(e.message);
+          throw e;
+        }
+        return shared.textResult(`${view.text || '(blank screen)'}\n\n${screenNote(view)}`, {
+          status: s.status,
+          sessionId: id,
+          name: shared.deriveSessionName(s.command),
+          screen: view,
+        });
       }
       case 'kill': {
         const { error, name } = requireActive(id);

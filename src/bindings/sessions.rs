@@ -642,3 +642,36 @@ pub fn tracked_cwd(scope_key: Option<String>) -> Option<String> {
         .scope_cwd(scope_key.as_deref())
         .map(|p| p.display().to_string())
 }
+
+/// What a PTY session's terminal shows.
+#[napi(object, js_name = "ScreenView")]
+pub struct JsScreenView {
+    pub session_id: String,
+    /// Every visible row, trailing spaces removed.
+    pub rows: Vec<String>,
+    /// The rows joined by newlines, without the blank rows at the bottom.
+    pub text: String,
+    /// Zero-based cursor position.
+    pub cursor_row: u32,
+    pub cursor_col: u32,
+    /// The program is in the alternate screen (full-screen mode: an editor, a pager, a TUI).
+    pub alternate_screen: bool,
+    pub cols: u32,
+}
+
+/// The screen of a PTY session as a person would see it: rows of text and the cursor, kept by a
+/// terminal emulator fed the session's output. `ERR_NOT_A_PTY` for pipe sessions.
+#[napi(ts_args_type = "sessionId: string, options?: SessionScope")]
+pub fn read_screen(env: &Env, id: Unknown, options: Option<Unknown>) -> Result<JsScreenView> {
+    let (session, _) = throw(env, lookup(env, id, options)?)?;
+    let view = throw(env, ops::screen(&session))?;
+    Ok(JsScreenView {
+        session_id: session.meta.id.clone(),
+        text: view.text(),
+        cursor_row: view.cursor_row as u32,
+        cursor_col: view.cursor_col as u32,
+        alternate_screen: view.alternate,
+        cols: view.cols as u32,
+        rows: view.rows,
+    })
+}

@@ -48,6 +48,8 @@ pub struct OutputCollector {
     /// Keep the raw bytes in a log file once the text passes this many units, even when the text
     /// itself is not cut (a caller that shows less than it keeps still has a file to point to).
     spill_above: Option<usize>,
+    /// PTY sessions: what the terminal shows (see [`super::screen`]).
+    screen: Option<super::screen::Screen>,
 }
 
 impl OutputCollector {
@@ -67,11 +69,15 @@ impl OutputCollector {
             },
             bracketed_paste: false,
             spill_above: None,
+            screen: None,
         }
     }
 
     pub fn ingest(&mut self, stream: Stream, bytes: &[u8]) -> Ingested {
         self.spool.push(bytes);
+        if let Some(screen) = self.screen.as_mut() {
+            screen.feed(bytes);
+        }
         let out = self.sanitizers[stream.index()].feed(bytes);
         if let Some(on) = out.bracketed_paste {
             self.bracketed_paste = on;
@@ -182,6 +188,21 @@ impl OutputCollector {
     /// Whether the log file reached its size cap.
     pub fn log_capped(&self) -> bool {
         self.spool.capped()
+    }
+
+    /// Keep a terminal screen of `rows` x `cols` (PTY sessions).
+    pub fn enable_screen(&mut self, rows: u16, cols: u16) {
+        self.screen = Some(super::screen::Screen::new(rows, cols));
+    }
+
+    pub fn resize_screen(&mut self, rows: u16, cols: u16) {
+        if let Some(screen) = self.screen.as_mut() {
+            screen.resize(rows, cols);
+        }
+    }
+
+    pub fn screen_view(&self) -> Option<super::screen::ScreenView> {
+        self.screen.as_ref().map(super::screen::Screen::view)
     }
 
     pub fn set_spill_above(&mut self, units: Option<usize>) {

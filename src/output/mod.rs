@@ -8,6 +8,7 @@
 pub mod collector;
 pub mod log_lines;
 pub mod sanitize;
+pub mod screen;
 pub mod spool;
 pub mod text;
 

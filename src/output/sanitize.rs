@@ -157,7 +157,7 @@ fn is_plain(bytes: &[u8]) -> bool {
 /// Where the incomplete character `bytes` ends inside begins, if it does: a lead byte in the last three
 /// bytes followed only by the continuation bytes it still expects, with no byte that makes it invalid
 /// already (such a sequence is U+FFFD at once, whatever follows).
-fn incomplete_tail(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn incomplete_tail(bytes: &[u8]) -> Option<usize> {
     let from = bytes.len().saturating_sub(3);
     let lead = (from..bytes.len())
         .rev()

@@ -394,19 +394,36 @@ pub async fn resize(session: &Session, cols: u16, rows: u16) -> Result<(), Agent
     let guard = session.input.lock().await;
     match guard.as_ref() {
         #[cfg(unix)]
-        Some(Input::Pty(master)) => master
-            .resize(crate::spawn::request::PtySize { cols, rows })
-            .map_err(|e| {
-                AgentError::new(
-                    ErrorCode::Internal,
-                    format!("Resizing session {id} failed: {e}."),
-                )
-            }),
+        Some(Input::Pty(master)) => {
+            master
+                .resize(crate::spawn::request::PtySize { cols, rows })
+                .map_err(|e| {
+                    AgentError::new(
+                        ErrorCode::Internal,
+                        format!("Resizing session {id} failed: {e}."),
+                    )
+                })?;
+            session.lock().collector.resize_screen(rows, cols);
+            Ok(())
+        }
         _ => Err(AgentError::new(
             ErrorCode::NotAPty,
             format!("Session {id} is not a PTY session; only pty runs can be resized."),
         )),
     }
+}
+
+/// What a PTY session's terminal shows now (also after it exited: the last screen).
+pub fn screen(session: &Session) -> Result<crate::output::screen::ScreenView, AgentError> {
+    session.lock().collector.screen_view().ok_or_else(|| {
+        AgentError::new(
+            ErrorCode::NotAPty,
+            format!(
+                "Session {} is not a PTY session, so it has no screen; read its output with poll or log.",
+                session.meta.id
+            ),
+        )
+    })
 }
 
 /// End a running session's whole tree and wait until it is gone.

@@ -1,0 +1,126 @@
+//! The screen of a PTY session: a terminal emulator (`vt100`) fed the same raw bytes as the text, so a
+//! full-screen program (an editor, a pager, a TUI test runner) can be read as the rows a person would
+//! see, not as thousands of `~` and spaces with no newlines.
+//!
+//! `vt100` parses with vte, whose carry-over of a character split across reads drops the character
+//! after it (see [`super::sanitize`]): the screen is fed whole characters only, holding back an
+//! incomplete trailing one until the next read.
+
+use super::sanitize::incomplete_tail;
+
+/// What the screen shows now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScreenView {
+    /// Every visible row, trailing spaces removed.
+    pub rows: Vec<String>,
+    pub cursor_row: u16,
+    pub cursor_col: u16,
+    /// The program switched to the alternate screen (full-screen mode).
+    pub alternate: bool,
+    pub cols: u16,
+}
+
+impl ScreenView {
+    /// The rows as text, without the blank rows at the bottom.
+    pub fn text(&self) -> String {
+        let last = self
+            .rows
+            .iter()
+            .rposition(|r| !r.is_empty())
+            .map_or(0, |i| i + 1);
+        self.rows[..last].join("\n")
+    }
+}
+
+pub struct Screen {
+    parser: vt100::Parser,
+    carry: Vec<u8>,
+}
+
+fn non_zero(n: u16) -> std::num::NonZeroU16 {
+    std::num::NonZeroU16::new(n.max(1)).expect("at least 1")
+}
+
+impl Screen {
+    pub fn new(rows: u16, cols: u16) -> Self {
+        Screen {
+            parser: vt100::Parser::new(non_zero(rows), non_zero(cols), 0),
+            carry: Vec::new(),
+        }
+    }
+
+    pub fn feed(&mut self, bytes: &[u8]) {
+        let mut joined;
+        let bytes = if self.carry.is_empty() {
+            bytes
+        } else {
+            joined = std::mem::take(&mut self.carry);
+            joined.extend_from_slice(bytes);
+            &joined[..]
+        };
+        match incomplete_tail(bytes) {
+            Some(at) => {
+                self.parser.process(&bytes[..at]);
+                self.carry = bytes[at..].to_vec();
+            }
+            None => self.parser.process(bytes),
+        }
+    }
+
+    pub fn resize(&mut self, rows: u16, cols: u16) {
+        self.parser.set_size(non_zero(rows), non_zero(cols));
+    }
+
+    pub fn view(&self) -> ScreenView {
+        let screen = self.parser.screen();
+        let (_, cols) = screen.size();
+        let (cursor_row, cursor_col) = screen.cursor_position();
+        ScreenView {
+            rows: screen
+                .rows(0, cols.get())
+                .map(|r| r.trim_end().to_string())
+                .collect(),
+            cursor_row,
+            cursor_col,
+            alternate: screen.alternate_screen(),
+            cols: cols.get(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_screen_program_reads_as_its_rows() {
+        let mut s = Screen::new(5, 20);
+        // Alternate screen, clear, draw two lines at positions, park the cursor.
+        s.feed(b"\x1b[?1049h\x1b[2J\x1b[1;1Hfile.txt\x1b[3;5Hhello\x1b[5;1H~");
+        let v = s.view();
+        assert!(v.alternate);
+        assert_eq!(v.rows, ["file.txt", "", "    hello", "", "~"]);
+        assert_eq!((v.cursor_row, v.cursor_col), (4, 1));
+        assert_eq!(v.text(), "file.txt\n\n    hello\n\n~");
+        s.feed(b"\x1b[?1049l");
+        assert!(!s.view().alternate);
+    }
+
+    #[test]
+    fn characters_split_across_reads_are_kept() {
+        let bytes = "A\u{e9}B\u{1F389}C".as_bytes();
+        let mut s = Screen::new(2, 20);
+        for piece in [&bytes[..2], &bytes[2..5], &bytes[5..7], &bytes[7..]] {
+            s.feed(piece);
+        }
+        assert_eq!(s.view().rows[0], "AéB🎉C");
+    }
+
+    #[test]
+    fn resize_changes_the_grid() {
+        let mut s = Screen::new(2, 10);
+        s.resize(4, 30);
+        let v = s.view();
+        assert_eq!((v.rows.len(), v.cols), (4, 30));
+    }
+}
