@@ -75,10 +75,10 @@ impl OutputCollector {
 
     pub fn ingest(&mut self, stream: Stream, bytes: &[u8]) -> Ingested {
         self.spool.push(bytes);
-        if let Some(screen) = self.screen.as_mut() {
-            screen.feed(bytes);
-        }
         let out = self.sanitizers[stream.index()].feed(bytes);
+        if let Some(screen) = self.screen.as_mut() {
+            screen.feed(bytes, out.alternate_screen);
+        }
         if let Some(on) = out.bracketed_paste {
             self.bracketed_paste = on;
         }

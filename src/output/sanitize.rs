@@ -45,6 +45,8 @@ pub struct Sanitized {
     pub cursor_key_mode: Option<CursorKeyMode>,
     /// The last bracketed paste mode toggle in the chunk (`ESC[?2004h` on, `ESC[?2004l` off), if any.
     pub bracketed_paste: Option<bool>,
+    /// The last alternate screen switch in the chunk (`ESC[?1049h`, `?1047h`, `?47h` on; `l` off).
+    pub alternate_screen: Option<bool>,
 }
 
 #[derive(Default)]
@@ -130,6 +132,12 @@ impl Perform for Sink {
                 }
                 if params.iter().any(|p| p.first() == Some(&2004)) {
                     self.out.bracketed_paste = Some(action == 'h');
+                }
+                if params
+                    .iter()
+                    .any(|p| matches!(p.first(), Some(&1049) | Some(&1047) | Some(&47)))
+                {
+                    self.out.alternate_screen = Some(action == 'h');
                 }
             }
             _ => {}
