@@ -290,3 +290,18 @@ test('a full-screen program is read as its screen: readScreen, the process tool\
   assert.match(text(noScreen), /is not a PTY session, so it has no screen/);
   await native.removeSession(pipe.sessionId);
 });
+
+test('send-keys sends an ordered sequence in its order (keys may hold literal and hex steps)', async () => {
+  const dir = tempDir();
+  fs.writeFileSync(
+    path.join(dir, 'echo.py'),
+    ['import os, sys, tty', 'tty.setraw(0)', "os.write(1, b'ready\\r\\n')", 'data = b""', "while not data.endswith(b'!'):", '    data += os.read(0, 64)', "os.write(1, ('got ' + data.hex() + '\\r\\n').encode())"].join('\n'),
+  );
+  const r = await start({ command: 'python3 echo.py', cwd: dir });
+  await until(r.sessionId, /ready/);
+  // vi-like: i, then the text, then Escape, then a byte, then the end marker.
+  await native.sendKeys(r.sessionId, { keys: ['i', { literal: 'text' }, 'escape', { hex: '41' }, '!'] });
+  await until(r.sessionId, new RegExp(`got ${Buffer.from('itext\x1bA!').toString('hex')}`));
+  await assert.rejects(native.sendKeys(r.sessionId, { keys: [{ nope: 1 }] }), { code: 'ERR_INVALID_OPTION', message: /^keys\[0\] must be a key name/ });
+  await native.removeSession(r.sessionId);
+});

@@ -10,9 +10,20 @@ const parameters = {
     action: { type: 'string', description: 'Process action' },
     sessionId: { type: 'string', description: 'Session id for actions other than list' },
     data: { type: 'string', description: 'Data to write for write' },
-    keys: { type: 'array', items: { type: 'string' }, description: 'Key tokens to send for send-keys' },
-    hex: { type: 'array', items: { type: 'string' }, description: 'Hex bytes to send for send-keys' },
-    literal: { type: 'string', description: 'Literal string for send-keys' },
+    keys: {
+      type: 'array',
+      items: {
+        anyOf: [
+          { type: 'string' },
+          { type: 'object', properties: { literal: { type: 'string' } }, required: ['literal'] },
+          { type: 'object', properties: { hex: { type: 'string' } }, required: ['hex'] },
+        ],
+      },
+      description:
+        'Key tokens to send for send-keys, sent after literal and hex; an item may be {"literal": "text"} or {"hex": "1b"} to send text or a byte at that point (e.g. ["i", {"literal": "text"}, "Escape"])',
+    },
+    hex: { type: 'array', items: { type: 'string' }, description: 'Hex bytes to send for send-keys, sent after literal and before keys' },
+    literal: { type: 'string', description: 'Literal string for send-keys, sent first (before hex and keys)' },
     text: { type: 'string', description: 'Text to paste for paste' },
     bracketed: { type: 'boolean', description: 'Wrap paste in bracketed mode' },
     eof: { type: 'boolean', description: 'Close stdin after write' },

@@ -34,7 +34,7 @@ fn type_name(t: ValueType) -> &'static str {
 }
 
 impl<'a> Fields<'a> {
-    fn raw(&self, name: &str) -> Result<Option<(ValueType, Unknown<'a>)>> {
+    pub(crate) fn raw(&self, name: &str) -> Result<Option<(ValueType, Unknown<'a>)>> {
         let v: Option<Unknown<'a>> = self.obj.get(name)?;
         match v {
             None => Ok(None),

@@ -7,6 +7,8 @@ use napi::bindgen_prelude::*;
 use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
 
+use crate::session::keys::{openclaw_order, KeyItem};
+
 use super::errors::to_napi;
 use super::options::Fields;
 use crate::error::{AgentError, ErrorCode};
@@ -512,13 +514,13 @@ pub fn send_keys<'env>(
     id: Unknown<'env>,
     options: Option<Unknown<'env>>,
 ) -> Result<PromiseRaw<'env, JsSendKeysResult>> {
-    let parsed: AgentResult<(Vec<String>, Vec<String>, Option<String>)> = match options {
+    let parsed: AgentResult<Vec<KeyItem>> = match options {
         Some(o) if o.get_type()? == ValueType::Object => {
             let f = Fields {
                 obj: unsafe { Object::from_napi_value(env.raw(), o.raw())? },
             };
             (|| -> Result<AgentResult<_>> {
-                let keys = match f.strings("keys")? {
+                let keys = match key_items(&f)? {
                     Ok(v) => v,
                     Err(e) => return Ok(Err(e)),
                 };
@@ -530,7 +532,11 @@ pub fn send_keys<'env>(
                     Ok(v) => v,
                     Err(e) => return Ok(Err(e)),
                 };
-                Ok(Ok((keys, hex, literal)))
+                // OpenClaw's order for its fields: literal, hex, then keys (which may hold their own
+                // literal and hex steps, sent where they stand).
+                let mut items = openclaw_order(&[], &hex, literal.as_deref());
+                items.extend(keys);
+                Ok(Ok(items))
             })()?
         }
         _ => Err(AgentError::invalid_option(
@@ -540,9 +546,9 @@ pub fn send_keys<'env>(
     let looked = lookup(env, id, options)?;
     env.spawn_future_with_callback(
         async move {
-            let (keys, hex, literal) = give_up!(parsed);
+            let items = give_up!(parsed);
             let (session, _) = give_up!(looked);
-            Ok(ops::send_keys(&session, &keys, &hex, literal.as_deref())
+            Ok(ops::send_keys(&session, &items)
                 .await
                 .map(|enc| JsSendKeysResult {
                     session_id: session.meta.id.clone(),
@@ -641,6 +647,51 @@ pub fn tracked_cwd(scope_key: Option<String>) -> Option<String> {
     crate::session::registry::global()
         .scope_cwd(scope_key.as_deref())
         .map(|p| p.display().to_string())
+}
+
+/// `keys`: key names, and `{literal: text}` or `{hex: byte}` steps, in the order they are sent.
+fn key_items(f: &Fields) -> Result<AgentResult<Vec<KeyItem>>> {
+    let bad = |i: u32| {
+        AgentError::invalid_option(format!(
+            "keys[{i}] must be a key name such as \"enter\" or \"C-c\", {{literal: \"text\"}} or {{hex: \"1b\"}}."
+        ))
+    };
+    let Some((t, value)) = f.raw("keys")? else {
+        return Ok(Ok(Vec::new()));
+    };
+    if t != ValueType::Object || !value.is_array()? {
+        return Ok(Err(AgentError::invalid_option(
+            "The keys option must be an array of key names (and {literal} or {hex} steps).",
+        )));
+    }
+    let arr: Array = f.obj.get("keys")?.expect("checked above");
+    let mut out = Vec::with_capacity(arr.len() as usize);
+    for i in 0..arr.len() {
+        let Some(item) = arr.get::<Unknown>(i)? else {
+            return Ok(Err(bad(i)));
+        };
+        match item.get_type()? {
+            ValueType::String => out.push(KeyItem::Key(arr.get::<String>(i)?.unwrap_or_default())),
+            ValueType::Object => {
+                let step = Fields {
+                    obj: arr.get::<Object>(i)?.expect("an object"),
+                };
+                let literal = step.obj.get::<Unknown>("literal")?;
+                let hex = step.obj.get::<Unknown>("hex")?;
+                match (literal, hex) {
+                    (Some(l), None) if l.get_type()? == ValueType::String => out.push(
+                        KeyItem::Literal(step.obj.get::<String>("literal")?.unwrap_or_default()),
+                    ),
+                    (None, Some(h)) if h.get_type()? == ValueType::String => out.push(
+                        KeyItem::Hex(step.obj.get::<String>("hex")?.unwrap_or_default()),
+                    ),
+                    _ => return Ok(Err(bad(i))),
+                }
+            }
+            _ => return Ok(Err(bad(i))),
+        }
+    }
+    Ok(Ok(out))
 }
 
 /// What a PTY session's terminal shows.

@@ -261,32 +261,56 @@ fn parse_hex(raw: &str) -> Option<u8> {
     u8::from_str_radix(digits, 16).ok()
 }
 
-/// Encode `literal`, then each `hex` byte, then each key token, in that order (OpenClaw's order). An
-/// unknown key name or a bad hex byte refuses the whole sequence, so nothing half-typed is sent.
+/// One step of a key sequence, sent in the order given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyItem {
+    /// A key token (`enter`, `C-c`, `^X`, a word typed as is).
+    Key(String),
+    /// Text typed as is.
+    Literal(String),
+    /// One byte in hex (`1b`, `0x1b`).
+    Hex(String),
+}
+
+/// OpenClaw's order for its three fields: `literal`, then each `hex` byte, then each key token.
+pub fn openclaw_order(keys: &[String], hex: &[String], literal: Option<&str>) -> Vec<KeyItem> {
+    literal
+        .map(|l| KeyItem::Literal(l.to_string()))
+        .into_iter()
+        .chain(hex.iter().map(|h| KeyItem::Hex(h.clone())))
+        .chain(keys.iter().map(|k| KeyItem::Key(k.clone())))
+        .collect()
+}
+
+/// Encode the items in order. An unknown key name or a bad hex byte refuses the whole sequence, so
+/// nothing half-typed is sent.
+pub fn encode_items(items: &[KeyItem], mode: CursorKeyMode) -> Result<Encoded, String> {
+    let mut out = Encoded::default();
+    for item in items {
+        match item {
+            KeyItem::Literal(l) => out.data.extend_from_slice(l.as_bytes()),
+            KeyItem::Hex(h) => match parse_hex(h) {
+                Some(b) => out.data.push(b),
+                None => {
+                    return Err(format!(
+                        "Invalid hex byte \"{h}\": give each byte as one or two hex digits, such as \"1b\" or \"0x1b\"."
+                    ))
+                }
+            },
+            KeyItem::Key(k) => out.data.extend(encode_token(k, mode)?),
+        }
+    }
+    Ok(out)
+}
+
+/// `literal`, then each `hex` byte, then each key token (OpenClaw's order).
 pub fn encode_key_sequence(
     keys: &[String],
     hex: &[String],
     literal: Option<&str>,
     mode: CursorKeyMode,
 ) -> Result<Encoded, String> {
-    let mut out = Encoded::default();
-    if let Some(l) = literal {
-        out.data.extend_from_slice(l.as_bytes());
-    }
-    for h in hex {
-        match parse_hex(h) {
-            Some(b) => out.data.push(b),
-            None => {
-                return Err(format!(
-                    "Invalid hex byte \"{h}\": give each byte as one or two hex digits, such as \"1b\" or \"0x1b\"."
-                ))
-            }
-        }
-    }
-    for k in keys {
-        out.data.extend(encode_token(k, mode)?);
-    }
-    Ok(out)
+    encode_items(&openclaw_order(keys, hex, literal), mode)
 }
 
 /// `ESC[200~ text ESC[201~` unless `bracketed` is false.
@@ -501,6 +525,21 @@ mod tests {
         .unwrap();
         assert_eq!(e.data, b"ls\x1bA\xff\r");
         assert!(e.warnings.is_empty());
+    }
+
+    #[test]
+    fn an_ordered_sequence_is_sent_in_its_order() {
+        let items = [
+            KeyItem::Key("i".into()),
+            KeyItem::Literal("text".into()),
+            KeyItem::Hex("1b".into()),
+            KeyItem::Key(":wq".into()),
+            KeyItem::Key("enter".into()),
+        ];
+        assert_eq!(
+            encode_items(&items, Normal).unwrap().data,
+            b"itext\x1b:wq\r"
+        );
     }
 
     #[test]

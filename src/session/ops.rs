@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 
-use super::keys::{encode_key_sequence, is_bare_cursor_key, Encoded};
+use super::keys::{encode_items, is_bare_cursor_key, Encoded, KeyItem};
 use super::outcome::classify;
 use super::{ExitInfo, Input, KillCause, Session};
 use crate::error::{AgentError, ErrorCode};
@@ -336,14 +336,12 @@ pub async fn write_stdin(session: &Session, data: &[u8], eof: bool) -> Result<us
 
 /// Encode keys in OpenClaw's language and send them. Unmodified cursor keys are refused while a
 /// PTY application's cursor key mode is still unknown, since the wrong encoding moves nothing.
-pub async fn send_keys(
-    session: &Session,
-    keys: &[String],
-    hex: &[String],
-    literal: Option<&str>,
-) -> Result<Encoded, AgentError> {
+pub async fn send_keys(session: &Session, items: &[KeyItem]) -> Result<Encoded, AgentError> {
     let mode = session.lock().collector.cursor_key_mode();
-    if mode == CursorKeyMode::Unknown && keys.iter().any(|k| is_bare_cursor_key(k)) {
+    let bare_cursor = items
+        .iter()
+        .any(|i| matches!(i, KeyItem::Key(k) if is_bare_cursor_key(k)));
+    if mode == CursorKeyMode::Unknown && bare_cursor {
         return Err(AgentError::new(
             ErrorCode::CursorKeyModeUnknown,
             format!(
@@ -352,8 +350,8 @@ pub async fn send_keys(
             ),
         ));
     }
-    let encoded = encode_key_sequence(keys, hex, literal, mode)
-        .map_err(|m| AgentError::new(ErrorCode::InvalidKey, m))?;
+    let encoded =
+        encode_items(items, mode).map_err(|m| AgentError::new(ErrorCode::InvalidKey, m))?;
     if encoded.data.is_empty() {
         return Err(AgentError::invalid_option("No key data provided."));
     }
