@@ -1,21 +1,28 @@
 //! `analyzeCommand`: a command string becomes chains of pipelines of simple commands, each with its
-//! argv, the wrappers around the real program, and the program's resolved path. Anything the lexer
-//! cannot vouch for makes the analysis fail with a reason.
+//! argv, the wrappers around the real program, and the file that runs. Anything the lexer cannot
+//! vouch for makes the analysis fail with a reason; anything it parses but cannot see exactly as
+//! bash will run it (a compound-command keyword, a builtin that changes the shell, a word bash may
+//! expand in command position, a program that dispatches to other commands) marks the segment
+//! *inexact*, so nothing lets it run unasked and deny rules ask rather than pass it.
 
 use std::path::{Path, PathBuf};
 
+use super::dispatch::{dispatch, COMPOUND_KEYWORDS};
 use super::getopt;
-use super::lexer::{lex, Op, Token};
+use super::lexer::{lex, Op, Token, Word};
+use super::resolve;
 
 /// How the program of a segment was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolution {
     /// argv[0] of the effective command as written.
     pub raw_executable: String,
-    /// The executable file it names, when there is one.
+    /// The file that runs, symlinks followed, when there is one.
     pub resolved_path: Option<PathBuf>,
     /// Basename of the resolved path, else of the raw name.
     pub executable_name: String,
+    /// bash runs the name as a builtin (`echo`, `test`, `cd`), whatever file `PATH` holds.
+    pub builtin: bool,
 }
 
 /// One simple command.
@@ -24,10 +31,14 @@ pub struct Segment {
     /// The words as the shell will pass them.
     pub argv: Vec<String>,
     /// Parallel to `argv`: whether bash may expand the word into other or several words
-    /// (unquoted glob characters or braces), so the argv above is not exact.
+    /// (unquoted glob characters, braces, tilde forms), so the argv above is not exact.
     pub expands: Vec<bool>,
-    /// The command left after transparent wrappers (`env`, `nice`, `timeout`, ...) were removed.
+    /// The command left after keywords, assignments and transparent wrappers were removed.
     pub effective_argv: Vec<String>,
+    /// Leading words that are `!`, compound keywords or assignments (before any wrapper).
+    pub prefix_words: usize,
+    /// Variables set for the command, by prefix assignment or `env NAME=value`, in order.
+    pub assignments: Vec<(String, String)>,
     /// The wrappers removed, outermost first.
     pub wrappers: Vec<String>,
     pub resolution: Resolution,
@@ -35,6 +46,21 @@ pub struct Segment {
     pub inner: Option<Box<Analysis>>,
     /// Why this segment cannot be approved by allowlist (blocked wrapper, inner failure, ...).
     pub blocked: Option<String>,
+    /// Why the analyzer cannot see exactly what runs: never auto-allowed, asked under deny rules.
+    pub inexact: Option<String>,
+    /// Other commands this one runs (`xargs rm`, `find -exec rm`), for deny rules.
+    pub runs: Vec<Vec<String>>,
+}
+
+impl Segment {
+    /// The `PATH` this command is looked up with: its own assignment, else the context's.
+    pub fn path_assignment(&self) -> Option<&str> {
+        self.assignments
+            .iter()
+            .rev()
+            .find(|(n, _)| n == "PATH")
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// The whole command.
@@ -42,6 +68,8 @@ pub struct Segment {
 pub struct Analysis {
     pub ok: bool,
     pub reason: Option<String>,
+    /// A stable code for failures callers may branch on (`command-too-large`, `too-many-commands`).
+    pub code: Option<&'static str>,
     /// Chain parts (split on `&&`, `||`, `;`), each a pipeline of segments.
     pub chains: Vec<Vec<Segment>>,
     /// The operators between chain parts.
@@ -53,13 +81,35 @@ impl Analysis {
         Analysis {
             ok: false,
             reason: Some(reason.into()),
+            code: None,
             chains: Vec::new(),
             operators: Vec::new(),
         }
     }
 
+    fn failed_with_code(code: &'static str, reason: impl Into<String>) -> Self {
+        Analysis {
+            code: Some(code),
+            ..Analysis::failed(reason)
+        }
+    }
+
     pub fn segments(&self) -> impl Iterator<Item = &Segment> {
         self.chains.iter().flatten()
+    }
+
+    /// The first reason, in this analysis or an inner `sh -c` one, why what runs is not seen
+    /// exactly (an unparsed command counts).
+    pub fn first_inexact(&self) -> Option<String> {
+        if !self.ok {
+            return Some(self.reason.clone().unwrap_or_default());
+        }
+        self.segments().find_map(|s| {
+            s.inexact
+                .clone()
+                .or_else(|| s.blocked.clone())
+                .or_else(|| s.inner.as_ref().and_then(|i| i.first_inexact()))
+        })
     }
 }
 
@@ -72,14 +122,16 @@ pub struct Context<'a> {
 }
 
 /// Transparent wrappers: the real command follows their options.
-/// `busybox ls` and `toybox ls` run the applet named by their first argument.
+/// `busybox ls` and `toybox ls` run the applet named by their first argument; `command`, `exec`
+/// and `builtin` are bash's own.
 #[cfg(not(target_os = "macos"))]
-const WRAPPERS: [&str; 8] = [
-    "env", "nice", "nohup", "stdbuf", "timeout", "time", "busybox", "toybox",
+const WRAPPERS: [&str; 11] = [
+    "env", "nice", "nohup", "stdbuf", "timeout", "time", "busybox", "toybox", "command", "exec",
+    "builtin",
 ];
 /// macOS adds its own: `caffeinate`, `sandbox-exec` (profile flags first) and `arch`.
 #[cfg(target_os = "macos")]
-const WRAPPERS: [&str; 11] = [
+const WRAPPERS: [&str; 14] = [
     "env",
     "nice",
     "nohup",
@@ -88,6 +140,9 @@ const WRAPPERS: [&str; 11] = [
     "time",
     "busybox",
     "toybox",
+    "command",
+    "exec",
+    "builtin",
     "caffeinate",
     "sandbox-exec",
     "arch",
@@ -98,7 +153,23 @@ const BLOCKED_WRAPPERS: [&str; 6] = ["chrt", "doas", "ionice", "setsid", "sudo",
 const SHELLS: [&str; 7] = ["sh", "bash", "zsh", "dash", "ksh", "fish", "ash"];
 const MAX_DEPTH: usize = 3;
 
+/// Commands longer than this are not analysed: they are asked, with the code `command-too-large`.
+/// Real agent commands are far shorter; the bound keeps analysis time and the size of what is
+/// handed back to JavaScript small (napi refuses very large values).
+pub const MAX_COMMAND_BYTES: usize = 256 * 1024;
+/// Commands with more simple commands than this are asked, with the code `too-many-commands`.
+pub const MAX_SEGMENTS: usize = 2048;
+
 pub fn analyze(command: &str, ctx: &Context<'_>) -> Analysis {
+    if command.len() > MAX_COMMAND_BYTES {
+        return Analysis::failed_with_code(
+            "command-too-large",
+            format!(
+                "the command is {} bytes; commands over {MAX_COMMAND_BYTES} bytes are not analysed",
+                command.len()
+            ),
+        );
+    }
     analyze_at(command, ctx, 0)
 }
 
@@ -110,35 +181,19 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
         Ok(t) => t,
         Err(reason) => return Analysis::failed(reason),
     };
-    let mut chains: Vec<Vec<Vec<String>>> = vec![vec![Vec::new()]];
-    let mut quoted_flags: Vec<Vec<Vec<bool>>> = vec![vec![Vec::new()]];
-    let mut expand_flags: Vec<Vec<Vec<bool>>> = vec![vec![Vec::new()]];
+    let mut chains: Vec<Vec<Vec<Word>>> = vec![vec![Vec::new()]];
     let mut operators = Vec::new();
+    let mut count = 1;
     for token in tokens {
         match token {
-            Token::Word(w) => {
-                chains.last_mut().unwrap().last_mut().unwrap().push(w.text);
-                quoted_flags
-                    .last_mut()
-                    .unwrap()
-                    .last_mut()
-                    .unwrap()
-                    .push(w.quoted);
-                expand_flags
-                    .last_mut()
-                    .unwrap()
-                    .last_mut()
-                    .unwrap()
-                    .push(w.has_glob);
-            }
+            Token::Word(w) => chains.last_mut().unwrap().last_mut().unwrap().push(w),
             Token::Heredoc => {}
             Token::Op(Op::Pipe) => {
                 if chains.last().unwrap().last().unwrap().is_empty() {
                     return Analysis::failed("empty pipeline segment");
                 }
                 chains.last_mut().unwrap().push(Vec::new());
-                quoted_flags.last_mut().unwrap().push(Vec::new());
-                expand_flags.last_mut().unwrap().push(Vec::new());
+                count += 1;
             }
             Token::Op(op) => {
                 let part = chains.last().unwrap();
@@ -150,9 +205,16 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
                 }
                 operators.push(op.as_str().to_string());
                 chains.push(vec![Vec::new()]);
-                quoted_flags.push(vec![Vec::new()]);
-                expand_flags.push(vec![Vec::new()]);
+                count += 1;
             }
+        }
+        if count > MAX_SEGMENTS {
+            return Analysis::failed_with_code(
+                "too-many-commands",
+                format!(
+                    "the command has more than {MAX_SEGMENTS} simple commands; it is not analysed"
+                ),
+            );
         }
     }
     let last = chains.last().unwrap();
@@ -161,10 +223,8 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
             // `a;` is a complete command in bash; `a &&` is not.
             Some(op) if op == ";" => {
                 chains.pop();
-                quoted_flags.pop();
-                expand_flags.pop();
                 operators.pop();
-                build(chains, quoted_flags, expand_flags, operators, ctx, depth)
+                build(chains, operators, ctx, depth)
             }
             Some(op) => Analysis::failed(format!("unsupported shell token: {op}")),
             None => Analysis::failed("empty command"),
@@ -173,67 +233,164 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
     if last.last().unwrap().is_empty() {
         return Analysis::failed("empty pipeline segment");
     }
-    build(chains, quoted_flags, expand_flags, operators, ctx, depth)
+    build(chains, operators, ctx, depth)
 }
 
 fn build(
-    chains: Vec<Vec<Vec<String>>>,
-    quoted: Vec<Vec<Vec<bool>>>,
-    expands: Vec<Vec<Vec<bool>>>,
+    chains: Vec<Vec<Vec<Word>>>,
     operators: Vec<String>,
     ctx: &Context<'_>,
     depth: usize,
 ) -> Analysis {
+    let mut moved = false;
+    let mut cache = Lookups::default();
     let chains = chains
         .into_iter()
-        .zip(quoted)
-        .zip(expands)
-        .map(|((pipeline, q), e)| {
+        .map(|pipeline| {
             pipeline
                 .into_iter()
-                .zip(q)
-                .zip(e)
-                .map(|((words, q), e)| segment(expand_tildes(words, &q, ctx.home), e, ctx, depth))
+                .map(|words| segment(words, ctx, depth, &mut moved, &mut cache))
                 .collect()
         })
         .collect();
     Analysis {
         ok: true,
         reason: None,
+        code: None,
         chains,
         operators,
     }
 }
 
-/// Bash expands an unquoted `~` or `~/...` at the start of a word to `$HOME`.
-fn expand_tildes(words: Vec<String>, quoted: &[bool], home: Option<&str>) -> Vec<String> {
-    let Some(home) = home else { return words };
-    words
-        .into_iter()
-        .zip(quoted)
-        .map(|(w, &q)| {
-            if q {
-                w
-            } else if w == "~" {
-                home.to_string()
-            } else if let Some(rest) = w.strip_prefix("~/") {
-                format!("{home}/{rest}")
-            } else {
-                w
-            }
-        })
-        .collect()
+/// Name lookups of one analysis, so a long chain of the same command stats `PATH` once.
+#[derive(Default)]
+struct Lookups(std::collections::HashMap<(String, Option<String>), Option<PathBuf>>);
+
+impl Lookups {
+    fn find(&mut self, name: &str, path: Option<&str>, cwd: &Path) -> Option<PathBuf> {
+        let key = (name.to_string(), path.map(str::to_string));
+        self.0
+            .entry(key)
+            .or_insert_with(|| {
+                resolve::lookup(name, path, cwd).and_then(|p| resolve::real_file(&p))
+            })
+            .clone()
+    }
+}
+
+/// Bash expands an unquoted `~` or `~/...` at the start of a word to `$HOME` (the tilde prefix
+/// ends at the first unquoted `/`; any quoted character in it stops the expansion).
+fn expand_tilde(w: &Word, home: Option<&str>) -> String {
+    let Some(home) = home else {
+        return w.text.clone();
+    };
+    let slash = w.text.find('/').unwrap_or(w.text.len());
+    let prefix_unquoted = w.first_quoted.is_none_or(|q| q >= slash);
+    if !prefix_unquoted || !w.text.starts_with('~') {
+        return w.text.clone();
+    }
+    if w.text == "~" {
+        home.to_string()
+    } else if let Some(rest) = w.text.strip_prefix("~/") {
+        format!("{home}/{rest}")
+    } else {
+        w.text.clone()
+    }
 }
 
 fn basename(s: &str) -> &str {
     s.rsplit('/').next().unwrap_or(s)
 }
 
-fn segment(argv: Vec<String>, expands: Vec<bool>, ctx: &Context<'_>, depth: usize) -> Segment {
+/// Keep the first reason.
+fn note(slot: &mut Option<String>, why: impl Into<String>) {
+    if slot.is_none() {
+        *slot = Some(why.into());
+    }
+}
+
+fn segment(
+    words: Vec<Word>,
+    ctx: &Context<'_>,
+    depth: usize,
+    moved: &mut bool,
+    cache: &mut Lookups,
+) -> Segment {
+    let argv: Vec<String> = words.iter().map(|w| expand_tilde(w, ctx.home)).collect();
+    let expands: Vec<bool> = words.iter().map(|w| w.has_glob).collect();
+    let mut inexact = None;
+    // `!` negates the status only; compound-command keywords are not modelled: the command after
+    // them is still seen (deny rules see `rm` in `then rm`), but the whole is not exact.
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        if w.first_quoted.is_some() {
+            break;
+        }
+        if w.text == "!" {
+            i += 1;
+        } else if COMPOUND_KEYWORDS.contains(&w.text.as_str()) {
+            note(
+                &mut inexact,
+                format!(
+                    "the shell keyword `{}` is part of a compound command, which the analyzer does not model",
+                    w.text
+                ),
+            );
+            i += match w.text.as_str() {
+                // `function NAME`: the name is not a command.
+                "function" => 2,
+                // `for NAME in WORDS`, `select ...`, `case WORD in`: nothing here runs.
+                "for" | "select" | "case" => words.len() - i,
+                _ => 1,
+            };
+        } else {
+            break;
+        }
+    }
+    let mut assignments: Vec<(String, String)> = Vec::new();
+    while let Some(w) = words.get(i) {
+        if let Some((name, value)) = w.assignment() {
+            if name == "PATH" && value.contains('~') {
+                note(
+                    &mut inexact,
+                    "PATH=... with a tilde, which bash expands in assignments",
+                );
+            }
+            assignments.push((name.to_string(), value.to_string()));
+            i += 1;
+        } else if w.first_quoted.is_none() && w.text.contains("]=") && w.text.contains('[') {
+            note(
+                &mut inexact,
+                format!("the array assignment {} is not modelled", w.text),
+            );
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let i = i.min(argv.len());
+    let prefix_words = i;
+    if i == argv.len() {
+        if let Some(name) =
+            super::env_names::first_harmful(assignments.iter().map(|(n, _)| n.as_str()))
+        {
+            note(
+                &mut inexact,
+                format!("{name}=... sets a shell variable the commands after it may use"),
+            );
+        }
+    }
     let mut wrappers = Vec::new();
     let mut blocked = None;
-    let mut effective: &[String] = &argv;
-    while let Some(first) = effective.first() {
+    let mut at = i;
+    while let Some(first) = argv.get(at) {
+        if expands[at] {
+            note(
+                &mut inexact,
+                format!("{first} may expand to other words in command position"),
+            );
+            break;
+        }
         let name = basename(first);
         if BLOCKED_WRAPPERS.contains(&name) {
             blocked = Some(format!("{name} runs the command with other privileges or scheduling; it needs explicit approval"));
@@ -242,10 +399,10 @@ fn segment(argv: Vec<String>, expands: Vec<bool>, ctx: &Context<'_>, depth: usiz
         if !WRAPPERS.contains(&name) {
             break;
         }
-        match skip_wrapper(name, &effective[1..]) {
-            Ok(Some(rest)) => {
+        match skip_wrapper(name, &argv[at + 1..], &mut assignments, &mut inexact) {
+            Ok(Some(skipped)) => {
                 wrappers.push(name.to_string());
-                effective = rest;
+                at += 1 + skipped;
             }
             // A wrapper with nothing after it runs as itself (`env` prints the environment).
             Ok(None) => break,
@@ -255,18 +412,61 @@ fn segment(argv: Vec<String>, expands: Vec<bool>, ctx: &Context<'_>, depth: usiz
             }
         }
     }
-    let effective_argv = effective.to_vec();
-    let resolution = resolve(
-        effective_argv.first().map(String::as_str).unwrap_or(""),
-        ctx,
-    );
+    if let Some(w) = argv[i..at].iter().zip(&expands[i..at]).find(|(_, e)| **e) {
+        note(
+            &mut inexact,
+            format!("{} may expand to other words in a wrapper's options", w.0),
+        );
+    }
+    let effective_argv = argv[at..].to_vec();
+    let raw = effective_argv.first().map(String::as_str).unwrap_or("");
+    let name = basename(raw).to_string();
+    let path_var: Option<String> = assignments
+        .iter()
+        .rev()
+        .find(|(n, _)| n == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| ctx.path.map(str::to_string))
+        .or_else(|| std::env::var("PATH").ok());
+    if *moved {
+        let relative_path = path_var
+            .as_deref()
+            .is_some_and(|p| p.split(':').any(|d| !d.starts_with('/')));
+        if (raw.contains('/') && !raw.starts_with('/')) || relative_path {
+            note(
+                &mut inexact,
+                format!("after cd, {raw} is looked up in a directory the analyzer does not follow"),
+            );
+        }
+        if name == "git" {
+            note(
+                &mut inexact,
+                "after cd, git reads the configuration of a repository the analyzer did not check",
+            );
+        }
+    }
+    if matches!(name.as_str(), "cd" | "pushd" | "popd") {
+        *moved = true;
+    }
+    let d = dispatch(&name, &effective_argv);
+    if let Some(why) = d.inexact {
+        note(&mut inexact, why);
+    }
+    let resolution = resolve_with(raw, ctx, path_var.as_deref(), cache);
     let mut inner = None;
-    if blocked.is_none() {
-        if let Some(script) = shell_script(&effective_argv) {
-            if depth >= MAX_DEPTH {
+    if blocked.is_none() && SHELLS.contains(&name.as_str()) {
+        match shell_script(&effective_argv) {
+            Some(script) if depth >= MAX_DEPTH => {
+                let _ = script;
                 blocked = Some("shell -c nesting is too deep".into());
-            } else {
-                let a = analyze_at(script, ctx, depth + 1);
+            }
+            Some(script) => {
+                let inner_ctx = Context {
+                    cwd: ctx.cwd,
+                    path: path_var.as_deref(),
+                    home: ctx.home,
+                };
+                let a = analyze_at(script, &inner_ctx, depth + 1);
                 if !a.ok {
                     blocked = Some(format!(
                         "inner shell command: {}",
@@ -275,20 +475,30 @@ fn segment(argv: Vec<String>, expands: Vec<bool>, ctx: &Context<'_>, depth: usiz
                 }
                 inner = Some(Box::new(a));
             }
+            None => note(
+                &mut inexact,
+                format!("{name} runs a script the analyzer does not read (only `{name} -c SCRIPT` is analysed)"),
+            ),
         }
     }
     Segment {
         argv,
         expands,
         effective_argv,
+        prefix_words,
+        assignments,
         wrappers,
         resolution,
         inner,
         blocked,
+        inexact,
+        runs: d.runs,
     }
 }
 
-/// `sh -c 'script'` (also `bash -lc`? no: only a plain `-c` first option is recognised).
+/// `sh -c 'script'`: only a plain `-c` first option is recognised; every other way of starting a
+/// shell (`bash -lc`, `bash -x -c`, `sh script.sh`, `sh` reading stdin) runs a script the analysis
+/// does not read, and the caller marks it inexact.
 fn shell_script(argv: &[String]) -> Option<&str> {
     let name = basename(argv.first()?);
     if !SHELLS.contains(&name) {
@@ -300,19 +510,25 @@ fn shell_script(argv: &[String]) -> Option<&str> {
     }
 }
 
-/// The command after a transparent wrapper's own options, `None` if there is none, or why the
-/// wrapper hides what runs.
+/// How many of `args` a transparent wrapper's own options take before the command, `None` if no
+/// command follows (the wrapper runs as itself), or why the wrapper hides what runs.
+/// `env NAME=value` words are added to `assignments`.
 ///
 /// The wrappers' options are walked as their own getopt walks them (bundles, attached values,
 /// abbreviated long options): skipping `-vu` as one flag would take `env -vu tr rm x` for `tr`,
 /// while env unsets `tr` and runs `rm x`.
-fn skip_wrapper<'a>(name: &str, args: &'a [String]) -> Result<Option<&'a [String]>, String> {
+fn skip_wrapper(
+    name: &str,
+    args: &[String],
+    assignments: &mut Vec<(String, String)>,
+    inexact: &mut Option<String>,
+) -> Result<Option<usize>, String> {
     if name == "busybox" || name == "toybox" {
         // The applet is the command; busybox's own options (--list, --help) run busybox itself.
-        return Ok(args.first().filter(|a| !a.starts_with('-')).map(|_| args));
+        return Ok(args.first().filter(|a| !a.starts_with('-')).map(|_| 0));
     }
     let Some(spec) = wrapper_spec(name) else {
-        return skip_wrapper_by_list(name, args);
+        return Ok(skip_wrapper_by_list(name, args));
     };
     let mut i = 0;
     // nice's obsolete `-NUM` / `--NUM` adjustment comes first.
@@ -330,12 +546,25 @@ fn skip_wrapper<'a>(name: &str, args: &'a [String]) -> Result<Option<&'a [String
         match (name, opt.name.as_str()) {
             // The wrapper runs as itself and ignores the rest.
             (_, "--help" | "--version") => return Ok(None),
+            // `command -v/-V` prints what a name is and runs nothing.
+            ("command", "-v" | "-V") => return Ok(None),
+            ("command", "-p") => note(
+                inexact,
+                "command -p looks the command up on a default PATH the analyzer does not model",
+            ),
+            ("exec", "-a") => {
+                return Err("exec -a runs the command under another name; it needs explicit approval".into())
+            }
             ("env", "-i" | "--ignore-environment" | "-S" | "--split-string" | "-a" | "--argv0") => {
                 return Err(format!(
                     "env {} changes how the command is parsed or run; it needs explicit approval",
                     opt.spelled
                 ))
             }
+            ("env", "-C" | "--chdir") => note(
+                inexact,
+                "env --chdir runs the command in another directory, whose files and repository were not checked",
+            ),
             _ => {}
         }
     }
@@ -348,7 +577,8 @@ fn skip_wrapper<'a>(name: &str, args: &'a [String]) -> Result<Option<&'a [String
         at = args.len();
     }
     if name == "env" {
-        while args.get(at).is_some_and(|a| a.contains('=')) {
+        while let Some((n, v)) = args.get(at).and_then(|a| a.split_once('=')) {
+            assignments.push((n.to_string(), v.to_string()));
             at += 1;
         }
         let moves = parsed.has(&["-C", "--chdir"]);
@@ -366,10 +596,11 @@ fn skip_wrapper<'a>(name: &str, args: &'a [String]) -> Result<Option<&'a [String
         }
         at += 1;
     }
-    Ok((at < args.len()).then(|| &args[at..]))
+    Ok((at < args.len()).then_some(at))
 }
 
-/// GNU coreutils' option tables for the wrappers (bash's `time` keyword takes `-p` only).
+/// GNU coreutils' option tables for the wrappers (bash's `time` keyword takes `-p` only; bash's
+/// builtins take short options only, with no abbreviations).
 fn wrapper_spec(name: &str) -> Option<getopt::Spec> {
     let (short, long) = match name {
         "env" => (
@@ -385,21 +616,22 @@ fn wrapper_spec(name: &str) -> Option<getopt::Spec> {
             "foreground kill-after= preserve-status signal= verbose help version",
         ),
         "time" => ("+p", ""),
+        "command" => ("+pvV", ""),
+        "exec" => ("+cla:", ""),
+        "builtin" => ("+", ""),
         _ => return None,
     };
+    let builtin = matches!(name, "time" | "command" | "exec" | "builtin");
     Some(getopt::Spec {
         short,
         long,
-        abbreviations: true,
+        abbreviations: !builtin,
         permute: false,
     })
 }
 
 /// macOS wrappers (`caffeinate`, `sandbox-exec`, `arch`): options by a list of value flags.
-fn skip_wrapper_by_list<'a>(
-    name: &str,
-    args: &'a [String],
-) -> Result<Option<&'a [String]>, String> {
+fn skip_wrapper_by_list(name: &str, args: &[String]) -> Option<usize> {
     let takes_value: &[&str] = match name {
         "sandbox-exec" => &["-f", "-n", "-p", "-D"],
         "caffeinate" => &["-t", "-w"],
@@ -420,27 +652,32 @@ fn skip_wrapper_by_list<'a>(
             1
         };
     }
-    Ok((i < args.len()).then(|| &args[i..]))
+    (i < args.len()).then_some(i)
 }
 
-/// Resolve argv[0]: `~` expanded, a name with `/` against cwd, a bare name on PATH.
+/// Resolve argv[0] with the context's PATH: `~` expanded, a name with `/` against cwd, a bare
+/// name on PATH, then the file that really runs (symlinks and `..` followed physically).
 pub fn resolve(raw: &str, ctx: &Context<'_>) -> Resolution {
+    let path = ctx
+        .path
+        .map(str::to_string)
+        .or_else(|| std::env::var("PATH").ok());
+    resolve_with(raw, ctx, path.as_deref(), &mut Lookups::default())
+}
+
+fn resolve_with(
+    raw: &str,
+    ctx: &Context<'_>,
+    path_var: Option<&str>,
+    cache: &mut Lookups,
+) -> Resolution {
     let expanded = match (raw.strip_prefix('~'), ctx.home) {
         (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
             format!("{home}{rest}")
         }
         _ => raw.to_string(),
     };
-    let resolved = if raw.is_empty() {
-        None
-    } else if expanded.contains('/') {
-        let p = PathBuf::from(&expanded);
-        let abs = if p.is_absolute() { p } else { ctx.cwd.join(p) };
-        let abs = normalize(&abs);
-        crate::spawn::shell::is_executable(&abs).then_some(abs)
-    } else {
-        crate::spawn::shell::find_executable(&expanded, ctx.path)
-    };
+    let resolved = cache.find(&expanded, path_var, ctx.cwd);
     let executable_name = resolved
         .as_ref()
         .and_then(|p| p.file_name())
@@ -450,23 +687,8 @@ pub fn resolve(raw: &str, ctx: &Context<'_>) -> Resolution {
         raw_executable: raw.to_string(),
         resolved_path: resolved,
         executable_name,
+        builtin: !raw.contains('/') && resolve::is_builtin(raw),
     }
-}
-
-/// Lexical `.`/`..` removal, so `./bin/../bin/x` matches patterns written for `/repo/bin/x`.
-fn normalize(p: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -637,5 +859,106 @@ mod tests {
                 format!("{home}/x")
             ]
         );
+    }
+
+    #[test]
+    fn keywords_assignments_and_builtin_wrappers_are_seen_through() {
+        let seg = |cmd: &str, n: usize| analyze(cmd, &ctx()).segments().nth(n).unwrap().clone();
+        for (cmd, n, effective, exact) in [
+            ("! rm x", 0, vec!["rm", "x"], true),
+            ("X=1 Y+=2 rm x", 0, vec!["rm", "x"], true),
+            ("command rm x", 0, vec!["rm", "x"], true),
+            ("command -- rm x", 0, vec!["rm", "x"], true),
+            ("exec rm x", 0, vec!["rm", "x"], true),
+            ("builtin command rm x", 0, vec!["rm", "x"], true),
+            ("{ rm x; }", 0, vec!["rm", "x"], false),
+            ("if true; then rm x; fi", 1, vec!["rm", "x"], false),
+            ("while rm x; do :; done", 0, vec!["rm", "x"], false),
+            ("function f { rm x; }", 0, vec!["rm", "x"], false),
+            ("eval rm x", 0, vec!["eval", "rm", "x"], false),
+            ("builtin eval rm x", 0, vec!["eval", "rm", "x"], false),
+            ("{rm,-f,x}", 0, vec!["{rm,-f,x}"], false),
+            ("bash -lc 'rm x'", 0, vec!["bash", "-lc", "rm x"], false),
+            ("echo rm x | sh", 1, vec!["sh"], false),
+            ("xargs rm", 0, vec!["xargs", "rm"], false),
+            ("export PATH=/tmp", 0, vec!["export", "PATH=/tmp"], false),
+        ] {
+            let s = seg(cmd, n);
+            assert_eq!(s.effective_argv, effective, "{cmd}");
+            assert_eq!(
+                s.inexact.is_none() && s.blocked.is_none(),
+                exact,
+                "{cmd}: {:?}",
+                s.inexact
+            );
+        }
+        assert_eq!(
+            seg("X=1 rm x", 0).assignments,
+            vec![("X".into(), "1".into())]
+        );
+        assert_eq!(
+            seg("env -u A B=2 rm x", 0).assignments,
+            vec![("B".into(), "2".into())]
+        );
+        assert!(seg("'X=1' rm", 0).assignments.is_empty());
+        assert!(seg("exec -a ls rm x", 0).blocked.is_some());
+        assert_eq!(
+            seg("xargs -n1 rm -f", 0).runs,
+            vec![vec!["rm".to_string(), "-f".into()]]
+        );
+        assert!(
+            seg("PATH=/tmp; ls", 0).inexact.is_some(),
+            "a bare PATH assignment"
+        );
+        assert!(seg("LANG=C; ls", 0).inexact.is_none());
+    }
+
+    #[test]
+    fn the_file_that_runs_uses_the_commands_path_and_follows_symlinks() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(root.join("bin")).unwrap();
+        let Some(touch) = crate::spawn::shell::find_executable("touch", Some("/usr/bin:/bin"))
+        else {
+            return;
+        };
+        let touch = std::fs::canonicalize(touch).unwrap();
+        symlink(&touch, root.join("bin/cat")).unwrap();
+        symlink(&touch, root.join("cat")).unwrap();
+        let c = Context {
+            cwd: &root,
+            path: Some("/usr/bin:/bin"),
+            home: None,
+        };
+        let a = analyze("PATH=bin:/usr/bin cat x && ./cat y && bin/../cat z", &c);
+        let found: Vec<_> = a
+            .segments()
+            .map(|s| s.resolution.resolved_path.clone())
+            .collect();
+        assert_eq!(found, vec![Some(touch.clone()); 3]);
+        assert_eq!(
+            a.chains[0][0].resolution.executable_name,
+            touch.file_name().unwrap().to_string_lossy()
+        );
+        // After cd, relative names are not known.
+        let moved = analyze("cd bin && ./cat x", &c);
+        assert!(moved.chains[1][0]
+            .inexact
+            .as_deref()
+            .unwrap()
+            .starts_with("after cd"));
+        assert!(analyze("cd bin && ls", &c).chains[1][0].inexact.is_none());
+    }
+
+    #[test]
+    fn oversized_commands_fail_with_a_code() {
+        let big = "ls; ".repeat(MAX_SEGMENTS + 1);
+        let a = analyze(&big, &ctx());
+        assert_eq!(a.code, Some("too-many-commands"));
+        let huge = format!("echo {}", "a".repeat(MAX_COMMAND_BYTES));
+        let a = analyze(&huge, &ctx());
+        assert_eq!(a.code, Some("command-too-large"));
+        assert!(a.reason.unwrap().contains("bytes"));
     }
 }

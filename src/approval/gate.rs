@@ -45,6 +45,8 @@ pub struct ApprovalRequest {
     /// Why asking: `ask=always`, `allowlist miss` or `analysis failed`.
     pub reason: String,
     pub analysis_reason: Option<String>,
+    /// The analysis failure's stable code (`command-too-large`, `too-many-commands`).
+    pub analysis_code: Option<&'static str>,
     pub segments: Vec<RequestSegment>,
     pub resolved_paths: Vec<String>,
     pub expires_at_ms: u64,
@@ -305,6 +307,7 @@ pub fn build_request(p: &Prepared, command: &str, cwd: &str, timeout: Duration) 
         ask: p.policy.ask,
         reason: p.reason.clone(),
         analysis_reason: p.analysis.reason.clone(),
+        analysis_code: p.analysis.code,
         segments,
         resolved_paths: resolved_paths(&p.analysis),
         expires_at_ms: crate::session::now_ms() + timeout.as_millis() as u64,

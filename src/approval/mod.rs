@@ -3,6 +3,8 @@
 pub mod analyze;
 pub mod classify;
 mod differential;
+pub mod dispatch;
+pub mod env_names;
 pub mod evaluate;
 pub mod gate;
 pub mod getopt;
@@ -10,6 +12,7 @@ pub mod glob;
 pub mod lexer;
 pub mod policy;
 pub mod readonly;
+pub mod resolve;
 pub mod rules;
 pub mod safe_bins;
 pub mod store;
