@@ -151,3 +151,39 @@ test('hostile corpus: nothing runs unasked that the analyzer cannot see exactly'
   if (process.env.GATE_HOSTILE_REPORT) console.error(JSON.stringify({ total: corpus.length, perKind }, null, 1));
   assert.deepEqual(holes, [], `${holes.length} hostile commands ran unasked:\n${holes.join('\n')}`);
 });
+
+test('benign commands still run unasked: the false positives of issue 21 stay fixed', async () => {
+  const dir = tempDir('agent-exec-benign-');
+  fs.writeFileSync(path.join(dir, 'in.txt'), '1 a\n-1 b\n');
+  fs.writeFileSync(path.join(dir, 'error.log'), 'first\n');
+  const git = (...args) => execFileSync('git', args, { cwd: dir, stdio: 'ignore' });
+  git('init', '-q');
+  git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'x');
+  git('remote', 'add', 'origin', 'https://example.com/x.git');
+  const commands = [
+    "awk '$1 > 0' in.txt",
+    'sed -n 1p error.log',
+    "git tag -l 'v*'",
+    'git remote get-url origin',
+    'git branch --contains HEAD',
+    'git status --short',
+    'git log --oneline -1',
+    'cat in.txt | head -n 1',
+    'LANG=C ls',
+    '! grep -q zzz in.txt',
+    'cat <<EOF\nplain $HOME body\nEOF',
+  ];
+  for (const command of commands) {
+    let asked = false;
+    const r = await native.exec({
+      command,
+      cwd: dir,
+      timeoutMs: 5000,
+      approval: { rules: {}, allowReadOnly: true, onApproval: async () => ((asked = true), 'deny') },
+    });
+    track(r.pid);
+    assert.equal(asked, false, `${command} was asked: ${r.approval?.reason}`);
+    assert.equal(r.approval.reason, 'read-only command', command);
+    assert.equal(r.status, 'completed', command);
+  }
+});

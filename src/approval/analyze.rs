@@ -453,6 +453,11 @@ fn segment(
         note(&mut inexact, why);
     }
     let resolution = resolve_with(raw, ctx, path_var.as_deref(), cache);
+    if (name == "git" || resolution.executable_name == "git") && !*moved {
+        if let Some(why) = git_problem(&effective_argv[1..], ctx) {
+            note(&mut inexact, why);
+        }
+    }
     let mut inner = None;
     if blocked.is_none() && SHELLS.contains(&name.as_str()) {
         match shell_script(&effective_argv) {
@@ -494,6 +499,33 @@ fn segment(
         inexact,
         runs: d.runs,
     }
+}
+
+/// Why git, with these global options in this directory, may run a program its repository's or
+/// user's configuration names (see `git_config`).
+fn git_problem(args: &[String], ctx: &Context<'_>) -> Option<String> {
+    let mut dir = ctx.cwd.to_path_buf();
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if !a.starts_with('-') {
+            break;
+        }
+        if a == "-C" {
+            dir = dir.join(args.get(i + 1)?);
+            i += 2;
+            continue;
+        }
+        if ["--git-dir", "--work-tree", "--namespace"]
+            .iter()
+            .any(|o| a == o || a.starts_with(&format!("{o}=")))
+        {
+            return Some(format!(
+                "git {a} reads a repository whose configuration the analyzer did not check"
+            ));
+        }
+        i += 1;
+    }
+    super::git_config::runs_commands(&dir, ctx.home)
 }
 
 /// `sh -c 'script'`: only a plain `-c` first option is recognised; every other way of starting a

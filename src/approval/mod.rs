@@ -8,6 +8,7 @@ pub mod env_names;
 pub mod evaluate;
 pub mod gate;
 pub mod getopt;
+pub mod git_config;
 pub mod glob;
 pub mod lexer;
 pub mod policy;
