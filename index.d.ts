@@ -105,7 +105,7 @@ export interface CommandAnalysis {
   reason?: string
   /**
    * A stable code for failures callers may branch on: `command-too-large` (over 256 KiB) or
-   * `too-many-commands` (over 2048 simple commands). Such commands are asked, never run unasked.
+   * `too-many-commands` (over 1024 simple commands, inner `sh -c` ones included). Such commands are asked, never run unasked.
    */
   code?: string
   /** `&&`, `||` or `;` between chain parts. */

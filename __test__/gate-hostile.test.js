@@ -187,3 +187,22 @@ test('benign commands still run unasked: the false positives of issue 21 stay fi
     assert.equal(r.status, 'completed', command);
   }
 });
+
+test('oversized commands are asked with a typed reason, never a napi-internal error', async () => {
+  const api = require('../js/index.js');
+  for (const [command, code] of [
+    ['echo ' + 'a '.repeat(1024 * 1024), 'command-too-large'],
+    ['true;'.repeat(800000), 'command-too-large'],
+    ['true;'.repeat(2000), 'too-many-commands'],
+  ]) {
+    const a = api.analyzeCommand(command);
+    assert.equal(a.ok, false);
+    assert.equal(a.code, code);
+    assert.ok(a.reason.length > 0);
+    const requests = [];
+    const r = await native.exec({ command, approval: { rules: { allow: ['Bash(true)', 'Bash(echo:*)'] }, onApproval: async (req) => (requests.push(req), 'deny') } });
+    assert.equal(r.reason, 'exec denied: user denied');
+    assert.equal(requests.length, 1);
+    assert.equal(requests[0].analysisCode, code);
+  }
+});

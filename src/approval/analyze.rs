@@ -157,8 +157,9 @@ const MAX_DEPTH: usize = 3;
 /// Real agent commands are far shorter; the bound keeps analysis time and the size of what is
 /// handed back to JavaScript small (napi refuses very large values).
 pub const MAX_COMMAND_BYTES: usize = 256 * 1024;
-/// Commands with more simple commands than this are asked, with the code `too-many-commands`.
-pub const MAX_SEGMENTS: usize = 2048;
+/// Commands with more simple commands than this (inner `sh -c` ones included) are asked, with
+/// the code `too-many-commands`.
+pub const MAX_SEGMENTS: usize = 1024;
 
 pub fn analyze(command: &str, ctx: &Context<'_>) -> Analysis {
     if command.len() > MAX_COMMAND_BYTES {
@@ -170,10 +171,22 @@ pub fn analyze(command: &str, ctx: &Context<'_>) -> Analysis {
             ),
         );
     }
-    analyze_at(command, ctx, 0)
+    let mut walk = Lookups::default();
+    let analysis = analyze_at(command, ctx, 0, &mut walk);
+    if walk.1 > MAX_SEGMENTS {
+        return too_many();
+    }
+    analysis
 }
 
-fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
+fn too_many() -> Analysis {
+    Analysis::failed_with_code(
+        "too-many-commands",
+        format!("the command has more than {MAX_SEGMENTS} simple commands; it is not analysed"),
+    )
+}
+
+fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize, cache: &mut Lookups) -> Analysis {
     if command.trim().is_empty() {
         return Analysis::failed("empty command");
     }
@@ -183,7 +196,7 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
     };
     let mut chains: Vec<Vec<Vec<Word>>> = vec![vec![Vec::new()]];
     let mut operators = Vec::new();
-    let mut count = 1;
+    cache.1 += 1;
     for token in tokens {
         match token {
             Token::Word(w) => chains.last_mut().unwrap().last_mut().unwrap().push(w),
@@ -193,7 +206,7 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
                     return Analysis::failed("empty pipeline segment");
                 }
                 chains.last_mut().unwrap().push(Vec::new());
-                count += 1;
+                cache.1 += 1;
             }
             Token::Op(op) => {
                 let part = chains.last().unwrap();
@@ -205,10 +218,10 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
                 }
                 operators.push(op.as_str().to_string());
                 chains.push(vec![Vec::new()]);
-                count += 1;
+                cache.1 += 1;
             }
         }
-        if count > MAX_SEGMENTS {
+        if cache.1 > MAX_SEGMENTS {
             return Analysis::failed_with_code(
                 "too-many-commands",
                 format!(
@@ -224,7 +237,7 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
             Some(op) if op == ";" => {
                 chains.pop();
                 operators.pop();
-                build(chains, operators, ctx, depth)
+                build(chains, operators, ctx, depth, cache)
             }
             Some(op) => Analysis::failed(format!("unsupported shell token: {op}")),
             None => Analysis::failed("empty command"),
@@ -233,7 +246,7 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
     if last.last().unwrap().is_empty() {
         return Analysis::failed("empty pipeline segment");
     }
-    build(chains, operators, ctx, depth)
+    build(chains, operators, ctx, depth, cache)
 }
 
 fn build(
@@ -241,15 +254,15 @@ fn build(
     operators: Vec<String>,
     ctx: &Context<'_>,
     depth: usize,
+    cache: &mut Lookups,
 ) -> Analysis {
     let mut moved = false;
-    let mut cache = Lookups::default();
     let chains = chains
         .into_iter()
         .map(|pipeline| {
             pipeline
                 .into_iter()
-                .map(|words| segment(words, ctx, depth, &mut moved, &mut cache))
+                .map(|words| segment(words, ctx, depth, &mut moved, cache))
                 .collect()
         })
         .collect();
@@ -262,13 +275,21 @@ fn build(
     }
 }
 
-/// Name lookups of one analysis, so a long chain of the same command stats `PATH` once.
+/// State shared by one analysis and its inner `sh -c` analyses: name lookups, so a long chain of
+/// the same command stats `PATH` once (keyed by the name and a hash of the `PATH` it was looked
+/// up with), and the number of simple commands seen so far, inner ones included.
 #[derive(Default)]
-struct Lookups(std::collections::HashMap<(String, Option<String>), Option<PathBuf>>);
+struct Lookups(
+    std::collections::HashMap<(String, u64), Option<PathBuf>>,
+    usize,
+);
 
 impl Lookups {
     fn find(&mut self, name: &str, path: Option<&str>, cwd: &Path) -> Option<PathBuf> {
-        let key = (name.to_string(), path.map(str::to_string));
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        path.hash(&mut h);
+        let key = (name.to_string(), h.finish());
         self.0
             .entry(key)
             .or_insert_with(|| {
@@ -421,17 +442,17 @@ fn segment(
     let effective_argv = argv[at..].to_vec();
     let raw = effective_argv.first().map(String::as_str).unwrap_or("");
     let name = basename(raw).to_string();
-    let path_var: Option<String> = assignments
-        .iter()
-        .rev()
-        .find(|(n, _)| n == "PATH")
-        .map(|(_, v)| v.clone())
-        .or_else(|| ctx.path.map(str::to_string))
-        .or_else(|| std::env::var("PATH").ok());
+    let process_path;
+    let path_var: Option<&str> = match assignments.iter().rev().find(|(n, _)| n == "PATH") {
+        Some((_, v)) => Some(v.as_str()),
+        None if ctx.path.is_some() => ctx.path,
+        None => {
+            process_path = std::env::var("PATH").ok();
+            process_path.as_deref()
+        }
+    };
     if *moved {
-        let relative_path = path_var
-            .as_deref()
-            .is_some_and(|p| p.split(':').any(|d| !d.starts_with('/')));
+        let relative_path = path_var.is_some_and(|p| p.split(':').any(|d| !d.starts_with('/')));
         if (raw.contains('/') && !raw.starts_with('/')) || relative_path {
             note(
                 &mut inexact,
@@ -452,7 +473,7 @@ fn segment(
     if let Some(why) = d.inexact {
         note(&mut inexact, why);
     }
-    let resolution = resolve_with(raw, ctx, path_var.as_deref(), cache);
+    let resolution = resolve_with(raw, ctx, path_var, cache);
     if (name == "git" || resolution.executable_name == "git") && !*moved {
         if let Some(why) = git_problem(&effective_argv[1..], ctx) {
             note(&mut inexact, why);
@@ -468,10 +489,10 @@ fn segment(
             Some(script) => {
                 let inner_ctx = Context {
                     cwd: ctx.cwd,
-                    path: path_var.as_deref(),
+                    path: path_var,
                     home: ctx.home,
                 };
-                let a = analyze_at(script, &inner_ctx, depth + 1);
+                let a = analyze_at(script, &inner_ctx, depth + 1, cache);
                 if !a.ok {
                     blocked = Some(format!(
                         "inner shell command: {}",
@@ -992,5 +1013,50 @@ mod tests {
         let a = analyze(&huge, &ctx());
         assert_eq!(a.code, Some("command-too-large"));
         assert!(a.reason.unwrap().contains("bytes"));
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    /// Where analysis time goes on a large command (run with --ignored --nocapture in release).
+    #[test]
+    #[ignore]
+    fn profile_large_commands() {
+        let ctx = super::Context {
+            cwd: std::path::Path::new("/"),
+            path: std::env::var("PATH")
+                .ok()
+                .as_deref()
+                .map(|p| Box::leak(p.to_string().into_boxed_str()) as &str),
+            home: Some("/root"),
+        };
+        let unit = "env LANG=C nice -n 5 timeout 5 sh -c 'ls -la && cat x' ; ";
+        let cmd = format!("{}true", unit.repeat(65536 / unit.len()));
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            let toks = super::lex(&cmd).unwrap();
+            let lexed = t.elapsed();
+            let a = super::analyze(&cmd, &ctx);
+            let all = t.elapsed();
+            let t2 = std::time::Instant::now();
+            let c = super::super::classify::classify(&cmd, &ctx);
+            let classified = t2.elapsed();
+            let t3 = std::time::Instant::now();
+            let rules = super::super::rules::RuleSet {
+                deny: vec![super::super::rules::Rule::parse("Bash(rm:*)").unwrap()],
+                ask: vec![],
+                allow: vec![super::super::rules::Rule::parse("Bash(cat:*)").unwrap()],
+            };
+            let d = rules.decide(&a);
+            let s = super::super::rules::suggest_rules(&a);
+            println!(
+                "lex {lexed:?} ({} tokens), lex+analyze {all:?}, classify {classified:?}, rules+suggest {:?} ok={} {:?} {}",
+                toks.len(),
+                t3.elapsed(),
+                a.ok && c.parsed,
+                d.verdict,
+                s.len()
+            );
+        }
     }
 }

@@ -161,6 +161,17 @@ fn not_system_program(argv: &[String]) -> Option<String> {
         .then(|| format!("{first} is not the system's {name}, and is not known to be read-only"))
 }
 
+/// `SYSTEM_DIRS` with symlinks followed (`/bin` is `/usr/bin` on merged-usr systems), once.
+fn real_system_dirs() -> &'static [std::path::PathBuf] {
+    static DIRS: std::sync::OnceLock<Vec<std::path::PathBuf>> = std::sync::OnceLock::new();
+    DIRS.get_or_init(|| {
+        SYSTEM_DIRS
+            .iter()
+            .filter_map(|d| std::fs::canonicalize(d).ok())
+            .collect()
+    })
+}
+
 /// The file that runs must be the system's program of that name: a `cat` found first on `PATH`
 /// in a workspace directory, or a symlink named `cat` to `touch`, is judged by what it is.
 /// Builtins run inside bash whatever `PATH` holds.
@@ -172,11 +183,9 @@ fn not_the_named_program(s: &Segment) -> Option<String> {
     let real = r.resolved_path.as_ref()?;
     let name = base(&r.raw_executable);
     let real_name = real.file_name()?.to_string_lossy();
-    let system = real.parent().is_some_and(|dir| {
-        SYSTEM_DIRS
-            .iter()
-            .any(|d| std::fs::canonicalize(d).map(|c| c == dir).unwrap_or(false))
-    });
+    let system = real
+        .parent()
+        .is_some_and(|dir| real_system_dirs().iter().any(|d| d == dir));
     if !super::resolve::same_program(name, &real_name) || !system {
         return Some(format!(
             "{name} runs {}, which is not the system's {name}",

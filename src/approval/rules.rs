@@ -173,11 +173,16 @@ fn deny_views(segment: &Segment, out: &mut Vec<String>) {
         let Some(first) = argv.first() else { return };
         let rest = &argv[1..];
         let mut names = vec![first.clone()];
-        names.push(first.rsplit('/').next().unwrap_or(first).to_string());
+        let mut name = |n: String| {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        };
+        name(first.rsplit('/').next().unwrap_or(first).to_string());
         if let Some(p) = resolved {
-            names.push(p.display().to_string());
+            name(p.display().to_string());
             if let Some(n) = p.file_name() {
-                names.push(n.to_string_lossy().into_owned());
+                name(n.to_string_lossy().into_owned());
             }
         }
         for n in names {
@@ -185,9 +190,7 @@ fn deny_views(segment: &Segment, out: &mut Vec<String>) {
                 .chain(rest.iter().map(String::as_str))
                 .collect::<Vec<_>>()
                 .join(" ");
-            if !out.contains(&view) {
-                out.push(view);
-            }
+            out.push(view);
         }
     };
     add(

@@ -488,7 +488,7 @@ pub struct JsCommandAnalysis {
     /// Why the command cannot be analysed (OpenClaw's texts, e.g. `unsupported shell token: $()`).
     pub reason: Option<String>,
     /// A stable code for failures callers may branch on: `command-too-large` (over 256 KiB) or
-    /// `too-many-commands` (over 2048 simple commands). Such commands are asked, never run unasked.
+    /// `too-many-commands` (over 1024 simple commands, inner `sh -c` ones included). Such commands are asked, never run unasked.
     pub code: Option<String>,
     /// `&&`, `||` or `;` between chain parts.
     pub operators: Vec<String>,
