@@ -50,6 +50,10 @@ pub struct Segment {
     pub inexact: Option<String>,
     /// Other commands this one runs (`xargs rm`, `find -exec rm`), for deny rules.
     pub runs: Vec<Vec<String>>,
+    /// Compound-command keywords at the start of this segment (`if`, `then`, `{`, `done`...).
+    pub keywords: Vec<String>,
+    /// How many leading words those keywords (and a `function` name) take.
+    pub keyword_words: usize,
 }
 
 impl Segment {
@@ -172,7 +176,7 @@ pub fn analyze(command: &str, ctx: &Context<'_>) -> Analysis {
         );
     }
     let mut walk = Lookups::default();
-    let analysis = analyze_at(command, ctx, 0, &mut walk);
+    let analysis = analyze_at(command, ctx, 0, &mut walk, true);
     if walk.1 > MAX_SEGMENTS {
         return too_many();
     }
@@ -186,7 +190,14 @@ fn too_many() -> Analysis {
     )
 }
 
-fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize, cache: &mut Lookups) -> Analysis {
+/// `bash`: the text is bash's (else a POSIX `sh` such as dash: no `builtin`, no `time` keyword).
+fn analyze_at(
+    command: &str,
+    ctx: &Context<'_>,
+    depth: usize,
+    cache: &mut Lookups,
+    bash: bool,
+) -> Analysis {
     if command.trim().is_empty() {
         return Analysis::failed("empty command");
     }
@@ -237,7 +248,7 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize, cache: &mut Lookup
             Some(op) if op == ";" => {
                 chains.pop();
                 operators.pop();
-                build(chains, operators, ctx, depth, cache)
+                build(chains, operators, ctx, depth, cache, bash)
             }
             Some(op) => Analysis::failed(format!("unsupported shell token: {op}")),
             None => Analysis::failed("empty command"),
@@ -246,7 +257,7 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize, cache: &mut Lookup
     if last.last().unwrap().is_empty() {
         return Analysis::failed("empty pipeline segment");
     }
-    build(chains, operators, ctx, depth, cache)
+    build(chains, operators, ctx, depth, cache, bash)
 }
 
 fn build(
@@ -255,17 +266,22 @@ fn build(
     ctx: &Context<'_>,
     depth: usize,
     cache: &mut Lookups,
+    bash: bool,
 ) -> Analysis {
     let mut moved = false;
-    let chains = chains
+    let chains: Vec<Vec<Segment>> = chains
         .into_iter()
         .map(|pipeline| {
             pipeline
                 .into_iter()
-                .map(|words| segment(words, ctx, depth, &mut moved, cache))
+                .map(|words| segment(words, ctx, depth, &mut moved, cache, bash))
                 .collect()
         })
         .collect();
+    let all: Vec<&Segment> = chains.iter().flatten().collect();
+    if let Some(why) = compound_error(&all) {
+        return Analysis::failed(format!("unsupported shell syntax: {why}"));
+    }
     Analysis {
         ok: true,
         reason: None,
@@ -306,7 +322,7 @@ fn expand_tilde(w: &Word, home: Option<&str>) -> String {
         return w.text.clone();
     };
     let slash = w.text.find('/').unwrap_or(w.text.len());
-    let prefix_unquoted = w.first_quoted.is_none_or(|q| q >= slash);
+    let prefix_unquoted = w.first_quoted.is_none_or(|q| q > slash);
     if !prefix_unquoted || !w.text.starts_with('~') {
         return w.text.clone();
     }
@@ -336,6 +352,7 @@ fn segment(
     depth: usize,
     moved: &mut bool,
     cache: &mut Lookups,
+    bash: bool,
 ) -> Segment {
     let argv: Vec<String> = words.iter().map(|w| expand_tilde(w, ctx.home)).collect();
     let expands: Vec<bool> = words.iter().map(|w| w.has_glob).collect();
@@ -343,6 +360,7 @@ fn segment(
     // `!` negates the status only; compound-command keywords are not modelled: the command after
     // them is still seen (deny rules see `rm` in `then rm`), but the whole is not exact.
     let mut i = 0;
+    let mut keywords = Vec::new();
     while let Some(w) = words.get(i) {
         if w.first_quoted.is_some() {
             break;
@@ -350,6 +368,7 @@ fn segment(
         if w.text == "!" {
             i += 1;
         } else if COMPOUND_KEYWORDS.contains(&w.text.as_str()) {
+            keywords.push(w.text.clone());
             note(
                 &mut inexact,
                 format!(
@@ -368,6 +387,7 @@ fn segment(
             break;
         }
     }
+    let keyword_words = i.min(words.len());
     let mut assignments: Vec<(String, String)> = Vec::new();
     while let Some(w) = words.get(i) {
         if let Some((name, value)) = w.assignment() {
@@ -418,6 +438,19 @@ fn segment(
             break;
         }
         if !WRAPPERS.contains(&name) {
+            break;
+        }
+        // `command`, `exec` and `builtin` are the shell's own: after env, nice or exec they are
+        // looked up as programs. `time` is bash's keyword only first in the pipeline; elsewhere, and in
+        // sh, it is the program /usr/bin/time.
+        let shell_level = wrappers
+            .iter()
+            .all(|w: &String| matches!(w.as_str(), "command" | "builtin"));
+        let own = matches!(name, "command" | "exec" | "builtin" | "time");
+        if own && !shell_level
+            || (name == "builtin" && !bash)
+            || (name == "time" && (!bash || !wrappers.is_empty() || !assignments.is_empty()))
+        {
             break;
         }
         match skip_wrapper(name, &argv[at + 1..], &mut assignments, &mut inexact) {
@@ -480,6 +513,15 @@ fn segment(
         }
     }
     let mut inner = None;
+    let is_bash = name == "bash" || resolution.executable_name == "bash";
+    let posix = matches!(name.as_str(), "sh" | "dash")
+        && matches!(resolution.executable_name.as_str(), "sh" | "dash" | "bash");
+    if blocked.is_none() && SHELLS.contains(&name.as_str()) && !is_bash && !posix {
+        note(
+            &mut inexact,
+            format!("{name}'s syntax is not modelled (only bash and sh scripts are analysed)"),
+        );
+    }
     if blocked.is_none() && SHELLS.contains(&name.as_str()) {
         match shell_script(&effective_argv) {
             Some(script) if depth >= MAX_DEPTH => {
@@ -492,7 +534,7 @@ fn segment(
                     path: path_var,
                     home: ctx.home,
                 };
-                let a = analyze_at(script, &inner_ctx, depth + 1, cache);
+                let a = analyze_at(script, &inner_ctx, depth + 1, cache, is_bash);
                 if !a.ok {
                     blocked = Some(format!(
                         "inner shell command: {}",
@@ -519,6 +561,86 @@ fn segment(
         blocked,
         inexact,
         runs: d.runs,
+        keywords,
+        keyword_words,
+    }
+}
+
+/// Where a compound command stands while its keywords are read in order.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Open {
+    IfCondition,
+    IfBody,
+    ElseBody,
+    LoopCondition,
+    LoopBody,
+    Group,
+}
+
+/// Bash parses the whole line before it runs any of it, so a compound command that does not
+/// close (or closes wrongly: `if x; fi`, `{ x`, `done y`) makes it run nothing at all. Such a
+/// line is refused, so the analysis never claims commands that will not run.
+fn compound_error(segments: &[&Segment]) -> Option<String> {
+    let mut stack: Vec<Open> = Vec::new();
+    for s in segments {
+        let has_command = s.argv.len() > s.keyword_words;
+        for (k, kw) in s.keywords.iter().enumerate() {
+            let last = k + 1 == s.keywords.len();
+            let top = stack.last().copied();
+            let opens_list = matches!(
+                kw.as_str(),
+                "if" | "then" | "elif" | "else" | "while" | "until" | "do" | "{"
+            );
+            let next_closes = s.keywords.get(k + 1).is_some_and(|n| {
+                matches!(
+                    n.as_str(),
+                    "fi" | "done" | "}" | "then" | "do" | "elif" | "else"
+                )
+            });
+            if opens_list && ((last && !has_command) || next_closes) {
+                return Some(format!("`{kw}` is not followed by a command"));
+            }
+            let ok = match kw.as_str() {
+                "if" => {
+                    stack.push(Open::IfCondition);
+                    true
+                }
+                "then" => top == Some(Open::IfCondition) && replace(&mut stack, Open::IfBody),
+                "elif" => top == Some(Open::IfBody) && replace(&mut stack, Open::IfCondition),
+                "else" => top == Some(Open::IfBody) && replace(&mut stack, Open::ElseBody),
+                "fi" => matches!(top, Some(Open::IfBody | Open::ElseBody)) && stack.pop().is_some(),
+                "while" | "until" | "for" | "select" => {
+                    stack.push(Open::LoopCondition);
+                    true
+                }
+                "do" => top == Some(Open::LoopCondition) && replace(&mut stack, Open::LoopBody),
+                "done" => top == Some(Open::LoopBody) && stack.pop().is_some(),
+                "{" => {
+                    stack.push(Open::Group);
+                    true
+                }
+                "}" => top == Some(Open::Group) && stack.pop().is_some(),
+                "function" | "coproc" | "[[" => true,
+                _ => false,
+            };
+            if !ok {
+                return Some(format!("`{kw}` out of place"));
+            }
+            if matches!(kw.as_str(), "fi" | "done" | "}") && last && has_command {
+                return Some(format!("`{kw}` is followed by more words"));
+            }
+        }
+    }
+    (!stack.is_empty()).then(|| "a compound command is not closed".to_string())
+}
+
+fn replace(stack: &mut [Open], with: Open) -> bool {
+    match stack.last_mut() {
+        Some(top) => {
+            *top = with;
+            true
+        }
+        None => false,
     }
 }
 
@@ -964,6 +1086,69 @@ mod tests {
             "a bare PATH assignment"
         );
         assert!(seg("LANG=C; ls", 0).inexact.is_none());
+    }
+
+    /// Found by the differential harness against bash (differential_bash.rs).
+    #[test]
+    fn shell_builtins_keywords_and_tildes_as_bash_reads_them() {
+        let eff = |cmd: &str, n: usize| {
+            analyze(cmd, &ctx())
+                .segments()
+                .nth(n)
+                .unwrap()
+                .effective_argv
+                .clone()
+        };
+        // After env, nice or exec, `command`/`builtin`/`exec` are looked up as programs.
+        assert_eq!(eff("env command ls", 0), vec!["command", "ls"]);
+        assert_eq!(eff("exec command ls", 0), vec!["command", "ls"]);
+        assert_eq!(eff("command exec ls", 0), vec!["ls"]);
+        // `time` is a keyword only first in a pipeline, and only in bash.
+        assert_eq!(eff("A=1 time ls", 0), vec!["time", "ls"]);
+        assert_eq!(eff("command time ls", 0), vec!["time", "ls"]);
+        let inner = analyze("sh -c 'builtin command ls; time ls'", &ctx());
+        let inner = inner.chains[0][0].inner.as_ref().unwrap();
+        assert_eq!(
+            inner.chains[0][0].effective_argv,
+            vec!["builtin", "command", "ls"]
+        );
+        assert_eq!(inner.chains[1][0].effective_argv, vec!["time", "ls"]);
+        assert!(
+            inner.chains[1][0].inexact.is_some(),
+            "the time program runs other commands"
+        );
+        // A quoted character in the tilde prefix stops tilde expansion.
+        assert_eq!(
+            analyze("ls ~\"\" ~/\"x\"", &ctx()).chains[0][0].argv,
+            vec!["ls", "~", "/home/u/x"]
+        );
+        // A compound command that does not close makes bash run nothing: refused.
+        for bad in [
+            "if true; fi",
+            "{ ls",
+            "ls; }",
+            "while true; do ls",
+            "if true; then fi",
+            "{ ls; } x",
+            "done",
+            "for i in 1; ls; done",
+        ] {
+            let a = analyze(bad, &ctx());
+            assert!(!a.ok, "{bad}");
+            assert!(
+                a.reason.unwrap().starts_with("unsupported shell syntax"),
+                "{bad}"
+            );
+        }
+        for good in [
+            "if true; then ls; elif false; then ls; else ls; fi",
+            "{ { ls; } }",
+            "while false; do ls; done",
+            "for i in 1; do ls; done",
+            "! { ls; }",
+        ] {
+            assert!(analyze(good, &ctx()).ok, "{good}");
+        }
     }
 
     #[test]

@@ -80,6 +80,7 @@ const DISPATCHERS: &[&str] = &[
     "pkexec",
     "dbus-launch",
     "xvfb-run",
+    "time",
 ];
 
 /// What the analysis learned about one command's program.

@@ -3,6 +3,7 @@
 pub mod analyze;
 pub mod classify;
 mod differential;
+mod differential_bash;
 pub mod dispatch;
 pub mod env_names;
 pub mod evaluate;
