@@ -62,6 +62,14 @@ function hostileDir() {
     else fs.symlinkSync(rm, path.join(base, 'ls'));
     for (const name of ['head', 'grep', 'echo', 'git']) exe(path.join(base, name), payload);
   }
+  // A hard link to rm under another name (when the temp dir shares rm's filesystem).
+  try {
+    fs.linkSync(rm, path.join(dir, 'hl'));
+  } catch {}
+  // A subdirectory that is a repository of its own, as hostile as the workspace.
+  fs.mkdirSync(path.join(dir, 'sub'));
+  execFileSync('git', ['init', '-q'], { cwd: path.join(dir, 'sub'), stdio: 'ignore' });
+  fs.appendFileSync(path.join(dir, 'sub', '.git', 'config'), `[core]\n\tfsmonitor = ${path.join(dir, 'payload.sh')}\n`);
   // Files a glob turns into options.
   fs.writeFileSync(path.join(dir, '-ocanary'), '');
   fs.writeFileSync(path.join(dir, '-ew canary'), '');

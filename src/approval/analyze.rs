@@ -679,8 +679,13 @@ fn shell_script(argv: &[String]) -> Option<&str> {
     if !SHELLS.contains(&name) {
         return None;
     }
+    // `bash -c -- 'rm x'` and `sh -c -e 'rm x'` run the word after the options: only a script
+    // right after `-c` that cannot be read as an option is taken.
     match argv.get(1).map(String::as_str) {
-        Some("-c") => argv.get(2).map(String::as_str),
+        Some("-c") => argv
+            .get(2)
+            .map(String::as_str)
+            .filter(|s| !s.starts_with(['-', '+'])),
         _ => None,
     }
 }

@@ -168,7 +168,10 @@ pub struct RuleDecision {
 /// wrappers; the same with argv[0] as its basename, as the file that runs and that file's name
 /// (`/bin/rm`, `./del` linking to rm); the commands it runs (`xargs rm`, `find -exec rm`); and
 /// every command of an inner `sh -c` script.
-fn deny_views(segment: &Segment, out: &mut Vec<String>) {
+///
+/// `files` are the programs the rules name, as (name, device, inode) of the system's file: a hard
+/// link to `rm` under another name is `rm` too.
+fn deny_views(segment: &Segment, files: &[(String, u64, u64)], out: &mut Vec<String>) {
     let mut add = |argv: &[String], resolved: Option<&std::path::Path>| {
         let Some(first) = argv.first() else { return };
         let rest = &argv[1..];
@@ -183,6 +186,13 @@ fn deny_views(segment: &Segment, out: &mut Vec<String>) {
             name(p.display().to_string());
             if let Some(n) = p.file_name() {
                 name(n.to_string_lossy().into_owned());
+            }
+            if let Some(id) = file_id(p) {
+                for (n, dev, ino) in files {
+                    if (*dev, *ino) == id {
+                        name(n.clone());
+                    }
+                }
             }
         }
         for n in names {
@@ -202,9 +212,47 @@ fn deny_views(segment: &Segment, out: &mut Vec<String>) {
     }
     if let Some(inner) = &segment.inner {
         for s in inner.segments() {
-            deny_views(s, out);
+            deny_views(s, files, out);
         }
     }
+}
+
+/// Device and inode of a file.
+fn file_id(p: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// The system's files for the programs deny and ask rules name (`Bash(rm:*)` names rm).
+fn named_files<'a>(rules: impl Iterator<Item = &'a Rule>) -> Vec<(String, u64, u64)> {
+    const DIRS: [&str; 6] = [
+        "/usr/local/sbin",
+        "/usr/local/bin",
+        "/usr/sbin",
+        "/usr/bin",
+        "/sbin",
+        "/bin",
+    ];
+    let mut out = Vec::new();
+    for r in rules {
+        let text = match &r.pattern {
+            Pattern::Exact(t) | Pattern::Prefix(t) | Pattern::Glob(t) => t,
+            Pattern::Any => continue,
+        };
+        let Some(name) = text.split_whitespace().next() else {
+            continue;
+        };
+        if name.contains(['/', '*']) || out.iter().any(|(n, _, _)| n == name) {
+            continue;
+        }
+        if let Some((dev, ino)) = DIRS
+            .iter()
+            .find_map(|d| file_id(&std::path::Path::new(d).join(name)))
+        {
+            out.push((name.to_string(), dev, ino));
+        }
+    }
+    out
 }
 
 /// The text an allow rule must match for one segment: the command after wrappers, or, when it
@@ -246,9 +294,10 @@ impl RuleSet {
                 reason,
             };
         }
+        let files = named_files(self.deny.iter().chain(&self.ask));
         let mut views = Vec::new();
         for s in analysis.segments() {
-            deny_views(s, &mut views);
+            deny_views(s, &files, &mut views);
         }
         for (list, verdict) in [(&self.deny, Verdict::Deny), (&self.ask, Verdict::Ask)] {
             for c in &views {
@@ -556,6 +605,25 @@ mod tests {
             "command -p ls",
         ] {
             assert_eq!(rules.decide(&a(cmd)).verdict, Verdict::NoMatch, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn shells_with_options_after_c_and_hard_links_are_seen() {
+        let rules = set(&["Bash(rm:*)"], &[], &["Bash(*)"]);
+        for cmd in ["bash -c -- 'rm x'", "sh -c -e 'rm x'", "bash -c -x 'rm x'"] {
+            assert_eq!(rules.decide(&a(cmd)).verdict, Verdict::Ask, "{cmd}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let rm = ["/usr/bin/rm", "/bin/rm"]
+            .into_iter()
+            .find(|p| Path::new(p).exists());
+        let link = dir.path().join("del");
+        if let Some(rm) = rm {
+            if std::fs::hard_link(rm, &link).is_ok() {
+                let d = rules.decide(&a(&format!("{} x", link.display())));
+                assert_eq!(d.verdict, Verdict::Deny, "{d:?}");
+            }
         }
     }
 }
