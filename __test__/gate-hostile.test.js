@@ -89,8 +89,11 @@ function hostileDir() {
   return dir;
 }
 
+/** Approvals files live in a temp dir of their own, out of the attacker's workspace. */
+const approvalsDir = tempDir('agent-exec-hostile-approvals-');
+
 function approvalsFile(dir, allowlist) {
-  const file = path.join(dir, '..', `${path.basename(dir)}-approvals.json`);
+  const file = path.join(approvalsDir, `${path.basename(dir)}-approvals.json`);
   const patterns = allowlist.map((pattern) => ({ pattern }));
   fs.writeFileSync(file, JSON.stringify({ version: 1, agents: { main: { security: 'allowlist', ask: 'on-miss', allowlist: patterns } } }));
   return file;
@@ -99,7 +102,7 @@ function approvalsFile(dir, allowlist) {
 /** Each policy kind of the issue, and whether its payload check includes the canary. */
 function policies(dir) {
   const listFile = approvalsFile(dir, ['/usr/bin/ls', '/usr/bin/cat', '/usr/bin/echo', '/usr/bin/head', '/usr/bin/grep', '/bin/ls', '/bin/cat', '/bin/echo', '/bin/head', '/bin/grep']);
-  const emptyFile = path.join(dir, '..', `${path.basename(dir)}-empty.json`);
+  const emptyFile = path.join(approvalsDir, `${path.basename(dir)}-empty.json`);
   fs.writeFileSync(emptyFile, JSON.stringify({ version: 1, agents: { main: { security: 'allowlist', ask: 'on-miss', allowlist: [] } } }));
   return [
     { kind: 'allowlist', approval: { security: 'allowlist', ask: 'on-miss', approvalsFile: listFile, safeBins: [] }, canary: true },
@@ -121,7 +124,7 @@ test('hostile corpus: nothing runs unasked that the analyzer cannot see exactly'
   if (!only) assert.ok(corpus.length >= 300, `corpus has ${corpus.length} commands`);
   const holes = [];
   const perKind = {};
-  const kinds = policies(tempDir('agent-exec-hostile-policy-')).map((p) => p.kind);
+  const kinds = policies(approvalsDir).map((p) => p.kind);
   for (const kind of kinds) {
     perKind[kind] = 0;
     let dir = null;
