@@ -171,7 +171,10 @@ test('benign commands still run unasked: the false positives of issue 21 stay fi
   git('init', '-q');
   git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'x');
   git('remote', 'add', 'origin', 'https://example.com/x.git');
+  fs.mkdirSync(path.join(dir, 'sub'));
+  fs.writeFileSync(path.join(dir, 'sub', 'f.txt'), 'x\n');
   const commands = [
+    'cd sub && git status --short && cat f.txt',
     "awk '$1 > 0' in.txt",
     'sed -n 1p error.log',
     "git tag -l 'v*'",

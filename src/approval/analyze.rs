@@ -268,13 +268,15 @@ fn build(
     cache: &mut Lookups,
     bash: bool,
 ) -> Analysis {
-    let mut moved = false;
+    // The directory each command runs in, followed through `cd`; `None` once it is not known.
+    let mut here = Some(ctx.cwd.to_path_buf());
     let chains: Vec<Vec<Segment>> = chains
         .into_iter()
         .map(|pipeline| {
+            let piped = pipeline.len() > 1;
             pipeline
                 .into_iter()
-                .map(|words| segment(words, ctx, depth, &mut moved, cache, bash))
+                .map(|words| segment(words, ctx, depth, &mut here, piped, cache, bash))
                 .collect()
         })
         .collect();
@@ -305,6 +307,9 @@ impl Lookups {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         path.hash(&mut h);
+        if name.contains('/') || path.is_some_and(|p| p.split(':').any(|d| !d.starts_with('/'))) {
+            cwd.hash(&mut h);
+        }
         let key = (name.to_string(), h.finish());
         self.0
             .entry(key)
@@ -350,7 +355,8 @@ fn segment(
     words: Vec<Word>,
     ctx: &Context<'_>,
     depth: usize,
-    moved: &mut bool,
+    here: &mut Option<PathBuf>,
+    piped: bool,
     cache: &mut Lookups,
     bash: bool,
 ) -> Segment {
@@ -484,7 +490,13 @@ fn segment(
             process_path.as_deref()
         }
     };
-    if *moved {
+    let dir = here.clone();
+    let local = Context {
+        cwd: dir.as_deref().unwrap_or(ctx.cwd),
+        path: ctx.path,
+        home: ctx.home,
+    };
+    if dir.is_none() {
         let relative_path = path_var.is_some_and(|p| p.split(':').any(|d| !d.starts_with('/')));
         if (raw.contains('/') && !raw.starts_with('/')) || relative_path {
             note(
@@ -498,17 +510,28 @@ fn segment(
                 "after cd, git reads the configuration of a repository the analyzer did not check",
             );
         }
+        if SHELLS.contains(&name.as_str()) {
+            note(
+                &mut inexact,
+                "after cd, the script runs in a directory the analyzer does not follow",
+            );
+        }
     }
     if matches!(name.as_str(), "cd" | "pushd" | "popd") {
-        *moved = true;
+        // In a pipeline cd runs in a subshell; a wrapped or inexact cd is not followed.
+        let followed = name == "cd" && !piped && wrappers.is_empty() && inexact.is_none();
+        *here = match (followed, &dir) {
+            (true, Some(d)) => cd_target(&effective_argv[1..], &expands[at + 1..], d, ctx.home),
+            _ => None,
+        };
     }
     let d = dispatch(&name, &effective_argv);
     if let Some(why) = d.inexact {
         note(&mut inexact, why);
     }
-    let resolution = resolve_with(raw, ctx, path_var, cache);
-    if (name == "git" || resolution.executable_name == "git") && !*moved {
-        if let Some(why) = git_problem(&effective_argv[1..], ctx) {
+    let resolution = resolve_with(raw, &local, path_var, cache);
+    if (name == "git" || resolution.executable_name == "git") && dir.is_some() {
+        if let Some(why) = git_problem(&effective_argv[1..], &local) {
             note(&mut inexact, why);
         }
     }
@@ -530,7 +553,7 @@ fn segment(
             }
             Some(script) => {
                 let inner_ctx = Context {
-                    cwd: ctx.cwd,
+                    cwd: local.cwd,
                     path: path_var,
                     home: ctx.home,
                 };
@@ -642,6 +665,45 @@ fn replace(stack: &mut [Open], with: Open) -> bool {
         }
         None => false,
     }
+}
+
+/// Where `cd ARGS` leaves bash, from `from`: bash's default `cd -L` removes `..` lexically from
+/// the joined path, then the kernel follows its symlinks; that physical directory is returned.
+/// `None` when the analysis cannot tell (options, `cd -`, an expanding word, a CDPATH the host
+/// sets, a target that is not a searchable directory, where cd fails and the shell stays put).
+fn cd_target(
+    args: &[String],
+    expands: &[bool],
+    from: &Path,
+    home: Option<&str>,
+) -> Option<PathBuf> {
+    if expands.iter().any(|e| *e) || args.len() > 1 {
+        return None;
+    }
+    let target = match args.first() {
+        None => PathBuf::from(home?),
+        Some(a) if a.starts_with('-') || a.is_empty() => return None,
+        Some(a) => {
+            let relative_name = !a.starts_with('/') && !a.starts_with('.');
+            if relative_name && std::env::var_os("CDPATH").is_some() {
+                return None;
+            }
+            from.join(a)
+        }
+    };
+    let mut logical = PathBuf::new();
+    for c in target.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                logical.pop();
+            }
+            other => logical.push(other.as_os_str()),
+        }
+    }
+    let searchable = std::fs::metadata(&logical).is_ok_and(|m| m.is_dir())
+        && nix::unistd::access(&logical, nix::unistd::AccessFlags::X_OK).is_ok();
+    searchable.then(|| resolve::real_file(&logical)).flatten()
 }
 
 /// Why git, with these global options in this directory, may run a program its repository's or
@@ -1184,13 +1246,29 @@ mod tests {
             a.chains[0][0].resolution.executable_name,
             touch.file_name().unwrap().to_string_lossy()
         );
-        // After cd, relative names are not known.
-        let moved = analyze("cd bin && ./cat x", &c);
-        assert!(moved.chains[1][0]
-            .inexact
-            .as_deref()
-            .unwrap()
-            .starts_with("after cd"));
+        // cd is followed as bash follows it (`cd -L`: `..` lexically, then symlinks).
+        let followed = analyze("cd bin && ./cat x && cd .. && ./cat y", &c);
+        let segs: Vec<_> = followed.segments().collect();
+        assert!(segs.iter().all(|s| s.inexact.is_none()), "{segs:#?}");
+        assert_eq!(segs[1].resolution.resolved_path, Some(touch.clone()));
+        assert_eq!(segs[3].resolution.resolved_path, Some(touch.clone()));
+        // A cd the analysis cannot follow leaves relative names and git unknown.
+        for cmd in [
+            "cd - && ./cat x",
+            "cd nowhere && ./cat x",
+            "cd bin | ./cat x; ./cat y",
+            "cd *n && git status",
+        ] {
+            let a = analyze(cmd, &c);
+            let last = a.segments().last().unwrap();
+            assert!(
+                last.inexact
+                    .as_deref()
+                    .unwrap_or("")
+                    .starts_with("after cd"),
+                "{cmd}: {last:?}"
+            );
+        }
         assert!(analyze("cd bin && ls", &c).chains[1][0].inexact.is_none());
     }
 
