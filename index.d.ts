@@ -47,6 +47,8 @@ export interface ApprovalRequest {
   reason: string
   /** Why the shell analysis failed, when it did. */
   analysisReason?: string
+  /** The analysis failure's stable code, when it has one (`command-too-large`, `too-many-commands`). */
+  analysisCode?: string
   segments: Array<ApprovalRequestSegment>
   /** Executables `allow-always` would add to the allowlist. */
   resolvedPaths: Array<string>
@@ -101,6 +103,11 @@ export interface CommandAnalysis {
   ok: boolean
   /** Why the command cannot be analysed (OpenClaw's texts, e.g. `unsupported shell token: $()`). */
   reason?: string
+  /**
+   * A stable code for failures callers may branch on: `command-too-large` (over 256 KiB) or
+   * `too-many-commands` (over 1024 simple commands, inner `sh -c` ones included). Such commands are asked, never run unasked.
+   */
+  code?: string
   /** `&&`, `||` or `;` between chain parts. */
   operators: Array<string>
   /** Chain parts, each a pipeline of simple commands. */
@@ -146,6 +153,12 @@ export interface CommandSegment {
   executableName: string
   /** Why this command can never be allowlisted as written (sudo, env -S, failed inner shell...). */
   blocked?: string
+  /**
+   * Why the analyzer cannot see exactly what runs (a compound-command keyword, `eval`, a word
+   * bash may expand in command position, `xargs`...): never run unasked, and asked whenever a
+   * deny rule exists.
+   */
+  inexact?: string
   inner?: CommandAnalysis
 }
 

@@ -1,21 +1,28 @@
 //! `analyzeCommand`: a command string becomes chains of pipelines of simple commands, each with its
-//! argv, the wrappers around the real program, and the program's resolved path. Anything the lexer
-//! cannot vouch for makes the analysis fail with a reason.
+//! argv, the wrappers around the real program, and the file that runs. Anything the lexer cannot
+//! vouch for makes the analysis fail with a reason; anything it parses but cannot see exactly as
+//! bash will run it (a compound-command keyword, a builtin that changes the shell, a word bash may
+//! expand in command position, a program that dispatches to other commands) marks the segment
+//! *inexact*, so nothing lets it run unasked and deny rules ask rather than pass it.
 
 use std::path::{Path, PathBuf};
 
+use super::dispatch::{dispatch, COMPOUND_KEYWORDS};
 use super::getopt;
-use super::lexer::{lex, Op, Token};
+use super::lexer::{lex, Op, Token, Word};
+use super::resolve;
 
 /// How the program of a segment was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolution {
     /// argv[0] of the effective command as written.
     pub raw_executable: String,
-    /// The executable file it names, when there is one.
+    /// The file that runs, symlinks followed, when there is one.
     pub resolved_path: Option<PathBuf>,
     /// Basename of the resolved path, else of the raw name.
     pub executable_name: String,
+    /// bash runs the name as a builtin (`echo`, `test`, `cd`), whatever file `PATH` holds.
+    pub builtin: bool,
 }
 
 /// One simple command.
@@ -24,10 +31,14 @@ pub struct Segment {
     /// The words as the shell will pass them.
     pub argv: Vec<String>,
     /// Parallel to `argv`: whether bash may expand the word into other or several words
-    /// (unquoted glob characters or braces), so the argv above is not exact.
+    /// (unquoted glob characters, braces, tilde forms), so the argv above is not exact.
     pub expands: Vec<bool>,
-    /// The command left after transparent wrappers (`env`, `nice`, `timeout`, ...) were removed.
+    /// The command left after keywords, assignments and transparent wrappers were removed.
     pub effective_argv: Vec<String>,
+    /// Leading words that are `!`, compound keywords or assignments (before any wrapper).
+    pub prefix_words: usize,
+    /// Variables set for the command, by prefix assignment or `env NAME=value`, in order.
+    pub assignments: Vec<(String, String)>,
     /// The wrappers removed, outermost first.
     pub wrappers: Vec<String>,
     pub resolution: Resolution,
@@ -35,6 +46,25 @@ pub struct Segment {
     pub inner: Option<Box<Analysis>>,
     /// Why this segment cannot be approved by allowlist (blocked wrapper, inner failure, ...).
     pub blocked: Option<String>,
+    /// Why the analyzer cannot see exactly what runs: never auto-allowed, asked under deny rules.
+    pub inexact: Option<String>,
+    /// Other commands this one runs (`xargs rm`, `find -exec rm`), for deny rules.
+    pub runs: Vec<Vec<String>>,
+    /// Compound-command keywords at the start of this segment (`if`, `then`, `{`, `done`...).
+    pub keywords: Vec<String>,
+    /// How many leading words those keywords (and a `function` name) take.
+    pub keyword_words: usize,
+}
+
+impl Segment {
+    /// The `PATH` this command is looked up with: its own assignment, else the context's.
+    pub fn path_assignment(&self) -> Option<&str> {
+        self.assignments
+            .iter()
+            .rev()
+            .find(|(n, _)| n == "PATH")
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// The whole command.
@@ -42,6 +72,8 @@ pub struct Segment {
 pub struct Analysis {
     pub ok: bool,
     pub reason: Option<String>,
+    /// A stable code for failures callers may branch on (`command-too-large`, `too-many-commands`).
+    pub code: Option<&'static str>,
     /// Chain parts (split on `&&`, `||`, `;`), each a pipeline of segments.
     pub chains: Vec<Vec<Segment>>,
     /// The operators between chain parts.
@@ -53,13 +85,35 @@ impl Analysis {
         Analysis {
             ok: false,
             reason: Some(reason.into()),
+            code: None,
             chains: Vec::new(),
             operators: Vec::new(),
         }
     }
 
+    fn failed_with_code(code: &'static str, reason: impl Into<String>) -> Self {
+        Analysis {
+            code: Some(code),
+            ..Analysis::failed(reason)
+        }
+    }
+
     pub fn segments(&self) -> impl Iterator<Item = &Segment> {
         self.chains.iter().flatten()
+    }
+
+    /// The first reason, in this analysis or an inner `sh -c` one, why what runs is not seen
+    /// exactly (an unparsed command counts).
+    pub fn first_inexact(&self) -> Option<String> {
+        if !self.ok {
+            return Some(self.reason.clone().unwrap_or_default());
+        }
+        self.segments().find_map(|s| {
+            s.inexact
+                .clone()
+                .or_else(|| s.blocked.clone())
+                .or_else(|| s.inner.as_ref().and_then(|i| i.first_inexact()))
+        })
     }
 }
 
@@ -72,14 +126,16 @@ pub struct Context<'a> {
 }
 
 /// Transparent wrappers: the real command follows their options.
-/// `busybox ls` and `toybox ls` run the applet named by their first argument.
+/// `busybox ls` and `toybox ls` run the applet named by their first argument; `command`, `exec`
+/// and `builtin` are bash's own.
 #[cfg(not(target_os = "macos"))]
-const WRAPPERS: [&str; 8] = [
-    "env", "nice", "nohup", "stdbuf", "timeout", "time", "busybox", "toybox",
+const WRAPPERS: [&str; 11] = [
+    "env", "nice", "nohup", "stdbuf", "timeout", "time", "busybox", "toybox", "command", "exec",
+    "builtin",
 ];
 /// macOS adds its own: `caffeinate`, `sandbox-exec` (profile flags first) and `arch`.
 #[cfg(target_os = "macos")]
-const WRAPPERS: [&str; 11] = [
+const WRAPPERS: [&str; 14] = [
     "env",
     "nice",
     "nohup",
@@ -88,6 +144,9 @@ const WRAPPERS: [&str; 11] = [
     "time",
     "busybox",
     "toybox",
+    "command",
+    "exec",
+    "builtin",
     "caffeinate",
     "sandbox-exec",
     "arch",
@@ -98,11 +157,47 @@ const BLOCKED_WRAPPERS: [&str; 6] = ["chrt", "doas", "ionice", "setsid", "sudo",
 const SHELLS: [&str; 7] = ["sh", "bash", "zsh", "dash", "ksh", "fish", "ash"];
 const MAX_DEPTH: usize = 3;
 
+/// Commands longer than this are not analysed: they are asked, with the code `command-too-large`.
+/// Real agent commands are far shorter; the bound keeps analysis time and the size of what is
+/// handed back to JavaScript small (napi refuses very large values).
+pub const MAX_COMMAND_BYTES: usize = 256 * 1024;
+/// Commands with more simple commands than this (inner `sh -c` ones included) are asked, with
+/// the code `too-many-commands`.
+pub const MAX_SEGMENTS: usize = 1024;
+
 pub fn analyze(command: &str, ctx: &Context<'_>) -> Analysis {
-    analyze_at(command, ctx, 0)
+    if command.len() > MAX_COMMAND_BYTES {
+        return Analysis::failed_with_code(
+            "command-too-large",
+            format!(
+                "the command is {} bytes; commands over {MAX_COMMAND_BYTES} bytes are not analysed",
+                command.len()
+            ),
+        );
+    }
+    let mut walk = Lookups::default();
+    let analysis = analyze_at(command, ctx, 0, &mut walk, true);
+    if walk.1 > MAX_SEGMENTS {
+        return too_many();
+    }
+    analysis
 }
 
-fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
+fn too_many() -> Analysis {
+    Analysis::failed_with_code(
+        "too-many-commands",
+        format!("the command has more than {MAX_SEGMENTS} simple commands; it is not analysed"),
+    )
+}
+
+/// `bash`: the text is bash's (else a POSIX `sh` such as dash: no `builtin`, no `time` keyword).
+fn analyze_at(
+    command: &str,
+    ctx: &Context<'_>,
+    depth: usize,
+    cache: &mut Lookups,
+    bash: bool,
+) -> Analysis {
     if command.trim().is_empty() {
         return Analysis::failed("empty command");
     }
@@ -110,35 +205,19 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
         Ok(t) => t,
         Err(reason) => return Analysis::failed(reason),
     };
-    let mut chains: Vec<Vec<Vec<String>>> = vec![vec![Vec::new()]];
-    let mut quoted_flags: Vec<Vec<Vec<bool>>> = vec![vec![Vec::new()]];
-    let mut expand_flags: Vec<Vec<Vec<bool>>> = vec![vec![Vec::new()]];
+    let mut chains: Vec<Vec<Vec<Word>>> = vec![vec![Vec::new()]];
     let mut operators = Vec::new();
+    cache.1 += 1;
     for token in tokens {
         match token {
-            Token::Word(w) => {
-                chains.last_mut().unwrap().last_mut().unwrap().push(w.text);
-                quoted_flags
-                    .last_mut()
-                    .unwrap()
-                    .last_mut()
-                    .unwrap()
-                    .push(w.quoted);
-                expand_flags
-                    .last_mut()
-                    .unwrap()
-                    .last_mut()
-                    .unwrap()
-                    .push(w.has_glob);
-            }
+            Token::Word(w) => chains.last_mut().unwrap().last_mut().unwrap().push(w),
             Token::Heredoc => {}
             Token::Op(Op::Pipe) => {
                 if chains.last().unwrap().last().unwrap().is_empty() {
                     return Analysis::failed("empty pipeline segment");
                 }
                 chains.last_mut().unwrap().push(Vec::new());
-                quoted_flags.last_mut().unwrap().push(Vec::new());
-                expand_flags.last_mut().unwrap().push(Vec::new());
+                cache.1 += 1;
             }
             Token::Op(op) => {
                 let part = chains.last().unwrap();
@@ -150,9 +229,16 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
                 }
                 operators.push(op.as_str().to_string());
                 chains.push(vec![Vec::new()]);
-                quoted_flags.push(vec![Vec::new()]);
-                expand_flags.push(vec![Vec::new()]);
+                cache.1 += 1;
             }
+        }
+        if cache.1 > MAX_SEGMENTS {
+            return Analysis::failed_with_code(
+                "too-many-commands",
+                format!(
+                    "the command has more than {MAX_SEGMENTS} simple commands; it is not analysed"
+                ),
+            );
         }
     }
     let last = chains.last().unwrap();
@@ -161,10 +247,8 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
             // `a;` is a complete command in bash; `a &&` is not.
             Some(op) if op == ";" => {
                 chains.pop();
-                quoted_flags.pop();
-                expand_flags.pop();
                 operators.pop();
-                build(chains, quoted_flags, expand_flags, operators, ctx, depth)
+                build(chains, operators, ctx, depth, cache, bash)
             }
             Some(op) => Analysis::failed(format!("unsupported shell token: {op}")),
             None => Analysis::failed("empty command"),
@@ -173,67 +257,187 @@ fn analyze_at(command: &str, ctx: &Context<'_>, depth: usize) -> Analysis {
     if last.last().unwrap().is_empty() {
         return Analysis::failed("empty pipeline segment");
     }
-    build(chains, quoted_flags, expand_flags, operators, ctx, depth)
+    build(chains, operators, ctx, depth, cache, bash)
 }
 
 fn build(
-    chains: Vec<Vec<Vec<String>>>,
-    quoted: Vec<Vec<Vec<bool>>>,
-    expands: Vec<Vec<Vec<bool>>>,
+    chains: Vec<Vec<Vec<Word>>>,
     operators: Vec<String>,
     ctx: &Context<'_>,
     depth: usize,
+    cache: &mut Lookups,
+    bash: bool,
 ) -> Analysis {
-    let chains = chains
+    // The directory each command runs in, followed through `cd`; `None` once it is not known.
+    let mut here = Some(ctx.cwd.to_path_buf());
+    let chains: Vec<Vec<Segment>> = chains
         .into_iter()
-        .zip(quoted)
-        .zip(expands)
-        .map(|((pipeline, q), e)| {
+        .map(|pipeline| {
+            let piped = pipeline.len() > 1;
             pipeline
                 .into_iter()
-                .zip(q)
-                .zip(e)
-                .map(|((words, q), e)| segment(expand_tildes(words, &q, ctx.home), e, ctx, depth))
+                .map(|words| segment(words, ctx, depth, &mut here, piped, cache, bash))
                 .collect()
         })
         .collect();
+    let all: Vec<&Segment> = chains.iter().flatten().collect();
+    if let Some(why) = compound_error(&all) {
+        return Analysis::failed(format!("unsupported shell syntax: {why}"));
+    }
     Analysis {
         ok: true,
         reason: None,
+        code: None,
         chains,
         operators,
     }
 }
 
-/// Bash expands an unquoted `~` or `~/...` at the start of a word to `$HOME`.
-fn expand_tildes(words: Vec<String>, quoted: &[bool], home: Option<&str>) -> Vec<String> {
-    let Some(home) = home else { return words };
-    words
-        .into_iter()
-        .zip(quoted)
-        .map(|(w, &q)| {
-            if q {
-                w
-            } else if w == "~" {
-                home.to_string()
-            } else if let Some(rest) = w.strip_prefix("~/") {
-                format!("{home}/{rest}")
-            } else {
-                w
-            }
-        })
-        .collect()
+/// State shared by one analysis and its inner `sh -c` analyses: name lookups, so a long chain of
+/// the same command stats `PATH` once (keyed by the name and a hash of the `PATH` it was looked
+/// up with), and the number of simple commands seen so far, inner ones included.
+#[derive(Default)]
+struct Lookups(
+    std::collections::HashMap<(String, u64), Option<PathBuf>>,
+    usize,
+);
+
+impl Lookups {
+    fn find(&mut self, name: &str, path: Option<&str>, cwd: &Path) -> Option<PathBuf> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        path.hash(&mut h);
+        if name.contains('/') || path.is_some_and(|p| p.split(':').any(|d| !d.starts_with('/'))) {
+            cwd.hash(&mut h);
+        }
+        let key = (name.to_string(), h.finish());
+        self.0
+            .entry(key)
+            .or_insert_with(|| {
+                resolve::lookup(name, path, cwd).and_then(|p| resolve::real_file(&p))
+            })
+            .clone()
+    }
+}
+
+/// Bash expands an unquoted `~` or `~/...` at the start of a word to `$HOME` (the tilde prefix
+/// ends at the first unquoted `/`; any quoted character in it stops the expansion).
+fn expand_tilde(w: &Word, home: Option<&str>) -> String {
+    let Some(home) = home else {
+        return w.text.clone();
+    };
+    let slash = w.text.find('/').unwrap_or(w.text.len());
+    let prefix_unquoted = w.first_quoted.is_none_or(|q| q > slash);
+    if !prefix_unquoted || !w.text.starts_with('~') {
+        return w.text.clone();
+    }
+    if w.text == "~" {
+        home.to_string()
+    } else if let Some(rest) = w.text.strip_prefix("~/") {
+        format!("{home}/{rest}")
+    } else {
+        w.text.clone()
+    }
 }
 
 fn basename(s: &str) -> &str {
     s.rsplit('/').next().unwrap_or(s)
 }
 
-fn segment(argv: Vec<String>, expands: Vec<bool>, ctx: &Context<'_>, depth: usize) -> Segment {
+/// Keep the first reason.
+fn note(slot: &mut Option<String>, why: impl Into<String>) {
+    if slot.is_none() {
+        *slot = Some(why.into());
+    }
+}
+
+fn segment(
+    words: Vec<Word>,
+    ctx: &Context<'_>,
+    depth: usize,
+    here: &mut Option<PathBuf>,
+    piped: bool,
+    cache: &mut Lookups,
+    bash: bool,
+) -> Segment {
+    let argv: Vec<String> = words.iter().map(|w| expand_tilde(w, ctx.home)).collect();
+    let expands: Vec<bool> = words.iter().map(|w| w.has_glob).collect();
+    let mut inexact = None;
+    // `!` negates the status only; compound-command keywords are not modelled: the command after
+    // them is still seen (deny rules see `rm` in `then rm`), but the whole is not exact.
+    let mut i = 0;
+    let mut keywords = Vec::new();
+    while let Some(w) = words.get(i) {
+        if w.first_quoted.is_some() {
+            break;
+        }
+        if w.text == "!" {
+            i += 1;
+        } else if COMPOUND_KEYWORDS.contains(&w.text.as_str()) {
+            keywords.push(w.text.clone());
+            note(
+                &mut inexact,
+                format!(
+                    "the shell keyword `{}` is part of a compound command, which the analyzer does not model",
+                    w.text
+                ),
+            );
+            i += match w.text.as_str() {
+                // `function NAME`: the name is not a command.
+                "function" => 2,
+                // `for NAME in WORDS`, `select ...`, `case WORD in`: nothing here runs.
+                "for" | "select" | "case" => words.len() - i,
+                _ => 1,
+            };
+        } else {
+            break;
+        }
+    }
+    let keyword_words = i.min(words.len());
+    let mut assignments: Vec<(String, String)> = Vec::new();
+    while let Some(w) = words.get(i) {
+        if let Some((name, value)) = w.assignment() {
+            if name == "PATH" && value.contains('~') {
+                note(
+                    &mut inexact,
+                    "PATH=... with a tilde, which bash expands in assignments",
+                );
+            }
+            assignments.push((name.to_string(), value.to_string()));
+            i += 1;
+        } else if w.first_quoted.is_none() && w.text.contains("]=") && w.text.contains('[') {
+            note(
+                &mut inexact,
+                format!("the array assignment {} is not modelled", w.text),
+            );
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let i = i.min(argv.len());
+    let prefix_words = i;
+    if i == argv.len() {
+        if let Some(name) =
+            super::env_names::first_harmful(assignments.iter().map(|(n, _)| n.as_str()))
+        {
+            note(
+                &mut inexact,
+                format!("{name}=... sets a shell variable the commands after it may use"),
+            );
+        }
+    }
     let mut wrappers = Vec::new();
     let mut blocked = None;
-    let mut effective: &[String] = &argv;
-    while let Some(first) = effective.first() {
+    let mut at = i;
+    while let Some(first) = argv.get(at) {
+        if expands[at] {
+            note(
+                &mut inexact,
+                format!("{first} may expand to other words in command position"),
+            );
+            break;
+        }
         let name = basename(first);
         if BLOCKED_WRAPPERS.contains(&name) {
             blocked = Some(format!("{name} runs the command with other privileges or scheduling; it needs explicit approval"));
@@ -242,10 +446,23 @@ fn segment(argv: Vec<String>, expands: Vec<bool>, ctx: &Context<'_>, depth: usiz
         if !WRAPPERS.contains(&name) {
             break;
         }
-        match skip_wrapper(name, &effective[1..]) {
-            Ok(Some(rest)) => {
+        // `command`, `exec` and `builtin` are the shell's own: after env, nice or exec they are
+        // looked up as programs. `time` is bash's keyword only first in the pipeline; elsewhere, and in
+        // sh, it is the program /usr/bin/time.
+        let shell_level = wrappers
+            .iter()
+            .all(|w: &String| matches!(w.as_str(), "command" | "builtin"));
+        let own = matches!(name, "command" | "exec" | "builtin" | "time");
+        if own && !shell_level
+            || (name == "builtin" && !bash)
+            || (name == "time" && (!bash || !wrappers.is_empty() || !assignments.is_empty()))
+        {
+            break;
+        }
+        match skip_wrapper(name, &argv[at + 1..], &mut assignments, &mut inexact) {
+            Ok(Some(skipped)) => {
                 wrappers.push(name.to_string());
-                effective = rest;
+                at += 1 + skipped;
             }
             // A wrapper with nothing after it runs as itself (`env` prints the environment).
             Ok(None) => break,
@@ -255,18 +472,92 @@ fn segment(argv: Vec<String>, expands: Vec<bool>, ctx: &Context<'_>, depth: usiz
             }
         }
     }
-    let effective_argv = effective.to_vec();
-    let resolution = resolve(
-        effective_argv.first().map(String::as_str).unwrap_or(""),
-        ctx,
-    );
+    if let Some(w) = argv[i..at].iter().zip(&expands[i..at]).find(|(_, e)| **e) {
+        note(
+            &mut inexact,
+            format!("{} may expand to other words in a wrapper's options", w.0),
+        );
+    }
+    let effective_argv = argv[at..].to_vec();
+    let raw = effective_argv.first().map(String::as_str).unwrap_or("");
+    let name = basename(raw).to_string();
+    let process_path;
+    let path_var: Option<&str> = match assignments.iter().rev().find(|(n, _)| n == "PATH") {
+        Some((_, v)) => Some(v.as_str()),
+        None if ctx.path.is_some() => ctx.path,
+        None => {
+            process_path = std::env::var("PATH").ok();
+            process_path.as_deref()
+        }
+    };
+    let dir = here.clone();
+    let local = Context {
+        cwd: dir.as_deref().unwrap_or(ctx.cwd),
+        path: ctx.path,
+        home: ctx.home,
+    };
+    if dir.is_none() {
+        let relative_path = path_var.is_some_and(|p| p.split(':').any(|d| !d.starts_with('/')));
+        if (raw.contains('/') && !raw.starts_with('/')) || relative_path {
+            note(
+                &mut inexact,
+                format!("after cd, {raw} is looked up in a directory the analyzer does not follow"),
+            );
+        }
+        if name == "git" {
+            note(
+                &mut inexact,
+                "after cd, git reads the configuration of a repository the analyzer did not check",
+            );
+        }
+        if SHELLS.contains(&name.as_str()) {
+            note(
+                &mut inexact,
+                "after cd, the script runs in a directory the analyzer does not follow",
+            );
+        }
+    }
+    if matches!(name.as_str(), "cd" | "pushd" | "popd") {
+        // In a pipeline cd runs in a subshell; a wrapped or inexact cd is not followed.
+        let followed = name == "cd" && !piped && wrappers.is_empty() && inexact.is_none();
+        *here = match (followed, &dir) {
+            (true, Some(d)) => cd_target(&effective_argv[1..], &expands[at + 1..], d, ctx.home),
+            _ => None,
+        };
+    }
+    let d = dispatch(&name, &effective_argv);
+    if let Some(why) = d.inexact {
+        note(&mut inexact, why);
+    }
+    let resolution = resolve_with(raw, &local, path_var, cache);
+    if (name == "git" || resolution.executable_name == "git") && dir.is_some() {
+        if let Some(why) = git_problem(&effective_argv[1..], &local) {
+            note(&mut inexact, why);
+        }
+    }
     let mut inner = None;
-    if blocked.is_none() {
-        if let Some(script) = shell_script(&effective_argv) {
-            if depth >= MAX_DEPTH {
+    let is_bash = name == "bash" || resolution.executable_name == "bash";
+    let posix = matches!(name.as_str(), "sh" | "dash")
+        && matches!(resolution.executable_name.as_str(), "sh" | "dash" | "bash");
+    if blocked.is_none() && SHELLS.contains(&name.as_str()) && !is_bash && !posix {
+        note(
+            &mut inexact,
+            format!("{name}'s syntax is not modelled (only bash and sh scripts are analysed)"),
+        );
+    }
+    if blocked.is_none() && SHELLS.contains(&name.as_str()) {
+        match shell_script(&effective_argv) {
+            Some(script) if depth >= MAX_DEPTH => {
+                let _ = script;
                 blocked = Some("shell -c nesting is too deep".into());
-            } else {
-                let a = analyze_at(script, ctx, depth + 1);
+            }
+            Some(script) => {
+                let inner_ctx = Context {
+                    cwd: local.cwd,
+                    path: path_var,
+                    home: ctx.home,
+                };
+                let a = analyze_at(script, &inner_ctx, depth + 1, cache, is_bash);
                 if !a.ok {
                     blocked = Some(format!(
                         "inner shell command: {}",
@@ -275,44 +566,211 @@ fn segment(argv: Vec<String>, expands: Vec<bool>, ctx: &Context<'_>, depth: usiz
                 }
                 inner = Some(Box::new(a));
             }
+            None => note(
+                &mut inexact,
+                format!("{name} runs a script the analyzer does not read (only `{name} -c SCRIPT` is analysed)"),
+            ),
         }
     }
     Segment {
         argv,
         expands,
         effective_argv,
+        prefix_words,
+        assignments,
         wrappers,
         resolution,
         inner,
         blocked,
+        inexact,
+        runs: d.runs,
+        keywords,
+        keyword_words,
     }
 }
 
-/// `sh -c 'script'` (also `bash -lc`? no: only a plain `-c` first option is recognised).
+/// Where a compound command stands while its keywords are read in order.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Open {
+    IfCondition,
+    IfBody,
+    ElseBody,
+    LoopCondition,
+    LoopBody,
+    Group,
+}
+
+/// Bash parses the whole line before it runs any of it, so a compound command that does not
+/// close (or closes wrongly: `if x; fi`, `{ x`, `done y`) makes it run nothing at all. Such a
+/// line is refused, so the analysis never claims commands that will not run.
+fn compound_error(segments: &[&Segment]) -> Option<String> {
+    let mut stack: Vec<Open> = Vec::new();
+    for s in segments {
+        let has_command = s.argv.len() > s.keyword_words;
+        for (k, kw) in s.keywords.iter().enumerate() {
+            let last = k + 1 == s.keywords.len();
+            let top = stack.last().copied();
+            let opens_list = matches!(
+                kw.as_str(),
+                "if" | "then" | "elif" | "else" | "while" | "until" | "do" | "{"
+            );
+            let next_closes = s.keywords.get(k + 1).is_some_and(|n| {
+                matches!(
+                    n.as_str(),
+                    "fi" | "done" | "}" | "then" | "do" | "elif" | "else"
+                )
+            });
+            if opens_list && ((last && !has_command) || next_closes) {
+                return Some(format!("`{kw}` is not followed by a command"));
+            }
+            let ok = match kw.as_str() {
+                "if" => {
+                    stack.push(Open::IfCondition);
+                    true
+                }
+                "then" => top == Some(Open::IfCondition) && replace(&mut stack, Open::IfBody),
+                "elif" => top == Some(Open::IfBody) && replace(&mut stack, Open::IfCondition),
+                "else" => top == Some(Open::IfBody) && replace(&mut stack, Open::ElseBody),
+                "fi" => matches!(top, Some(Open::IfBody | Open::ElseBody)) && stack.pop().is_some(),
+                "while" | "until" | "for" | "select" => {
+                    stack.push(Open::LoopCondition);
+                    true
+                }
+                "do" => top == Some(Open::LoopCondition) && replace(&mut stack, Open::LoopBody),
+                "done" => top == Some(Open::LoopBody) && stack.pop().is_some(),
+                "{" => {
+                    stack.push(Open::Group);
+                    true
+                }
+                "}" => top == Some(Open::Group) && stack.pop().is_some(),
+                "function" | "coproc" | "[[" => true,
+                _ => false,
+            };
+            if !ok {
+                return Some(format!("`{kw}` out of place"));
+            }
+            if matches!(kw.as_str(), "fi" | "done" | "}") && last && has_command {
+                return Some(format!("`{kw}` is followed by more words"));
+            }
+        }
+    }
+    (!stack.is_empty()).then(|| "a compound command is not closed".to_string())
+}
+
+fn replace(stack: &mut [Open], with: Open) -> bool {
+    match stack.last_mut() {
+        Some(top) => {
+            *top = with;
+            true
+        }
+        None => false,
+    }
+}
+
+/// Where `cd ARGS` leaves bash, from `from`: bash's default `cd -L` removes `..` lexically from
+/// the joined path, then the kernel follows its symlinks; that physical directory is returned.
+/// `None` when the analysis cannot tell (options, `cd -`, an expanding word, a CDPATH the host
+/// sets, a target that is not a searchable directory, where cd fails and the shell stays put).
+fn cd_target(
+    args: &[String],
+    expands: &[bool],
+    from: &Path,
+    home: Option<&str>,
+) -> Option<PathBuf> {
+    if expands.iter().any(|e| *e) || args.len() > 1 {
+        return None;
+    }
+    let target = match args.first() {
+        None => PathBuf::from(home?),
+        Some(a) if a.starts_with('-') || a.is_empty() => return None,
+        Some(a) => {
+            let relative_name = !a.starts_with('/') && !a.starts_with('.');
+            if relative_name && std::env::var_os("CDPATH").is_some() {
+                return None;
+            }
+            from.join(a)
+        }
+    };
+    let mut logical = PathBuf::new();
+    for c in target.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                logical.pop();
+            }
+            other => logical.push(other.as_os_str()),
+        }
+    }
+    let searchable = std::fs::metadata(&logical).is_ok_and(|m| m.is_dir())
+        && nix::unistd::access(&logical, nix::unistd::AccessFlags::X_OK).is_ok();
+    searchable.then(|| resolve::real_file(&logical)).flatten()
+}
+
+/// Why git, with these global options in this directory, may run a program its repository's or
+/// user's configuration names (see `git_config`).
+fn git_problem(args: &[String], ctx: &Context<'_>) -> Option<String> {
+    let mut dir = ctx.cwd.to_path_buf();
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if !a.starts_with('-') {
+            break;
+        }
+        if a == "-C" {
+            dir = dir.join(args.get(i + 1)?);
+            i += 2;
+            continue;
+        }
+        if ["--git-dir", "--work-tree", "--namespace"]
+            .iter()
+            .any(|o| a == o || a.starts_with(&format!("{o}=")))
+        {
+            return Some(format!(
+                "git {a} reads a repository whose configuration the analyzer did not check"
+            ));
+        }
+        i += 1;
+    }
+    super::git_config::runs_commands(&dir, ctx.home)
+}
+
+/// `sh -c 'script'`: only a plain `-c` first option is recognised; every other way of starting a
+/// shell (`bash -lc`, `bash -x -c`, `sh script.sh`, `sh` reading stdin) runs a script the analysis
+/// does not read, and the caller marks it inexact.
 fn shell_script(argv: &[String]) -> Option<&str> {
     let name = basename(argv.first()?);
     if !SHELLS.contains(&name) {
         return None;
     }
+    // `bash -c -- 'rm x'` and `sh -c -e 'rm x'` run the word after the options: only a script
+    // right after `-c` that cannot be read as an option is taken.
     match argv.get(1).map(String::as_str) {
-        Some("-c") => argv.get(2).map(String::as_str),
+        Some("-c") => argv
+            .get(2)
+            .map(String::as_str)
+            .filter(|s| !s.starts_with(['-', '+'])),
         _ => None,
     }
 }
 
-/// The command after a transparent wrapper's own options, `None` if there is none, or why the
-/// wrapper hides what runs.
+/// How many of `args` a transparent wrapper's own options take before the command, `None` if no
+/// command follows (the wrapper runs as itself), or why the wrapper hides what runs.
+/// `env NAME=value` words are added to `assignments`.
 ///
 /// The wrappers' options are walked as their own getopt walks them (bundles, attached values,
 /// abbreviated long options): skipping `-vu` as one flag would take `env -vu tr rm x` for `tr`,
 /// while env unsets `tr` and runs `rm x`.
-fn skip_wrapper<'a>(name: &str, args: &'a [String]) -> Result<Option<&'a [String]>, String> {
+fn skip_wrapper(
+    name: &str,
+    args: &[String],
+    assignments: &mut Vec<(String, String)>,
+    inexact: &mut Option<String>,
+) -> Result<Option<usize>, String> {
     if name == "busybox" || name == "toybox" {
         // The applet is the command; busybox's own options (--list, --help) run busybox itself.
-        return Ok(args.first().filter(|a| !a.starts_with('-')).map(|_| args));
+        return Ok(args.first().filter(|a| !a.starts_with('-')).map(|_| 0));
     }
     let Some(spec) = wrapper_spec(name) else {
-        return skip_wrapper_by_list(name, args);
+        return Ok(skip_wrapper_by_list(name, args));
     };
     let mut i = 0;
     // nice's obsolete `-NUM` / `--NUM` adjustment comes first.
@@ -330,12 +788,25 @@ fn skip_wrapper<'a>(name: &str, args: &'a [String]) -> Result<Option<&'a [String
         match (name, opt.name.as_str()) {
             // The wrapper runs as itself and ignores the rest.
             (_, "--help" | "--version") => return Ok(None),
+            // `command -v/-V` prints what a name is and runs nothing.
+            ("command", "-v" | "-V") => return Ok(None),
+            ("command", "-p") => note(
+                inexact,
+                "command -p looks the command up on a default PATH the analyzer does not model",
+            ),
+            ("exec", "-a") => {
+                return Err("exec -a runs the command under another name; it needs explicit approval".into())
+            }
             ("env", "-i" | "--ignore-environment" | "-S" | "--split-string" | "-a" | "--argv0") => {
                 return Err(format!(
                     "env {} changes how the command is parsed or run; it needs explicit approval",
                     opt.spelled
                 ))
             }
+            ("env", "-C" | "--chdir") => note(
+                inexact,
+                "env --chdir runs the command in another directory, whose files and repository were not checked",
+            ),
             _ => {}
         }
     }
@@ -348,7 +819,8 @@ fn skip_wrapper<'a>(name: &str, args: &'a [String]) -> Result<Option<&'a [String
         at = args.len();
     }
     if name == "env" {
-        while args.get(at).is_some_and(|a| a.contains('=')) {
+        while let Some((n, v)) = args.get(at).and_then(|a| a.split_once('=')) {
+            assignments.push((n.to_string(), v.to_string()));
             at += 1;
         }
         let moves = parsed.has(&["-C", "--chdir"]);
@@ -366,10 +838,11 @@ fn skip_wrapper<'a>(name: &str, args: &'a [String]) -> Result<Option<&'a [String
         }
         at += 1;
     }
-    Ok((at < args.len()).then(|| &args[at..]))
+    Ok((at < args.len()).then_some(at))
 }
 
-/// GNU coreutils' option tables for the wrappers (bash's `time` keyword takes `-p` only).
+/// GNU coreutils' option tables for the wrappers (bash's `time` keyword takes `-p` only; bash's
+/// builtins take short options only, with no abbreviations).
 fn wrapper_spec(name: &str) -> Option<getopt::Spec> {
     let (short, long) = match name {
         "env" => (
@@ -385,21 +858,22 @@ fn wrapper_spec(name: &str) -> Option<getopt::Spec> {
             "foreground kill-after= preserve-status signal= verbose help version",
         ),
         "time" => ("+p", ""),
+        "command" => ("+pvV", ""),
+        "exec" => ("+cla:", ""),
+        "builtin" => ("+", ""),
         _ => return None,
     };
+    let builtin = matches!(name, "time" | "command" | "exec" | "builtin");
     Some(getopt::Spec {
         short,
         long,
-        abbreviations: true,
+        abbreviations: !builtin,
         permute: false,
     })
 }
 
 /// macOS wrappers (`caffeinate`, `sandbox-exec`, `arch`): options by a list of value flags.
-fn skip_wrapper_by_list<'a>(
-    name: &str,
-    args: &'a [String],
-) -> Result<Option<&'a [String]>, String> {
+fn skip_wrapper_by_list(name: &str, args: &[String]) -> Option<usize> {
     let takes_value: &[&str] = match name {
         "sandbox-exec" => &["-f", "-n", "-p", "-D"],
         "caffeinate" => &["-t", "-w"],
@@ -420,27 +894,32 @@ fn skip_wrapper_by_list<'a>(
             1
         };
     }
-    Ok((i < args.len()).then(|| &args[i..]))
+    (i < args.len()).then_some(i)
 }
 
-/// Resolve argv[0]: `~` expanded, a name with `/` against cwd, a bare name on PATH.
+/// Resolve argv[0] with the context's PATH: `~` expanded, a name with `/` against cwd, a bare
+/// name on PATH, then the file that really runs (symlinks and `..` followed physically).
 pub fn resolve(raw: &str, ctx: &Context<'_>) -> Resolution {
+    let path = ctx
+        .path
+        .map(str::to_string)
+        .or_else(|| std::env::var("PATH").ok());
+    resolve_with(raw, ctx, path.as_deref(), &mut Lookups::default())
+}
+
+fn resolve_with(
+    raw: &str,
+    ctx: &Context<'_>,
+    path_var: Option<&str>,
+    cache: &mut Lookups,
+) -> Resolution {
     let expanded = match (raw.strip_prefix('~'), ctx.home) {
         (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
             format!("{home}{rest}")
         }
         _ => raw.to_string(),
     };
-    let resolved = if raw.is_empty() {
-        None
-    } else if expanded.contains('/') {
-        let p = PathBuf::from(&expanded);
-        let abs = if p.is_absolute() { p } else { ctx.cwd.join(p) };
-        let abs = normalize(&abs);
-        crate::spawn::shell::is_executable(&abs).then_some(abs)
-    } else {
-        crate::spawn::shell::find_executable(&expanded, ctx.path)
-    };
+    let resolved = cache.find(&expanded, path_var, ctx.cwd);
     let executable_name = resolved
         .as_ref()
         .and_then(|p| p.file_name())
@@ -450,23 +929,8 @@ pub fn resolve(raw: &str, ctx: &Context<'_>) -> Resolution {
         raw_executable: raw.to_string(),
         resolved_path: resolved,
         executable_name,
+        builtin: !raw.contains('/') && resolve::is_builtin(raw),
     }
-}
-
-/// Lexical `.`/`..` removal, so `./bin/../bin/x` matches patterns written for `/repo/bin/x`.
-fn normalize(p: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -637,5 +1101,230 @@ mod tests {
                 format!("{home}/x")
             ]
         );
+    }
+
+    #[test]
+    fn keywords_assignments_and_builtin_wrappers_are_seen_through() {
+        let seg = |cmd: &str, n: usize| analyze(cmd, &ctx()).segments().nth(n).unwrap().clone();
+        for (cmd, n, effective, exact) in [
+            ("! rm x", 0, vec!["rm", "x"], true),
+            ("X=1 Y+=2 rm x", 0, vec!["rm", "x"], true),
+            ("command rm x", 0, vec!["rm", "x"], true),
+            ("command -- rm x", 0, vec!["rm", "x"], true),
+            ("exec rm x", 0, vec!["rm", "x"], true),
+            ("builtin command rm x", 0, vec!["rm", "x"], true),
+            ("{ rm x; }", 0, vec!["rm", "x"], false),
+            ("if true; then rm x; fi", 1, vec!["rm", "x"], false),
+            ("while rm x; do :; done", 0, vec!["rm", "x"], false),
+            ("function f { rm x; }", 0, vec!["rm", "x"], false),
+            ("eval rm x", 0, vec!["eval", "rm", "x"], false),
+            ("builtin eval rm x", 0, vec!["eval", "rm", "x"], false),
+            ("{rm,-f,x}", 0, vec!["{rm,-f,x}"], false),
+            ("bash -lc 'rm x'", 0, vec!["bash", "-lc", "rm x"], false),
+            ("echo rm x | sh", 1, vec!["sh"], false),
+            ("xargs rm", 0, vec!["xargs", "rm"], false),
+            ("export PATH=/tmp", 0, vec!["export", "PATH=/tmp"], false),
+        ] {
+            let s = seg(cmd, n);
+            assert_eq!(s.effective_argv, effective, "{cmd}");
+            assert_eq!(
+                s.inexact.is_none() && s.blocked.is_none(),
+                exact,
+                "{cmd}: {:?}",
+                s.inexact
+            );
+        }
+        assert_eq!(
+            seg("X=1 rm x", 0).assignments,
+            vec![("X".into(), "1".into())]
+        );
+        assert_eq!(
+            seg("env -u A B=2 rm x", 0).assignments,
+            vec![("B".into(), "2".into())]
+        );
+        assert!(seg("'X=1' rm", 0).assignments.is_empty());
+        assert!(seg("exec -a ls rm x", 0).blocked.is_some());
+        assert_eq!(
+            seg("xargs -n1 rm -f", 0).runs,
+            vec![vec!["rm".to_string(), "-f".into()]]
+        );
+        assert!(
+            seg("PATH=/tmp; ls", 0).inexact.is_some(),
+            "a bare PATH assignment"
+        );
+        assert!(seg("LANG=C; ls", 0).inexact.is_none());
+    }
+
+    /// Found by the differential harness against bash (differential_bash.rs).
+    #[test]
+    fn shell_builtins_keywords_and_tildes_as_bash_reads_them() {
+        let eff = |cmd: &str, n: usize| {
+            analyze(cmd, &ctx())
+                .segments()
+                .nth(n)
+                .unwrap()
+                .effective_argv
+                .clone()
+        };
+        // After env, nice or exec, `command`/`builtin`/`exec` are looked up as programs.
+        assert_eq!(eff("env command ls", 0), vec!["command", "ls"]);
+        assert_eq!(eff("exec command ls", 0), vec!["command", "ls"]);
+        assert_eq!(eff("command exec ls", 0), vec!["ls"]);
+        // `time` is a keyword only first in a pipeline, and only in bash.
+        assert_eq!(eff("A=1 time ls", 0), vec!["time", "ls"]);
+        assert_eq!(eff("command time ls", 0), vec!["time", "ls"]);
+        let inner = analyze("sh -c 'builtin command ls; time ls'", &ctx());
+        let inner = inner.chains[0][0].inner.as_ref().unwrap();
+        assert_eq!(
+            inner.chains[0][0].effective_argv,
+            vec!["builtin", "command", "ls"]
+        );
+        assert_eq!(inner.chains[1][0].effective_argv, vec!["time", "ls"]);
+        assert!(
+            inner.chains[1][0].inexact.is_some(),
+            "the time program runs other commands"
+        );
+        // A quoted character in the tilde prefix stops tilde expansion.
+        assert_eq!(
+            analyze("ls ~\"\" ~/\"x\"", &ctx()).chains[0][0].argv,
+            vec!["ls", "~", "/home/u/x"]
+        );
+        // A compound command that does not close makes bash run nothing: refused.
+        for bad in [
+            "if true; fi",
+            "{ ls",
+            "ls; }",
+            "while true; do ls",
+            "if true; then fi",
+            "{ ls; } x",
+            "done",
+            "for i in 1; ls; done",
+        ] {
+            let a = analyze(bad, &ctx());
+            assert!(!a.ok, "{bad}");
+            assert!(
+                a.reason.unwrap().starts_with("unsupported shell syntax"),
+                "{bad}"
+            );
+        }
+        for good in [
+            "if true; then ls; elif false; then ls; else ls; fi",
+            "{ { ls; } }",
+            "while false; do ls; done",
+            "for i in 1; do ls; done",
+            "! { ls; }",
+        ] {
+            assert!(analyze(good, &ctx()).ok, "{good}");
+        }
+    }
+
+    #[test]
+    fn the_file_that_runs_uses_the_commands_path_and_follows_symlinks() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(root.join("bin")).unwrap();
+        let Some(touch) = crate::spawn::shell::find_executable("touch", Some("/usr/bin:/bin"))
+        else {
+            return;
+        };
+        let touch = std::fs::canonicalize(touch).unwrap();
+        symlink(&touch, root.join("bin/cat")).unwrap();
+        symlink(&touch, root.join("cat")).unwrap();
+        let c = Context {
+            cwd: &root,
+            path: Some("/usr/bin:/bin"),
+            home: None,
+        };
+        let a = analyze("PATH=bin:/usr/bin cat x && ./cat y && bin/../cat z", &c);
+        let found: Vec<_> = a
+            .segments()
+            .map(|s| s.resolution.resolved_path.clone())
+            .collect();
+        assert_eq!(found, vec![Some(touch.clone()); 3]);
+        assert_eq!(
+            a.chains[0][0].resolution.executable_name,
+            touch.file_name().unwrap().to_string_lossy()
+        );
+        // cd is followed as bash follows it (`cd -L`: `..` lexically, then symlinks).
+        let followed = analyze("cd bin && ./cat x && cd .. && ./cat y", &c);
+        let segs: Vec<_> = followed.segments().collect();
+        assert!(segs.iter().all(|s| s.inexact.is_none()), "{segs:#?}");
+        assert_eq!(segs[1].resolution.resolved_path, Some(touch.clone()));
+        assert_eq!(segs[3].resolution.resolved_path, Some(touch.clone()));
+        // A cd the analysis cannot follow leaves relative names and git unknown.
+        for cmd in [
+            "cd - && ./cat x",
+            "cd nowhere && ./cat x",
+            "cd bin | ./cat x; ./cat y",
+            "cd *n && git status",
+        ] {
+            let a = analyze(cmd, &c);
+            let last = a.segments().last().unwrap();
+            assert!(
+                last.inexact
+                    .as_deref()
+                    .unwrap_or("")
+                    .starts_with("after cd"),
+                "{cmd}: {last:?}"
+            );
+        }
+        assert!(analyze("cd bin && ls", &c).chains[1][0].inexact.is_none());
+    }
+
+    #[test]
+    fn oversized_commands_fail_with_a_code() {
+        let big = "ls; ".repeat(MAX_SEGMENTS + 1);
+        let a = analyze(&big, &ctx());
+        assert_eq!(a.code, Some("too-many-commands"));
+        let huge = format!("echo {}", "a".repeat(MAX_COMMAND_BYTES));
+        let a = analyze(&huge, &ctx());
+        assert_eq!(a.code, Some("command-too-large"));
+        assert!(a.reason.unwrap().contains("bytes"));
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    /// Where analysis time goes on a large command (run with --ignored --nocapture in release).
+    #[test]
+    #[ignore]
+    fn profile_large_commands() {
+        let ctx = super::Context {
+            cwd: std::path::Path::new("/"),
+            path: std::env::var("PATH")
+                .ok()
+                .as_deref()
+                .map(|p| Box::leak(p.to_string().into_boxed_str()) as &str),
+            home: Some("/root"),
+        };
+        let unit = "env LANG=C nice -n 5 timeout 5 sh -c 'ls -la && cat x' ; ";
+        let cmd = format!("{}true", unit.repeat(65536 / unit.len()));
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            let toks = super::lex(&cmd).unwrap();
+            let lexed = t.elapsed();
+            let a = super::analyze(&cmd, &ctx);
+            let all = t.elapsed();
+            let t2 = std::time::Instant::now();
+            let c = super::super::classify::classify(&cmd, &ctx);
+            let classified = t2.elapsed();
+            let t3 = std::time::Instant::now();
+            let rules = super::super::rules::RuleSet {
+                deny: vec![super::super::rules::Rule::parse("Bash(rm:*)").unwrap()],
+                ask: vec![],
+                allow: vec![super::super::rules::Rule::parse("Bash(cat:*)").unwrap()],
+            };
+            let d = rules.decide(&a);
+            let s = super::super::rules::suggest_rules(&a);
+            println!(
+                "lex {lexed:?} ({} tokens), lex+analyze {all:?}, classify {classified:?}, rules+suggest {:?} ok={} {:?} {}",
+                toks.len(),
+                t3.elapsed(),
+                a.ok && c.parsed,
+                d.verdict,
+                s.len()
+            );
+        }
     }
 }

@@ -33,15 +33,9 @@ fn base(s: &str) -> &str {
 /// Directories whose programs are the system's own.
 const SYSTEM_DIRS: [&str; 5] = ["/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"];
 
-/// Environment variables a wrapper may set in a read-only command: they change formatting only.
-/// Anything else (`LD_PRELOAD`, `GIT_EXTERNAL_DIFF`, `PAGER`, `RIPGREP_CONFIG_PATH`...) can make
-/// the program run other code.
+/// Environment variables a read-only command may set: see `env_names`.
 fn harmless_env(name: &str) -> bool {
-    name.starts_with("LC_")
-        || matches!(
-            name,
-            "LANG" | "LANGUAGE" | "TZ" | "NO_COLOR" | "COLUMNS" | "LINES"
-        )
+    super::env_names::is_harmless(name)
 }
 
 /// Why the wrappers the analysis removed (`env`, `nice`, `timeout`...) keep the command from being
@@ -49,8 +43,12 @@ fn harmless_env(name: &str) -> bool {
 /// the real command starts, so an option the analysis skipped cannot hide a different command
 /// (`env -vu cat rm -rf x` runs `rm`).
 fn wrapper_problem(s: &Segment) -> Option<String> {
-    let prefix = &s.argv[..s.argv.len().saturating_sub(s.effective_argv.len())];
-    if let Some((w, _)) = prefix.iter().zip(&s.expands).find(|(_, expands)| **expands) {
+    let prefix = &s.argv[s.prefix_words..s.argv.len().saturating_sub(s.effective_argv.len())];
+    if let Some((w, _)) = prefix
+        .iter()
+        .zip(&s.expands[s.prefix_words..])
+        .find(|(_, expands)| **expands)
+    {
         return Some(format!("{w} may expand to other words"));
     }
     let mut j = 0;
@@ -135,6 +133,11 @@ fn wrapper_problem(s: &Segment) -> Option<String> {
             }
             "busybox" | "toybox" => {}
             "nohup" => return Some("nohup writes nohup.out when output is a terminal".into()),
+            "command" | "exec" | "builtin" => {
+                if is(j, &|w| w == "--") {
+                    j += 1;
+                }
+            }
             other => return Some(format!("{other} is not allowed around a read-only command")),
         }
     }
@@ -156,6 +159,40 @@ fn not_system_program(argv: &[String]) -> Option<String> {
         .any(|d| first.strip_prefix(d) == Some(&format!("/{name}")));
     (first.contains('/') && !system)
         .then(|| format!("{first} is not the system's {name}, and is not known to be read-only"))
+}
+
+/// `SYSTEM_DIRS` with symlinks followed (`/bin` is `/usr/bin` on merged-usr systems), once.
+fn real_system_dirs() -> &'static [std::path::PathBuf] {
+    static DIRS: std::sync::OnceLock<Vec<std::path::PathBuf>> = std::sync::OnceLock::new();
+    DIRS.get_or_init(|| {
+        SYSTEM_DIRS
+            .iter()
+            .filter_map(|d| std::fs::canonicalize(d).ok())
+            .collect()
+    })
+}
+
+/// The file that runs must be the system's program of that name: a `cat` found first on `PATH`
+/// in a workspace directory, or a symlink named `cat` to `touch`, is judged by what it is.
+/// Builtins run inside bash whatever `PATH` holds.
+fn not_the_named_program(s: &Segment) -> Option<String> {
+    let r = &s.resolution;
+    if r.builtin {
+        return None;
+    }
+    let real = r.resolved_path.as_ref()?;
+    let name = base(&r.raw_executable);
+    let real_name = real.file_name()?.to_string_lossy();
+    let system = real
+        .parent()
+        .is_some_and(|dir| real_system_dirs().iter().any(|d| d == dir));
+    if !super::resolve::same_program(name, &real_name) || !system {
+        return Some(format!(
+            "{name} runs {}, which is not the system's {name}",
+            real.display()
+        ));
+    }
+    None
 }
 
 /// `xargs` runs a command built from its input (which may add options): never read-only, but
@@ -186,7 +223,16 @@ fn classify_segment(s: &Segment, depth: usize) -> SegmentClass {
             reasons: vec![b.clone()],
         };
     }
-    let problem = wrapper_problem(s).or_else(|| not_system_program(&s.effective_argv));
+    let problem = s
+        .inexact
+        .clone()
+        .or_else(|| {
+            super::env_names::first_harmful(s.assignments.iter().map(|(n, _)| n.as_str()))
+                .map(|n| format!("{n}=... can change what the command runs"))
+        })
+        .or_else(|| wrapper_problem(s))
+        .or_else(|| not_system_program(&s.effective_argv))
+        .or_else(|| not_the_named_program(s));
     if let Some(inner) = &s.inner {
         let c = from_analysis(inner, depth + 1);
         let kind = if c.is_search_or_read {

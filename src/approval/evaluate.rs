@@ -52,13 +52,41 @@ fn match_pattern<'p>(segment: &Segment, rules: &AllowRules<'p>) -> Option<&'p St
     if let Some(w) = wildcard(rules.patterns) {
         return Some(w);
     }
+    // The resolved path is the file that runs (symlinks followed), so `./cat` that is `touch`
+    // does not match `/usr/bin/cat` nor `**/cat`.
     let resolved = segment.resolution.resolved_path.as_ref()?;
     let path = resolved.to_string_lossy();
     rules
         .patterns
         .iter()
         .filter(|p| is_path_pattern(p))
-        .find(|p| glob_matches(p, &path, rules.home))
+        .find(|p| {
+            glob_matches(p, &path, rules.home)
+                || canonical_pattern(p, rules.home).is_some_and(|c| glob_matches(&c, &path, None))
+        })
+}
+
+/// A pattern whose literal directory part goes through symlinks (`/bin/cat` when `/bin` links to
+/// `usr/bin`, `/usr/bin/awk` that is `mawk`), rewritten to the real location, so patterns written
+/// for the names people type still match the file that runs. `None` when nothing changes.
+fn canonical_pattern(pattern: &str, home: Option<&str>) -> Option<String> {
+    let expanded = match (pattern.strip_prefix('~'), home) {
+        (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => format!("{h}{rest}"),
+        _ => pattern.to_string(),
+    };
+    if !expanded.starts_with('/') {
+        return None;
+    }
+    let literal_end = expanded.find(['*', '?']).unwrap_or(expanded.len());
+    let (base, rest) = if literal_end == expanded.len() {
+        (expanded.as_str(), "")
+    } else {
+        let cut = expanded[..literal_end].rfind('/')?;
+        (&expanded[..cut.max(1)], &expanded[cut.max(1)..])
+    };
+    let real = std::fs::canonicalize(base).ok()?;
+    let rewritten = format!("{}{rest}", real.display());
+    (rewritten != expanded).then_some(rewritten)
 }
 
 fn judge(segment: &Segment, rules: &AllowRules<'_>, matches: &mut Vec<String>) -> SegmentVerdict {
@@ -66,6 +94,22 @@ fn judge(segment: &Segment, rules: &AllowRules<'_>, matches: &mut Vec<String>) -
         return SegmentVerdict {
             satisfied: None,
             miss: Some(reason.clone()),
+        };
+    }
+    if let Some(why) = &segment.inexact {
+        return SegmentVerdict {
+            satisfied: None,
+            miss: Some(why.clone()),
+        };
+    }
+    if let Some(name) =
+        super::env_names::first_harmful(segment.assignments.iter().map(|(n, _)| n.as_str()))
+    {
+        return SegmentVerdict {
+            satisfied: None,
+            miss: Some(format!(
+                "{name}=... may change what the command runs; only LANG, LC_*, TZ and similar are allowed"
+            )),
         };
     }
     if let Some(inner) = &segment.inner {
@@ -292,7 +336,11 @@ mod tests {
         assert!(!eval("ls | head /etc/shadow", &[ls]).allowlist_satisfied);
         assert!(!eval("ls > out", &[ls]).allowlist_satisfied);
         assert!(!eval("sudo ls", &[ls, "/usr/bin/sudo"]).allowlist_satisfied);
-        assert!(eval("env A=1 ls", &[ls]).allowlist_satisfied);
+        assert!(eval("env LANG=C ls", &[ls]).allowlist_satisfied);
+        // A variable outside the harmless set can change what runs (PATH, BASH_ENV, PAGER...).
+        assert!(!eval("env A=1 ls", &[ls]).allowlist_satisfied);
+        assert!(!eval("A=1 ls", &[ls]).allowlist_satisfied);
+        assert!(!eval("env PATH=/tmp ls", &[ls]).allowlist_satisfied);
         assert!(eval("ls", &["/usr/bin/*"]).allowlist_satisfied);
         assert!(
             !eval("ls", &["ls"]).allowlist_satisfied,

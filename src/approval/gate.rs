@@ -29,6 +29,10 @@ pub struct ApprovalOptions {
     pub rules: Option<super::rules::RuleSet>,
     /// With rules: a read-only command (see `classifyCommand`) runs without asking.
     pub allow_read_only: bool,
+    /// The run has a terminal (PTY), where git starts a pager (`less`, in which `!cmd` runs a
+    /// command) unless told not to: git is then read-only only with `--no-pager`/`-P`.
+    /// Set by the caller of the gate that knows the run's mode.
+    pub terminal: bool,
 }
 
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -45,6 +49,8 @@ pub struct ApprovalRequest {
     /// Why asking: `ask=always`, `allowlist miss` or `analysis failed`.
     pub reason: String,
     pub analysis_reason: Option<String>,
+    /// The analysis failure's stable code (`command-too-large`, `too-many-commands`).
+    pub analysis_code: Option<&'static str>,
     pub segments: Vec<RequestSegment>,
     pub resolved_paths: Vec<String>,
     pub expires_at_ms: u64,
@@ -232,7 +238,14 @@ fn prepare_with_rules(
         Verdict::Allow => (Decision::Allow, ruled.reason.clone()),
         Verdict::NoMatch => {
             let c = super::classify::classify(command, &ctx);
-            if opts.allow_read_only && c.is_read_only {
+            let pager = if opts.terminal {
+                pager_in_terminal(&analysis)
+            } else {
+                None
+            };
+            if let (true, true, Some(why)) = (opts.allow_read_only, c.is_read_only, &pager) {
+                (Decision::Ask, why.clone())
+            } else if opts.allow_read_only && c.is_read_only {
                 (Decision::Allow, "read-only command".to_string())
             } else {
                 (Decision::Ask, ruled.reason.clone())
@@ -262,6 +275,31 @@ fn prepare_with_rules(
         by_rules: true,
         suggestions,
     }
+}
+
+/// A git command that would page its output in a terminal (git pages by default when its output
+/// is one; the pager takes keystrokes such as `!cmd`).
+fn pager_in_terminal(analysis: &Analysis) -> Option<String> {
+    fn walk(a: &Analysis) -> Option<String> {
+        a.segments().find_map(|s| {
+            if let Some(inner) = &s.inner {
+                return walk(inner);
+            }
+            let argv = &s.effective_argv;
+            let is_git = argv
+                .first()
+                .is_some_and(|a| a.rsplit('/').next() == Some("git"));
+            let quiet = argv
+                .iter()
+                .skip(1)
+                .take_while(|a| a.starts_with('-'))
+                .any(|a| a == "--no-pager" || a == "-P");
+            (is_git && !quiet).then(|| {
+                "git starts a pager in a terminal, which runs commands typed into it; a read-only git command runs unasked there only with --no-pager".to_string()
+            })
+        })
+    }
+    walk(analysis)
 }
 
 pub fn new_id() -> String {
@@ -305,6 +343,7 @@ pub fn build_request(p: &Prepared, command: &str, cwd: &str, timeout: Duration) 
         ask: p.policy.ask,
         reason: p.reason.clone(),
         analysis_reason: p.analysis.reason.clone(),
+        analysis_code: p.analysis.code,
         segments,
         resolved_paths: resolved_paths(&p.analysis),
         expires_at_ms: crate::session::now_ms() + timeout.as_millis() as u64,
@@ -408,4 +447,38 @@ where
         }
     }
     Ok(result)
+}
+
+#[cfg(test)]
+mod terminal_tests {
+    use super::*;
+
+    #[test]
+    fn in_a_terminal_git_is_read_only_only_without_a_pager() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = |terminal| ApprovalOptions {
+            rules: Some(super::super::rules::RuleSet::default()),
+            allow_read_only: true,
+            terminal,
+            timeout: DEFAULT_APPROVAL_TIMEOUT,
+            ..Default::default()
+        };
+        let decide = |cmd: &str, terminal| {
+            prepare(
+                cmd,
+                dir.path(),
+                Some("/usr/bin:/bin"),
+                None,
+                &opts(terminal),
+            )
+            .unwrap()
+            .decision
+        };
+        assert_eq!(decide("git log -1", false), Decision::Allow);
+        assert_eq!(decide("git log -1", true), Decision::Ask);
+        assert_eq!(decide("ls && git diff", true), Decision::Ask);
+        assert_eq!(decide("git --no-pager log -1", true), Decision::Allow);
+        assert_eq!(decide("git -P diff", true), Decision::Allow);
+        assert_eq!(decide("ls", true), Decision::Allow);
+    }
 }

@@ -14,9 +14,31 @@ pub struct Word {
     pub text: String,
     /// Whether any part was quoted or escaped (an unquoted `~` expands, a quoted one does not).
     pub quoted: bool,
-    /// Whether the word holds unquoted glob characters or braces: bash may expand it into other
-    /// words, or several (`*.txt`, `{a,b}`).
+    /// Whether the word holds unquoted glob characters or braces, or starts with a tilde form
+    /// other than `~` and `~/` (`~user`, `~+`): bash may expand it into other words, or several.
     pub has_glob: bool,
+    /// Index (in chars of `text`) of the first character that was quoted or escaped: an
+    /// assignment `NAME=...` is one only when `NAME=` itself is unquoted (`'X=1' rm` runs `X=1`).
+    pub first_quoted: Option<usize>,
+}
+
+impl Word {
+    /// The variable a prefix assignment (`NAME=value`, `NAME+=value`) sets, when this word is one.
+    pub fn assignment(&self) -> Option<(&str, &str)> {
+        let eq = self.text.find('=')?;
+        let name = self.text[..eq]
+            .strip_suffix('+')
+            .unwrap_or(&self.text[..eq]);
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+            && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric());
+        let unquoted = self
+            .first_quoted
+            .is_none_or(|q| q > self.text[..eq].chars().count());
+        (valid && unquoted).then(|| (name, &self.text[eq + 1..]))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +80,7 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
     let mut in_word = false;
     let mut quoted = false;
     let mut has_glob = false;
+    let mut first_quoted: Option<usize> = None;
     // Heredocs whose bodies start at the next newline: (delimiter, strip tabs, body may expand).
     let mut pending_heredocs: Vec<(String, bool, bool)> = Vec::new();
     let mut i = 0;
@@ -65,14 +88,18 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
     macro_rules! end_word {
         () => {
             if in_word {
+                let text = std::mem::take(&mut word);
+                let tilde = tilde_expands(&text, first_quoted);
                 tokens.push(Token::Word(Word {
-                    text: std::mem::take(&mut word),
+                    text,
                     quoted,
-                    has_glob,
+                    has_glob: has_glob || tilde,
+                    first_quoted,
                 }));
                 in_word = false;
                 quoted = false;
                 has_glob = false;
+                first_quoted = None;
             }
         };
     }
@@ -114,7 +141,10 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
                 match next {
                     None => return Err("unterminated shell quote/escape".into()),
                     Some('\n') => return Err(unsupported("line continuation")),
-                    Some(n) => word.push(n),
+                    Some(n) => {
+                        first_quoted.get_or_insert_with(|| word.chars().count());
+                        word.push(n)
+                    }
                 }
                 in_word = true;
                 quoted = true;
@@ -124,6 +154,7 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
                 let Some(end) = chars[i + 1..].iter().position(|&c| c == '\'') else {
                     return Err("unterminated shell quote/escape".into());
                 };
+                first_quoted.get_or_insert_with(|| word.chars().count());
                 word.extend(&chars[i + 1..i + 1 + end]);
                 in_word = true;
                 quoted = true;
@@ -131,6 +162,7 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
             }
             '"' => {
                 i += 1;
+                first_quoted.get_or_insert_with(|| word.chars().count());
                 loop {
                     let Some(&d) = chars.get(i) else {
                         return Err("unterminated shell quote/escape".into());
@@ -155,7 +187,7 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
                         '`' => return Err(unsupported("`")),
                         '\n' => return Err(unsupported("newline")),
                         '$' => {
-                            check_dollar(chars.get(i + 1).copied())?;
+                            check_dollar(chars.get(i + 1).copied(), true)?;
                             word.push('$');
                             i += 1;
                         }
@@ -202,7 +234,7 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
             ')' => return Err(unsupported(")")),
             '`' => return Err(unsupported("`")),
             '$' => {
-                check_dollar(next)?;
+                check_dollar(next, false)?;
                 word.push('$');
                 in_word = true;
                 i += 1;
@@ -218,10 +250,12 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
         }
     }
     if in_word {
+        let tilde = tilde_expands(&word, first_quoted);
         tokens.push(Token::Word(Word {
             text: word,
             quoted,
-            has_glob,
+            has_glob: has_glob || tilde,
+            first_quoted,
         }));
     }
     if !pending_heredocs.is_empty() {
@@ -230,17 +264,28 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
     Ok(tokens)
 }
 
-/// `$(` is a command substitution; other expansions (`$VAR`, `${...}`, `$1`, `$?`) would make the
-/// analysed argv differ from what runs, so they fail the analysis too. A `$` not followed by a name
-/// is a literal dollar sign, as in bash.
-fn check_dollar(next: Option<char>) -> Result<(), String> {
+/// `$(` is a command substitution; other expansions (`$VAR`, `${...}`, `$1`, `$?`, the old
+/// arithmetic `$[...]`) would make the analysed argv differ from what runs, so they fail the
+/// analysis too. Outside double quotes `$'...'` (ANSI-C escapes: `$'\x72m'` is `rm`) and `$"..."`
+/// (locale translation) are words bash rewrites; they are refused rather than decoded. A `$` not
+/// followed by any of these is a literal dollar sign, as in bash.
+fn check_dollar(next: Option<char>, in_double_quotes: bool) -> Result<(), String> {
     match next {
         Some('(') => Err(unsupported("$()")),
+        Some('[') => Err(unsupported("$[")),
+        Some('\'') if !in_double_quotes => Err(unsupported("$'...'")),
+        Some('"') if !in_double_quotes => Err(unsupported("$\"...\"")),
         Some(c) if c == '{' || c == '_' || c.is_ascii_alphanumeric() || "?!#@*$-".contains(c) => {
             Err(unsupported("$ expansion"))
         }
         _ => Ok(()),
     }
+}
+
+/// An unquoted `~` at the start of a word other than `~` or `~/...` (which the analysis expands):
+/// `~user`, `~+`, `~-` name directories bash looks up.
+fn tilde_expands(text: &str, first_quoted: Option<usize>) -> bool {
+    text.starts_with('~') && first_quoted != Some(0) && text != "~" && !text.starts_with("~/")
 }
 
 /// After `<<`: optional `-`, then the delimiter word (quoted or not). Returns the position after it.
@@ -311,6 +356,11 @@ fn read_heredoc_body(
         } else {
             &line
         };
+        // In an unquoted body bash joins backslash-newline before it looks for expansions and
+        // before it compares the terminator (`EO\` + `F` ends the body): refused, not modelled.
+        if expands && line.chars().rev().take_while(|&c| c == '\\').count() % 2 == 1 {
+            return Err("backslash-newline in unquoted heredoc".into());
+        }
         if check == delim {
             return Ok((end + 1).min(chars.len()));
         }
@@ -331,7 +381,7 @@ fn has_substitution(line: &str) -> bool {
         match chars[i] {
             '\\' => i += 2,
             '`' => return true,
-            '$' if matches!(chars.get(i + 1), Some('(') | Some('{')) => return true,
+            '$' if matches!(chars.get(i + 1), Some('(' | '{' | '[')) => return true,
             _ => i += 1,
         }
     }
@@ -382,9 +432,44 @@ mod tests {
             ("cat <<-EOF\n\tbody\n\tEOF", &["cat", "<heredoc>"]),
             ("echo ''", &["echo", ""]),
             ("ls\n", &["ls"]),
+            // Inside double quotes `$'` and `$"` are a literal dollar sign.
+            ("echo \"$'x'\" \"a$\"", &["echo", "$'x'", "a$"]),
+            // Quoted delimiters keep backslashes: no joining, the body is data.
+            ("cat <<'EOF'\nEO\\\nEOF", &["cat", "<heredoc>"]),
+            ("cat <<EOF\na\\\\\nEOF", &["cat", "<heredoc>"]),
         ];
         for (cmd, expected) in cases {
             assert_eq!(words(cmd), *expected, "{cmd:?}");
+        }
+    }
+
+    fn only_word(cmd: &str) -> Word {
+        match lex(cmd).unwrap().remove(0) {
+            Token::Word(w) => w,
+            t => panic!("{t:?}"),
+        }
+    }
+
+    #[test]
+    fn assignments_and_tilde_forms() {
+        assert_eq!(only_word("X=1").assignment(), Some(("X", "1")));
+        assert_eq!(only_word("X+=1").assignment(), Some(("X", "1")));
+        assert_eq!(only_word("X='a b'").assignment(), Some(("X", "a b")));
+        assert_eq!(only_word("'X=1'").assignment(), None);
+        assert_eq!(only_word("X\\=1").assignment(), None);
+        assert_eq!(only_word("1X=1").assignment(), None);
+        assert_eq!(only_word("--x=1").assignment(), None);
+        for (word, expands) in [
+            ("~", false),
+            ("~/x", false),
+            ("~root", true),
+            ("~+", true),
+            ("~-/x", true),
+            ("'~root'", false),
+            ("\\~root", false),
+            ("a~b", false),
+        ] {
+            assert_eq!(only_word(word).has_glob, expands, "{word}");
         }
     }
 
@@ -427,6 +512,26 @@ mod tests {
             ("echo $HOME", "unsupported shell token: $ expansion"),
             ("echo \"${HOME}\"", "unsupported shell token: $ expansion"),
             ("echo a\rb", "unsupported shell token: \\r"),
+            // Words bash rewrites: ANSI-C and locale quoting, old arithmetic.
+            ("$'rm' -f x", "unsupported shell token: $'...'"),
+            ("find . $'-delete'", "unsupported shell token: $'...'"),
+            ("$\"rm\" -f x", "unsupported shell token: $\"...\""),
+            ("echo $[1+1]", "unsupported shell token: $["),
+            ("echo \"$[1]\"", "unsupported shell token: $["),
+            // Unquoted heredoc bodies: bash joins backslash-newline before it looks for `$(`
+            // and before it compares the terminator.
+            (
+                "cat <<EOF\n$\\\n(touch F)\nEOF",
+                "backslash-newline in unquoted heredoc",
+            ),
+            (
+                "cat <<EOF\nEO\\\nF\ntouch F\nEOF",
+                "backslash-newline in unquoted heredoc",
+            ),
+            (
+                "cat <<EOF\n$[x]\nEOF",
+                "command substitution in unquoted heredoc",
+            ),
         ];
         for (cmd, reason) in cases {
             assert_eq!(lex(cmd).unwrap_err(), *reason, "{cmd:?}");

@@ -3,13 +3,18 @@
 pub mod analyze;
 pub mod classify;
 mod differential;
+mod differential_bash;
+pub mod dispatch;
+pub mod env_names;
 pub mod evaluate;
 pub mod gate;
 pub mod getopt;
+pub mod git_config;
 pub mod glob;
 pub mod lexer;
 pub mod policy;
 pub mod readonly;
+pub mod resolve;
 pub mod rules;
 pub mod safe_bins;
 pub mod store;

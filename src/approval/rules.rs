@@ -2,7 +2,7 @@
 //! `Bash(ls *)`, `Bash(*)`. Deny is checked first, then ask, then allow; a compound command is allowed
 //! only when every segment is, so `ls && git push` does not pass on `Bash(ls:*)`.
 
-use super::analyze::Analysis;
+use super::analyze::{Analysis, Segment};
 
 /// One parsed rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +80,17 @@ impl Rule {
         Ok(rule)
     }
 
+    /// Whether the words this rule's text covers are exact: bash expands none of them (a prefix
+    /// rule covers its own words; an exact or glob rule covers every word; `Bash(*)` none).
+    fn exact_over(&self, expands: &[bool]) -> bool {
+        let covered = match &self.pattern {
+            Pattern::Any => 0,
+            Pattern::Prefix(p) => p.split_whitespace().count(),
+            Pattern::Exact(_) | Pattern::Glob(_) => expands.len(),
+        };
+        !expands.iter().take(covered).any(|e| *e)
+    }
+
     /// Does the rule match one simple command (its words joined by single spaces)?
     pub fn matches(&self, command: &str) -> bool {
         match &self.pattern {
@@ -153,12 +164,113 @@ pub struct RuleDecision {
     pub reason: String,
 }
 
-/// Each segment as the words the shell passes, after transparent wrappers.
-fn segment_commands(analysis: &Analysis) -> Vec<String> {
-    analysis
-        .segments()
-        .map(|s| s.effective_argv.join(" "))
-        .collect()
+/// What deny and ask rules see of one segment: the command after keywords, assignments and
+/// wrappers; the same with argv[0] as its basename, as the file that runs and that file's name
+/// (`/bin/rm`, `./del` linking to rm); the commands it runs (`xargs rm`, `find -exec rm`); and
+/// every command of an inner `sh -c` script.
+///
+/// `files` are the programs the rules name, as (name, device, inode) of the system's file: a hard
+/// link to `rm` under another name is `rm` too.
+fn deny_views(segment: &Segment, files: &[(String, u64, u64)], out: &mut Vec<String>) {
+    let mut add = |argv: &[String], resolved: Option<&std::path::Path>| {
+        let Some(first) = argv.first() else { return };
+        let rest = &argv[1..];
+        let mut names = vec![first.clone()];
+        let mut name = |n: String| {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        };
+        name(first.rsplit('/').next().unwrap_or(first).to_string());
+        if let Some(p) = resolved {
+            name(p.display().to_string());
+            if let Some(n) = p.file_name() {
+                name(n.to_string_lossy().into_owned());
+            }
+            if let Some(id) = file_id(p) {
+                for (n, dev, ino) in files {
+                    if (*dev, *ino) == id {
+                        name(n.clone());
+                    }
+                }
+            }
+        }
+        for n in names {
+            let view = std::iter::once(n.as_str())
+                .chain(rest.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" ");
+            out.push(view);
+        }
+    };
+    add(
+        &segment.effective_argv,
+        segment.resolution.resolved_path.as_deref(),
+    );
+    for run in &segment.runs {
+        add(run, None);
+    }
+    if let Some(inner) = &segment.inner {
+        for s in inner.segments() {
+            deny_views(s, files, out);
+        }
+    }
+}
+
+/// Device and inode of a file.
+fn file_id(p: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// The system's files for the programs deny and ask rules name (`Bash(rm:*)` names rm).
+fn named_files<'a>(rules: impl Iterator<Item = &'a Rule>) -> Vec<(String, u64, u64)> {
+    const DIRS: [&str; 6] = [
+        "/usr/local/sbin",
+        "/usr/local/bin",
+        "/usr/sbin",
+        "/usr/bin",
+        "/sbin",
+        "/bin",
+    ];
+    let mut out = Vec::new();
+    for r in rules {
+        let text = match &r.pattern {
+            Pattern::Exact(t) | Pattern::Prefix(t) | Pattern::Glob(t) => t,
+            Pattern::Any => continue,
+        };
+        let Some(name) = text.split_whitespace().next() else {
+            continue;
+        };
+        if name.contains(['/', '*']) || out.iter().any(|(n, _, _)| n == name) {
+            continue;
+        }
+        if let Some((dev, ino)) = DIRS
+            .iter()
+            .find_map(|d| file_id(&std::path::Path::new(d).join(name)))
+        {
+            out.push((name.to_string(), dev, ino));
+        }
+    }
+    out
+}
+
+/// The text an allow rule must match for one segment: the command after wrappers, or, when it
+/// sets variables outside the harmless set, the whole simple command with its assignments
+/// (`X=1 make` does not pass on `Bash(make:*)`); and where that text starts in argv (for the
+/// expansion check).
+fn allow_text(segment: &Segment) -> (String, usize) {
+    let harmful =
+        super::env_names::first_harmful(segment.assignments.iter().map(|(n, _)| n.as_str()))
+            .is_some();
+    if harmful {
+        (segment.argv.join(" "), 0)
+    } else {
+        (
+            segment.effective_argv.join(" "),
+            segment.argv.len() - segment.effective_argv.len(),
+        )
+    }
 }
 
 impl RuleSet {
@@ -182,9 +294,13 @@ impl RuleSet {
                 reason,
             };
         }
-        let commands = segment_commands(analysis);
+        let files = named_files(self.deny.iter().chain(&self.ask));
+        let mut views = Vec::new();
+        for s in analysis.segments() {
+            deny_views(s, &files, &mut views);
+        }
         for (list, verdict) in [(&self.deny, Verdict::Deny), (&self.ask, Verdict::Ask)] {
-            for c in &commands {
+            for c in &views {
                 if let Some(r) = list.iter().find(|r| r.matches(c)) {
                     return RuleDecision {
                         verdict,
@@ -194,15 +310,44 @@ impl RuleSet {
                 }
             }
         }
+        // A deny rule is never passed silently: what the analyzer does not see exactly is asked.
+        if !self.deny.is_empty() || !self.ask.is_empty() {
+            if let Some(why) = analysis.first_inexact() {
+                return RuleDecision {
+                    verdict: Verdict::Ask,
+                    rules: vec![],
+                    reason: format!("the deny and ask rules cannot see exactly what runs: {why}"),
+                };
+            }
+        }
         let mut used = Vec::new();
-        for c in &commands {
-            match self.allow.iter().find(|r| r.matches(c)) {
+        let blanket = self.allow.iter().any(|r| r.pattern == Pattern::Any);
+        for s in analysis.segments() {
+            let (text, offset) = allow_text(s);
+            let unseen = s
+                .inexact
+                .clone()
+                .or_else(|| s.blocked.clone())
+                .or_else(|| s.inner.as_ref().and_then(|i| i.first_inexact()));
+            if let (Some(why), false) = (unseen, blanket) {
+                return RuleDecision {
+                    verdict: Verdict::NoMatch,
+                    rules: used,
+                    reason: format!("`{text}` is not seen exactly: {why}"),
+                };
+            }
+            let expands = &s.expands[offset.min(s.expands.len())..];
+            match self
+                .allow
+                .iter()
+                .find(|r| r.matches(&text) && r.exact_over(expands))
+            {
                 Some(r) => used.push(r.source.clone()),
                 None => {
                     return RuleDecision {
                         verdict: Verdict::NoMatch,
                         rules: used,
-                        reason: format!("no allow rule matches `{c}`"),
+                        reason: format!("no allow rule matches `{text}`"),
                     }
                 }
             }
@@ -385,5 +530,100 @@ mod tests {
             suggest_rules(&a("bash -c 'ls && pwd'")),
             vec!["Bash(bash -c ls && pwd)"]
         );
+    }
+
+    #[test]
+    fn deny_rules_see_what_runs_and_ask_what_they_cannot_see() {
+        let rules = set(&["Bash(rm:*)"], &[], &["Bash(*)"]);
+        for cmd in [
+            "/bin/rm -f x",
+            "command rm -f x",
+            "exec rm -f x",
+            "X=1 rm -f x",
+            "! rm -f x",
+            "{ rm -f x; }",
+            "if true; then rm -f x; fi",
+            "while true; do rm -f x; done",
+            "sh -c 'rm -f x'",
+            "sh -c \"sh -c 'rm -f x'\"",
+            "echo x | xargs rm -f",
+            "echo x | xargs -n1 -- rm -f",
+            "find . -exec rm {} ;",
+            "eval rm -f x",
+            "nice timeout 5 env -u A rm -f x",
+            "builtin command rm x",
+            "sudo rm x",
+        ] {
+            assert_eq!(rules.decide(&a(cmd)).verdict, Verdict::Deny, "{cmd}");
+        }
+        for cmd in [
+            "{rm,-f,x}",
+            // eval decodes `$'\x72m'` itself: `rm`.
+            "eval \"$'\\x72m' x\"",
+            "bash -lc 'rm x'",
+            "echo rm x | sh",
+            "source ./x.sh",
+            "for i in 1; do :; done",
+            "PATH=/tmp; ls",
+            "echo x | xargs --bogus rm",
+        ] {
+            let d = rules.decide(&a(cmd));
+            assert_eq!(d.verdict, Verdict::Ask, "{cmd}: {d:?}");
+            assert!(
+                d.reason.contains("cannot see exactly"),
+                "{cmd}: {}",
+                d.reason
+            );
+        }
+        assert_eq!(
+            rules.decide(&a("ls -la && git status")).verdict,
+            Verdict::Allow
+        );
+    }
+
+    #[test]
+    fn allow_rules_need_exact_words_and_harmless_variables() {
+        let rules = set(
+            &[],
+            &[],
+            &["Bash(git status:*)", "Bash(ls:*)", "Bash(make:*)"],
+        );
+        assert_eq!(rules.decide(&a("git status")).verdict, Verdict::Allow);
+        assert_eq!(
+            rules.decide(&a("ls *.rs")).verdict,
+            Verdict::Allow,
+            "expansion after the prefix"
+        );
+        assert_eq!(rules.decide(&a("LANG=C make")).verdict, Verdict::Allow);
+        for cmd in [
+            "{ls,x}",
+            "git {status,push}",
+            "X=1 make",
+            "env GIT_EXTERNAL_DIFF=./x git status",
+            "PATH=./bin ls",
+            "if true; then ls; fi",
+            "command -p ls",
+        ] {
+            assert_eq!(rules.decide(&a(cmd)).verdict, Verdict::NoMatch, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn shells_with_options_after_c_and_hard_links_are_seen() {
+        let rules = set(&["Bash(rm:*)"], &[], &["Bash(*)"]);
+        for cmd in ["bash -c -- 'rm x'", "sh -c -e 'rm x'", "bash -c -x 'rm x'"] {
+            assert_eq!(rules.decide(&a(cmd)).verdict, Verdict::Ask, "{cmd}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let rm = ["/usr/bin/rm", "/bin/rm"]
+            .into_iter()
+            .find(|p| Path::new(p).exists());
+        let link = dir.path().join("del");
+        if let Some(rm) = rm {
+            if std::fs::hard_link(rm, &link).is_ok() {
+                let d = rules.decide(&a(&format!("{} x", link.display())));
+                assert_eq!(d.verdict, Verdict::Deny, "{d:?}");
+            }
+        }
     }
 }

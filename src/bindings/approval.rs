@@ -33,6 +33,8 @@ pub struct JsApprovalRequest {
     pub reason: String,
     /// Why the shell analysis failed, when it did.
     pub analysis_reason: Option<String>,
+    /// The analysis failure's stable code, when it has one (`command-too-large`, `too-many-commands`).
+    pub analysis_code: Option<String>,
     #[napi(ts_type = "Array<ApprovalRequestSegment>")]
     pub segments: Vec<JsRequestSegment>,
     /// Executables `allow-always` would add to the allowlist.
@@ -62,6 +64,7 @@ impl From<ApprovalRequest> for JsApprovalRequest {
             ask: r.ask.as_str().into(),
             reason: r.reason,
             analysis_reason: r.analysis_reason,
+            analysis_code: r.analysis_code.map(String::from),
             segments: r
                 .segments
                 .into_iter()
@@ -330,6 +333,7 @@ fn segment_json(s: &crate::approval::analyze::Segment) -> Value {
         "resolvedPath": s.resolution.resolved_path.as_ref().map(|p| p.display().to_string()),
         "executableName": s.resolution.executable_name,
         "blocked": s.blocked,
+        "inexact": s.inexact,
         "inner": s.inner.as_ref().map(|a| analysis_json(a)),
     })
 }
@@ -338,6 +342,7 @@ fn analysis_json(a: &Analysis) -> Value {
     json!({
         "ok": a.ok,
         "reason": a.reason,
+        "code": a.code,
         "operators": a.operators,
         "chains": a.chains.iter().map(|c| c.iter().map(segment_json).collect::<Vec<_>>()).collect::<Vec<_>>(),
     })
@@ -482,6 +487,9 @@ pub struct JsCommandAnalysis {
     pub ok: bool,
     /// Why the command cannot be analysed (OpenClaw's texts, e.g. `unsupported shell token: $()`).
     pub reason: Option<String>,
+    /// A stable code for failures callers may branch on: `command-too-large` (over 256 KiB) or
+    /// `too-many-commands` (over 1024 simple commands, inner `sh -c` ones included). Such commands are asked, never run unasked.
+    pub code: Option<String>,
     /// `&&`, `||` or `;` between chain parts.
     pub operators: Vec<String>,
     /// Chain parts, each a pipeline of simple commands.
@@ -500,6 +508,10 @@ pub struct JsCommandSegment {
     pub executable_name: String,
     /// Why this command can never be allowlisted as written (sudo, env -S, failed inner shell...).
     pub blocked: Option<String>,
+    /// Why the analyzer cannot see exactly what runs (a compound-command keyword, `eval`, a word
+    /// bash may expand in command position, `xargs`...): never run unasked, and asked whenever a
+    /// deny rule exists.
+    pub inexact: Option<String>,
     #[napi(ts_type = "CommandAnalysis")]
     pub inner: Option<Value>,
 }

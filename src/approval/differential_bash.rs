@@ -1,0 +1,388 @@
+//! The analyzer against bash itself, by construction: generated commands run under real bash with
+//! `PATH` starting at recording stubs (each simple command of a line names its own stub, `s0`,
+//! `s1`...; each run writes its argv NUL-separated to a file of its own). Whenever the analyzer
+//! claims to know a simple command exactly (analysis ok, not inexact, not blocked, no word bash
+//! may expand), the argv bash ran for that stub must be the claimed one; when every command of a
+//! line is claimed and none can be skipped (no `||`, no `!`), each must have run. Heredoc bodies
+//! hide commands (stub `h`): bash running one in a line the analyzer accepted means the analyzer
+//! misread where the body ends.
+//!
+//! The generator mixes quoting (single, double, escapes, `$'..'`, `$".."`), braces, globs,
+//! tildes, assignments, comments, heredocs (quoted and not, with backslash-newline and
+//! terminator look-alikes), line continuations, wrappers (env, nice, timeout, stdbuf, command,
+//! builtin, exec, time), groups and compounds (`{ ..; }`, `if`, `while`, `!`) and `sh -c`
+//! scripts. Commands run in batches: one bash process evaluates many lines, each in its own
+//! subshell with its own record directory. Lines are generated until `DIFF_COMMANDS` of them
+//! (default 10,000) are accepted by the analyzer with something to check, and all of those run.
+
+#![cfg(test)]
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+use super::analyze::{analyze, Analysis, Context};
+
+struct Rng(u64, usize);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a>(&mut self, s: &[&'a str]) -> &'a str {
+        s[self.below(s.len())]
+    }
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+    /// The next simple command's own stub.
+    fn stub(&mut self) -> String {
+        self.1 += 1;
+        format!("s{}", self.1 - 1)
+    }
+}
+
+/// Stubs per line (`s0`..`s63`); a line never has more simple commands than this.
+const STUBS: usize = 64;
+const PLAIN: &[&str] = &[
+    "a", "b", "-x", "--flag", "--k=v", "x.y", "A=1", "9", "%", "@", ":", ",", "+", "é", "=", "a=b",
+];
+/// Characters for quoted parts (single quotes drop `'`; double quotes escape what they must).
+const ANY: &[&str] = &[
+    "a", " ", ";", "|", "&", "$", "`", "\\", "\"", "(", ")", "<", ">", "*", "?", "[", "#", "~",
+    "{", "}", "!", ",", "\t", "'", "n", "x41", "E", "O", "F",
+];
+
+fn part(r: &mut Rng) -> String {
+    match r.below(12) {
+        0..=3 => r.pick(PLAIN).to_string(),
+        4 => {
+            let body: String = (0..r.below(4))
+                .map(|_| r.pick(ANY))
+                .filter(|s| *s != "'")
+                .collect();
+            format!("'{body}'")
+        }
+        5 => {
+            let mut body = String::new();
+            for _ in 0..r.below(4) {
+                match r.pick(ANY) {
+                    "\"" => body.push_str("\\\""),
+                    "\\" => body.push_str(if r.chance(50) { "\\\\" } else { "\\q" }),
+                    "$" => body.push_str(if r.chance(70) { "\\$" } else { "$" }),
+                    "`" => body.push_str("\\`"),
+                    "!" => body.push('.'),
+                    s => body.push_str(s),
+                }
+            }
+            format!("\"{body}\"")
+        }
+        6 => format!("\\{}", r.pick(ANY)),
+        // ANSI-C and locale quoting: bash decodes them; the analyzer must not claim them.
+        7 => format!("$'{}'", r.pick(&["\\x72m", "a\\nb", "\\'", "\\\\", "x"])),
+        8 => format!("$\"{}\"", r.pick(&["a", "b c"])),
+        // Braces, globs, tildes.
+        9 => r
+            .pick(&[
+                "{a,b}", "{1..3}", "x{,y}", "{a}", "*", "s?", "[ab]", "~", "~/x", "~root", "~+",
+            ])
+            .to_string(),
+        10 => r.pick(&["#c", "a#b", "$", "5$", "a$"]).to_string(),
+        _ => r
+            .pick(&["'a b'", "\"c d\"", "e\\ f", "''", "\"\""])
+            .to_string(),
+    }
+}
+
+fn word(r: &mut Rng) -> String {
+    (0..1 + r.below(2)).map(|_| part(r)).collect()
+}
+
+/// A simple command: optional `!`, assignments, wrappers, a stub, words; `last` may use `exec`.
+fn simple(r: &mut Rng, last: bool) -> String {
+    let mut out = Vec::new();
+    if r.chance(8) {
+        out.push("!".to_string());
+    }
+    while r.chance(15) {
+        out.push(format!(
+            "{}={}",
+            r.pick(&["A", "LANG", "LC_ALL", "B_1"]),
+            word(r)
+        ));
+    }
+    while r.chance(25) {
+        let w = r.pick(&[
+            "env",
+            "env -u A",
+            "env A=1",
+            "env -- A=2",
+            "nice",
+            "nice -n 5",
+            "timeout 5",
+            "timeout -s KILL 5",
+            "stdbuf -oL",
+            "command",
+            "command --",
+            "builtin command",
+            "time",
+            "time -p",
+            "exec",
+        ]);
+        if w == "exec" && !last {
+            continue;
+        }
+        out.push(w.to_string());
+    }
+    out.push(r.stub());
+    for _ in 0..r.below(4) {
+        out.push(word(r));
+    }
+    out.join(" ")
+}
+
+/// Single-quote a script for `sh -c`.
+fn quote(script: &str) -> String {
+    format!("'{}'", script.replace('\'', "'\\''"))
+}
+
+fn unit(r: &mut Rng, last: bool) -> String {
+    match r.below(14) {
+        0 => format!("{{ {}; }}", simple(r, false)),
+        1 => format!("if {}; then {}; fi", simple(r, false), simple(r, false)),
+        2 => format!("while false; do {}; done", simple(r, false)),
+        3 => format!("sh -c {}", quote(&simple(r, false))),
+        4 => format!("bash -c {}", quote(&line(r, 0))),
+        _ => simple(r, last),
+    }
+}
+
+/// A command line: units joined by operators, maybe a heredoc, maybe a continuation.
+fn line(r: &mut Rng, heredoc_chance: usize) -> String {
+    let n = 1 + r.below(3);
+    let mut s = String::new();
+    for i in 0..n {
+        if i > 0 {
+            s.push_str(r.pick(&[" && ", " ; ", " | ", " || ", ";", "|"]));
+        }
+        s.push_str(&unit(r, i == n - 1));
+    }
+    if r.chance(4) {
+        // A continuation somewhere between words.
+        if let Some(at) = s.find(' ') {
+            s.insert_str(at, " \\\n");
+        }
+    }
+    if r.chance(3) {
+        s.push_str(" # trailing comment");
+    }
+    if r.chance(heredoc_chance) {
+        let delim = r.pick(&["EOF", "'EOF'", "\"EOF\"", "\\EOF", "E\"O\"F", "-EOF"]);
+        let (spec, end) = match delim {
+            "-EOF" => ("-EOF".to_string(), "\tEOF"),
+            d => (d.to_string(), "EOF"),
+        };
+        s.push_str(&format!(" <<{spec}\n"));
+        for _ in 0..r.below(4) {
+            let body = r.pick(&[
+                "plain",
+                "$x",
+                "a\\",
+                "EO\\",
+                "F",
+                "EOF\\",
+                "\\$(h hidden)",
+                "$\\",
+                "(h hidden)",
+                "`h hidden`",
+                "EOF ",
+                " EOF",
+                "\tEOF",
+                "h after",
+            ]);
+            s.push_str(body);
+            s.push('\n');
+        }
+        s.push_str(end);
+        if r.chance(50) {
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// The claims: stub name to the argv the analyzer says bash runs for it.
+fn claims(
+    a: &Analysis,
+    stubs: &Path,
+    out: &mut HashMap<String, Vec<String>>,
+    all_exact: &mut bool,
+) {
+    for s in a.segments() {
+        let exact = s.inexact.is_none() && s.blocked.is_none() && !s.expands.iter().any(|e| *e);
+        if let Some(inner) = &s.inner {
+            if !inner.ok {
+                *all_exact = false;
+            } else {
+                claims(inner, stubs, out, all_exact);
+            }
+            if !exact {
+                *all_exact = false;
+            }
+            continue;
+        }
+        let is_stub = s
+            .resolution
+            .resolved_path
+            .as_deref()
+            .is_some_and(|p| p.parent() == Some(stubs));
+        if !exact || !is_stub {
+            *all_exact = false;
+            continue;
+        }
+        let mut argv = s.effective_argv.clone();
+        argv[0] = argv[0].rsplit('/').next().unwrap_or(&argv[0]).to_string();
+        out.insert(argv[0].clone(), argv);
+    }
+}
+
+#[test]
+fn claimed_argv_is_what_bash_runs() {
+    let total: usize = std::env::var("DIFF_COMMANDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10_000);
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let stubs = root.join("stubs");
+    let home = root.join("home");
+    for d in [&stubs, &home, &root.join("cmds"), &root.join("logs")] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    for name in (0..STUBS).map(|n| format!("s{n}")).chain(["h".to_string()]) {
+        use std::os::unix::fs::PermissionsExt;
+        let p = stubs.join(name);
+        std::fs::write(
+            &p,
+            "#!/bin/sh\nprintf '%s\\0' \"${0##*/}\" \"$@\" > \"$STUB_LOG/$$\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!("{}:/usr/bin:/bin", stubs.display());
+    let home_s = home.display().to_string();
+    let ctx = Context {
+        cwd: &root,
+        path: Some(&path),
+        home: Some(&home_s),
+    };
+    let mut r = Rng(0x2545_f491_4f6c_dd1d, 0);
+    // (line, claims, every simple command claimed, every claimed command surely runs)
+    let mut cases = Vec::new();
+    let mut analysed_ok = 0;
+    let mut generated = 0;
+    while cases.len() < total && generated < total * 10 {
+        generated += 1;
+        r.1 = 0;
+        let text = line(&mut r, 12);
+        assert!(r.1 <= STUBS, "{text}");
+        let a = analyze(&text, &ctx);
+        if !a.ok {
+            continue;
+        }
+        analysed_ok += 1;
+        let mut c = HashMap::new();
+        let mut all = true;
+        claims(&a, &stubs, &mut c, &mut all);
+        if c.is_empty() && !all {
+            continue;
+        }
+        // `||` and `!` may skip a claimed command; then only "what ran was claimed" holds.
+        let sure = !text.contains("||") && !text.contains('!');
+        cases.push((text, c, all, sure));
+    }
+    // Two bash processes (CI has 2 cores), each evaluating a share of the lines; each line in its
+    // own subshell and record directory.
+    let started = std::time::Instant::now();
+    let mut scripts = vec![String::from("cd \"$ROOT\" || exit 1\n"); 2];
+    for (id, (text, ..)) in cases.iter().enumerate() {
+        std::fs::write(root.join("cmds").join(id.to_string()), text).unwrap();
+        std::fs::create_dir(root.join("logs").join(id.to_string())).unwrap();
+        scripts[id % 2].push_str(&format!(
+            "( export STUB_LOG=\"$ROOT/logs/{id}\"; eval \"$(< cmds/{id})\" ) </dev/null >/dev/null 2>&1\n"
+        ));
+    }
+    let children: Vec<_> = scripts
+        .iter()
+        .enumerate()
+        .map(|(n, script)| {
+            let file = root.join(format!("batch-{n}.sh"));
+            std::fs::write(&file, format!("{script}: > done-{n}\n")).unwrap();
+            Command::new("bash")
+                .arg(&file)
+                .env("ROOT", &root)
+                .env("PATH", &path)
+                .env("HOME", &home)
+                .env_remove("BASH_ENV")
+                .env_remove("ENV")
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (n, mut child) in children.into_iter().enumerate() {
+        child.wait().unwrap();
+        assert!(
+            root.join(format!("done-{n}")).exists(),
+            "batch {n} did not finish"
+        );
+    }
+    let mut disagreements = Vec::new();
+    let mut checked_claims = 0;
+    for (id, (text, claimed, all, sure)) in cases.iter().enumerate() {
+        let logs = root.join("logs").join(id.to_string());
+        let mut ran: HashMap<String, Vec<Vec<String>>> = HashMap::new();
+        for e in std::fs::read_dir(&logs).unwrap() {
+            let bytes = std::fs::read(e.unwrap().path()).unwrap();
+            let mut argv: Vec<String> = bytes
+                .split(|b| *b == 0)
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+                .collect();
+            argv.pop();
+            ran.entry(argv[0].clone()).or_default().push(argv);
+        }
+        checked_claims += claimed.len();
+        // A claimed command that ran, ran with the claimed argv, once.
+        let mut ok = claimed
+            .iter()
+            .all(|(name, argv)| ran.get(name).is_none_or(|runs| runs == &vec![argv.clone()]));
+        // When nothing can be skipped, every claimed command ran.
+        if *all && *sure {
+            ok &= claimed.keys().all(|name| ran.contains_key(name));
+        }
+        // A command from a heredoc body never runs in a line the analyzer accepted.
+        ok &= !ran.contains_key("h");
+        if !ok {
+            disagreements.push(format!(
+                "{text:?}\n  claimed {claimed:?}\n  bash ran {ran:?}"
+            ));
+        }
+    }
+    eprintln!(
+        "differential: {generated} generated, {analysed_ok} analysed ok, {} run under bash with {checked_claims} claimed argvs in {:?}",
+        cases.len(),
+        started.elapsed()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "{} disagreements with bash:\n{}",
+        disagreements.len(),
+        disagreements[..disagreements.len().min(10)].join("\n")
+    );
+    assert_eq!(cases.len(), total, "only {} lines ran", cases.len());
+}

@@ -1,0 +1,238 @@
+//! What a simple command runs besides its own program, and what makes the analyzer unsure of it.
+//!
+//! Two questions per command: which other commands does it run that a deny rule must see
+//! (`xargs rm`, `find -exec rm`), and is there anything the analyzer does not model exactly (a
+//! compound-command keyword, a builtin that changes the shell or evaluates text, a program that
+//! dispatches to commands it builds at run time). The second makes the command *inexact*: never
+//! auto-allowed, and asked whenever a deny rule exists, because the deny rule cannot see past it.
+
+use super::getopt;
+
+/// Reserved words that open, continue or close a compound command, at command position.
+/// `!` (pipeline negation) and `time` (a wrapper) are handled by the caller.
+pub const COMPOUND_KEYWORDS: &[&str] = &[
+    "{", "}", "if", "then", "else", "elif", "fi", "while", "until", "do", "done", "for", "in",
+    "case", "esac", "select", "function", "coproc", "[[", "]]",
+];
+
+/// Builtins that evaluate text as code, change the shell's state for the commands after them
+/// (variables, options, functions, the command hash, the directory), or read their arguments
+/// as arithmetic (where `a[$(cmd)]` runs `cmd`).
+const SHELL_STATE_BUILTINS: &[&str] = &[
+    "eval",
+    "source",
+    ".",
+    "trap",
+    "alias",
+    "unalias",
+    "enable",
+    "hash",
+    "declare",
+    "typeset",
+    "local",
+    "export",
+    "readonly",
+    "unset",
+    "set",
+    "shopt",
+    "let",
+    "read",
+    "mapfile",
+    "readarray",
+    "fc",
+    "history",
+    "bind",
+    "complete",
+    "compgen",
+    "getopts",
+    "ulimit",
+    "umask",
+    "pushd",
+    "popd",
+];
+
+/// Programs that run other commands named in their arguments or built at run time, which the
+/// analysis does not unwrap.
+const DISPATCHERS: &[&str] = &[
+    "watch",
+    "flock",
+    "chroot",
+    "unshare",
+    "nsenter",
+    "setpriv",
+    "runuser",
+    "su",
+    "script",
+    "parallel",
+    "strace",
+    "ltrace",
+    "systemd-run",
+    "sg",
+    "newgrp",
+    "ssh",
+    "expect",
+    "sudo",
+    "doas",
+    "chrt",
+    "ionice",
+    "setsid",
+    "taskset",
+    "pkexec",
+    "dbus-launch",
+    "xvfb-run",
+    "time",
+];
+
+/// What the analysis learned about one command's program.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dispatch {
+    /// Why the analyzer cannot see exactly what runs, if it cannot.
+    pub inexact: Option<String>,
+    /// Commands it runs that deny rules must also see (argv, without the words read at run time).
+    pub runs: Vec<Vec<String>>,
+}
+
+/// Judge the command `argv` (after wrappers), named `name` (its basename).
+pub fn dispatch(name: &str, argv: &[String]) -> Dispatch {
+    let mut d = Dispatch::default();
+    if SHELL_STATE_BUILTINS.contains(&name) {
+        d.inexact = Some(format!(
+            "the shell builtin {name} evaluates text or changes the shell for the commands after it"
+        ));
+        if matches!(name, "eval" | "trap") {
+            // The words are shell text; a deny rule sees them as a command line of their own,
+            // split naively (still asked whenever a deny rule exists).
+            let text = argv[1..].join(" ");
+            d.runs
+                .push(text.split_whitespace().map(String::from).collect());
+        }
+    } else if name == "xargs" {
+        d.inexact = Some("xargs runs a command with arguments read at run time".into());
+        match xargs_command(&argv[1..]) {
+            Ok(cmd) => d.runs.push(cmd),
+            Err(why) => d.inexact = Some(format!("xargs: {why}")),
+        }
+    } else if name == "find" {
+        let runs = find_commands(&argv[1..]);
+        if !runs.is_empty() {
+            d.inexact = Some("find -exec runs a command for every file it finds".into());
+            d.runs = runs;
+        }
+    } else if DISPATCHERS.contains(&name) {
+        d.inexact = Some(format!(
+            "{name} runs other commands the analyzer does not unwrap"
+        ));
+        // The words after the options are often the command: let deny rules see every suffix.
+        for i in 1..argv.len() {
+            if !argv[i].starts_with('-') {
+                d.runs.push(argv[i..].to_vec());
+            }
+        }
+    } else if name == "git" && git_runs_config(&argv[1..]) {
+        d.inexact = Some(
+            "git -c / --config-env / --exec-path can make git run any command (aliases, pagers, hooks)"
+                .into(),
+        );
+    }
+    d
+}
+
+/// GNU findutils' xargs options; the command follows them (`echo` when there is none).
+fn xargs_command(args: &[String]) -> Result<Vec<String>, String> {
+    let spec = getopt::Spec {
+        short: "+0a:d:E:e::I:i::L:l::n:oP:prs:tx",
+        long: "null arg-file= delimiter= eof=? replace=? max-lines=? max-args= open-tty \
+               max-procs= interactive no-run-if-empty max-chars= verbose show-limits exit \
+               process-slot-var= help version",
+        abbreviations: true,
+        permute: false,
+    };
+    let parsed = getopt::parse(args, &spec, getopt::Mode::Posix)?;
+    let at = parsed
+        .operands()
+        .next()
+        .map(|(_, i)| i)
+        .unwrap_or(args.len());
+    Ok(if at < args.len() {
+        args[at..].to_vec()
+    } else {
+        vec!["echo".into()]
+    })
+}
+
+/// The commands of `find`'s `-exec`, `-execdir`, `-ok` and `-okdir` actions (up to `;` or `+`).
+fn find_commands(args: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        if matches!(args[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let start = i + 1;
+            let mut end = start;
+            while end < args.len() && args[end] != ";" && args[end] != "+" {
+                end += 1;
+            }
+            out.push(args[start..end].to_vec());
+            i = end;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// git's own options that bring in configuration or programs from the command line.
+fn git_runs_config(args: &[String]) -> bool {
+    for a in args {
+        if !a.starts_with('-') {
+            return false;
+        }
+        if a == "-c"
+            || (a.starts_with("-c") && a.len() > 2)
+            || a.starts_with("--config-env")
+            || a.starts_with("--exec-path=")
+        {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn commands_that_run_commands() {
+        let d = dispatch("xargs", &v(&["xargs", "-n1", "-I", "X", "rm", "-f", "X"]));
+        assert_eq!(d.runs, vec![v(&["rm", "-f", "X"])]);
+        assert!(d.inexact.is_some());
+        assert_eq!(dispatch("xargs", &v(&["xargs"])).runs, vec![v(&["echo"])]);
+        assert!(dispatch("xargs", &v(&["xargs", "--bogus", "rm"]))
+            .inexact
+            .unwrap()
+            .starts_with("xargs: "));
+        let f = dispatch(
+            "find",
+            &v(&["find", ".", "-exec", "rm", "{}", ";", "-ok", "rm", "+"]),
+        );
+        assert_eq!(f.runs, vec![v(&["rm", "{}"]), v(&["rm"])]);
+        assert_eq!(
+            dispatch("find", &v(&["find", ".", "-name", "x"])),
+            Dispatch::default()
+        );
+        assert!(dispatch("eval", &v(&["eval", "rm -f x"])).runs == vec![v(&["rm", "-f", "x"])]);
+        assert!(dispatch("export", &v(&["export", "PATH=."]))
+            .inexact
+            .is_some());
+        assert!(dispatch("git", &v(&["git", "-c", "alias.x=!rm", "x"]))
+            .inexact
+            .is_some());
+        assert!(dispatch("git", &v(&["git", "log", "-c"])).inexact.is_none());
+        assert!(dispatch("flock", &v(&["flock", ".", "rm", "x"]))
+            .runs
+            .contains(&v(&["rm", "x"])));
+    }
+}
