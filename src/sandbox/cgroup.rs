@@ -124,25 +124,42 @@ pub(crate) fn writable_dir(dir: &Path) -> bool {
     nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_ok()
 }
 
+/// Our own cgroup's directory in the v2 hierarchy, if one is mounted.
+pub(crate) fn own_v2_dir(mounts: &[Mount], own: &[(String, String)]) -> Option<PathBuf> {
+    let (_, path) = own.iter().find(|(c, _)| c.is_empty())?;
+    let m = mounts.iter().find(|m| m.fstype == "cgroup2")?;
+    Some(dir_of(m, path))
+}
+
+/// Our own cgroup's directory in the v1 hierarchy of `controller` (or `name=...`), if mounted.
+pub(crate) fn own_v1_dir(
+    mounts: &[Mount],
+    own: &[(String, String)],
+    controller: &str,
+) -> Option<PathBuf> {
+    let (_, path) = own
+        .iter()
+        .find(|(c, _)| c.split(',').any(|x| x == controller))?;
+    let m = mounts
+        .iter()
+        .find(|m| m.fstype == "cgroup" && m.options.split(',').any(|o| o == controller))?;
+    Some(dir_of(m, path))
+}
+
 /// Find a hierarchy where a child cgroup of ours can get a memory or pids limit. v2 is preferred
 /// when it offers both controllers; otherwise v1 where it has them.
 pub fn detect() -> Option<CgroupHost> {
     let mounts = mounts();
     let own = own_cgroups();
-    let v2 = own
-        .iter()
-        .find(|(c, _)| c.is_empty())
-        .and_then(|(_, path)| {
-            let m = mounts.iter().find(|m| m.fstype == "cgroup2")?;
-            let dir = dir_of(m, path);
-            if !writable_dir(&dir) {
-                return None;
-            }
-            let available = std::fs::read_to_string(dir.join("cgroup.controllers")).ok()?;
-            let has = |c: &str| available.split_whitespace().any(|x| x == c);
-            let (memory, pids) = (has("memory"), has("pids"));
-            (memory || pids).then_some(CgroupHost::V2 { dir, memory, pids })
-        });
+    let v2 = own_v2_dir(&mounts, &own).and_then(|dir| {
+        if !writable_dir(&dir) {
+            return None;
+        }
+        let available = std::fs::read_to_string(dir.join("cgroup.controllers")).ok()?;
+        let has = |c: &str| available.split_whitespace().any(|x| x == c);
+        let (memory, pids) = (has("memory"), has("pids"));
+        (memory || pids).then_some(CgroupHost::V2 { dir, memory, pids })
+    });
     if let Some(CgroupHost::V2 {
         memory: true,
         pids: true,
@@ -151,16 +168,8 @@ pub fn detect() -> Option<CgroupHost> {
     {
         return v2;
     }
-    let v1_dir = |controller: &str| {
-        let (_, path) = own
-            .iter()
-            .find(|(c, _)| c.split(',').any(|x| x == controller))?;
-        let m = mounts
-            .iter()
-            .find(|m| m.fstype == "cgroup" && m.options.split(',').any(|o| o == controller))?;
-        let dir = dir_of(m, path);
-        writable_dir(&dir).then_some(dir)
-    };
+    let v1_dir =
+        |controller: &str| own_v1_dir(&mounts, &own, controller).filter(|dir| writable_dir(dir));
     let (memory, pids) = (v1_dir("memory"), v1_dir("pids"));
     if memory.is_some() || pids.is_some() {
         return Some(CgroupHost::V1 { memory, pids });

@@ -22,7 +22,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-use crate::sandbox::cgroup::{dir_of, mounts, own_cgroups, remove_all, sweep_stale, writable_dir};
+use crate::sandbox::cgroup::{
+    dir_of, mounts, own_cgroups, own_v1_dir, own_v2_dir, remove_all, sweep_stale, writable_dir,
+};
 
 /// Where runs' tracking cgroups are made.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,27 +133,14 @@ fn probe() -> Result<TrackingHost, String> {
 fn candidates() -> Vec<TrackingHost> {
     let mounts = mounts();
     let own = own_cgroups();
-    let v2 = own
-        .iter()
-        .find(|(c, _)| c.is_empty())
-        .and_then(|(_, path)| {
-            let m = mounts.iter().find(|m| m.fstype == "cgroup2")?;
-            Some(TrackingHost::V2 {
-                parent: dir_of(m, path),
-            })
-        });
+    let v2 = own_v2_dir(&mounts, &own).map(|parent| TrackingHost::V2 { parent });
     // v1: any hierarchy we can write in; pids is the one a sandboxed run's limits use too.
     let v1 = ["pids", "name=systemd", "memory", "cpu", "freezer"]
         .iter()
         .find_map(|controller| {
-            let (_, path) = own
-                .iter()
-                .find(|(c, _)| c.split(',').any(|x| x == *controller))?;
-            let m = mounts
-                .iter()
-                .find(|m| m.fstype == "cgroup" && m.options.split(',').any(|o| o == *controller))?;
-            let parent = dir_of(m, path);
-            writable_dir(&parent).then_some(TrackingHost::V1 { parent })
+            own_v1_dir(&mounts, &own, controller)
+                .filter(|parent| writable_dir(parent))
+                .map(|parent| TrackingHost::V1 { parent })
         });
     [v2, v1].into_iter().flatten().collect()
 }
