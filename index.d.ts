@@ -434,6 +434,8 @@ export interface ProcessTracking {
   pipeSpawn?: 'clone3' | 'thread'
   /** Why cgroups are not used, when they are not. */
   reason?: string
+  /** The directory runs' cgroups are made in (`agent-exec-<host pid>-...`). */
+  cgroupParent?: string
 }
 
 /** Lines of a session's output: no offset and no limit gives the last 200 lines (with a paging note). */

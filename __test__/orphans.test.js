@@ -279,5 +279,8 @@ for (const pty of [false, true]) {
     assert.ok(alive(escapee));
     host.kill('SIGKILL');
     await waitFor(() => !alive(escapee), { what: `escapee ${escapee} to die with its host`, timeoutMs: 10000 });
+    // The watchdog also removes the dead host's cgroups once they are empty.
+    const mine = () => fs.readdirSync(tracking.cgroupParent).filter((n) => n.startsWith(`agent-exec-${host.pid}-`));
+    await waitFor(() => mine().length === 0, { what: `no cgroup of host ${host.pid} left (${mine().join(', ')})`, timeoutMs: 10000 });
   });
 }

@@ -18,6 +18,8 @@ pub struct JsProcessTracking {
     pub pipe_spawn: Option<String>,
     /// Why cgroups are not used, when they are not.
     pub reason: Option<String>,
+    /// The directory runs' cgroups are made in (`agent-exec-<host pid>-...`).
+    pub cgroup_parent: Option<String>,
 }
 
 /// How runs are tracked on this host (probed once: a cgroup is made and removed).
@@ -31,6 +33,7 @@ pub fn process_tracking() -> JsProcessTracking {
             cgroup_version: r.cgroup_version.map(u32::from),
             pipe_spawn: r.pipe_spawn.map(str::to_string),
             reason: r.reason,
+            cgroup_parent: r.parent.map(|p| p.display().to_string()),
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -42,5 +45,6 @@ pub fn process_tracking() -> JsProcessTracking {
             "cgroups exist only on Linux; on {} runs are found by their process group",
             std::env::consts::OS
         )),
+        cgroup_parent: None,
     }
 }

@@ -55,6 +55,18 @@ function marked() {
   }
   return out;
 }
+function removeCgroups() {
+  let left = 0;
+  for (const parent of cgroupParents) {
+    let names = [];
+    try { names = fs.readdirSync(parent); } catch { continue; }
+    for (const n of names) {
+      if (!n.startsWith('agent-exec-' + process.argv[1] + '-')) continue;
+      try { fs.rmdirSync(parent + '/' + n); } catch { left++; }
+    }
+  }
+  return left;
+}
 function sweep() {
   for (let round = 0; round < 50; round++) {
     const pids = marked();
@@ -64,7 +76,13 @@ function sweep() {
       try { process.kill(p, 'SIGKILL'); } catch {}
     }
   }
-  process.exit(0);
+  // The host's cgroups empty a moment after their last process is reaped.
+  let tries = 0;
+  const tidy = () => {
+    if (removeCgroups() === 0 || ++tries >= 40) process.exit(0);
+    setTimeout(tidy, 50);
+  };
+  tidy();
 }
 process.stdin.on('data', () => {});
 process.stdin.on('end', sweep);

@@ -61,6 +61,8 @@ pub struct TrackingReport {
     pub pipe_spawn: Option<&'static str>,
     /// Why cgroups are not used, when they are not.
     pub reason: Option<String>,
+    /// Where runs' cgroups are made (`agent-exec-<host pid>-...`).
+    pub parent: Option<PathBuf>,
 }
 
 /// Set when `clone3(CLONE_INTO_CGROUP)` failed for a reason that will not change (an old kernel, a
@@ -95,12 +97,14 @@ pub fn report() -> TrackingReport {
                 TrackingHost::V1 { .. } => Some("thread"),
             },
             reason: None,
+            parent: Some(h.parent().to_path_buf()),
         },
         Err(reason) => TrackingReport {
             mechanism: "marker",
             cgroup_version: None,
             pipe_spawn: None,
             reason: Some(reason.to_string()),
+            parent: None,
         },
     }
 }
