@@ -54,3 +54,42 @@ test('the model\'s workdir does not become the writable root; the text says it r
   assert.ok(fs.existsSync(path.join(root, 'made-here')), inside.content[0].text);
   assert.doesNotMatch(inside.content[0].text, /read-only/);
 });
+
+test('a sandboxed command cannot change another process (the agent itself): limits, priority, CPUs', { skip }, async () => {
+  const dir = tempDir();
+  const host = process.pid;
+  const limits = () => fs.readFileSync(`/proc/${host}/limits`, 'utf8');
+  const nice = () => Number(fs.readFileSync(`/proc/${host}/stat`, 'utf8').split(') ')[1].split(' ')[16]);
+  const cpus = () => /Cpus_allowed_list:\s*(\S+)/.exec(fs.readFileSync(`/proc/${host}/status`, 'utf8'))[1];
+  const before = { limits: limits(), nice: nice(), cpus: cpus() };
+  const script = [
+    'import os, resource',
+    'def attempt(name, f):',
+    '    try:',
+    '        f()',
+    '        print(name, "changed")',
+    '    except OSError as e:',
+    '        print(name, "refused", e.errno)',
+    `attempt("prlimit", lambda: resource.prlimit(${host}, resource.RLIMIT_NOFILE, (64, 64)))`,
+    `attempt("prlimit-cpu", lambda: resource.prlimit(${host}, resource.RLIMIT_CPU, (1, 1)))`,
+    `attempt("setpriority", lambda: os.setpriority(os.PRIO_PROCESS, ${host}, 19))`,
+    `attempt("affinity", lambda: os.sched_setaffinity(${host}, {0}))`,
+    // Its own process may still change itself.
+    'attempt("own-prlimit", lambda: resource.prlimit(0, resource.RLIMIT_NOFILE, (256, 256)))',
+    'attempt("own-nice", lambda: os.nice(5))',
+  ].join('\n');
+  fs.writeFileSync(path.join(dir, 'attack.py'), script);
+  const r = await run({ command: 'python3 attack.py', cwd: dir, sandbox: true });
+  assert.match(r.output, /^prlimit refused 1$/m);
+  assert.match(r.output, /^prlimit-cpu refused 1$/m);
+  assert.match(r.output, /^setpriority refused 1$/m);
+  assert.match(r.output, /^affinity refused 1$/m);
+  assert.match(r.output, /^own-prlimit changed$/m);
+  assert.match(r.output, /^own-nice changed$/m);
+  // The outside world: the agent's limits, priority and CPUs are as they were.
+  assert.deepEqual({ limits: limits(), nice: nice(), cpus: cpus() }, before);
+  const refused = r.sandbox.denials.filter((d) => d.rule === 'no changes to processes outside the caller').map((d) => d.detail);
+  for (const call of [`prlimit64(pid ${host})`, `setpriority(pid ${host})`, `sched_setaffinity(pid ${host})`]) {
+    assert.ok(refused.includes(call), `${call} not in ${JSON.stringify(r.sandbox.denials)}`);
+  }
+});

@@ -22,6 +22,7 @@ pub enum Why {
     Hostname,
     Administration,
     KernelInterface,
+    OtherProcesses,
 }
 
 impl Why {
@@ -35,6 +36,7 @@ impl Why {
             Why::Hostname => "no hostname changes in the sandbox",
             Why::Administration => "no system administration in the sandbox",
             Why::KernelInterface => "a kernel interface the sandbox does not offer",
+            Why::OtherProcesses => "no changes to processes outside the caller",
         }
     }
 }
@@ -132,6 +134,40 @@ pub fn always() -> Vec<(libc::c_long, &'static str, Why)> {
     calls
 }
 
+/// Calls that change another process when their target is not 0 (the caller): its limits, priority,
+/// CPUs, scheduling or I/O class, or memory placement. Without a PID namespace the sandbox sees the
+/// host's processes, the agent among them (`prlimit --pid $PPID --cpu=1:1` would SIGKILL it). The
+/// argument holding the target, and one that must be set for the call to change anything (`prlimit64`
+/// with no new limit only reads).
+pub fn other_process_calls() -> [(libc::c_long, &'static str, usize, Option<usize>); 9] {
+    [
+        (libc::SYS_prlimit64, "prlimit64", 0, Some(2)),
+        (libc::SYS_setpriority, "setpriority", 1, None),
+        (libc::SYS_sched_setaffinity, "sched_setaffinity", 0, None),
+        (libc::SYS_sched_setscheduler, "sched_setscheduler", 0, None),
+        (libc::SYS_sched_setparam, "sched_setparam", 0, None),
+        (libc::SYS_sched_setattr, "sched_setattr", 0, None),
+        (libc::SYS_ioprio_set, "ioprio_set", 1, None),
+        (libc::SYS_migrate_pages, "migrate_pages", 0, None),
+        (libc::SYS_move_pages, "move_pages", 0, None),
+    ]
+}
+
+/// A refusal of a change to another process: `is_caller` says whether a target id is the caller's own
+/// process or thread (those pass).
+pub fn judge_other_process(
+    nr: libc::c_long,
+    args: &[u64; 6],
+    is_caller: impl Fn(u32) -> bool,
+) -> Option<(String, Why)> {
+    let (_, name, target, needs) = other_process_calls().into_iter().find(|c| c.0 == nr)?;
+    let who = args[target] as u32;
+    if who == 0 || needs.is_some_and(|n| args[n] == 0) || is_caller(who) {
+        return None;
+    }
+    Some((format!("{name}(pid {})", who as i32), Why::OtherProcesses))
+}
+
 /// Calls that set the clock only when the `modes` of their `struct timex` say so (`adjtimex` with
 /// none only reads it, as `ntptime` and `timedatectl` do): the argument holding it.
 pub fn timex_calls() -> [(libc::c_long, &'static str, usize); 2] {
@@ -218,6 +254,45 @@ pub fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changes_to_other_processes_are_refused_and_to_the_caller_pass() {
+        let args = |a0: u64, a1: u64, a2: u64| [a0, a1, a2, 0, 0, 0];
+        let caller = |p: u32| p == 4242;
+        assert_eq!(
+            judge_other_process(libc::SYS_prlimit64, &args(1, 0, 0x7000), caller),
+            Some(("prlimit64(pid 1)".into(), Why::OtherProcesses))
+        );
+        // Reading another's limits, the caller's own, and pid 0 pass.
+        assert_eq!(
+            judge_other_process(libc::SYS_prlimit64, &args(1, 0, 0), caller),
+            None
+        );
+        assert_eq!(
+            judge_other_process(libc::SYS_prlimit64, &args(4242, 0, 0x7000), caller),
+            None
+        );
+        assert_eq!(
+            judge_other_process(libc::SYS_prlimit64, &args(0, 0, 0x7000), caller),
+            None
+        );
+        assert_eq!(
+            judge_other_process(libc::SYS_setpriority, &args(0, 77, 10), caller),
+            Some(("setpriority(pid 77)".into(), Why::OtherProcesses))
+        );
+        assert_eq!(
+            judge_other_process(libc::SYS_setpriority, &args(0, 0, 10), caller),
+            None
+        );
+        assert_eq!(
+            judge_other_process(libc::SYS_sched_setaffinity, &args(99, 8, 0x7000), caller),
+            Some(("sched_setaffinity(pid 99)".into(), Why::OtherProcesses))
+        );
+        assert_eq!(
+            judge_other_process(libc::SYS_getpid, &args(99, 0, 0), caller),
+            None
+        );
+    }
 
     #[test]
     fn calls_are_refused_by_what_they_ask_for() {

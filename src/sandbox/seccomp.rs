@@ -168,6 +168,18 @@ fn conditional_rules(network: bool) -> BTreeMap<i64, Vec<SeccompRule>> {
     rules.insert(nr(libc::SYS_openat), write_open_rules(2));
     #[cfg(target_arch = "x86_64")]
     rules.insert(nr(libc::SYS_open), write_open_rules(1));
+    // A change to another process (target argument not 0) goes to the supervisor, which lets the
+    // caller's own pid through.
+    for (call, _, target, needs) in refused::other_process_calls() {
+        let mut conditions = vec![condition(target as u8, SeccompCmpOp::Ne, 0)];
+        if let Some(n) = needs {
+            conditions.push(
+                SeccompCondition::new(n as u8, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)
+                    .expect("valid condition"),
+            );
+        }
+        rules.insert(nr(call), vec![SeccompRule::new(conditions).expect("rule")]);
+    }
     for call in [libc::SYS_unshare, libc::SYS_clone] {
         let any_namespace = refused::namespace_flags_of(call)
             .map(|(flag, _)| {
@@ -499,6 +511,20 @@ mod tests {
             // 0x80: CLONE_NEWTIME for unshare, part of the exit signal for clone.
             assert_eq!(call(libc::SYS_unshare, args(0x80, 0, 0, 0, 0)), NOTIFY);
             assert_eq!(call(libc::SYS_clone, args(0x80 | 17, 0, 0, 0, 0)), ALLOW);
+            // Changes to another process go to the supervisor; to the caller (0), or a read, do not.
+            assert_eq!(call(libc::SYS_prlimit64, args(1, 0, 0x7000, 0, 0)), NOTIFY);
+            assert_eq!(call(libc::SYS_prlimit64, args(1, 0, 0, 0, 0)), ALLOW);
+            assert_eq!(call(libc::SYS_prlimit64, args(0, 0, 0x7000, 0, 0)), ALLOW);
+            assert_eq!(call(libc::SYS_setpriority, args(0, 77, 5, 0, 0)), NOTIFY);
+            assert_eq!(call(libc::SYS_setpriority, args(0, 0, 5, 0, 0)), ALLOW);
+            assert_eq!(
+                call(libc::SYS_sched_setaffinity, args(9, 8, 0x7000, 0, 0)),
+                NOTIFY
+            );
+            assert_eq!(
+                call(libc::SYS_sched_setaffinity, args(0, 8, 0x7000, 0, 0)),
+                ALLOW
+            );
             let off = |when_off: u32| if network { ALLOW } else { when_off };
             let inet = libc::AF_INET as u64;
             assert_eq!(call(libc::SYS_socket, args(inet, 0, 0, 0, 0)), off(NOTIFY));
@@ -538,7 +564,7 @@ mod tests {
                 libc::SECCOMP_RET_KILL_PROCESS
             );
             // The kernel checks and compiles it at every sandboxed spawn: keep it short.
-            assert!(p.len() < 300, "{} instructions", p.len());
+            assert!(p.len() < 340, "{} instructions", p.len());
         }
         let c3 = build_clone3_refusal().unwrap();
         assert_eq!(

@@ -568,6 +568,12 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
         let rule = why.describe().to_string();
         return Verdict::Deny(libc::EPERM, denial("syscall", None, detail, rule, pid));
     }
+    let is_caller =
+        |who: u32| who == pid || super::unix_connect::thread_group(pid).is_some_and(|g| g == who);
+    if let Some((detail, why)) = super::refused::judge_other_process(nr, &a, is_caller) {
+        let rule = why.describe().to_string();
+        return Verdict::Deny(libc::EPERM, denial("syscall", None, detail, rule, pid));
+    }
     let (op, detail, paths): (&str, String, Vec<PathArg>) = match nr {
         libc::SYS_socket if !network => {
             return Verdict::Deny(
