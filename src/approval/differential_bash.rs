@@ -153,7 +153,10 @@ fn quote(script: &str) -> String {
 }
 
 fn unit(r: &mut Rng, last: bool) -> String {
-    match r.below(14) {
+    match r.below(17) {
+        5 => format!("echo x | xargs {}", simple(r, false)),
+        6 => format!("eval {}", simple(r, false)),
+        7 => format!("find . -maxdepth 0 -exec {} \\;", simple(r, false)),
         0 => format!("{{ {}; }}", simple(r, false)),
         1 => format!("if {}; then {}; fi", simple(r, false), simple(r, false)),
         2 => format!("while false; do {}; done", simple(r, false)),
@@ -270,9 +273,10 @@ impl Stubs {
         let root = std::fs::canonicalize(dir.path()).unwrap();
         let stubs = root.join("stubs");
         let home = root.join("home");
-        for d in [&stubs, &home] {
+        for d in [&stubs, &home, &root.join("links")] {
             std::fs::create_dir_all(d).unwrap();
         }
+        std::os::unix::fs::symlink(stubs.join("s1"), root.join("links/ln1")).unwrap();
         for name in (0..STUBS).map(|n| format!("s{n}")).chain(["h".to_string()]) {
             use std::os::unix::fs::PermissionsExt;
             let p = stubs.join(name);
@@ -313,10 +317,11 @@ impl Stubs {
         for (id, text) in lines.iter().enumerate() {
             std::fs::write(cmds.join(id.to_string()), text).unwrap();
             std::fs::create_dir(logs.join(id.to_string())).unwrap();
+            // The line goes in through a quoted heredoc and `read` (no fork), then runs in a
+            // subshell of its own.
             scripts[id % 2].push_str(&format!(
-                "( export STUB_LOG=\"{}/{id}\"; eval \"$(< '{}/{id}')\" ) </dev/null >/dev/null 2>&1\n",
+                "IFS= read -r -d '' CMD <<'__LINE_END__'\n{text}\n__LINE_END__\n( export STUB_LOG=\"{}/{id}\"; eval \"${{CMD%$'\\n'}}\" ) </dev/null >/dev/null 2>&1\n",
                 logs.display(),
-                cmds.display()
             ));
         }
         let children: Vec<_> = scripts
@@ -455,9 +460,15 @@ fn a_deny_rule_is_never_passed_by_what_bash_runs() {
         generated += 1;
         r.1 = 0;
         let mut text = line(&mut r, 12);
-        // Name the denied program in other ways too: by path, through a symlink.
-        if r.chance(20) {
-            text = text.replacen("s1 ", &format!("{}/s1 ", bench.stubs.display()), 1);
+        // Name the denied program in other ways too: by path, through a symlink, with `..`.
+        if r.chance(30) {
+            let other = match r.below(4) {
+                0 => format!("{}/s1 ", bench.stubs.display()),
+                1 => format!("{}/links/ln1 ", bench.root.display()),
+                2 => "links/ln1 ".to_string(),
+                _ => "links/../stubs/s1 ".to_string(),
+            };
+            text = text.replacen("s1 ", &other, 1);
         }
         match rules.decide(&analyze(&text, &ctx)).verdict {
             Verdict::Allow => allowed.push(text),
@@ -470,8 +481,8 @@ fn a_deny_rule_is_never_passed_by_what_bash_runs() {
     let passed: Vec<String> = allowed
         .iter()
         .zip(&results)
-        .filter(|(_, ran)| ran.contains_key("s1"))
-        .map(|(text, ran)| format!("{text:?}: bash ran {:?}", ran["s1"]))
+        .filter(|(_, ran)| ran.contains_key("s1") || ran.contains_key("ln1"))
+        .map(|(text, ran)| format!("{text:?}: bash ran {ran:?}"))
         .collect();
     eprintln!(
         "deny differential: {generated} generated, {denied} denied, {asked} asked, {} allowed and run",
