@@ -276,7 +276,14 @@ fn build(
             let piped = pipeline.len() > 1;
             pipeline
                 .into_iter()
-                .map(|words| segment(words, ctx, depth, &mut here, piped, cache, bash))
+                .enumerate()
+                .map(|(n, words)| {
+                    let place = Place {
+                        piped,
+                        first: n == 0,
+                    };
+                    segment(words, ctx, depth, &mut here, place, cache, bash)
+                })
                 .collect()
         })
         .collect();
@@ -344,6 +351,15 @@ fn basename(s: &str) -> &str {
     s.rsplit('/').next().unwrap_or(s)
 }
 
+/// Where a simple command sits in its pipeline.
+#[derive(Clone, Copy)]
+struct Place {
+    /// The pipeline has more than one command (each runs in a subshell).
+    piped: bool,
+    /// It is the pipeline's first command (where bash's `time` keyword may stand).
+    first: bool,
+}
+
 /// Keep the first reason.
 fn note(slot: &mut Option<String>, why: impl Into<String>) {
     if slot.is_none() {
@@ -356,7 +372,7 @@ fn segment(
     ctx: &Context<'_>,
     depth: usize,
     here: &mut Option<PathBuf>,
-    piped: bool,
+    place: Place,
     cache: &mut Lookups,
     bash: bool,
 ) -> Segment {
@@ -447,15 +463,16 @@ fn segment(
             break;
         }
         // `command`, `exec` and `builtin` are the shell's own: after env, nice or exec they are
-        // looked up as programs. `time` is bash's keyword only first in the pipeline; elsewhere, and in
+        // looked up as programs (after the `time` keyword they are still the shell's). `time` is bash's keyword only first in the pipeline; elsewhere, and in
         // sh, it is the program /usr/bin/time.
         let shell_level = wrappers
             .iter()
-            .all(|w: &String| matches!(w.as_str(), "command" | "builtin"));
+            .all(|w: &String| matches!(w.as_str(), "command" | "builtin" | "time"));
         let own = matches!(name, "command" | "exec" | "builtin" | "time");
         if own && !shell_level
             || (name == "builtin" && !bash)
-            || (name == "time" && (!bash || !wrappers.is_empty() || !assignments.is_empty()))
+            || (name == "time"
+                && (!bash || !place.first || !wrappers.is_empty() || !assignments.is_empty()))
         {
             break;
         }
@@ -519,7 +536,7 @@ fn segment(
     }
     if matches!(name.as_str(), "cd" | "pushd" | "popd") {
         // In a pipeline cd runs in a subshell; a wrapped or inexact cd is not followed.
-        let followed = name == "cd" && !piped && wrappers.is_empty() && inexact.is_none();
+        let followed = name == "cd" && !place.piped && wrappers.is_empty() && inexact.is_none();
         *here = match (followed, &dir) {
             (true, Some(d)) => cd_target(&effective_argv[1..], &expands[at + 1..], d, ctx.home),
             _ => None,

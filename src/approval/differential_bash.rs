@@ -153,7 +153,10 @@ fn quote(script: &str) -> String {
 }
 
 fn unit(r: &mut Rng, last: bool) -> String {
-    match r.below(14) {
+    match r.below(17) {
+        5 => format!("echo x | xargs {}", simple(r, false)),
+        6 => format!("eval {}", simple(r, false)),
+        7 => format!("find . -maxdepth 0 -exec {} \\;", simple(r, false)),
         0 => format!("{{ {}; }}", simple(r, false)),
         1 => format!("if {}; then {}; fi", simple(r, false), simple(r, false)),
         2 => format!("while false; do {}; done", simple(r, false)),
@@ -252,36 +255,125 @@ fn claims(
     }
 }
 
+/// A temp dir with the recording stubs, and a runner of lines under bash.
+struct Stubs {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    stubs: std::path::PathBuf,
+    home: String,
+    path: String,
+}
+
+/// What bash ran for one line: stub name to the argvs it ran with.
+type Ran = HashMap<String, Vec<Vec<String>>>;
+
+impl Stubs {
+    fn new() -> Stubs {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let stubs = root.join("stubs");
+        let home = root.join("home");
+        for d in [&stubs, &home, &root.join("links")] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::os::unix::fs::symlink(stubs.join("s1"), root.join("links/ln1")).unwrap();
+        for name in (0..STUBS).map(|n| format!("s{n}")).chain(["h".to_string()]) {
+            use std::os::unix::fs::PermissionsExt;
+            let p = stubs.join(name);
+            std::fs::write(
+                &p,
+                "#!/bin/sh\nprintf '%s\\0' \"${0##*/}\" \"$@\" > \"$STUB_LOG/$$\"\n",
+            )
+            .unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        Stubs {
+            path: format!("{}:/usr/bin:/bin", stubs.display()),
+            home: home.display().to_string(),
+            _dir: dir,
+            root,
+            stubs,
+        }
+    }
+
+    fn ctx(&self) -> Context<'_> {
+        Context {
+            cwd: &self.root,
+            path: Some(&self.path),
+            home: Some(&self.home),
+        }
+    }
+
+    /// Run every line under bash: two bash processes (CI has 2 cores), each evaluating a share
+    /// of the lines, each line in its own subshell and record directory.
+    fn run(&self, name: &str, lines: &[&str]) -> Vec<Ran> {
+        let (cmds, logs) = (
+            self.root.join(name).join("cmds"),
+            self.root.join(name).join("logs"),
+        );
+        std::fs::create_dir_all(&cmds).unwrap();
+        std::fs::create_dir_all(&logs).unwrap();
+        let mut scripts = vec![format!("cd \"$ROOT\" || exit 1\n"); 2];
+        for (id, text) in lines.iter().enumerate() {
+            std::fs::write(cmds.join(id.to_string()), text).unwrap();
+            std::fs::create_dir(logs.join(id.to_string())).unwrap();
+            // The line goes in through a quoted heredoc and `read` (no fork), then runs in a
+            // subshell of its own.
+            scripts[id % 2].push_str(&format!(
+                "IFS= read -r -d '' CMD <<'__LINE_END__'\n{text}\n__LINE_END__\n( export STUB_LOG=\"{}/{id}\"; eval \"${{CMD%$'\\n'}}\" ) </dev/null >/dev/null 2>&1\n",
+                logs.display(),
+            ));
+        }
+        let children: Vec<_> = scripts
+            .iter()
+            .enumerate()
+            .map(|(n, script)| {
+                let file = self.root.join(format!("{name}-batch-{n}.sh"));
+                std::fs::write(&file, format!("{script}: > {name}-done-{n}\n")).unwrap();
+                Command::new("bash")
+                    .arg(&file)
+                    .env("ROOT", &self.root)
+                    .env("PATH", &self.path)
+                    .env("HOME", &self.home)
+                    .env_remove("BASH_ENV")
+                    .env_remove("ENV")
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for (n, mut child) in children.into_iter().enumerate() {
+            child.wait().unwrap();
+            assert!(
+                self.root.join(format!("{name}-done-{n}")).exists(),
+                "batch {n} did not finish"
+            );
+        }
+        (0..lines.len())
+            .map(|id| {
+                let mut ran: Ran = HashMap::new();
+                for e in std::fs::read_dir(logs.join(id.to_string())).unwrap() {
+                    let bytes = std::fs::read(e.unwrap().path()).unwrap();
+                    let mut argv: Vec<String> = bytes
+                        .split(|b| *b == 0)
+                        .map(|s| String::from_utf8_lossy(s).into_owned())
+                        .collect();
+                    argv.pop();
+                    ran.entry(argv[0].clone()).or_default().push(argv);
+                }
+                ran
+            })
+            .collect()
+    }
+}
+
 #[test]
 fn claimed_argv_is_what_bash_runs() {
     let total: usize = std::env::var("DIFF_COMMANDS")
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(10_000);
-    let dir = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    let stubs = root.join("stubs");
-    let home = root.join("home");
-    for d in [&stubs, &home, &root.join("cmds"), &root.join("logs")] {
-        std::fs::create_dir_all(d).unwrap();
-    }
-    for name in (0..STUBS).map(|n| format!("s{n}")).chain(["h".to_string()]) {
-        use std::os::unix::fs::PermissionsExt;
-        let p = stubs.join(name);
-        std::fs::write(
-            &p,
-            "#!/bin/sh\nprintf '%s\\0' \"${0##*/}\" \"$@\" > \"$STUB_LOG/$$\"\n",
-        )
-        .unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let path = format!("{}:/usr/bin:/bin", stubs.display());
-    let home_s = home.display().to_string();
-    let ctx = Context {
-        cwd: &root,
-        path: Some(&path),
-        home: Some(&home_s),
-    };
+    let bench = Stubs::new();
+    let ctx = bench.ctx();
     let mut r = Rng(0x2545_f491_4f6c_dd1d, 0);
     // (line, claims, every simple command claimed, every claimed command surely runs)
     let mut cases = Vec::new();
@@ -299,7 +391,7 @@ fn claimed_argv_is_what_bash_runs() {
         analysed_ok += 1;
         let mut c = HashMap::new();
         let mut all = true;
-        claims(&a, &stubs, &mut c, &mut all);
+        claims(&a, &bench.stubs, &mut c, &mut all);
         if c.is_empty() && !all {
             continue;
         }
@@ -307,55 +399,12 @@ fn claimed_argv_is_what_bash_runs() {
         let sure = !text.contains("||") && !text.contains('!');
         cases.push((text, c, all, sure));
     }
-    // Two bash processes (CI has 2 cores), each evaluating a share of the lines; each line in its
-    // own subshell and record directory.
     let started = std::time::Instant::now();
-    let mut scripts = vec![String::from("cd \"$ROOT\" || exit 1\n"); 2];
-    for (id, (text, ..)) in cases.iter().enumerate() {
-        std::fs::write(root.join("cmds").join(id.to_string()), text).unwrap();
-        std::fs::create_dir(root.join("logs").join(id.to_string())).unwrap();
-        scripts[id % 2].push_str(&format!(
-            "( export STUB_LOG=\"$ROOT/logs/{id}\"; eval \"$(< cmds/{id})\" ) </dev/null >/dev/null 2>&1\n"
-        ));
-    }
-    let children: Vec<_> = scripts
-        .iter()
-        .enumerate()
-        .map(|(n, script)| {
-            let file = root.join(format!("batch-{n}.sh"));
-            std::fs::write(&file, format!("{script}: > done-{n}\n")).unwrap();
-            Command::new("bash")
-                .arg(&file)
-                .env("ROOT", &root)
-                .env("PATH", &path)
-                .env("HOME", &home)
-                .env_remove("BASH_ENV")
-                .env_remove("ENV")
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for (n, mut child) in children.into_iter().enumerate() {
-        child.wait().unwrap();
-        assert!(
-            root.join(format!("done-{n}")).exists(),
-            "batch {n} did not finish"
-        );
-    }
+    let lines: Vec<&str> = cases.iter().map(|c| c.0.as_str()).collect();
+    let results = bench.run("claims", &lines);
     let mut disagreements = Vec::new();
     let mut checked_claims = 0;
-    for (id, (text, claimed, all, sure)) in cases.iter().enumerate() {
-        let logs = root.join("logs").join(id.to_string());
-        let mut ran: HashMap<String, Vec<Vec<String>>> = HashMap::new();
-        for e in std::fs::read_dir(&logs).unwrap() {
-            let bytes = std::fs::read(e.unwrap().path()).unwrap();
-            let mut argv: Vec<String> = bytes
-                .split(|b| *b == 0)
-                .map(|s| String::from_utf8_lossy(s).into_owned())
-                .collect();
-            argv.pop();
-            ran.entry(argv[0].clone()).or_default().push(argv);
-        }
+    for ((text, claimed, all, sure), ran) in cases.iter().zip(&results) {
         checked_claims += claimed.len();
         // A claimed command that ran, ran with the claimed argv, once.
         let mut ok = claimed
@@ -385,4 +434,64 @@ fn claimed_argv_is_what_bash_runs() {
         disagreements[..disagreements.len().min(10)].join("\n")
     );
     assert_eq!(cases.len(), total, "only {} lines ran", cases.len());
+}
+
+/// Deny rules against bash: with `Bash(s1:*)` denied and everything else allowed, every generated
+/// line the rules allow runs under bash, and stub `s1` must never have run (wrapped, grouped,
+/// inside `sh -c`, named by a path...). `DIFF_DENY_COMMANDS` lines (default 2,000) are run.
+#[test]
+fn a_deny_rule_is_never_passed_by_what_bash_runs() {
+    use super::rules::{Rule, RuleSet, Verdict};
+    let total: usize = std::env::var("DIFF_DENY_COMMANDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(2_000);
+    let bench = Stubs::new();
+    let ctx = bench.ctx();
+    let rules = RuleSet {
+        deny: vec![Rule::parse("Bash(s1:*)").unwrap()],
+        ask: vec![],
+        allow: vec![Rule::parse("Bash(*)").unwrap()],
+    };
+    let mut r = Rng(0x9e37_79b9_7f4a_7c15, 0);
+    let mut allowed = Vec::new();
+    let (mut generated, mut denied, mut asked) = (0, 0, 0);
+    while allowed.len() < total && generated < total * 20 {
+        generated += 1;
+        r.1 = 0;
+        let mut text = line(&mut r, 12);
+        // Name the denied program in other ways too: by path, through a symlink, with `..`.
+        if r.chance(30) {
+            let other = match r.below(4) {
+                0 => format!("{}/s1 ", bench.stubs.display()),
+                1 => format!("{}/links/ln1 ", bench.root.display()),
+                2 => "links/ln1 ".to_string(),
+                _ => "links/../stubs/s1 ".to_string(),
+            };
+            text = text.replacen("s1 ", &other, 1);
+        }
+        match rules.decide(&analyze(&text, &ctx)).verdict {
+            Verdict::Allow => allowed.push(text),
+            Verdict::Deny => denied += 1,
+            _ => asked += 1,
+        }
+    }
+    let lines: Vec<&str> = allowed.iter().map(String::as_str).collect();
+    let results = bench.run("deny", &lines);
+    let passed: Vec<String> = allowed
+        .iter()
+        .zip(&results)
+        .filter(|(_, ran)| ran.contains_key("s1") || ran.contains_key("ln1"))
+        .map(|(text, ran)| format!("{text:?}: bash ran {ran:?}"))
+        .collect();
+    eprintln!(
+        "deny differential: {generated} generated, {denied} denied, {asked} asked, {} allowed and run",
+        allowed.len()
+    );
+    assert!(
+        passed.is_empty(),
+        "{} lines ran a denied command:\n{}",
+        passed.len(),
+        passed[..passed.len().min(10)].join("\n")
+    );
 }

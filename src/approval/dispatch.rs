@@ -118,7 +118,9 @@ pub fn dispatch(name: &str, argv: &[String]) -> Dispatch {
             d.inexact = Some("find -exec runs a command for every file it finds".into());
             d.runs = runs;
         }
-    } else if DISPATCHERS.contains(&name) {
+    } else if DISPATCHERS.contains(&name) || matches!(name, "command" | "builtin" | "exec") {
+        // `command`, `builtin` and `exec` reach here only where they are not the shell's own
+        // (after env, nice...), as programs of that name: whatever they are, they are not seen.
         d.inexact = Some(format!(
             "{name} runs other commands the analyzer does not unwrap"
         ));

@@ -553,6 +553,12 @@ mod tests {
             "nice timeout 5 env -u A rm -f x",
             "builtin command rm x",
             "sudo rm x",
+            // Found by the deny-rule differential: after the `time` keyword, `command` is still
+            // the shell's builtin.
+            "time -p command rm x",
+            "time builtin command rm x",
+            // The program /usr/bin/time runs the words after it.
+            "ls | time rm x",
         ] {
             assert_eq!(rules.decide(&a(cmd)).verdict, Verdict::Deny, "{cmd}");
         }
@@ -566,6 +572,9 @@ mod tests {
             "for i in 1; do :; done",
             "PATH=/tmp; ls",
             "echo x | xargs --bogus rm",
+            // Not first in its pipeline, `time` is the program /usr/bin/time, which runs
+            // `command` as a program: not seen.
+            "ls | time command ls",
         ] {
             let d = rules.decide(&a(cmd));
             assert_eq!(d.verdict, Verdict::Ask, "{cmd}: {d:?}");
