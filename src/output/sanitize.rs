@@ -12,8 +12,8 @@
 //!
 //! Line endings: CRLF becomes LF. A bare CR (a progress redraw) is kept as `\r` in the text so the
 //! buffers can collapse the line it rewrites; a CR at the very end of a chunk waits for the next chunk
-//! to know whether an LF follows. A backspace erases the character before it when that character is in
-//! the same chunk's text; one at the start of a chunk is kept as `\x08` for the buffers to apply.
+//! to know whether an LF follows. A backspace is kept as `\x08` for the buffers to apply, so the text is
+//! the same however the stream was cut into reads.
 
 use vte::{Params, Parser, Perform};
 
@@ -89,17 +89,11 @@ impl Perform for Sink {
                 self.flush_cr();
                 self.out.text.push('\t');
             }
-            // Backspace overstrike (`man`, some progress bars): remove the previous character of the
-            // line. After a CR the cursor is at the line's start, where a backspace does nothing.
-            0x08 if !self.pending_cr => match self.out.text.chars().last() {
-                Some('\n' | '\r') => {}
-                Some(c) if c != '\x08' => {
-                    self.out.text.pop();
-                }
-                // The character it erases went out with an earlier chunk: the text buffers apply it,
-                // so the result does not depend on where the reads were cut.
-                _ => self.out.text.push('\x08'),
-            },
+            // Backspace overstrike (`man`, some progress bars) goes to the text buffers, which erase
+            // the character before it: applied here, only when that character was in the same read,
+            // the text they get (and where the head/tail split falls) would depend on the reads. After a
+            // CR the cursor is at the line's start, where a backspace does nothing.
+            0x08 if !self.pending_cr => self.out.text.push('\x08'),
             _ => {}
         }
     }
@@ -311,8 +305,11 @@ mod tests {
     }
 
     #[test]
-    fn drops_other_controls_and_applies_backspace() {
-        assert_eq!(all(&[b"a\x07b\x00c_\x08d"]), "abcd");
+    fn drops_other_controls_and_passes_backspace_on() {
+        assert_eq!(all(&[b"a\x07b\x00c_\x08d"]), "abc_\x08d");
+        assert_eq!(edited(&[b"a\x07b\x00c_\x08d"]), "abcd");
+        // After a CR the cursor is at the line's start: a backspace there does nothing.
+        assert_eq!(all(&[b"ab\r\x08c"]), "ab\rc");
     }
 
     #[test]
