@@ -308,3 +308,24 @@ test('8 processes adding entries at once lose none', async () => {
   assert.equal(new Set(entries).size, 80);
   assert.equal(entries.length, 80);
 });
+
+test('allowReadOnly in a PTY: git, which would open a pager there, is asked unless --no-pager', async () => {
+  const dir = tempDir();
+  const git = (args) => require('node:child_process').execFileSync('git', args, { cwd: dir, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_SYSTEM: '/dev/null' } });
+  git(['init', '-q']);
+  git(['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'first']);
+  const asked = [];
+  const approval = { rules: { deny: ['Bash(rm:*)'] }, allowReadOnly: true, onApproval: async (req) => (asked.push(req.command), 'deny') };
+  const env = { GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_SYSTEM: '/dev/null' };
+  const paged = await native.exec({ command: 'git log --oneline', cwd: dir, pty: true, env, approval });
+  assert.deepEqual(asked, ['git log --oneline']);
+  assert.equal(paged.approval.allowed, false);
+  const plain = await native.exec({ command: 'git --no-pager log --oneline', cwd: dir, pty: true, env, approval });
+  track(plain.pid);
+  assert.equal(plain.approval.allowed, true);
+  assert.match(plain.output, /first/);
+  const piped = await native.exec({ command: 'git log --oneline', cwd: dir, env, approval });
+  track(piped.pid);
+  assert.equal(piped.approval.allowed, true, 'no terminal, no pager: read-only as before');
+  assert.equal(asked.length, 1);
+});

@@ -283,7 +283,9 @@ pub fn exec<'env>(
     env.spawn_future_with_callback(
         async move {
             let mut summary = None;
-            if let Some((opts, handler)) = approval {
+            if let Some((mut opts, handler)) = approval {
+                // In a terminal git pages, and a pager runs commands typed into it.
+                opts.terminal = request.pty.is_some();
                 let (path, home) = (request.env_var("PATH"), request.env_var("HOME"));
                 let asker = handler.as_ref().map(|h| move |req| ask_handler(h, req));
                 let gate = match crate::approval::gate::run_gate(
