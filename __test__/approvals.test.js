@@ -329,3 +329,17 @@ test('allowReadOnly in a PTY: git, which would open a pager there, is asked unle
   assert.equal(piped.approval.allowed, true, 'no terminal, no pager: read-only as before');
   assert.equal(asked.length, 1);
 });
+
+test('B\'s analyzer texts: a line break is named by the character itself; a not-yet-existing allowlisted absolute path is allowed', () => {
+  assert.equal(native.analyzeCommand('ls\nrm -rf x').reason, 'unsupported shell token: \n');
+  assert.equal(native.analyzeCommand('echo a\rb').reason, 'unsupported shell token: \r');
+  assert.equal(native.analyzeCommand('echo "a\\\nb"').reason, 'unsupported shell token: newline');
+  const dir = tempDir();
+  const approvalsFile = path.join(dir, 'approvals.json');
+  const tool = path.join(dir, 'build', 'bin', 'tool');
+  fs.writeFileSync(approvalsFile, JSON.stringify({ version: 1, agents: { '*': { allowlist: [{ pattern: tool }] } } }));
+  const ev = native.evaluateCommand(`${tool} --all`, { security: 'allowlist', ask: 'on-miss', approvalsFile, cwd: dir });
+  assert.equal(ev.decision, 'allow', JSON.stringify(ev));
+  const climb = native.evaluateCommand(`${path.join(dir, 'build', '..', '..', 'tool')}`, { security: 'allowlist', ask: 'on-miss', approvalsFile, cwd: dir });
+  assert.notEqual(climb.decision, 'allow');
+});

@@ -53,17 +53,40 @@ fn match_pattern<'p>(segment: &Segment, rules: &AllowRules<'p>) -> Option<&'p St
         return Some(w);
     }
     // The resolved path is the file that runs (symlinks followed), so `./cat` that is `touch`
-    // does not match `/usr/bin/cat` nor `**/cat`.
-    let resolved = segment.resolution.resolved_path.as_ref()?;
-    let path = resolved.to_string_lossy();
+    // does not match `/usr/bin/cat` nor `**/cat`. An absolute path with nothing there yet (a tool a
+    // build is about to create) is itself, as OpenClaw B matches it; only without `.` or `..`
+    // components, which a lexical match would let climb out of a pattern's directory.
+    let path = match segment.resolution.resolved_path.as_ref() {
+        Some(resolved) => resolved.to_string_lossy().into_owned(),
+        None => not_there_yet(&segment.resolution.raw_executable)?,
+    };
+    let path = path.as_str();
     rules
         .patterns
         .iter()
         .filter(|p| is_path_pattern(p))
         .find(|p| {
-            glob_matches(p, &path, rules.home)
-                || canonical_pattern(p, rules.home).is_some_and(|c| glob_matches(&c, &path, None))
+            glob_matches(p, path, rules.home)
+                || canonical_pattern(p, rules.home).is_some_and(|c| glob_matches(&c, path, None))
         })
+}
+
+/// `raw` when it is an absolute path with no `.` or `..` component and nothing at it (not even a
+/// dangling link).
+fn not_there_yet(raw: &str) -> Option<String> {
+    let p = std::path::Path::new(raw);
+    let plain = p.is_absolute()
+        && p.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::RootDir | std::path::Component::Normal(_)
+            )
+        })
+        && !raw.contains("/./")
+        && !raw.ends_with("/.");
+    let absent =
+        std::fs::symlink_metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    (plain && absent).then(|| raw.to_string())
 }
 
 /// A pattern whose literal directory part goes through symlinks (`/bin/cat` when `/bin` links to
@@ -371,6 +394,25 @@ mod tests {
             let miss = ev.verdicts[0].miss.as_deref().unwrap_or("");
             assert!(miss.contains("may expand"), "{cmd}: {miss}");
         }
+    }
+
+    #[test]
+    fn an_allowlisted_absolute_path_that_does_not_exist_yet_matches_itself() {
+        let tool = "/opt/agent-exec-not-yet/bin/tool";
+        assert!(eval(&format!("{tool} --build"), &[tool]).allowlist_satisfied);
+        assert!(eval(tool, &["/opt/agent-exec-not-yet/**"]).allowlist_satisfied);
+        // `..` would let a lexical match climb out of the pattern's directory.
+        let climb = "/opt/agent-exec-not-yet/../../tmp/evil";
+        assert!(!eval(climb, &["/opt/agent-exec-not-yet/**"]).allowlist_satisfied);
+        assert!(
+            !eval(
+                "/opt/agent-exec-not-yet/./tool",
+                &["/opt/agent-exec-not-yet/*"]
+            )
+            .allowlist_satisfied
+        );
+        // A name on PATH that does not exist is still not allowed by a path pattern.
+        assert!(!eval("no-such-tool-xyz", &["**/no-such-tool-xyz"]).allowlist_satisfied);
     }
 
     #[test]

@@ -124,7 +124,7 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
                     if chars[i + 1..].iter().all(|c| c.is_whitespace()) {
                         break;
                     }
-                    return Err(unsupported("newline"));
+                    return Err(unsupported("\n"));
                 }
                 i += 1;
                 for (delim, strip_tabs, expands) in std::mem::take(&mut pending_heredocs) {
@@ -132,11 +132,12 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
                 }
                 tokens.push(Token::Heredoc);
                 if chars[i..].iter().any(|c| !c.is_whitespace()) {
-                    return Err(unsupported("newline"));
+                    return Err(unsupported("\n"));
                 }
                 break;
             }
-            '\r' => return Err(unsupported("\\r")),
+            // OpenClaw B names the character itself (a line break in the reason text).
+            '\r' => return Err(unsupported("\r")),
             '\\' => {
                 match next {
                     None => return Err("unterminated shell quote/escape".into()),
@@ -185,7 +186,7 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
                             None => return Err("unterminated shell quote/escape".into()),
                         },
                         '`' => return Err(unsupported("`")),
-                        '\n' => return Err(unsupported("newline")),
+                        '\n' => return Err(unsupported("\n")),
                         '$' => {
                             check_dollar(chars.get(i + 1).copied(), true)?;
                             word.push('$');
@@ -487,8 +488,10 @@ mod tests {
             ("diff <(ls) <(ls)", "unsupported shell token: <"),
             ("sleep 1 &", "unsupported shell token: &"),
             ("ls |& cat", "unsupported shell token: |&"),
-            ("ls\nrm -rf /", "unsupported shell token: newline"),
-            ("echo \"a\nb\"", "unsupported shell token: newline"),
+            // OpenClaw B's texts name a line break by the character itself.
+            ("ls\nrm -rf /", "unsupported shell token: \n"),
+            ("echo \"a\nb\"", "unsupported shell token: \n"),
+            ("echo \"a\\\nb\"", "unsupported shell token: newline"),
             (
                 "echo a \\\n b",
                 "unsupported shell token: line continuation",
@@ -511,7 +514,7 @@ mod tests {
             ),
             ("echo $HOME", "unsupported shell token: $ expansion"),
             ("echo \"${HOME}\"", "unsupported shell token: $ expansion"),
-            ("echo a\rb", "unsupported shell token: \\r"),
+            ("echo a\rb", "unsupported shell token: \r"),
             // Words bash rewrites: ANSI-C and locale quoting, old arithmetic.
             ("$'rm' -f x", "unsupported shell token: $'...'"),
             ("find . $'-delete'", "unsupported shell token: $'...'"),
