@@ -12,3 +12,5 @@ pub mod preflight;
 pub mod sandbox;
 pub mod session;
 pub mod spawn;
+#[cfg(test)]
+mod test_rng;

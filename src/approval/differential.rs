@@ -9,22 +9,7 @@
 use super::lexer::{lex, Token};
 use std::process::Command;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a>(&mut self, s: &'a [&'a str]) -> &'a str {
-        s[self.below(s.len())]
-    }
-}
+use crate::test_rng::Rng;
 
 const PLAIN: &[&str] = &[
     "a", "b", "Z", "0", "9", "_", ".", "/", "-", ":", "=", ",", "@", "%", "+", "x.y", "--flag",

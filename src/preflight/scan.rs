@@ -485,7 +485,7 @@ mod tests {
 
     #[test]
     fn lexers_never_panic_on_any_input() {
-        let mut seed = 11u64;
+        let mut rng = crate::test_rng::Rng(11);
         let pool: &[&str] = &[
             "\"", "'", "`", "f\"", "r'", "{", "}", "${", "\\", "\r", "\n", "#", "//", "/*", "*/",
             "/", "$A", "$HOME", ":", "!r", "lambda", "é", "'''", "\"\"\"", "x",
@@ -493,10 +493,7 @@ mod tests {
         for _ in 0..5000 {
             let mut s = String::new();
             for _ in 0..12 {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                s.push_str(pool[(seed % pool.len() as u64) as usize]);
+                s.push_str(rng.pick(pool));
             }
             let _ = first_token(&s, Lang::Python);
             let _ = first_token(&s, Lang::JavaScript);

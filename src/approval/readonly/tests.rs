@@ -440,21 +440,7 @@ fn globs_count_as_unknown_words() {
     assert!(judge_with(&["printf", "%s\n", "*"], &[false, false, true]).read_only);
 }
 
-/// A small xorshift generator, so the property test needs no dependency and is reproducible.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[(self.next() % items.len() as u64) as usize]
-    }
-}
+use crate::test_rng::Rng;
 
 /// The words a grammar knows: its options in their spellings, with values, and some operands.
 fn vocabulary(g: &Grammar) -> Vec<String> {
@@ -514,7 +500,7 @@ fn random_argv_never_panics_and_unknown_options_are_refused() {
         for round in 0..300 {
             let len = (rng.next() % 7) as usize;
             let mut argv = vec![g.name.to_string()];
-            argv.extend((0..len).map(|_| rng.pick(&vocab).clone()));
+            argv.extend((0..len).map(|_| vocab[rng.below(vocab.len())].clone()));
             let expands: Vec<bool> = argv.iter().map(|_| rng.next().is_multiple_of(9)).collect();
             let _ = judge(&argv, &expands);
             if takes_any(g) {
