@@ -45,10 +45,20 @@ impl KillTarget {
 
     /// Cheap check: does the group still exist, or does the run's cgroup still hold a process?
     pub fn may_have_members(&self) -> bool {
-        self.group_exists()
-            || self.cgroup_procs.iter().any(|f| {
-                std::fs::read_to_string(f).is_ok_and(|t| t.lines().any(|l| !l.trim().is_empty()))
+        self.group_exists() || !self.cgroup_members().is_empty()
+    }
+
+    /// The processes listed in the run's cgroups, wherever they went.
+    fn cgroup_members(&self) -> Vec<u32> {
+        self.cgroup_procs
+            .iter()
+            .filter_map(|f| std::fs::read_to_string(f).ok())
+            .flat_map(|t| {
+                t.lines()
+                    .filter_map(|l| l.trim().parse().ok())
+                    .collect::<Vec<u32>>()
             })
+            .collect()
     }
 
     pub fn is_alive(&self) -> bool {
@@ -126,16 +136,7 @@ fn live_processes(target: &KillTarget) -> Vec<u32> {
 
 #[cfg(target_os = "linux")]
 fn select(target: &KillTarget, snapshot: &[procs::Proc]) -> Vec<u32> {
-    let members: Vec<u32> = target
-        .cgroup_procs
-        .iter()
-        .filter_map(|f| std::fs::read_to_string(f).ok())
-        .flat_map(|t| {
-            t.lines()
-                .filter_map(|l| l.trim().parse().ok())
-                .collect::<Vec<u32>>()
-        })
-        .collect();
+    let members = target.cgroup_members();
     snapshot
         .iter()
         .filter(|p| {
