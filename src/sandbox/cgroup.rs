@@ -100,7 +100,12 @@ fn unescape(s: &str) -> String {
 /// Our cgroup path per hierarchy from `/proc/self/cgroup`: `("", path)` for v2, `(controllers, path)`
 /// for v1.
 pub(crate) fn own_cgroups() -> Vec<(String, String)> {
-    let Ok(text) = std::fs::read_to_string("/proc/self/cgroup") else {
+    cgroups_in("/proc/self/cgroup")
+}
+
+/// The `(controllers, path)` lines of a `/proc/<pid or thread-self>/cgroup` file.
+pub(crate) fn cgroups_in(file: &str) -> Vec<(String, String)> {
+    let Ok(text) = std::fs::read_to_string(file) else {
         return Vec::new();
     };
     text.lines()
@@ -309,17 +314,25 @@ impl RunCgroup {
         if remove_all(&dirs) {
             return;
         }
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
-                for _ in 0..60 {
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    if remove_all(&dirs) {
-                        return;
-                    }
-                }
-            });
-        }
+        remove_when_empty(dirs);
     }
+}
+
+/// Remove `dirs` in the background, retried for a few seconds while the kernel empties them (without
+/// an async runtime: one attempt now).
+pub(crate) fn remove_when_empty(dirs: Vec<PathBuf>) {
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        remove_all(&dirs);
+        return;
+    };
+    rt.spawn(async move {
+        for _ in 0..60 {
+            if remove_all(&dirs) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    });
 }
 
 /// Remove the empty cgroups of hosts that are gone (`agent-exec-<pid>-<id>` with no process `<pid>`):

@@ -23,7 +23,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use crate::sandbox::cgroup::{
-    dir_of, mounts, own_cgroups, own_v1_dir, own_v2_dir, remove_all, sweep_stale, writable_dir,
+    cgroups_in, dir_of, mounts, own_cgroups, own_v1_dir, own_v2_dir, remove_when_empty,
+    sweep_stale, writable_dir,
 };
 
 /// Where runs' tracking cgroups are made.
@@ -259,19 +260,7 @@ impl TrackingCgroup {
     /// the kernel empties it. A cgroup that still holds a process left running stays until the session
     /// is dropped.
     pub fn remove_soon(&self) {
-        let dirs = vec![self.dir.clone()];
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
-            remove_all(&dirs);
-            return;
-        };
-        rt.spawn(async move {
-            for _ in 0..60 {
-                if remove_all(&dirs) {
-                    return;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
-        });
+        remove_when_empty(vec![self.dir.clone()]);
     }
 }
 
@@ -328,21 +317,15 @@ fn own_thread_tasks_file(run_dir: &Path) -> std::io::Result<PathBuf> {
                 .max_by_key(|m| m.point.as_os_str().len())
         })
         .ok_or_else(|| std::io::Error::other("the run's cgroup is on no mounted hierarchy"))?;
-    let text = std::fs::read_to_string("/proc/thread-self/cgroup")?;
     let option_of = |controllers: &str| {
         controllers
             .split(',')
             .any(|c| hierarchy.options.split(',').any(|o| o == c))
     };
-    let path = text
-        .lines()
-        .filter_map(|l| {
-            let mut parts = l.splitn(3, ':');
-            let _id = parts.next()?;
-            Some((parts.next()?, parts.next()?))
-        })
+    let path = cgroups_in("/proc/thread-self/cgroup")
+        .into_iter()
         .find(|(controllers, _)| !controllers.is_empty() && option_of(controllers))
-        .map(|(_, path)| path.to_string())
+        .map(|(_, path)| path)
         .ok_or_else(|| {
             std::io::Error::other("this thread's cgroup in that hierarchy is unknown")
         })?;
