@@ -29,26 +29,21 @@ use crate::sandbox::cgroup::{
 
 /// Where runs' tracking cgroups are made.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TrackingHost {
-    /// cgroup v2: our own cgroup directory (runs' cgroups are its children).
-    V2 { parent: PathBuf },
-    /// cgroup v1: our directory in one hierarchy.
-    V1 { parent: PathBuf },
+pub struct TrackingHost {
+    /// 2: our own cgroup directory in the unified hierarchy; 1: our directory in one v1 hierarchy.
+    version: u8,
+    /// The directory runs' cgroups are made in (its children).
+    parent: PathBuf,
 }
 
 impl TrackingHost {
     pub fn version(&self) -> u8 {
-        match self {
-            TrackingHost::V2 { .. } => 2,
-            TrackingHost::V1 { .. } => 1,
-        }
+        self.version
     }
 
     /// The directory runs' cgroups are made in.
     pub fn parent(&self) -> &Path {
-        match self {
-            TrackingHost::V2 { parent } | TrackingHost::V1 { parent } => parent,
-        }
+        &self.parent
     }
 }
 
@@ -92,10 +87,10 @@ pub fn report() -> TrackingReport {
         Ok(h) => TrackingReport {
             mechanism: "cgroup",
             cgroup_version: Some(h.version()),
-            pipe_spawn: match h {
-                TrackingHost::V2 { .. } if clone3_usable() => Some("clone3"),
-                TrackingHost::V2 { .. } => None,
-                TrackingHost::V1 { .. } => Some("thread"),
+            pipe_spawn: match h.version {
+                2 if clone3_usable() => Some("clone3"),
+                2 => None,
+                _ => Some("thread"),
             },
             reason: None,
             parent: Some(h.parent().to_path_buf()),
@@ -138,14 +133,14 @@ fn probe() -> Result<TrackingHost, String> {
 fn candidates() -> Vec<TrackingHost> {
     let mounts = mounts();
     let own = own_cgroups();
-    let v2 = own_v2_dir(&mounts, &own).map(|parent| TrackingHost::V2 { parent });
+    let v2 = own_v2_dir(&mounts, &own).map(|parent| TrackingHost { version: 2, parent });
     // v1: any hierarchy we can write in; pids is the one a sandboxed run's limits use too.
     let v1 = ["pids", "name=systemd", "memory", "cpu", "freezer"]
         .iter()
         .find_map(|controller| {
             own_v1_dir(&mounts, &own, controller)
                 .filter(|parent| writable_dir(parent))
-                .map(|parent| TrackingHost::V1 { parent })
+                .map(|parent| TrackingHost { version: 1, parent })
         });
     [v2, v1].into_iter().flatten().collect()
 }
