@@ -390,6 +390,8 @@ export interface PollResult {
    * in time); they are in `readLog` and the log file.
    */
   droppedChars: number
+  /** A full-screen program holds the PTY's alternate screen: `readScreen` shows what it draws. */
+  alternateScreen: boolean
   /** Suggested wait before polling again; absent once the session exited. */
   retryInMs?: number
   /** Whether the run was handed to the background (a foreground run is still awaited by `exec`). */

@@ -134,8 +134,8 @@ function createProcessTool(defaults = {}) {
     }
     let shown = output;
     // A full-screen program's output is drawing commands, not text: show its screen instead.
-    const view = p.pty && !p.exited ? native.readScreen(id, scope) : null;
-    if (view?.alternateScreen) {
+    const view = p.alternateScreen && !p.exited ? native.readScreen(id, scope) : null;
+    if (view) {
       shown = `${view.text || '(blank screen)'}\n\n${screenNote(view)}`;
     } else if (p.droppedChars > 0 && shown) {
       // The pending buffer kept only the newest text: start at a line, and say what is missing and

@@ -91,6 +91,8 @@ pub struct JsPollResult {
     /// Characters of output dropped from the pending buffers since the previous poll (nobody polled
     /// in time); they are in `readLog` and the log file.
     pub dropped_chars: f64,
+    /// A full-screen program holds the PTY's alternate screen: `readScreen` shows what it draws.
+    pub alternate_screen: bool,
     /// Suggested wait before polling again; absent once the session exited.
     pub retry_in_ms: Option<f64>,
     /// Whether the run was handed to the background (a foreground run is still awaited by `exec`).
@@ -308,6 +310,7 @@ pub fn poll_session<'env>(
                 pending_truncated: poll.pending_truncated,
                 output_file: poll.info.output_file.clone(),
                 dropped_chars: poll.dropped_chars as f64,
+                alternate_screen: poll.alternate_screen,
                 retry_in_ms: poll.retry_in_ms.map(|v| v as f64),
                 backgrounded: poll.info.backgrounded,
                 command: poll.info.command.clone(),

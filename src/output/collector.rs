@@ -201,6 +201,13 @@ impl OutputCollector {
         }
     }
 
+    /// A full-screen program holds the PTY's alternate screen.
+    pub fn alternate_screen(&self) -> bool {
+        self.screen
+            .as_ref()
+            .is_some_and(super::screen::Screen::alternate)
+    }
+
     pub fn screen_view(&self) -> Option<super::screen::ScreenView> {
         self.screen.as_ref().map(super::screen::Screen::view)
     }

@@ -113,6 +113,11 @@ impl Screen {
         }
     }
 
+    /// A program holds the alternate screen (the emulator runs live).
+    pub fn alternate(&self) -> bool {
+        self.live.is_some()
+    }
+
     pub fn resize(&mut self, rows: u16, cols: u16) {
         self.rows = rows;
         self.cols = cols;

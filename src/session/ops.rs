@@ -101,6 +101,8 @@ pub struct PollResult {
     pub pending_truncated: bool,
     /// Characters (UTF-16 units) of undrained output dropped since the previous poll.
     pub dropped_chars: usize,
+    /// A full-screen program holds the PTY's alternate screen (read it with `screen`).
+    pub alternate_screen: bool,
     /// Suggested wait before the next poll, while the session runs.
     pub retry_in_ms: Option<u64>,
     pub reason: Option<String>,
@@ -129,7 +131,7 @@ pub async fn poll(session: &Session, wait: Duration) -> Result<PollResult, Agent
             .wait_for_exit_until(tokio::time::Instant::now() + wait)
             .await;
     }
-    let (stdout, stderr, dropped_chars, pending_truncated, retry) = {
+    let (stdout, stderr, dropped_chars, pending_truncated, alternate_screen, retry) = {
         let mut st = session.lock();
         let (stdout, stderr, dropped) = st.collector.drain_pending_counted();
         let exited = st.exit.is_some();
@@ -147,6 +149,7 @@ pub async fn poll(session: &Session, wait: Duration) -> Result<PollResult, Agent
             stderr,
             dropped,
             st.collector.pending_truncated(),
+            st.collector.alternate_screen(),
             retry,
         )
     };
@@ -160,6 +163,7 @@ pub async fn poll(session: &Session, wait: Duration) -> Result<PollResult, Agent
         stderr,
         pending_truncated,
         dropped_chars,
+        alternate_screen,
         retry_in_ms: retry,
     })
 }
