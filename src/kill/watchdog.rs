@@ -30,18 +30,22 @@ const fs = require('fs');
 const prefix = Buffer.from('\0AGENT_EXEC_SESSION=' + process.argv[1] + '-');
 const cgroupParents = process.argv.slice(2);
 for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(s, () => {});
-function inCgroups() {
-  const out = [];
+function hostCgroups() {
+  const dirs = [];
   for (const parent of cgroupParents) {
     let names = [];
     try { names = fs.readdirSync(parent); } catch { continue; }
-    for (const n of names) {
-      if (!n.startsWith('agent-exec-' + process.argv[1] + '-')) continue;
-      try { fs.writeFileSync(parent + '/' + n + '/cgroup.kill', '1'); } catch {}
-      let procs = '';
-      try { procs = fs.readFileSync(parent + '/' + n + '/cgroup.procs', 'utf8'); } catch { continue; }
-      for (const l of procs.split('\n')) if (/^\d+$/.test(l)) out.push(Number(l));
-    }
+    for (const n of names) if (n.startsWith('agent-exec-' + process.argv[1] + '-')) dirs.push(parent + '/' + n);
+  }
+  return dirs;
+}
+function inCgroups() {
+  const out = [];
+  for (const dir of hostCgroups()) {
+    try { fs.writeFileSync(dir + '/cgroup.kill', '1'); } catch {}
+    let procs = '';
+    try { procs = fs.readFileSync(dir + '/cgroup.procs', 'utf8'); } catch { continue; }
+    for (const l of procs.split('\n')) if (/^\d+$/.test(l)) out.push(Number(l));
   }
   return out;
 }
@@ -57,13 +61,8 @@ function marked() {
 }
 function removeCgroups() {
   let left = 0;
-  for (const parent of cgroupParents) {
-    let names = [];
-    try { names = fs.readdirSync(parent); } catch { continue; }
-    for (const n of names) {
-      if (!n.startsWith('agent-exec-' + process.argv[1] + '-')) continue;
-      try { fs.rmdirSync(parent + '/' + n); } catch { left++; }
-    }
+  for (const dir of hostCgroups()) {
+    try { fs.rmdirSync(dir); } catch { left++; }
   }
   return left;
 }
