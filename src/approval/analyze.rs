@@ -154,7 +154,7 @@ const WRAPPERS: [&str; 14] = [
 /// Wrappers that change who or how a command runs: fail closed.
 const BLOCKED_WRAPPERS: [&str; 6] = ["chrt", "doas", "ionice", "setsid", "sudo", "taskset"];
 /// Shells whose `-c` script is analysed recursively.
-const SHELLS: [&str; 7] = ["sh", "bash", "zsh", "dash", "ksh", "fish", "ash"];
+pub(crate) const SHELLS: [&str; 7] = ["sh", "bash", "zsh", "dash", "ksh", "fish", "ash"];
 const MAX_DEPTH: usize = 3;
 
 /// Commands longer than this are not analysed: they are asked, with the code `command-too-large`.

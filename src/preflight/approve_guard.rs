@@ -6,13 +6,12 @@
 
 use std::path::Path;
 
-use crate::approval::analyze::{analyze, Analysis, Context};
+use crate::approval::analyze::{analyze, Analysis, Context, SHELLS};
 use crate::error::{AgentError, ErrorCode};
 
 pub const REFUSAL: &str = "exec cannot run /approve commands. Show the /approve command to the user as chat text, or route it through the approval command handler instead of shell execution.";
 
 const DECISIONS: [&str; 4] = ["allow-once", "allow-always", "always", "deny"];
-const SHELLS: [&str; 7] = ["sh", "bash", "zsh", "dash", "ksh", "ash", "fish"];
 /// How deep `sh -c` scripts are followed.
 const MAX_DEPTH: usize = 4;
 
