@@ -101,6 +101,10 @@ pub fn spawn(
     stdin_pipe: bool,
     tracking: Option<&super::tracking::TrackingCgroup>,
 ) -> io::Result<PosixChild> {
+    // Decided before any pipe or string is made: the forking path makes its own.
+    if tracking.is_some_and(|cg| cg.version() == 2 && !super::tracking::clone3_usable()) {
+        return Err(io::Error::from_raw_os_error(libc::ENOSYS));
+    }
     let prog = cstring(program.as_os_str().as_bytes())?;
     let mut argv_owned = vec![prog.clone()];
     for a in args {
@@ -148,9 +152,6 @@ pub fn spawn(
             }
         },
         Some(cg) => {
-            if !super::tracking::clone3_usable() {
-                return Err(io::Error::from_raw_os_error(libc::ENOSYS));
-            }
             let plan = super::clone3::Plan {
                 program: &prog,
                 argv: argv.as_ptr() as *const *const libc::c_char,
