@@ -81,9 +81,8 @@ pub fn start(
                 "agent-exec-{}-{id}",
                 std::process::id()
             ))
-        });
-    #[cfg(target_os = "linux")]
-    let tracking = tracking.flatten();
+        })
+        .flatten();
     #[cfg(target_os = "linux")]
     let tracking_ref = tracking.as_ref();
     #[cfg(not(target_os = "linux"))]
@@ -211,6 +210,8 @@ pub fn run_cgroup_parents() -> Vec<std::path::PathBuf> {
             }
             None => {}
         }
+        // The tracking parent can be the sandbox's pids directory too.
+        dirs.sort();
         dirs.dedup();
     }
     dirs
