@@ -159,15 +159,9 @@ impl OutputCollector {
         self.aggregate.omitted_units()
     }
 
-    /// Takes the text not yet drained, per stream.
-    pub fn drain_pending(&mut self) -> (String, String) {
-        let (out, err, _) = self.drain_pending_counted();
-        (out, err)
-    }
-
     /// Takes the text not yet drained, per stream, and how many units the pending buffers dropped
     /// since the last drain (older text that nobody polled in time).
-    pub fn drain_pending_counted(&mut self) -> (String, String, usize) {
+    pub fn drain_pending(&mut self) -> (String, String, usize) {
         let (out, dropped_out) = self.pending[0].take();
         let (err, dropped_err) = self.pending[1].take();
         (out, err, dropped_out + dropped_err)
@@ -249,8 +243,11 @@ mod tests {
         c.ingest(Stream::Stderr, b"\x1b[31merr1\x1b[0m\n");
         c.ingest(Stream::Stdout, b"out2\n");
         assert_eq!(c.aggregated(), "out1\nerr1\nout2\n");
-        assert_eq!(c.drain_pending(), ("out1\nout2\n".into(), "err1\n".into()));
-        assert_eq!(c.drain_pending(), (String::new(), String::new()));
+        assert_eq!(
+            c.drain_pending(),
+            ("out1\nout2\n".into(), "err1\n".into(), 0)
+        );
+        assert_eq!(c.drain_pending(), (String::new(), String::new(), 0));
         assert!(!c.truncated());
         assert!(c.output_file().is_none());
     }
@@ -274,7 +271,7 @@ mod tests {
         assert!(text.ends_with("line9\n"), "{text}");
         let raw = std::fs::read_to_string(c.output_file().unwrap()).unwrap();
         assert_eq!(raw.lines().count(), 10);
-        let (out, _) = c.drain_pending();
+        let (out, _, _) = c.drain_pending();
         assert_eq!(out, "8\nline9\n");
     }
 
@@ -300,7 +297,7 @@ mod tests {
             c.ingest(Stream::Stdout, chunk);
         }
         c.finish_stream(Stream::Stdout);
-        let (out, _) = c.drain_pending();
+        let (out, _, _) = c.drain_pending();
         (
             c.aggregated(),
             out,

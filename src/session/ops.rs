@@ -133,7 +133,7 @@ pub async fn poll(session: &Session, wait: Duration) -> Result<PollResult, Agent
     }
     let (stdout, stderr, dropped_chars, pending_truncated, alternate_screen, retry) = {
         let mut st = session.lock();
-        let (stdout, stderr, dropped) = st.collector.drain_pending_counted();
+        let (stdout, stderr, dropped) = st.collector.drain_pending();
         let exited = st.exit.is_some();
         let retry = if exited {
             None
