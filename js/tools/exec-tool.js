@@ -365,6 +365,8 @@ function createExecTool(defaults = {}) {
             safeBinTrustedDirs: defaults.safeBinTrustedDirs,
             onApproval: defaults.onApproval,
           };
+    // What one result's text may show; the runtime keeps a log file once the output passes it.
+    const textBudget = shared.maxTextChars(defaults.maxTextChars);
     const base = {
       command,
       cwd,
@@ -375,7 +377,7 @@ function createExecTool(defaults = {}) {
       timeoutMs,
       maxOutputChars: shared.maxOutputChars(),
       // A file to point at whenever the text is cut for the model's budget, not only at the cap.
-      logAboveChars: shared.maxTextChars(defaults.maxTextChars),
+      logAboveChars: textBudget,
       pendingMaxOutputChars: shared.pendingMaxOutputChars(profile.pendingMaxOutputChars),
       scopeKey: defaults.scopeKey,
       approval,
@@ -440,7 +442,7 @@ function createExecTool(defaults = {}) {
     let aggregated = outcome.output.trim();
     // What the model reads: within its budget, naming the file with everything (details keep B's cap).
     const shown = () =>
-      shared.budgetText(aggregated, shared.maxTextChars(defaults.maxTextChars), { totalChars: outcome.totalChars, outputFile: outcome.outputFile });
+      shared.budgetText(aggregated, textBudget, { totalChars: outcome.totalChars, outputFile: outcome.outputFile });
     // With trackCwd, a run that moved says where it ended, once, and details carry it.
     const moved = defaults.trackCwd && outcome.finalCwd && outcome.finalCwd !== cwd ? outcome.finalCwd : null;
     const movedNote = moved ? `\n\n(cwd is now ${moved})` : '';
