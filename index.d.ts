@@ -503,6 +503,13 @@ export interface SandboxCapabilities {
    * through.
    */
   readOnlyMounts: boolean
+  /**
+   * Runs get PID, IPC and UTS namespaces of their own (root, or a user namespace; tried, not
+   * assumed): the host's processes are invisible, its SysV IPC and hostname out of reach, and an
+   * init that dies with the host takes every process of the run with it. Otherwise the filter
+   * refuses changes to other processes' limits and scheduling.
+   */
+  processNamespaces: boolean
   noNewPrivs: boolean
   rlimits: boolean
   /** `1` or `2` when a per-run cgroup can be created. */

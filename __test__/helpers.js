@@ -54,6 +54,23 @@ function killTracked() {
   tracked.clear();
 }
 
+/**
+ * Live processes (as this process sees them) whose command line contains `token`. A sandboxed run has
+ * a PID namespace of its own where the host allows it, so the pids it prints (`$!`) are not the host's:
+ * tests find its processes by a token in their arguments instead.
+ */
+function hostPids(token) {
+  const found = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
+    try {
+      const args = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').join(' ');
+      if (args.includes(token) && alive(Number(d))) found.push(Number(d));
+    } catch {}
+  }
+  return found;
+}
+
 /** Read pids a command wrote, one per line, into a file. */
 function readPids(file) {
   try {
@@ -86,4 +103,4 @@ async function run(options) {
   return outcome;
 }
 
-module.exports = { native, alive, waitFor, track, killTracked, readPids, tempDir, run };
+module.exports = { native, alive, waitFor, track, killTracked, readPids, tempDir, run, hostPids };

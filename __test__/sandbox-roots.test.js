@@ -55,13 +55,13 @@ test('the model\'s workdir does not become the writable root; the text says it r
   assert.doesNotMatch(inside.content[0].text, /read-only/);
 });
 
-test('a sandboxed command cannot change another process (the agent itself): limits, priority, CPUs', { skip }, async () => {
+/**
+ * Try to change the agent's own process (`host`) from a sandboxed python: its limits (a CPU limit of
+ * 1 s would SIGKILL it), priority and CPUs, and the command's own process, which must still work. Runs
+ * in this process, or in a child node with `env` (for the other mechanism). Returns the run's result.
+ */
+async function changeAnotherProcess(host, env) {
   const dir = tempDir();
-  const host = process.pid;
-  const limits = () => fs.readFileSync(`/proc/${host}/limits`, 'utf8');
-  const nice = () => Number(fs.readFileSync(`/proc/${host}/stat`, 'utf8').split(') ')[1].split(' ')[16]);
-  const cpus = () => /Cpus_allowed_list:\s*(\S+)/.exec(fs.readFileSync(`/proc/${host}/status`, 'utf8'))[1];
-  const before = { limits: limits(), nice: nice(), cpus: cpus() };
   const script = [
     'import os, resource',
     'def attempt(name, f):',
@@ -74,20 +74,64 @@ test('a sandboxed command cannot change another process (the agent itself): limi
     `attempt("prlimit-cpu", lambda: resource.prlimit(${host}, resource.RLIMIT_CPU, (1, 1)))`,
     `attempt("setpriority", lambda: os.setpriority(os.PRIO_PROCESS, ${host}, 19))`,
     `attempt("affinity", lambda: os.sched_setaffinity(${host}, {0}))`,
-    // Its own process may still change itself.
+    // Its own process may still change itself, by 0 or by its own pid.
     'attempt("own-prlimit", lambda: resource.prlimit(0, resource.RLIMIT_NOFILE, (256, 256)))',
+    'attempt("own-prlimit-pid", lambda: resource.prlimit(os.getpid(), resource.RLIMIT_NOFILE, (200, 200)))',
     'attempt("own-nice", lambda: os.nice(5))',
+    'attempt("own-priority-pid", lambda: os.setpriority(os.PRIO_PROCESS, os.getpid(), 7))',
   ].join('\n');
   fs.writeFileSync(path.join(dir, 'attack.py'), script);
-  const r = await run({ command: 'python3 attack.py', cwd: dir, sandbox: true });
-  assert.match(r.output, /^prlimit refused 1$/m);
-  assert.match(r.output, /^prlimit-cpu refused 1$/m);
-  assert.match(r.output, /^setpriority refused 1$/m);
-  assert.match(r.output, /^affinity refused 1$/m);
-  assert.match(r.output, /^own-prlimit changed$/m);
-  assert.match(r.output, /^own-nice changed$/m);
+  const options = { command: 'python3 attack.py', cwd: dir, sandbox: true };
+  if (!env) return run(options);
+  const child = require('node:child_process').spawnSync(
+    process.execPath,
+    ['-e', `require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))}).exec(${JSON.stringify(options)}).then((r) => console.log(JSON.stringify(r)))`],
+    { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60000 },
+  );
+  assert.equal(child.status, 0, child.stderr);
+  return JSON.parse(child.stdout);
+}
+
+function assertOwnChangesWork(r) {
+  for (const own of ['own-prlimit', 'own-prlimit-pid', 'own-nice', 'own-priority-pid']) {
+    assert.match(r.output, new RegExp(`^${own} changed$`, 'm'));
+  }
+}
+
+function agentState(host) {
+  return {
+    limits: fs.readFileSync(`/proc/${host}/limits`, 'utf8'),
+    nice: Number(fs.readFileSync(`/proc/${host}/stat`, 'utf8').split(') ')[1].split(' ')[16]),
+    cpus: /Cpus_allowed_list:\s*(\S+)/.exec(fs.readFileSync(`/proc/${host}/status`, 'utf8'))[1],
+  };
+}
+
+test('a sandboxed command cannot change another process (the agent itself): in its PID namespace the agent does not exist', { skip: skip || (!caps.processNamespaces && 'this host gives runs no PID namespace (needs root or user namespaces)') }, async () => {
+  const host = process.pid;
+  const before = agentState(host);
+  const r = await changeAnotherProcess(host);
+  assert.ok(r.sandbox.mechanisms.some((m) => /^PID, IPC and UTS namespaces/.test(m)), r.sandbox.mechanisms.join('; '));
+  // ESRCH: no process of that number exists where the command lives.
+  for (const call of ['prlimit', 'prlimit-cpu', 'setpriority', 'affinity']) {
+    assert.match(r.output, new RegExp(`^${call} refused 3$`, 'm'), r.output);
+  }
+  assertOwnChangesWork(r);
   // The outside world: the agent's limits, priority and CPUs are as they were.
-  assert.deepEqual({ limits: limits(), nice: nice(), cpus: cpus() }, before);
+  assert.deepEqual(agentState(host), before);
+});
+
+test('a sandboxed command cannot change another process (the agent itself): without a PID namespace the filter refuses and records it', { skip }, async () => {
+  // The host's switch takes the namespaces away, as a host without them would.
+  const host = process.pid;
+  const before = agentState(host);
+  const r = await changeAnotherProcess(host, { AGENT_EXEC_NO_PID_NAMESPACE: '1' });
+  assert.ok(!r.sandbox.mechanisms.some((m) => /^PID, IPC and UTS namespaces/.test(m)), r.sandbox.mechanisms.join('; '));
+  assert.ok(r.sandbox.mechanisms.some((m) => /^changes to other processes .* refused: no PID namespace here$/.test(m)), r.sandbox.mechanisms.join('; '));
+  for (const call of ['prlimit', 'prlimit-cpu', 'setpriority', 'affinity']) {
+    assert.match(r.output, new RegExp(`^${call} refused 1$`, 'm'), r.output);
+  }
+  assertOwnChangesWork(r);
+  assert.deepEqual(agentState(host), before);
   const refused = r.sandbox.denials.filter((d) => d.rule === 'no changes to processes outside the caller').map((d) => d.detail);
   for (const call of [`prlimit64(pid ${host})`, `setpriority(pid ${host})`, `sched_setaffinity(pid ${host})`]) {
     assert.ok(refused.includes(call), `${call} not in ${JSON.stringify(r.sandbox.denials)}`);

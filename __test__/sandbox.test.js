@@ -10,7 +10,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawn, spawnSync } = require('node:child_process');
 
-const { native, alive, waitFor, track, killTracked, tempDir, run } = require('./helpers.js');
+const { native, alive, waitFor, track, killTracked, tempDir, run, hostPids } = require('./helpers.js');
 
 test.after(killTracked);
 
@@ -1041,16 +1041,18 @@ test('tool adapter: limits are named in the failure text; elevation leaves the s
 });
 
 test('a kill reaches a sandboxed descendant that dropped the session marker and left the group', when(needs.sandbox, !caps.cgroupVersion && 'no writable cgroup to track the run'), async () => {
+  const token = String(process.pid).padStart(7, '0') + Date.now() % 1000;
+  const found = waitFor(() => hostPids(`sleep 300.${token}`)[0], { what: 'the escaped sleep to start' });
   const r = await run({
-    command: 'env -u AGENT_EXEC_SESSION setsid sleep 300 >/dev/null 2>&1 & echo $!; sleep 30',
+    command: `env -u AGENT_EXEC_SESSION setsid sleep 300.${token} >/dev/null 2>&1 & sleep 30`,
     cwd: tempDir(),
     sandbox: true,
     timeoutMs: 1000,
     killGraceMs: 200,
   });
-  const escaped = Number(r.output.trim().split('\n')[0]);
+  // Found before the run ends (it is killed with it), as the host sees it.
+  const escaped = await found;
   track(escaped);
-  assert.ok(escaped > 0, r.output);
   assert.equal(r.timedOut, true);
   assert.ok(r.sandbox.mechanisms.some((m) => /^cgroup v[12] \(tracking\)$/.test(m)), r.sandbox.mechanisms.join());
   await waitFor(() => !alive(escaped), { what: `the escaped sleep ${escaped} to be killed` });

@@ -259,6 +259,11 @@ pub struct JsSandboxCapabilities {
     /// (`mount_setattr`), so the kernel refuses what a race against the supervisor's check could slip
     /// through.
     pub read_only_mounts: bool,
+    /// Runs get PID, IPC and UTS namespaces of their own (root, or a user namespace; tried, not
+    /// assumed): the host's processes are invisible, its SysV IPC and hostname out of reach, and an
+    /// init that dies with the host takes every process of the run with it. Otherwise the filter
+    /// refuses changes to other processes' limits and scheduling.
+    pub process_namespaces: bool,
     pub no_new_privs: bool,
     pub rlimits: bool,
     /// `1` or `2` when a per-run cgroup can be created.
@@ -314,6 +319,7 @@ pub fn sandbox_capabilities() -> JsSandboxCapabilities {
         user_namespaces: caps.user_namespaces,
         read_only_binds: caps.mount_namespace,
         read_only_mounts: caps.read_only_mounts,
+        process_namespaces: caps.process_namespaces,
         no_new_privs: linux,
         rlimits: linux,
         cgroup_version: cg_version,

@@ -24,6 +24,9 @@ pub struct Capabilities {
     /// In that namespace every mount can be made read-only and the roots writable again
     /// (`mount_setattr`, Linux 5.12), so the kernel refuses what the supervisor's check might miss.
     pub read_only_mounts: bool,
+    /// The run can have PID, IPC and UTS namespaces of its own, with a `/proc` of its PID namespace
+    /// (as root, or in a user namespace; a container's masked `/proc` can forbid the mount).
+    pub process_namespaces: bool,
     /// A cgroup for the run's memory and process limits, if one can be created here.
     #[cfg(target_os = "linux")]
     pub cgroup: Option<CgroupHost>,
@@ -57,6 +60,10 @@ fn probe() -> Capabilities {
     let could = is_root || user_namespaces;
     let read_only_mounts = could && probe_mount_namespace(is_root, true);
     let mount_namespace = read_only_mounts || (could && probe_mount_namespace(is_root, false));
+    // An operator's switch, for a host where the namespaces misbehave (the filter then refuses
+    // changes to other processes instead).
+    let switched_off = std::env::var_os("AGENT_EXEC_NO_PID_NAMESPACE").is_some_and(|v| v == "1");
+    let process_namespaces = mount_namespace && !switched_off && probe_process_namespaces(is_root);
     let mut problems = Vec::new();
     if landlock_abi == 0 {
         problems.push(
@@ -78,6 +85,7 @@ fn probe() -> Capabilities {
         user_namespaces,
         mount_namespace,
         read_only_mounts,
+        process_namespaces,
         cgroup: cgroup::detect(),
         is_root,
         problems,
@@ -101,6 +109,7 @@ fn probe() -> Capabilities {
         user_namespaces: false,
         mount_namespace: false,
         read_only_mounts: false,
+        process_namespaces: false,
         is_root: false,
         problems,
     }
@@ -169,6 +178,68 @@ fn probe_mount_namespace(is_root: bool, read_only: bool) -> bool {
         ok(bind(Some(&dir), &dir, libc::MS_BIND))?;
         if read_only {
             ok(set_read_only_tree(&dir, false))?;
+        }
+        Ok(())
+    })
+}
+
+/// The steps of a run's PID namespace: unshare it with the others (and a user namespace unless root,
+/// mapped as a run's is), fork its first process, and mount a `/proc` of it from inside.
+#[cfg(target_os = "linux")]
+fn probe_process_namespaces(is_root: bool) -> bool {
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let uid_map = format!("{uid} {uid} 1");
+    let gid_map = format!("{gid} {gid} 1");
+    let mut flags =
+        libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+    if !is_root {
+        flags |= libc::CLONE_NEWUSER;
+    }
+    probe_in_child(move || {
+        use super::child::bind;
+        let ok = |rc: libc::c_long| match rc {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        };
+        // SAFETY: unshare, writes of our own maps, a raw fork and a wait, in the forked child.
+        unsafe {
+            ok(libc::unshare(flags) as libc::c_long)?;
+            if !is_root {
+                for (file, map) in [
+                    (c"/proc/self/setgroups", "deny"),
+                    (c"/proc/self/uid_map", uid_map.as_str()),
+                    (c"/proc/self/gid_map", gid_map.as_str()),
+                ] {
+                    let fd = libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                    if fd < 0 || libc::write(fd, map.as_ptr().cast(), map.len()) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    libc::close(fd);
+                }
+            }
+            ok(bind(None, c"/", libc::MS_REC | libc::MS_SLAVE))?;
+            let pid = libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_ulong, 0, 0, 0, 0);
+            if pid == 0 {
+                let rc = libc::mount(
+                    c"proc".as_ptr(),
+                    c"/proc".as_ptr(),
+                    c"proc".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    std::ptr::null(),
+                );
+                libc::_exit(if rc == 0 { 0 } else { 1 });
+            }
+            if pid < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let mut status = 0;
+            if libc::waitpid(pid as libc::pid_t, &mut status, 0) < 0
+                || !libc::WIFEXITED(status)
+                || libc::WEXITSTATUS(status) != 0
+            {
+                return Err(std::io::Error::from_raw_os_error(libc::EPERM));
+            }
         }
         Ok(())
     })

@@ -30,6 +30,8 @@ pub enum Step {
     ReadOnlyMounts = 10,
     EnterCwd = 11,
     DropCapabilities = 12,
+    ProcessNamespace = 13,
+    ProcMount = 14,
 }
 
 impl Step {
@@ -47,6 +49,8 @@ impl Step {
             10 => Step::ReadOnlyMounts,
             11 => Step::EnterCwd,
             12 => Step::DropCapabilities,
+            13 => Step::ProcessNamespace,
+            14 => Step::ProcMount,
             _ => return None,
         })
     }
@@ -67,6 +71,8 @@ impl Step {
             Step::ReadOnlyMounts => "making the mounts outside the writable roots read-only",
             Step::EnterCwd => "entering the working directory again after the mounts",
             Step::DropCapabilities => "dropping every capability",
+            Step::ProcessNamespace => "starting the run's PID namespace (its init and its shell)",
+            Step::ProcMount => "mounting /proc for the run's PID namespace",
         }
     }
 }
@@ -120,6 +126,15 @@ pub struct MountPlan {
     /// The run's working directory, entered again once the mounts are in place: the child changed into
     /// it before this step, on the mount that is now covered.
     pub cwd: CString,
+    /// PID, IPC and UTS namespaces of the run's own, with an init that reaps (see `reaper`).
+    pub process_namespaces: Option<ProcessNamespaces>,
+}
+
+/// What the run's init needs: the host's lifeline (read end) and where the host's command line lies.
+#[derive(Debug, Clone, Copy)]
+pub struct ProcessNamespaces {
+    pub lifeline: std::os::fd::RawFd,
+    pub arg_range: Option<(usize, usize)>,
 }
 
 /// `mount(2)` of `source` (or none) on `target` with `flags`, no file system type or data: the binds,
@@ -265,6 +280,9 @@ impl ChildPlan {
         if m.user.is_some() {
             flags |= libc::CLONE_NEWUSER;
         }
+        if m.process_namespaces.is_some() {
+            flags |= libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+        }
         // SAFETY: unshare of the calling process, which is single-threaded after fork.
         check(
             unsafe { libc::unshare(flags) } as libc::c_long,
@@ -308,6 +326,29 @@ impl ChildPlan {
             unsafe { libc::chdir(m.cwd.as_ptr()) } as libc::c_long,
             Step::EnterCwd,
         )?;
+        if let Some(ns) = &m.process_namespaces {
+            // Returns in the shell only, pid 2 of the new namespace.
+            super::reaper::split(ns.lifeline, ns.arg_range).map_err(|errno| {
+                std::io::Error::from_raw_os_error(
+                    ((Step::ProcessNamespace as i32) << STEP_SHIFT) | errno,
+                )
+            })?;
+            // A /proc of the namespace: the host's processes are not there to be read. Mounted by a
+            // process inside, as procfs shows the namespace of whoever mounts it.
+            // SAFETY: mount with static NUL-terminated strings.
+            check(
+                unsafe {
+                    libc::mount(
+                        c"proc".as_ptr(),
+                        c"/proc".as_ptr(),
+                        c"proc".as_ptr(),
+                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                        std::ptr::null(),
+                    )
+                } as libc::c_long,
+                Step::ProcMount,
+            )?;
+        }
         Ok(())
     }
 }

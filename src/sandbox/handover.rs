@@ -30,6 +30,22 @@ pub struct Receiver {
 impl Receiver {
     /// Start waiting on `socket` (the runtime's end of a connected datagram pair).
     pub fn start(socket: OwnedFd) -> std::io::Result<Receiver> {
+        // The kernel attaches the writer's credentials to every message, its pid as this process sees
+        // it: a child in a PID namespace of its own knows only its pid in there.
+        let on: libc::c_int = 1;
+        // SAFETY: setsockopt reads one int from a live variable.
+        if unsafe {
+            libc::setsockopt(
+                socket.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_PASSCRED,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        } != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
         let socket = Arc::new(socket);
         let (tx, rx) = mpsc::channel();
         let theirs = socket.clone();
@@ -77,17 +93,49 @@ impl Drop for Receiver {
     }
 }
 
+/// Receive one message and the pid of its writer as this process sees it (from the credentials the
+/// kernel attached), falling back to the pid the writer wrote.
+fn receive(socket: &OwnedFd, msg: &mut [u8; MESSAGE]) -> Option<i32> {
+    // Room for one SCM_CREDENTIALS message, aligned as cmsg headers must be.
+    let mut control = [0u64; 8];
+    let mut iov = libc::iovec {
+        iov_base: msg.as_mut_ptr().cast(),
+        iov_len: MESSAGE,
+    };
+    // SAFETY: recvmsg into our own buffers, whose sizes the header states; the cmsg walk stays
+    // within `control` (CMSG_FIRSTHDR/NXTHDR check against msg_controllen).
+    unsafe {
+        let mut hdr: libc::msghdr = std::mem::zeroed();
+        hdr.msg_iov = &mut iov;
+        hdr.msg_iovlen = 1;
+        hdr.msg_control = control.as_mut_ptr().cast();
+        hdr.msg_controllen = std::mem::size_of_val(&control) as _;
+        let n = libc::recvmsg(socket.as_raw_fd(), &mut hdr, 0);
+        if n != MESSAGE as isize {
+            return None;
+        }
+        let mut c = libc::CMSG_FIRSTHDR(&hdr);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_CREDENTIALS {
+                let cred: libc::ucred = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                if cred.pid > 0 {
+                    return Some(cred.pid);
+                }
+            }
+            c = libc::CMSG_NXTHDR(&hdr, c);
+        }
+    }
+    Some(i32::from_ne_bytes([msg[0], msg[1], msg[2], msg[3]]))
+}
+
 fn serve(socket: &OwnedFd, tx: &mpsc::Sender<std::io::Result<OwnedFd>>) {
     let mut msg = [0u8; MESSAGE];
-    // SAFETY: recv into our own buffer.
-    let n = unsafe { libc::recv(socket.as_raw_fd(), msg.as_mut_ptr().cast(), MESSAGE, 0) };
-    if n != MESSAGE as isize {
+    let Some(pid) = receive(socket, &mut msg) else {
         let _ = tx.send(Err(std::io::Error::other(
             "the sandbox was dropped before its child handed over the listener",
         )));
         return;
-    }
-    let pid = i32::from_ne_bytes([msg[0], msg[1], msg[2], msg[3]]);
+    };
     let fd = i32::from_ne_bytes([msg[4], msg[5], msg[6], msg[7]]);
     let taken = take(pid, fd);
     let ack = [u8::from(taken.is_ok())];

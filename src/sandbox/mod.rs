@@ -33,6 +33,8 @@ pub mod policy;
 #[cfg(target_os = "linux")]
 mod privileges;
 #[cfg(target_os = "linux")]
+pub mod reaper;
+#[cfg(target_os = "linux")]
 mod refused;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
@@ -338,6 +340,10 @@ mod linux {
     use std::sync::Arc;
 
     use super::child::{ChildPlan, MountPlan, ReadOnlyBind, UserMaps};
+
+    /// Processes of the sandbox's own in a run with a PID namespace (its init and the relay that
+    /// reports the shell's exit), added to the run's process limit so the command keeps all of it.
+    const NAMESPACE_HELPERS: u64 = 2;
     use super::policy::FsPolicy;
     use super::supervisor::DenialLog;
     use super::*;
@@ -419,6 +425,10 @@ mod linux {
             .filter(|p| p.exists())
             .cloned()
             .collect();
+        // PID, IPC and UTS namespaces of the run's own wherever the host allows them (as root, or in
+        // a user namespace): the host's processes, message queues and hostname are out of reach.
+        let process_ns =
+            caps.process_namespaces && caps.mount_namespace && super::reaper::lifeline().is_some();
         let mut need_user_ns = false;
         let mut rlimits = Vec::new();
         let mut rlimit_names = Vec::new();
@@ -459,6 +469,9 @@ mod linux {
                 ));
             }
             // In a user namespace of its own, RLIMIT_NPROC counts the run's processes only.
+            // (The init and the relay are counted when the shell's limit is set: a namespace makes
+            // them the run's.)
+            let n = n + if process_ns { NAMESPACE_HELPERS } else { 0 };
             rlimits.push((libc::RLIMIT_NPROC, n, n));
             rlimit_names.push("nproc");
             need_user_ns = true;
@@ -469,8 +482,8 @@ mod linux {
         // A mount namespace of the run's own is needed for read-only binds and a process limit; root
         // gets one anyway, for a private /dev/shm. (Unprivileged, it would take a user namespace, in
         // which files of other users show as nobody: not worth it for /dev/shm alone.)
-        let mount_ns =
-            caps.mount_namespace && (caps.is_root || !existing.is_empty() || need_user_ns);
+        let mount_ns = caps.mount_namespace
+            && (caps.is_root || !existing.is_empty() || need_user_ns || process_ns);
         // Not when the run works inside the host's /dev/shm: covering it would hide its own files.
         let real_cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
         let shm = std::fs::canonicalize(policy::SHM)
@@ -519,7 +532,10 @@ mod linux {
                 host,
                 name,
                 limits.memory_bytes.filter(|_| memory_in_cgroup),
-                limits.processes.filter(|_| pids_in_cgroup),
+                limits
+                    .processes
+                    .filter(|_| pids_in_cgroup)
+                    .map(|n| n + NAMESPACE_HELPERS),
             ) {
                 Ok(made) => Some((host, made)),
                 Err(e) if needed => {
@@ -569,13 +585,29 @@ mod linux {
             }
             if need_user_ns {
                 mechanisms.push("user namespace (counts the run's processes)".into());
+            } else if user.is_some() {
+                mechanisms.push("user namespace".into());
             }
+            let process_namespaces = match super::reaper::lifeline().filter(|_| process_ns) {
+                Some(lifeline) => {
+                    mechanisms.push(
+                        "PID, IPC and UTS namespaces (host processes invisible, an init that dies with the host)"
+                            .into(),
+                    );
+                    Some(super::child::ProcessNamespaces {
+                        lifeline,
+                        arg_range: super::reaper::host_arg_range(),
+                    })
+                }
+                _ => None,
+            };
             Some(MountPlan {
                 user,
                 read_only,
                 private_shm,
                 writable_binds,
                 cwd: c_path(&real_cwd, "the cwd")?,
+                process_namespaces,
             })
         } else {
             None
@@ -584,7 +616,17 @@ mod linux {
             mechanisms.push("protected paths guarded by the supervisor only".into());
         }
 
-        let filter = super::seccomp::build_filter(spec.network).map_err(unavailable)?;
+        let own_pid_namespace = mounts
+            .as_ref()
+            .is_some_and(|m| m.process_namespaces.is_some());
+        if !own_pid_namespace {
+            mechanisms.push(
+                "changes to other processes (limits, priority, CPUs, scheduling) refused: no PID namespace here"
+                    .into(),
+            );
+        }
+        let filter =
+            super::seccomp::build_filter(spec.network, !own_pid_namespace).map_err(unavailable)?;
         let clone3_filter = super::seccomp::build_clone3_refusal().map_err(unavailable)?;
         let (parent_socket, child_socket) = nix::sys::socket::socketpair(
             nix::sys::socket::AddressFamily::Unix,

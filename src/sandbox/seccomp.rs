@@ -163,14 +163,18 @@ fn unconditional_calls(network: bool) -> BTreeSet<i64> {
 }
 
 /// System calls that go to the supervisor when their arguments say so, as `seccompiler` rules.
-fn conditional_rules(network: bool) -> BTreeMap<i64, Vec<SeccompRule>> {
+fn conditional_rules(network: bool, other_processes: bool) -> BTreeMap<i64, Vec<SeccompRule>> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     rules.insert(nr(libc::SYS_openat), write_open_rules(2));
     #[cfg(target_arch = "x86_64")]
     rules.insert(nr(libc::SYS_open), write_open_rules(1));
     // A change to another process (target argument not 0) goes to the supervisor, which lets the
-    // caller's own pid through.
-    for (call, _, target, needs) in refused::other_process_calls() {
+    // caller's own pid through. Not in a PID namespace of the run's own: every process it can name is
+    // its own (and the pids it names are not the supervisor's).
+    for (call, _, target, needs) in refused::other_process_calls()
+        .into_iter()
+        .filter(|_| other_processes)
+    {
         let mut conditions = vec![condition(target as u8, SeccompCmpOp::Ne, 0)];
         if let Some(n) = needs {
             conditions.push(
@@ -274,9 +278,11 @@ fn dispatch_block(calls: &BTreeSet<i64>) -> Result<Vec<seccompiler::sock_filter>
 
 /// Compile the filter for a run: file writes always, the network when it is off, the calls no
 /// command needs always.
-pub fn build_filter(network: bool) -> Result<BpfProgram, String> {
+/// `other_processes`: send changes to another process's limits and scheduling to the supervisor (for a
+/// run that sees the host's processes).
+pub fn build_filter(network: bool, other_processes: bool) -> Result<BpfProgram, String> {
     let filter = SeccompFilter::new(
-        conditional_rules(network),
+        conditional_rules(network, other_processes),
         SeccompAction::Allow,
         SeccompAction::Trace(NOTIFY_MARK),
         target_arch()?,
@@ -404,7 +410,7 @@ mod tests {
     #[test]
     fn filter_compiles_with_notifications_and_no_trace_left() {
         for network in [true, false] {
-            let p = build_filter(network).unwrap();
+            let p = build_filter(network, true).unwrap();
             assert!(p
                 .iter()
                 .any(|i| i.code == BPF_RET_K && i.k == libc::SECCOMP_RET_USER_NOTIF));
@@ -413,7 +419,8 @@ mod tests {
                 .any(|i| i.code == BPF_RET_K && i.k & 0xffff_0000 == SECCOMP_RET_TRACE));
         }
         // The network rules add instructions.
-        assert!(build_filter(false).unwrap().len() > build_filter(true).unwrap().len());
+        assert!(build_filter(false, true).unwrap().len() > build_filter(true, true).unwrap().len());
+        assert!(build_filter(true, true).unwrap().len() > build_filter(true, false).unwrap().len());
     }
 
     /// What the kernel answers for a call: the program run by a small classic-BPF interpreter over a
@@ -461,7 +468,7 @@ mod tests {
         let args = |a0: u64, a1: u64, a2: u64, a4: u64, a5: u64| [a0, a1, a2, 0, a4, a5];
         let none = [0u64; 6];
         for network in [false, true] {
-            let p = build_filter(network).unwrap();
+            let p = build_filter(network, true).unwrap();
             let call = |nr: libc::c_long, a: [u64; 6]| run(&p, AUDIT_ARCH, nr, a);
             for &nr in &unconditional_calls(network) {
                 assert_eq!(call(nr as libc::c_long, none), NOTIFY, "call {nr}");

@@ -234,6 +234,18 @@ fn arm_sandbox(req: &ExecRequest, id: &str) -> Result<Option<crate::sandbox::Arm
     .map(Some)
 }
 
+/// The processes a run left, less the init of its PID namespace: the sandbox's own, there only while
+/// the command's processes are, and gone with them.
+fn without_namespace_inits(pids: Vec<u32>) -> Vec<u32> {
+    #[cfg(target_os = "linux")]
+    return pids
+        .into_iter()
+        .filter(|&p| !crate::sandbox::reaper::is_namespace_init(p))
+        .collect();
+    #[cfg(not(target_os = "linux"))]
+    pids
+}
+
 type Reader = Box<dyn AsyncRead + Send + Unpin>;
 type Writer = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
 
@@ -511,14 +523,14 @@ async fn drive(
     if tokio::time::timeout(plan.drain, &mut drain).await.is_err() {
         // Something still holds the pipes. Stop reading; say who.
         drain.abort_all();
-        let live = session.target.live_processes();
+        let live = without_namespace_inits(session.target.live_processes());
         left_running.extend(live.into_iter().filter(|p| !survivors.contains(p)));
         session.finish_stream(Stream::Stdout);
         session.finish_stream(Stream::Stderr);
     } else if cause.is_none() && session.target.may_have_members() {
         // Output ended, yet the group lives on: descendants that closed or lost the output (a PTY
         // hangs up when its session leader exits) and kept running.
-        left_running.extend(session.target.live_processes());
+        left_running.extend(without_namespace_inits(session.target.live_processes()));
     }
 
     let (exit_code, exit_signal) = match &status {
