@@ -55,17 +55,17 @@ function killTracked() {
 }
 
 /**
- * Live processes (as this process sees them) whose command line contains `token`. A sandboxed run has
- * a PID namespace of its own where the host allows it, so the pids it prints (`$!`) are not the host's:
- * tests find its processes by a token in their arguments instead.
+ * Live processes (as this process sees them) with `arg` as one of their arguments (not the program).
+ * A sandboxed run has a PID namespace of its own where the host allows it, so the pids it prints (`$!`)
+ * are not the host's: tests find its processes by a unique argument instead (`sleep 600.<token>`).
  */
-function hostPids(token) {
+function hostPids(arg) {
   const found = [];
   for (const d of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
     try {
-      const args = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').join(' ');
-      if (args.includes(token) && alive(Number(d))) found.push(Number(d));
+      const args = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
+      if (args.slice(1).includes(arg) && alive(Number(d))) found.push(Number(d));
     } catch {}
   }
   return found;

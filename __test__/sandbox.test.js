@@ -1042,7 +1042,7 @@ test('tool adapter: limits are named in the failure text; elevation leaves the s
 
 test('a kill reaches a sandboxed descendant that dropped the session marker and left the group', when(needs.sandbox, !caps.cgroupVersion && 'no writable cgroup to track the run'), async () => {
   const token = String(process.pid).padStart(7, '0') + Date.now() % 1000;
-  const found = waitFor(() => hostPids(`sleep 300.${token}`)[0], { what: 'the escaped sleep to start' });
+  const found = waitFor(() => hostPids(`300.${token}`)[0], { what: 'the escaped sleep to start' });
   const r = await run({
     command: `env -u AGENT_EXEC_SESSION setsid sleep 300.${token} >/dev/null 2>&1 & sleep 30`,
     cwd: tempDir(),

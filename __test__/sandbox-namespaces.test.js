@@ -1,0 +1,193 @@
+'use strict';
+// A sandboxed run lives in PID, IPC and UTS namespaces of its own where the host allows them (root, or
+// a user namespace): the host's processes, SysV IPC objects and hostname are out of its reach, and an
+// init that dies with the host takes every process of the run with it. Each attack checks the outside
+// world (a process still alive, a queue still there, the agent's hostname), not only an exit code.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawn, spawnSync } = require('node:child_process');
+
+const { native, alive, waitFor, track, killTracked, tempDir, run, hostPids } = require('./helpers.js');
+
+test.after(killTracked);
+
+const caps = native.sandboxCapabilities();
+const skip =
+  (!caps.enforceable && `this host cannot sandbox: ${caps.problems.join('; ')}`) ||
+  (!caps.processNamespaces && 'this host gives runs no PID namespace (needs root or user namespaces, and a /proc it can mount)');
+const has = (tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
+
+/** A unique token for process arguments (`sleep 600.<token>`). */
+let serial = 0;
+function token() {
+  return `${process.pid}${Date.now() % 100000}${serial++}`;
+}
+
+/** The parent pid of `pid`, as this process sees it. */
+function parentOf(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+/** The init of the PID namespace `pid` lives in: the process named so in the same namespace. */
+function initOf(pid) {
+  const ns = fs.readlinkSync(`/proc/${pid}/ns/pid`);
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (commOf(d) === 'agent-exec-init' && fs.readlinkSync(`/proc/${d}/ns/pid`) === ns) return Number(d);
+    } catch {}
+  }
+  return null;
+}
+
+function commOf(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return null;
+  }
+}
+
+test('the host\'s processes are invisible: not listed, not readable, not signalled', { skip }, async () => {
+  // An outside process the command knows the pid of, as an attacker would (ps, $PPID, a pid file).
+  const victim = spawn('sleep', ['600'], { stdio: 'ignore' });
+  track(victim.pid);
+  try {
+    const r = await run({
+      command: [
+        'echo "self=$$"',
+        'ls /proc | grep -cE "^[0-9]+$"',
+        `kill -9 ${victim.pid} ${process.pid} 2>&1 || echo kill-failed`,
+        `cat /proc/${process.pid}/cmdline >/dev/null 2>&1 || echo unreadable`,
+        'ps -e -o comm= | sort | tr "\\n" " "',
+      ].join('; '),
+      cwd: tempDir(),
+      sandbox: true,
+    });
+    assert.equal(r.exitCode, 0, r.output);
+    assert.ok(r.sandbox.mechanisms.some((m) => /^PID, IPC and UTS namespaces/.test(m)), r.sandbox.mechanisms.join('; '));
+    // The shell is pid 2 (the init is 1), and only the run's processes exist there.
+    assert.match(r.output, /^self=2$/m);
+    const count = Number(r.output.split('\n')[1]);
+    assert.ok(count >= 2 && count <= 6, `the run saw ${count} processes:\n${r.output}`);
+    assert.match(r.output, /No such process/);
+    assert.match(r.output, /^kill-failed$/m);
+    assert.match(r.output, /^unreadable$/m);
+    assert.doesNotMatch(r.output, /\bnode\b/, 'the agent is listed');
+    // The outside world: both processes live.
+    assert.ok(alive(victim.pid), 'the outside sleep was killed');
+    assert.ok(alive(process.pid));
+  } finally {
+    victim.kill('SIGKILL');
+  }
+});
+
+test('the host\'s SysV message queues and shared memory are out of reach', { skip: skip || (!has('ipcmk') && 'ipcmk (util-linux) is not installed') }, async () => {
+  const make = (flag) => {
+    const out = spawnSync('ipcmk', [flag, ...(flag === '-M' ? ['4096'] : [])], { encoding: 'utf8' }).stdout;
+    return Number(/id:\s*(\d+)/.exec(out)[1]);
+  };
+  const queue = make('-Q');
+  const shm = make('-M');
+  // `ipcs` lists the ids of a kind in its second column.
+  const exists = (kind, id) => spawnSync('ipcs', [kind], { encoding: 'utf8' }).stdout.split('\n').some((l) => l.split(/\s+/)[1] === String(id));
+  try {
+    assert.ok(exists('-q', queue) && exists('-m', shm));
+    const r = await run({
+      command: `ipcrm -q ${queue} 2>&1; ipcrm -m ${shm} 2>&1; ipcs -q | awk '{print $2}' | grep -qx ${queue} || echo queue-unseen; ipcs -m | awk '{print $2}' | grep -qx ${shm} || echo shm-unseen`,
+      cwd: tempDir(),
+      sandbox: true,
+    });
+    assert.match(r.output, /^queue-unseen$/m);
+    assert.match(r.output, /^shm-unseen$/m);
+    // The outside world: both objects are still there.
+    assert.ok(exists('-q', queue), 'the host\'s message queue was removed');
+    assert.ok(exists('-m', shm), 'the host\'s shared memory was removed');
+  } finally {
+    spawnSync('ipcrm', ['-q', String(queue)]);
+    spawnSync('ipcrm', ['-m', String(shm)]);
+  }
+});
+
+test('the hostname cannot be changed, and the run sees the host\'s', { skip }, async () => {
+  const before = fs.readFileSync('/proc/sys/kernel/hostname', 'utf8');
+  const domain = fs.readFileSync('/proc/sys/kernel/domainname', 'utf8');
+  const r = await run({
+    command: 'cat /proc/sys/kernel/hostname; hostname pwned-by-sandbox 2>&1 || echo refused; domainname pwned 2>&1 || echo refused-domain; cat /proc/sys/kernel/hostname',
+    cwd: tempDir(),
+    sandbox: true,
+  });
+  assert.equal(r.output.split('\n')[0], before.trim());
+  assert.match(r.output, /^refused$/m);
+  assert.match(r.output, /^refused-domain$/m);
+  assert.ok(r.sandbox.denials.some((d) => /sethostname/.test(d.detail)), JSON.stringify(r.sandbox.denials));
+  assert.equal(fs.readFileSync('/proc/sys/kernel/hostname', 'utf8'), before);
+  assert.equal(fs.readFileSync('/proc/sys/kernel/domainname', 'utf8'), domain);
+});
+
+test('background jobs outlive their shell; the init goes once they are gone, and is not reported', { skip }, async () => {
+  const t = token();
+  const r = await run({ command: `sleep 600.${t} & echo started`, cwd: tempDir(), sandbox: true, drainTimeoutMs: 300 });
+  assert.equal(r.exitCode, 0, r.output);
+  const [job] = hostPids(`600.${t}`);
+  track(job);
+  assert.ok(job, 'the background job was not running after its shell ended');
+  // Its parent (the shell is gone) is the namespace's init, which the report leaves out.
+  const init = parentOf(job);
+  assert.equal(commOf(init), 'agent-exec-init');
+  assert.ok(r.leftRunning.includes(job), JSON.stringify(r.leftRunning));
+  assert.ok(!r.leftRunning.includes(init), JSON.stringify(r.leftRunning));
+  process.kill(job, 'SIGKILL');
+  await waitFor(() => !alive(init), { what: `the init ${init} to leave after the last process` });
+});
+
+test('the shell\'s exit code and signal come through the namespace unchanged', { skip }, async () => {
+  const dir = tempDir();
+  const code = await run({ command: 'exit 7', cwd: dir, sandbox: true });
+  assert.equal(code.exitCode, 7);
+  const term = await run({ command: 'kill -TERM $$', cwd: dir, sandbox: true });
+  assert.equal(term.exitSignal, 'SIGTERM');
+  assert.equal(term.exitCode ?? null, null);
+  // The shell asks for no core; the relay that dies of the same signal must not dump the agent's
+  // memory into the work tree either.
+  const segv = await run({ command: 'ulimit -c 0; kill -SEGV $$', cwd: dir, sandbox: true });
+  assert.equal(segv.exitSignal, 'SIGSEGV');
+  assert.deepEqual(fs.readdirSync(dir).filter((f) => /^core/.test(f)), []);
+});
+
+test('a daemon that left the session and dropped the marker dies with a SIGKILLed host', { skip }, async () => {
+  const t = token();
+  const dir = tempDir();
+  const script = `
+    const ae = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+    ae.exec({ command: 'env -u AGENT_EXEC_SESSION setsid env -i /bin/sleep 600.${t} >/dev/null 2>&1 < /dev/null & sleep 600', cwd: ${JSON.stringify(dir)}, sandbox: true, background: true })
+      .then(() => console.log('started'));
+    setInterval(() => {}, 1000);
+  `;
+  const host = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  track(host.pid);
+  let daemon;
+  try {
+    daemon = await waitFor(() => hostPids(`600.${t}`)[0], { what: 'the daemon to start' });
+    track(daemon);
+    const init = initOf(daemon);
+    assert.ok(init, 'no init in the daemon\'s namespace');
+    host.kill('SIGKILL');
+    await waitFor(() => !alive(daemon), { what: `the daemon ${daemon} to die with its host` });
+    await waitFor(() => !alive(init), { what: `the init ${init} to die with its host` });
+  } finally {
+    host.kill('SIGKILL');
+  }
+});
+
+test('a process limit counts the command\'s processes, not the sandbox\'s own', { skip: skip || (!caps.limits.processes && 'no process limit mechanism here') }, async () => {
+  // The shell and three jobs: four processes, the limit.
+  const ok = await run({ command: 'sleep 0.3 & sleep 0.3 & sleep 0.3 & wait; echo all-ran', cwd: tempDir(), sandbox: { limits: { processes: 4 } } });
+  assert.match(ok.output, /^all-ran$/m);
+  const over = await run({ command: 'for i in 1 2 3 4 5 6; do sleep 0.5 & done; wait; echo done', cwd: tempDir(), sandbox: { limits: { processes: 4 } } });
+  assert.match(over.output, /fork|Resource temporarily unavailable|retry/i, over.output);
+});
