@@ -221,17 +221,65 @@ fn write_proc_file(path: &[u8], bytes: &[u8]) -> libc::c_long {
 }
 
 impl ChildPlan {
-    /// Apply the plan to the calling (forked, single-threaded) process.
+    /// Apply the plan to the calling (forked, single-threaded) process. With process namespaces it
+    /// splits into the relay, the namespace's init and the shell (see `reaper`); it returns in the
+    /// shell.
     pub fn apply(&self) -> std::io::Result<()> {
+        self.enter()?;
+        if let Some(ns) = self.mounts.as_ref().and_then(|m| m.process_namespaces) {
+            // Returns in the shell only, pid 2 of the new namespace.
+            super::reaper::split(ns.lifeline, ns.arg_range).map_err(|errno| {
+                std::io::Error::from_raw_os_error(
+                    ((Step::ProcessNamespace as i32) << STEP_SHIFT) | errno,
+                )
+            })?;
+            Self::mount_proc()?;
+        }
+        self.finish()
+    }
+
+    /// The process namespaces this plan enters, if any.
+    pub fn process_namespaces(&self) -> Option<ProcessNamespaces> {
+        self.mounts.as_ref().and_then(|m| m.process_namespaces)
+    }
+
+    /// The first steps, in the process that will start the namespace's processes: join the cgroups,
+    /// enter the namespaces (the PID namespace then holds this process's children, not itself), set up
+    /// the mounts and enter the working directory again.
+    pub fn enter(&self) -> std::io::Result<()> {
         for fd in &self.cgroup_procs {
             check(write_fd(fd.as_raw_fd(), b"0"), Step::Cgroup)?;
         }
-        // The namespaces come before the rlimits: a user namespace records its creator's
-        // RLIMIT_NPROC as the ceiling for everything inside it, so the run's own (lower) process limit
-        // must be set after, where it counts the run's processes only.
         if let Some(m) = &self.mounts {
             self.enter_mount_namespace(m)?;
         }
+        Ok(())
+    }
+
+    /// A `/proc` of the run's PID namespace, mounted from inside it (procfs shows the namespace of
+    /// whoever mounts it), so the host's processes are not there to be read.
+    pub fn mount_proc() -> std::io::Result<()> {
+        // SAFETY: mount with static NUL-terminated strings.
+        check(
+            unsafe {
+                libc::mount(
+                    c"proc".as_ptr(),
+                    c"/proc".as_ptr(),
+                    c"proc".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    std::ptr::null(),
+                )
+            } as libc::c_long,
+            Step::ProcMount,
+        )
+    }
+
+    /// The last steps, in the process that execs the shell: limits, `no_new_privs`, Landlock, the
+    /// filters (the listener handed to the runtime), and no capabilities.
+    pub fn finish(&self) -> std::io::Result<()> {
+        // The namespaces come before the rlimits: a user namespace records its creator's
+        // RLIMIT_NPROC as the ceiling for everything inside it, so the run's own (lower) process limit
+        // must be set after, where it counts the run's processes only.
         for &(resource, soft, hard) in &self.rlimits {
             let lim = libc::rlimit {
                 rlim_cur: soft,
@@ -326,29 +374,6 @@ impl ChildPlan {
             unsafe { libc::chdir(m.cwd.as_ptr()) } as libc::c_long,
             Step::EnterCwd,
         )?;
-        if let Some(ns) = &m.process_namespaces {
-            // Returns in the shell only, pid 2 of the new namespace.
-            super::reaper::split(ns.lifeline, ns.arg_range).map_err(|errno| {
-                std::io::Error::from_raw_os_error(
-                    ((Step::ProcessNamespace as i32) << STEP_SHIFT) | errno,
-                )
-            })?;
-            // A /proc of the namespace: the host's processes are not there to be read. Mounted by a
-            // process inside, as procfs shows the namespace of whoever mounts it.
-            // SAFETY: mount with static NUL-terminated strings.
-            check(
-                unsafe {
-                    libc::mount(
-                        c"proc".as_ptr(),
-                        c"/proc".as_ptr(),
-                        c"proc".as_ptr(),
-                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                        std::ptr::null(),
-                    )
-                } as libc::c_long,
-                Step::ProcMount,
-            )?;
-        }
         Ok(())
     }
 }

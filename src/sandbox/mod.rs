@@ -341,9 +341,16 @@ mod linux {
 
     use super::child::{ChildPlan, MountPlan, ReadOnlyBind, UserMaps};
 
-    /// Processes of the sandbox's own in a run with a PID namespace (its init and the relay that
-    /// reports the shell's exit), added to the run's process limit so the command keeps all of it.
-    const NAMESPACE_HELPERS: u64 = 2;
+    /// Processes of the sandbox's own in a run with a PID namespace, added to the run's process limit
+    /// so the command keeps all of it: its init, and where the run is forked, the relay that reports
+    /// the shell's exit (see `reaper`; the fork-free spawn has none).
+    fn namespace_helpers() -> u64 {
+        if crate::spawn::namespaced::supported() {
+            1
+        } else {
+            2
+        }
+    }
     use super::policy::FsPolicy;
     use super::supervisor::DenialLog;
     use super::*;
@@ -471,7 +478,7 @@ mod linux {
             // In a user namespace of its own, RLIMIT_NPROC counts the run's processes only.
             // (The init and the relay are counted when the shell's limit is set: a namespace makes
             // them the run's.)
-            let n = n + if process_ns { NAMESPACE_HELPERS } else { 0 };
+            let n = n + if process_ns { namespace_helpers() } else { 0 };
             rlimits.push((libc::RLIMIT_NPROC, n, n));
             rlimit_names.push("nproc");
             need_user_ns = true;
@@ -535,7 +542,7 @@ mod linux {
                 limits
                     .processes
                     .filter(|_| pids_in_cgroup)
-                    .map(|n| n + NAMESPACE_HELPERS),
+                    .map(|n| n + if process_ns { namespace_helpers() } else { 0 }),
             ) {
                 Ok(made) => Some((host, made)),
                 Err(e) if needed => {

@@ -112,6 +112,11 @@ pub struct Session {
     /// The cgroup an unsandboxed run was born in (the kill path reads its members); removed after.
     #[cfg(target_os = "linux")]
     pub(crate) tracking: Option<crate::spawn::tracking::TrackingCgroup>,
+    /// The init of the run's PID namespace, when the run was spawned into one without a fork: a kill
+    /// that had to escalate ends the namespace through it (processes that left the group and dropped
+    /// the marker included).
+    #[cfg(target_os = "linux")]
+    pub(crate) namespace_init: Option<std::sync::Arc<crate::spawn::namespaced::Init>>,
 }
 
 /// A session's input side.

@@ -173,7 +173,13 @@ pub fn start(
         keep_logs: req.keep_logs,
         #[cfg(target_os = "linux")]
         tracking,
+        #[cfg(target_os = "linux")]
+        namespace_init: spawned.init.clone(),
     });
+    #[cfg(target_os = "linux")]
+    if let Some(init) = spawned.init {
+        init.reap_when_done();
+    }
     registry.insert(session.clone());
     let pumps = match (spawned.pty, spawned.stdout, spawned.stderr) {
         #[cfg(unix)]
@@ -277,6 +283,8 @@ struct Spawned {
     pty: Option<Arc<PtyMaster>>,
     #[cfg(not(unix))]
     pty: Option<()>,
+    #[cfg(target_os = "linux")]
+    init: Option<Arc<crate::spawn::namespaced::Init>>,
 }
 
 fn env_plan<'a>(req: &'a ExecRequest, marker: &'a str) -> impl Fn(bool) -> EnvPlan<'a> {
@@ -320,6 +328,47 @@ fn spawn_with_pipes(
     tracking: Tracking<'_>,
 ) -> Result<Spawned, AgentError> {
     let env = build_env(&plan);
+    // A sandbox with a PID namespace of its own is entered without a fork where the clone can be made.
+    #[cfg(target_os = "linux")]
+    if let Some((plan, ns)) = sandbox
+        .map(|s| s.child_plan())
+        .and_then(|p| p.process_namespaces().map(|ns| (p, ns)))
+        .filter(|_| crate::spawn::namespaced::supported())
+    {
+        let script = req.shell_script();
+        let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
+        args.push(script.as_ref().as_ref());
+        let stdin_pipe = req.stdin == crate::spawn::StdinMode::Pipe;
+        use crate::spawn::clone3::SpawnError;
+        match crate::spawn::namespaced::spawn_pipes(
+            &shell.program,
+            &args,
+            &env,
+            stdin_pipe,
+            &plan,
+            ns.lifeline,
+            join_fd(tracking),
+        ) {
+            Ok((p, init)) => {
+                return Ok(Spawned {
+                    child: ChildProc::Pidfd(p.exit),
+                    pid: p.pid,
+                    stdin: p.stdin.map(|s| Box::new(s) as Writer),
+                    stdout: Some(Box::new(p.stdout)),
+                    stderr: Some(Box::new(p.stderr)),
+                    pty: None,
+                    init: Some(Arc::new(init)),
+                })
+            }
+            Err(SpawnError::Child(e)) => {
+                return Err(crate::spawn::pipes::spawn_error(&shell.program, req, &e))
+            }
+            // The kernel refused the clone (a container's filter, an old kernel): fork instead.
+            Err(SpawnError::Clone(e)) => {
+                tracing::debug!("a namespaced clone failed ({e}); the sandboxed run forks");
+            }
+        }
+    }
     // The fork-free path cannot run the sandbox's steps in the child: sandboxed runs fork.
     #[cfg(target_os = "linux")]
     if sandbox.is_none() {
@@ -343,6 +392,8 @@ fn spawn_with_pipes(
                     stdout: Some(Box::new(p.stdout)),
                     stderr: Some(Box::new(p.stderr)),
                     pty: None,
+                    #[cfg(target_os = "linux")]
+                    init: None,
                 })
             }
             // No pidfd (kernels before 5.3), or no way into the cgroup without a fork: the forking
@@ -359,6 +410,8 @@ fn spawn_with_pipes(
         stdout: Some(Box::new(p.stdout)),
         stderr: Some(Box::new(p.stderr)),
         pty: None,
+        #[cfg(target_os = "linux")]
+        init: None,
     })
 }
 
@@ -397,6 +450,8 @@ fn spawn_child<'a>(
                     stdout: None,
                     stderr: None,
                     pty: Some(Arc::new(p.master)),
+                    #[cfg(target_os = "linux")]
+                    init: None,
                 })
             }
             // The sandbox failed, not the terminal: pipes would fail the same way.
@@ -512,6 +567,13 @@ async fn drive(
     let mut survivors = Vec::new();
     if let Some(k) = killer {
         if let Ok(report) = k.await {
+            #[cfg(target_os = "linux")]
+            if report.escalated {
+                // What the group, the marker and the cgroup could not name dies with the namespace.
+                if let Some(init) = &session.namespace_init {
+                    init.kill();
+                }
+            }
             merge_survivors(&mut survivors, &report);
         }
     }

@@ -43,18 +43,18 @@ pub struct Spawned {
 /// `struct clone_args` of linux/sched.h, up to `cgroup` (CLONE_ARGS_SIZE_VER2).
 #[repr(C)]
 #[derive(Default)]
-struct CloneArgs {
-    flags: u64,
-    pidfd: u64,
-    child_tid: u64,
-    parent_tid: u64,
-    exit_signal: u64,
-    stack: u64,
-    stack_size: u64,
-    tls: u64,
-    set_tid: u64,
-    set_tid_size: u64,
-    cgroup: u64,
+pub(crate) struct CloneArgs {
+    pub flags: u64,
+    pub pidfd: u64,
+    pub child_tid: u64,
+    pub parent_tid: u64,
+    pub exit_signal: u64,
+    pub stack: u64,
+    pub stack_size: u64,
+    pub tls: u64,
+    pub set_tid: u64,
+    pub set_tid_size: u64,
+    pub cgroup: u64,
 }
 
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
@@ -164,7 +164,7 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Spawned, SpawnError> {
 /// The clone itself. Returns the child's pid (or `-errno`) in the parent; in the child it calls
 /// `entry(arg)` on the new stack and never returns.
 #[cfg(target_arch = "x86_64")]
-unsafe fn raw_clone3(
+pub(crate) unsafe fn raw_clone3(
     args: *mut CloneArgs,
     size: usize,
     entry: extern "C" fn(*mut c_void) -> !,
@@ -199,7 +199,7 @@ unsafe fn raw_clone3(
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-unsafe fn raw_clone3(
+pub(crate) unsafe fn raw_clone3(
     _args: *mut CloneArgs,
     _size: usize,
     _entry: extern "C" fn(*mut c_void) -> !,

@@ -5,6 +5,8 @@
 pub mod clone3;
 pub mod env;
 pub mod env_policy;
+#[cfg(target_os = "linux")]
+pub mod namespaced;
 pub mod pipes;
 #[cfg(target_os = "linux")]
 pub mod posix;

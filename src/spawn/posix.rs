@@ -105,43 +105,20 @@ pub fn spawn(
     if tracking.is_some_and(|cg| cg.version() == 2 && !super::tracking::clone3_usable()) {
         return Err(io::Error::from_raw_os_error(libc::ENOSYS));
     }
-    let prog = cstring(program.as_os_str().as_bytes())?;
-    let mut argv_owned = vec![prog.clone()];
-    for a in args {
-        argv_owned.push(cstring(a.as_bytes())?);
-    }
-    let mut envp_owned = Vec::with_capacity(env.len());
-    for (k, v) in env {
-        let mut kv = k.as_bytes().to_vec();
-        kv.push(b'=');
-        kv.extend_from_slice(v.as_bytes());
-        envp_owned.push(cstring(&kv)?);
-    }
-    let mut argv: Vec<*mut libc::c_char> =
-        argv_owned.iter().map(|c| c.as_ptr() as *mut _).collect();
-    argv.push(std::ptr::null_mut());
-    let mut envp: Vec<*mut libc::c_char> =
-        envp_owned.iter().map(|c| c.as_ptr() as *mut _).collect();
-    envp.push(std::ptr::null_mut());
+    let strings = ExecStrings::new(program, args, env)?;
+    let (prog, argv, envp) = (&strings.program, &strings.argv, &strings.envp);
     let cwd_c = cstring(cwd.as_os_str().as_bytes())?;
 
-    // std pipes are close-on-exec; dup2 onto 0..2 in the child clears that for the copies only.
-    let (out_r, out_w) = std::io::pipe()?;
-    let (err_r, err_w) = std::io::pipe()?;
-    // Bigger pipes mean fewer wake-ups per megabyte when a command floods its output.
-    for fd in [out_r.as_raw_fd(), err_r.as_raw_fd()] {
-        // SAFETY: F_SETPIPE_SZ on a pipe we own; failure (a lower limit) just keeps the default size.
-        unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, 1 << 20) };
-    }
-    let (in_r, in_w): (OwnedFd, Option<OwnedFd>) = if stdin_pipe {
-        let (r, w) = std::io::pipe()?;
-        (r.into(), Some(w.into()))
-    } else {
-        (std::fs::File::open("/dev/null")?.into(), None)
-    };
-
+    let StdioPipes {
+        in_r,
+        in_w,
+        out_r,
+        out_w,
+        err_r,
+        err_w,
+    } = StdioPipes::new(stdin_pipe)?;
     let stdio = [in_r.as_fd(), out_w.as_fd(), err_w.as_fd()];
-    let plain = || posix_spawn_child(&prog, &argv, &envp, &cwd_c, stdio);
+    let plain = || posix_spawn_child(prog, argv, envp, &cwd_c, stdio);
     let (pid, pidfd) = match tracking {
         None => (plain()?, None),
         Some(cg) if cg.version() == 1 => match cg.spawn_from_inside(plain) {
@@ -153,7 +130,7 @@ pub fn spawn(
         },
         Some(cg) => {
             let plan = super::clone3::Plan {
-                program: &prog,
+                program: prog,
                 argv: argv.as_ptr() as *const *const libc::c_char,
                 envp: envp.as_ptr() as *const *const libc::c_char,
                 cwd: &cwd_c,
@@ -178,21 +155,121 @@ pub fn spawn(
         Some(fd) => fd,
         None => open_pidfd(pid)?,
     };
-    Ok(PosixChild {
-        pid: pid as u32,
-        stdin: match in_w {
-            Some(w) => Some(pipe::Sender::from_owned_fd(w)?),
-            None => None,
-        },
-        stdout: pipe::Receiver::from_owned_fd(out_r.into())?,
-        stderr: pipe::Receiver::from_owned_fd(err_r.into())?,
-        exit: PidfdWaiter {
+    PosixChild::new(pid, pidfd, in_w, out_r.into(), err_r.into())
+}
+
+impl PosixChild {
+    /// The parent's side of a spawned child: its pidfd, and our ends of its pipes.
+    pub(crate) fn new(
+        pid: libc::pid_t,
+        pidfd: OwnedFd,
+        stdin: Option<OwnedFd>,
+        stdout: OwnedFd,
+        stderr: OwnedFd,
+    ) -> io::Result<PosixChild> {
+        Ok(PosixChild {
+            pid: pid as u32,
+            stdin: match stdin {
+                Some(w) => Some(pipe::Sender::from_owned_fd(w)?),
+                None => None,
+            },
+            stdout: pipe::Receiver::from_owned_fd(stdout)?,
+            stderr: pipe::Receiver::from_owned_fd(stderr)?,
+            exit: PidfdWaiter::new(pid, pidfd)?,
+        })
+    }
+}
+
+impl PidfdWaiter {
+    /// Wait on child `pid` through `pidfd`, registered with the runtime's reactor.
+    pub(crate) fn new(pid: libc::pid_t, pidfd: OwnedFd) -> io::Result<PidfdWaiter> {
+        Ok(PidfdWaiter {
             pid,
             // SAFETY: the pidfd is owned by the AsyncFd from here on.
             fd: unsafe { AsyncFd::register(pidfd) }.map_err(|e| io::Error::other(e.to_string()))?,
             status: None,
-        },
-    })
+        })
+    }
+}
+
+/// The strings of one exec, as execve takes them: the program, and NUL-terminated arrays of pointers
+/// into the owned argument and environment strings.
+pub(crate) struct ExecStrings {
+    pub program: CString,
+    _owned: Vec<CString>,
+    pub argv: Vec<*mut libc::c_char>,
+    pub envp: Vec<*mut libc::c_char>,
+}
+
+impl ExecStrings {
+    pub(crate) fn new(
+        program: &Path,
+        args: &[&std::ffi::OsStr],
+        env: &BTreeMap<OsString, OsString>,
+    ) -> io::Result<ExecStrings> {
+        let prog = cstring(program.as_os_str().as_bytes())?;
+        let mut owned = vec![prog.clone()];
+        for a in args {
+            owned.push(cstring(a.as_bytes())?);
+        }
+        let argc = owned.len();
+        for (k, v) in env {
+            let mut kv = k.as_bytes().to_vec();
+            kv.push(b'=');
+            kv.extend_from_slice(v.as_bytes());
+            owned.push(cstring(&kv)?);
+        }
+        // The pointers stay valid: a CString's bytes do not move when the vector holding it does.
+        let ptrs = |list: &[CString]| -> Vec<*mut libc::c_char> {
+            list.iter()
+                .map(|c| c.as_ptr() as *mut libc::c_char)
+                .chain(std::iter::once(std::ptr::null_mut()))
+                .collect()
+        };
+        Ok(ExecStrings {
+            program: prog,
+            argv: ptrs(&owned[..argc]),
+            envp: ptrs(&owned[argc..]),
+            _owned: owned,
+        })
+    }
+}
+
+/// The pipes of a piped run: our ends and the child's (stdin is `/dev/null` unless piped).
+pub(crate) struct StdioPipes {
+    pub in_r: OwnedFd,
+    pub in_w: Option<OwnedFd>,
+    pub out_r: std::io::PipeReader,
+    pub out_w: std::io::PipeWriter,
+    pub err_r: std::io::PipeReader,
+    pub err_w: std::io::PipeWriter,
+}
+
+impl StdioPipes {
+    pub(crate) fn new(stdin_pipe: bool) -> io::Result<StdioPipes> {
+        // std pipes are close-on-exec; dup2 onto 0..2 in the child clears that for the copies only.
+        let (out_r, out_w) = std::io::pipe()?;
+        let (err_r, err_w) = std::io::pipe()?;
+        // Bigger pipes mean fewer wake-ups per megabyte when a command floods its output.
+        for fd in [out_r.as_raw_fd(), err_r.as_raw_fd()] {
+            // SAFETY: F_SETPIPE_SZ on a pipe we own; failure (a lower limit) just keeps the default.
+            unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, 1 << 20) };
+        }
+        let (in_r, in_w): (OwnedFd, Option<OwnedFd>) = if stdin_pipe {
+            let (r, w) = std::io::pipe()?;
+            (r.into(), Some(w.into()))
+        } else {
+            (std::fs::File::open("/dev/null")?.into(), None)
+        };
+        Ok(StdioPipes {
+            in_r,
+            in_w,
+            out_r,
+            out_w,
+            err_r,
+            err_w,
+        })
+    }
 }
 
 /// A refusal of `clone3` that later runs would meet too: the kernel lacks it or refuses the cgroup.
