@@ -434,14 +434,19 @@ fn spawn_child<'a>(
             "PTY disabled by the ptyForceFallback option",
         )
     } else {
-        match spawn_pty(
-            shell,
-            req,
-            &build_env(&plan(true)),
-            size,
-            sandbox,
-            join_fd(tracking),
-        ) {
+        let env = build_env(&plan(true));
+        #[cfg(target_os = "linux")]
+        if let Some(spawned) = spawn_pty_namespaced(req, shell, &env, size, sandbox, tracking) {
+            match spawned {
+                Ok(s) => return Ok(s),
+                Err(e) if e.code == crate::error::ErrorCode::SandboxUnavailable => return Err(e),
+                // The terminal failed: the pipes below, as for any run.
+                Err(e) => {
+                    return spawn_pipes_instead(req, shell, plan, warnings, sandbox, tracking, e)
+                }
+            }
+        }
+        match spawn_pty(shell, req, &env, size, sandbox, join_fd(tracking)) {
             Ok(p) => {
                 return Ok(Spawned {
                     child: ChildProc::Tokio(p.child),
@@ -467,6 +472,19 @@ fn spawn_child<'a>(
             "PTY sessions are not supported on this platform yet",
         )
     };
+    spawn_pipes_instead(req, shell, plan, warnings, sandbox, tracking, pty_error)
+}
+
+/// The PTY could not be had: pipes, with OpenClaw's warning.
+fn spawn_pipes_instead<'a>(
+    req: &'a ExecRequest,
+    shell: &ShellConfig,
+    plan: &impl Fn(bool) -> EnvPlan<'a>,
+    warnings: &mut Vec<String>,
+    sandbox: Option<&crate::sandbox::Armed>,
+    tracking: Tracking<'_>,
+    pty_error: AgentError,
+) -> Result<Spawned, AgentError> {
     // A PTY child can always be written to; keep that promise over pipes.
     let mut piped = req.clone();
     piped.stdin = crate::spawn::StdinMode::Pipe;
@@ -485,6 +503,56 @@ fn spawn_child<'a>(
                 pty_error.message, pipe_error.message
             ),
         )),
+    }
+}
+
+/// A sandboxed PTY run spawned into its PID namespace without a fork, where it has one and the clone
+/// can be made (`None`: take the other way).
+#[cfg(target_os = "linux")]
+fn spawn_pty_namespaced(
+    req: &ExecRequest,
+    shell: &ShellConfig,
+    env: &std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString>,
+    size: crate::spawn::request::PtySize,
+    sandbox: Option<&crate::sandbox::Armed>,
+    tracking: Tracking<'_>,
+) -> Option<Result<Spawned, AgentError>> {
+    use crate::spawn::clone3::SpawnError;
+    let plan = sandbox?.child_plan();
+    let ns = plan.process_namespaces()?;
+    if !crate::spawn::namespaced::supported() {
+        return None;
+    }
+    let script = req.shell_script();
+    let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
+    args.push(script.as_ref().as_ref());
+    match crate::spawn::namespaced::spawn_pty(
+        &shell.program,
+        &args,
+        env,
+        size,
+        &plan,
+        ns.lifeline,
+        join_fd(tracking),
+    ) {
+        Ok((waiter, pid, master, init)) => Some(Ok(Spawned {
+            child: ChildProc::Pidfd(waiter),
+            pid: pid as u32,
+            stdin: None,
+            stdout: None,
+            stderr: None,
+            pty: Some(Arc::new(master)),
+            init: Some(Arc::new(init)),
+        })),
+        Err(SpawnError::Child(e)) => Some(Err(crate::spawn::pipes::spawn_error(
+            &shell.program,
+            req,
+            &e,
+        ))),
+        Err(SpawnError::Clone(e)) => {
+            tracing::debug!("a namespaced clone failed ({e}); the sandboxed PTY run forks");
+            None
+        }
     }
 }
 

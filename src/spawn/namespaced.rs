@@ -259,6 +259,64 @@ pub fn spawn_pipes(
     }
 }
 
+/// A run on a terminal (see [`spawn`]): the shell, whose controlling terminal is the PTY, our end of
+/// the PTY, and the namespace's init.
+pub fn spawn_pty(
+    program: &std::path::Path,
+    args: &[&std::ffi::OsStr],
+    env: &std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString>,
+    size: super::request::PtySize,
+    sandbox: &ChildPlan,
+    lifeline: RawFd,
+    tracking: Option<RawFd>,
+) -> Result<
+    (
+        super::posix::PidfdWaiter,
+        libc::pid_t,
+        super::pty::PtyMaster,
+        Init,
+    ),
+    SpawnError,
+> {
+    use std::os::fd::AsFd;
+    let strings = super::posix::ExecStrings::new(program, args, env).map_err(SpawnError::Child)?;
+    let pair =
+        super::pty::open_pair(size).map_err(|e| SpawnError::Clone(io::Error::other(e.message)))?;
+    let slave = pair.slave.as_fd();
+    let spawned = spawn(&Plan {
+        program: &strings.program,
+        argv: strings.argv.as_ptr() as *const *const c_char,
+        envp: strings.envp.as_ptr() as *const *const c_char,
+        stdio: [slave, slave, slave],
+        terminal: true,
+        sandbox,
+        lifeline,
+        tracking,
+    })?;
+    // The parent must not keep a slave open, or reads never reach end of output.
+    drop(pair.slave);
+    let Spawned { pid, pidfd, init } = spawned;
+    let waiter = pidfd.try_clone();
+    let parts = super::posix::PidfdWaiter::new(pid, pidfd)
+        .map_err(|e| e.to_string())
+        .and_then(|w| {
+            super::pty::PtyMaster::register(pair.master)
+                .map(|m| (w, m))
+                .map_err(|e| e.message)
+        });
+    match parts {
+        Ok((w, master)) => Ok((w, pid, master, init)),
+        Err(e) => {
+            // As for pipes: end the namespace and reap the shell here.
+            drop(init);
+            if let Ok(fd) = waiter {
+                reap(&fd);
+            }
+            Err(SpawnError::Clone(io::Error::other(e)))
+        }
+    }
+}
+
 fn kill(pidfd: &OwnedFd) {
     // SAFETY: pidfd_send_signal on our own child's pidfd.
     unsafe {

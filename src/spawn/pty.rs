@@ -104,14 +104,7 @@ pub fn spawn_pty(
     sandbox: Option<&crate::sandbox::Armed>,
     tracking: Option<std::os::fd::RawFd>,
 ) -> Result<PtyChild, AgentError> {
-    let fail = |what: &str, e: &dyn std::fmt::Display| {
-        AgentError::new(ErrorCode::SpawnFailed, format!("{what}: {e}"))
-    };
-    let ws = winsize(size);
-    let pair = nix::pty::openpty(&ws, None).map_err(|e| fail("openpty failed", &e))?;
-    set_cloexec(&pair.master).map_err(|e| fail("fcntl on the PTY master failed", &e))?;
-    set_cloexec(&pair.slave).map_err(|e| fail("fcntl on the PTY slave failed", &e))?;
-    set_nonblocking(&pair.master).map_err(|e| fail("fcntl on the PTY master failed", &e))?;
+    let pair = open_pair(size)?;
     let stdio = |fd: &OwnedFd| -> Result<Stdio, AgentError> {
         Ok(Stdio::from(
             fd.try_clone()
@@ -147,14 +140,35 @@ pub fn spawn_pty(
     let pid = child
         .id()
         .ok_or_else(|| fail("spawn failed", &"the child exited before its pid was read"))?;
-    // SAFETY: the master is an OwnedFd owned by the AsyncFd from here on; nothing else closes it.
-    let fd = unsafe {
-        AsyncFd::register_with_interest(pair.master, Interest::READABLE | Interest::WRITABLE)
-    }
-    .map_err(|e| fail("registering the PTY master failed", &e))?;
     Ok(PtyChild {
         child,
         pid,
-        master: PtyMaster { fd },
+        master: PtyMaster::register(pair.master)?,
     })
+}
+
+fn fail(what: &str, e: &dyn std::fmt::Display) -> AgentError {
+    AgentError::new(ErrorCode::SpawnFailed, format!("{what}: {e}"))
+}
+
+/// A new terminal of `size`: both ends close-on-exec, the master non-blocking.
+pub fn open_pair(size: PtySize) -> Result<nix::pty::OpenptyResult, AgentError> {
+    let ws = winsize(size);
+    let pair = nix::pty::openpty(&ws, None).map_err(|e| fail("openpty failed", &e))?;
+    set_cloexec(&pair.master).map_err(|e| fail("fcntl on the PTY master failed", &e))?;
+    set_cloexec(&pair.slave).map_err(|e| fail("fcntl on the PTY slave failed", &e))?;
+    set_nonblocking(&pair.master).map_err(|e| fail("fcntl on the PTY master failed", &e))?;
+    Ok(pair)
+}
+
+impl PtyMaster {
+    /// Drive `master` (non-blocking) from the runtime's reactor.
+    pub fn register(master: OwnedFd) -> Result<PtyMaster, AgentError> {
+        // SAFETY: the master is an OwnedFd owned by the AsyncFd from here on; nothing else closes it.
+        let fd = unsafe {
+            AsyncFd::register_with_interest(master, Interest::READABLE | Interest::WRITABLE)
+        }
+        .map_err(|e| fail("registering the PTY master failed", &e))?;
+        Ok(PtyMaster { fd })
+    }
 }
