@@ -282,6 +282,93 @@ fn init(lifeline: RawFd, alive_read: RawFd, arg_range: Option<(usize, usize)>) -
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+
+    /// Run `sh -c script` split as a sandboxed run is on the forking way (relay, init, shell), in new
+    /// mount and PID namespaces (root only: a normal user would need a user namespace too). `None`
+    /// where the namespaces cannot be had here.
+    fn run_split(script: &str) -> Option<(std::process::ExitStatus, String)> {
+        // SAFETY: geteuid cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: needs root for the namespaces");
+            return None;
+        }
+        let lifeline = super::lifeline()?;
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.args(["-c", script])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit());
+        // SAFETY: system calls only, in the forked child.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWPID) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if super::super::child::bind(None, c"/", libc::MS_REC | libc::MS_SLAVE) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                super::split(lifeline, None).map_err(std::io::Error::from_raw_os_error)?;
+                super::super::child::ChildPlan::mount_proc()
+            });
+        }
+        let out = cmd.output().ok()?;
+        Some((
+            out.status,
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        ))
+    }
+
+    #[test]
+    fn the_relay_exits_as_the_shell_did_and_the_shell_is_pid_2() {
+        let Some((status, out)) =
+            run_split("echo $$; ps -e -o pid=,comm= | tr -s ' ' | sort -n; exit 3")
+        else {
+            return;
+        };
+        assert_eq!(status.code(), Some(3), "{out}");
+        let mut lines = out.lines();
+        assert_eq!(lines.next(), Some("2"), "{out}");
+        // The namespace holds its init, the shell and what the shell started, nothing of the host.
+        assert!(out.contains("1 agent-exec-init"), "{out}");
+        assert!(
+            !out.lines()
+                .any(|l| l.contains("cargo") || l.contains("agent_exec")),
+            "{out}"
+        );
+        let Some((status, _)) = run_split("kill -TERM $$") else {
+            return;
+        };
+        assert_eq!(status.signal(), Some(libc::SIGTERM));
+    }
+
+    #[test]
+    fn a_background_job_outlives_its_shell_under_the_init() {
+        // The job writes after its shell has gone: it ran on, adopted by the init.
+        let dir = std::env::temp_dir().join(format!("agent-exec-split-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mark = dir.join("mark");
+        let script = format!(
+            "(sleep 0.3; cat /proc/1/comm > {m}; exec awk '/^PPid/ {{ print $2 }}' /proc/self/status >> {m}) & exit 0",
+            m = mark.display()
+        );
+        let Some((status, _)) = run_split(&script) else {
+            let _ = std::fs::remove_dir_all(&dir);
+            return;
+        };
+        assert_eq!(status.code(), Some(0));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let text = loop {
+            let text = std::fs::read_to_string(&mark).unwrap_or_default();
+            if text.lines().count() == 2 || std::time::Instant::now() > deadline {
+                break text;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let _ = std::fs::remove_dir_all(&dir);
+        // Its parent, once the shell was gone, is the namespace's init.
+        assert_eq!(text, "agent-exec-init\n1\n");
+    }
+
     #[test]
     fn the_host_argument_area_is_found() {
         let (start, end) = super::host_arg_range().expect("/proc/self/stat has the argument area");
