@@ -230,7 +230,11 @@ fn arm_sandbox(req: &ExecRequest, id: &str) -> Result<Option<crate::sandbox::Arm
         return Ok(None);
     };
     let home = req.env_var("HOME");
-    let name = format!("agent-exec-{}-{id}", std::process::id());
+    // Never a name of an earlier run: its cgroup may still be on its way out (a namespace's init
+    // leaves a moment after the shell) when the session id is used again.
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("agent-exec-{}-{id}-{seq}", std::process::id());
     crate::sandbox::prepare(
         spec,
         &req.cwd,
