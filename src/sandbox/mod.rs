@@ -850,3 +850,43 @@ mod tests {
         );
     }
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod prepare_timing {
+    /// Where the time of a sandboxed spawn goes before the clone (`cargo test --release --lib
+    /// prepare_timing -- --ignored --nocapture`): a profiling aid, not a test.
+    #[test]
+    #[ignore]
+    fn prepare_cost() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = super::SandboxSpec {
+            writable_roots: None,
+            network: false,
+            unix_sockets: Vec::new(),
+            limits: Default::default(),
+        };
+        let n = 200;
+        let t = std::time::Instant::now();
+        for i in 0..n {
+            let a = super::prepare(
+                &spec,
+                dir.path(),
+                None,
+                &format!("agent-exec-{}-timing-{i}", std::process::id()),
+            )
+            .unwrap();
+            drop(a);
+        }
+        eprintln!("prepare+drop: {:?} per run", t.elapsed() / n);
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            let _ = super::seccomp::build_filter(false, false).unwrap();
+        }
+        eprintln!("build_filter: {:?} per run", t.elapsed() / n);
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            let _ = super::seccomp::build_clone3_refusal().unwrap();
+        }
+        eprintln!("build_clone3_refusal: {:?} per run", t.elapsed() / n);
+    }
+}
