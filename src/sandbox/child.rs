@@ -275,8 +275,23 @@ impl ChildPlan {
     }
 
     /// The last steps, in the process that execs the shell: limits, `no_new_privs`, Landlock, the
-    /// filters (the listener handed to the runtime), and no capabilities.
+    /// filters (the listener handed to the runtime over the plan's socket), and no capabilities.
     pub fn finish(&self) -> std::io::Result<()> {
+        self.finish_with(|listener| {
+            let handed = super::handover::give(self.listener_socket.as_raw_fd(), listener);
+            // SAFETY: our own copy of the listener; the runtime holds its own once handed over.
+            unsafe { libc::close(listener) };
+            handed
+        })
+    }
+
+    /// [`ChildPlan::finish`], with `hand` giving the runtime the filter's listener (a negative return
+    /// is a failure with errno set). A process that shares the runtime's descriptor table just says
+    /// which descriptor it is.
+    pub fn finish_with(
+        &self,
+        hand: impl FnOnce(libc::c_int) -> libc::c_long,
+    ) -> std::io::Result<()> {
         // The namespaces come before the rlimits: a user namespace records its creator's
         // RLIMIT_NPROC as the ceiling for everything inside it, so the run's own (lower) process limit
         // must be set after, where it counts the run's processes only.
@@ -311,10 +326,7 @@ impl ChildPlan {
             .map_err(|_| fail(Step::Seccomp))?;
         let listener =
             super::seccomp::install_in_child(&self.filter).map_err(|_| fail(Step::Seccomp))?;
-        let handed = super::handover::give(self.listener_socket.as_raw_fd(), listener);
-        // SAFETY: our own copy of the listener; the runtime holds its own once handed over.
-        unsafe { libc::close(listener) };
-        check(handed, Step::SendListener)?;
+        check(hand(listener), Step::SendListener)?;
         // Last: the steps above need capabilities a root caller (or a user namespace) has.
         super::privileges::drop_all().map_err(|errno| {
             std::io::Error::from_raw_os_error(

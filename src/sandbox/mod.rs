@@ -360,7 +360,10 @@ mod linux {
     pub struct Armed {
         child: Arc<ChildPlan>,
         env: Vec<(String, String)>,
-        handover: super::handover::Receiver,
+        /// Our end of the listener's socket, until a forking spawn starts waiting on it.
+        handover_socket: std::sync::Mutex<Option<std::os::fd::OwnedFd>>,
+        /// The wait for a forked child's listener (started by [`Armed::await_handover`]).
+        handover: std::sync::OnceLock<std::io::Result<super::handover::Receiver>>,
         policy: Arc<FsPolicy>,
         network: bool,
         limits: ResourceLimits,
@@ -656,8 +659,8 @@ mod linux {
                 listener_socket: child_socket,
             }),
             env,
-            handover: super::handover::Receiver::start(parent_socket)
-                .map_err(|e| unavailable(format!("the listener handover could not start: {e}")))?,
+            handover_socket: std::sync::Mutex::new(Some(parent_socket)),
+            handover: std::sync::OnceLock::new(),
             policy: Arc::new(policy),
             network: spec.network,
             limits,
@@ -702,11 +705,40 @@ mod linux {
         }
 
         /// After the spawn: take the child's seccomp listener and start answering it.
+        /// Start waiting for the listener a forked child will hand over: before the fork, as the
+        /// forking thread is inside the spawn until the exec. (A spawn that shares our descriptor
+        /// table needs no handover, nor this wait.)
+        pub fn await_handover(&self) {
+            self.handover.get_or_init(|| {
+                let socket = self
+                    .handover_socket
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take()
+                    .ok_or_else(|| std::io::Error::other("the handover socket is gone"))?;
+                super::handover::Receiver::start(socket)
+            });
+        }
+
         pub fn after_spawn(&self) -> Result<(), AgentError> {
-            let listener = self
-                .handover
+            let receiver = match self.handover.get() {
+                Some(Ok(r)) => r,
+                Some(Err(e)) => {
+                    return Err(unavailable(format!(
+                        "the listener handover could not start: {e}"
+                    )))
+                }
+                None => return Err(unavailable("the listener handover was never started")),
+            };
+            let listener = receiver
                 .take(std::time::Duration::from_secs(5))
                 .map_err(|e| unavailable(format!("the seccomp listener did not arrive: {e}")))?;
+            self.supervise(listener)
+        }
+
+        /// Start the supervisor on the child's filter listener (a spawn that shares our descriptor
+        /// table made it here; the others hand it over, see `after_spawn`).
+        pub fn supervise(&self, listener: std::os::fd::OwnedFd) -> Result<(), AgentError> {
             super::supervisor::spawn(
                 listener,
                 self.policy.clone(),

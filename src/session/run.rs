@@ -87,7 +87,7 @@ pub fn start(
     let tracking_ref = tracking.as_ref();
     #[cfg(not(target_os = "linux"))]
     let tracking_ref = None;
-    let spawned = match spawn_child(
+    let mut spawned = match spawn_child(
         req,
         &shell,
         &env_plan(req, &marker),
@@ -102,7 +102,14 @@ pub fn start(
         }
     };
     if let Some(s) = &sandbox {
-        if let Err(e) = s.after_spawn() {
+        #[cfg(target_os = "linux")]
+        let supervised = match spawned.listener.take() {
+            Some(listener) => s.supervise(listener),
+            None => s.after_spawn(),
+        };
+        #[cfg(not(target_os = "linux"))]
+        let supervised = s.after_spawn();
+        if let Err(e) = supervised {
             // Without its supervisor the child would wait forever on its first write: end it.
             let _ = nix::sys::signal::killpg(
                 nix::unistd::Pid::from_raw(spawned.pid as i32),
@@ -289,6 +296,9 @@ struct Spawned {
     pty: Option<()>,
     #[cfg(target_os = "linux")]
     init: Option<Arc<crate::spawn::namespaced::Init>>,
+    /// The sandbox's listener, when the spawn made it in our descriptor table (no handover).
+    #[cfg(target_os = "linux")]
+    listener: Option<std::os::fd::OwnedFd>,
 }
 
 fn env_plan<'a>(req: &'a ExecRequest, marker: &'a str) -> impl Fn(bool) -> EnvPlan<'a> {
@@ -353,7 +363,7 @@ fn spawn_with_pipes(
             ns.lifeline,
             join_fd(tracking),
         ) {
-            Ok((p, init)) => {
+            Ok((p, run)) => {
                 return Ok(Spawned {
                     child: ChildProc::Pidfd(p.exit),
                     pid: p.pid,
@@ -361,7 +371,8 @@ fn spawn_with_pipes(
                     stdout: Some(Box::new(p.stdout)),
                     stderr: Some(Box::new(p.stderr)),
                     pty: None,
-                    init: Some(Arc::new(init)),
+                    init: Some(Arc::new(run.init)),
+                    listener: Some(run.listener),
                 })
             }
             Err(SpawnError::Child(e)) => {
@@ -398,6 +409,8 @@ fn spawn_with_pipes(
                     pty: None,
                     #[cfg(target_os = "linux")]
                     init: None,
+                    #[cfg(target_os = "linux")]
+                    listener: None,
                 })
             }
             // No pidfd (kernels before 5.3), or no way into the cgroup without a fork: the forking
@@ -416,6 +429,8 @@ fn spawn_with_pipes(
         pty: None,
         #[cfg(target_os = "linux")]
         init: None,
+        #[cfg(target_os = "linux")]
+        listener: None,
     })
 }
 
@@ -461,6 +476,8 @@ fn spawn_child<'a>(
                     pty: Some(Arc::new(p.master)),
                     #[cfg(target_os = "linux")]
                     init: None,
+                    #[cfg(target_os = "linux")]
+                    listener: None,
                 })
             }
             // The sandbox failed, not the terminal: pipes would fail the same way.
@@ -539,14 +556,15 @@ fn spawn_pty_namespaced(
         ns.lifeline,
         join_fd(tracking),
     ) {
-        Ok((waiter, pid, master, init)) => Some(Ok(Spawned {
+        Ok((waiter, pid, master, run)) => Some(Ok(Spawned {
             child: ChildProc::Pidfd(waiter),
             pid: pid as u32,
             stdin: None,
             stdout: None,
             stderr: None,
             pty: Some(Arc::new(master)),
-            init: Some(Arc::new(init)),
+            init: Some(Arc::new(run.init)),
+            listener: Some(run.listener),
         })),
         Err(SpawnError::Child(e)) => Some(Err(crate::spawn::pipes::spawn_error(
             &shell.program,

@@ -52,11 +52,12 @@ pub struct Plan<'a> {
     pub tracking: Option<RawFd>,
 }
 
-/// The shell, and the namespace's init.
+/// The shell, the namespace's init, and the seccomp listener of the shell's filter.
 pub struct Spawned {
     pub pid: libc::pid_t,
     pub pidfd: OwnedFd,
     pub init: Init,
+    pub listener: OwnedFd,
 }
 
 /// The run's init, a child of the host that shares its memory: its pidfd, and the memory it runs on,
@@ -90,6 +91,8 @@ struct OuterArgs {
     init_pidfd: c_int,
     shell_pid: c_int,
     shell_pidfd: c_int,
+    /// The filter's listener, which the shell made in the host's descriptor table (shared).
+    listener: c_int,
     /// The errno (step-encoded for the sandbox's steps) of the step that failed in a child.
     error: c_int,
     /// The errno of a `clone3` the kernel refused.
@@ -126,6 +129,7 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Spawned, SpawnError> {
         init_pidfd: -1,
         shell_pid: 0,
         shell_pidfd: -1,
+        listener: -1,
         error: 0,
         clone_error: 0,
     };
@@ -180,17 +184,19 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Spawned, SpawnError> {
     let own = |fd: c_int| (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) });
     let init_pidfd = own(outer.init_pidfd);
     let shell_pidfd = own(outer.shell_pidfd);
+    let listener = own(outer.listener);
     let failed = outer.clone_error != 0 || outer.error != 0;
-    match (failed, init_pidfd, shell_pidfd) {
-        (false, Some(init_pidfd), Some(pidfd)) => Ok(Spawned {
+    match (failed, init_pidfd, shell_pidfd, listener) {
+        (false, Some(init_pidfd), Some(pidfd), Some(listener)) => Ok(Spawned {
             pid: outer.shell_pid,
             pidfd,
             init: Init {
                 pidfd: init_pidfd,
                 memory: init,
             },
+            listener,
         }),
-        (_, init_pidfd, shell_pidfd) => {
+        (_, init_pidfd, shell_pidfd, _) => {
             if let Some(fd) = &shell_pidfd {
                 reap(fd);
             }
@@ -213,6 +219,12 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Spawned, SpawnError> {
     }
 }
 
+/// What a namespaced run leaves the host besides the shell: the init, and the filter's listener.
+pub struct NamespacedRun {
+    pub init: Init,
+    pub listener: OwnedFd,
+}
+
 /// A piped run (see [`spawn`]): the shell with our ends of its pipes, and the namespace's init.
 #[allow(clippy::too_many_arguments)]
 pub fn spawn_pipes(
@@ -223,7 +235,7 @@ pub fn spawn_pipes(
     sandbox: &ChildPlan,
     lifeline: RawFd,
     tracking: Option<RawFd>,
-) -> Result<(super::posix::PosixChild, Init), SpawnError> {
+) -> Result<(super::posix::PosixChild, NamespacedRun), SpawnError> {
     use std::os::fd::AsFd;
     let strings = super::posix::ExecStrings::new(program, args, env).map_err(SpawnError::Child)?;
     let pipes = super::posix::StdioPipes::new(stdin_pipe).map_err(SpawnError::Clone)?;
@@ -237,7 +249,12 @@ pub fn spawn_pipes(
         lifeline,
         tracking,
     })?;
-    let Spawned { pid, pidfd, init } = spawned;
+    let Spawned {
+        pid,
+        pidfd,
+        init,
+        listener,
+    } = spawned;
     let waiter = pidfd.try_clone();
     match super::posix::PosixChild::new(
         pid,
@@ -246,7 +263,7 @@ pub fn spawn_pipes(
         pipes.out_r.into(),
         pipes.err_r.into(),
     ) {
-        Ok(child) => Ok((child, init)),
+        Ok(child) => Ok((child, NamespacedRun { init, listener })),
         Err(e) => {
             // Nothing could wait for the shell: end the namespace (dropping the init kills it, and
             // everything in it dies with it) and reap the shell here.
@@ -274,7 +291,7 @@ pub fn spawn_pty(
         super::posix::PidfdWaiter,
         libc::pid_t,
         super::pty::PtyMaster,
-        Init,
+        NamespacedRun,
     ),
     SpawnError,
 > {
@@ -295,7 +312,12 @@ pub fn spawn_pty(
     })?;
     // The parent must not keep a slave open, or reads never reach end of output.
     drop(pair.slave);
-    let Spawned { pid, pidfd, init } = spawned;
+    let Spawned {
+        pid,
+        pidfd,
+        init,
+        listener,
+    } = spawned;
     let waiter = pidfd.try_clone();
     let parts = super::posix::PidfdWaiter::new(pid, pidfd)
         .map_err(|e| e.to_string())
@@ -305,7 +327,7 @@ pub fn spawn_pty(
                 .map_err(|e| e.message)
         });
     match parts {
-        Ok((w, master)) => Ok((w, pid, master, init)),
+        Ok((w, master)) => Ok((w, pid, master, NamespacedRun { init, listener })),
         Err(e) => {
             // As for pipes: end the namespace and reap the shell here.
             drop(init);
@@ -473,8 +495,12 @@ extern "C" fn outer_main(arg: *mut c_void) -> ! {
         a.init_pidfd = init_pidfd;
         let mut shell_pidfd: c_int = -1;
         let mut shell_args = CloneArgs {
-            flags: (libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PIDFD | libc::CLONE_PARENT)
-                as u64,
+            // The host's descriptor table, shared until the filter's listener is made in it.
+            flags: (libc::CLONE_VM
+                | libc::CLONE_VFORK
+                | libc::CLONE_PIDFD
+                | libc::CLONE_PARENT
+                | libc::CLONE_FILES) as u64,
             pidfd: &mut shell_pidfd as *mut c_int as u64,
             stack: a.shell_stack as u64,
             stack_size: STACK_BYTES as u64,
@@ -519,6 +545,20 @@ extern "C" fn shell_main(arg: *mut c_void) -> ! {
         if libc::setsid() < 0 {
             fail(a, errno());
         }
+        // The filter's listener is made in the host's table, which we share so far: no handover.
+        let entered = ChildPlan::mount_proc().and_then(|()| {
+            plan.sandbox.finish_with(|listener| {
+                a.listener = listener;
+                0
+            })
+        });
+        if let Err(e) = entered {
+            fail(a, e.raw_os_error().unwrap_or(libc::EIO));
+        }
+        // A table of our own from here on, for the command's 0, 1 and 2.
+        if libc::unshare(libc::CLONE_FILES) < 0 {
+            fail(a, errno());
+        }
         for (target, fd) in plan.stdio.iter().enumerate() {
             if libc::dup3(fd.as_raw_fd(), target as c_int, 0) < 0 {
                 fail(a, errno());
@@ -527,11 +567,8 @@ extern "C" fn shell_main(arg: *mut c_void) -> ! {
         if plan.terminal && libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
             fail(a, errno());
         }
-        // Nothing else the host holds reaches the command.
+        // Nothing else the host holds reaches the command (the listener included).
         crate::kill::child_setup::close_host_fds_at_exec();
-        if let Err(e) = ChildPlan::mount_proc().and_then(|()| plan.sandbox.finish()) {
-            fail(a, e.raw_os_error().unwrap_or(libc::EIO));
-        }
         let empty = 0u64;
         libc::syscall(
             libc::SYS_rt_sigprocmask,

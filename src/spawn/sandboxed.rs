@@ -6,6 +6,7 @@
 #[cfg(target_os = "linux")]
 pub fn enter_in_child(cmd: &mut tokio::process::Command, sandbox: Option<&crate::sandbox::Armed>) {
     if let Some(s) = sandbox {
+        s.await_handover();
         let plan = s.child_plan();
         // SAFETY: `apply` makes only system calls on data prepared before the fork.
         unsafe {
