@@ -342,81 +342,55 @@ fn spawn_with_pipes(
     tracking: Tracking<'_>,
 ) -> Result<Spawned, AgentError> {
     let env = build_env(&plan);
-    // A sandbox with a PID namespace of its own is entered without a fork where the clone can be made.
     #[cfg(target_os = "linux")]
-    if let Some((plan, ns)) = sandbox
-        .map(|s| s.child_plan())
-        .and_then(|p| p.process_namespaces().map(|ns| (p, ns)))
-        .filter(|_| crate::spawn::namespaced::supported())
     {
         let script = req.shell_script();
         let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
         args.push(script.as_ref().as_ref());
         let stdin_pipe = req.stdin == crate::spawn::StdinMode::Pipe;
-        use crate::spawn::clone3::SpawnError;
-        match crate::spawn::namespaced::spawn_pipes(
-            &shell.program,
-            &args,
-            &env,
-            stdin_pipe,
-            &plan,
-            ns.lifeline,
-            join_fd(tracking),
-        ) {
-            Ok((p, run)) => {
-                return Ok(Spawned {
-                    child: ChildProc::Pidfd(p.exit),
-                    pid: p.pid,
-                    stdin: p.stdin.map(|s| Box::new(s) as Writer),
-                    stdout: Some(Box::new(p.stdout)),
-                    stderr: Some(Box::new(p.stderr)),
-                    pty: None,
-                    init: Some(Arc::new(run.init)),
-                    listener: Some(run.listener),
-                })
-            }
-            Err(SpawnError::Child(e)) => {
-                return Err(crate::spawn::pipes::spawn_error(&shell.program, req, &e))
-            }
-            // The kernel refused the clone (a container's filter, an old kernel): fork instead.
-            Err(SpawnError::Clone(e)) => {
-                tracing::debug!("a namespaced clone failed ({e}); the sandboxed run forks");
+        // A sandbox with a PID namespace of its own is entered without a fork where the clone can
+        // be made.
+        if let Some((plan, ns)) = sandbox
+            .map(|s| s.child_plan())
+            .and_then(|p| p.process_namespaces().map(|ns| (p, ns)))
+            .filter(|_| crate::spawn::namespaced::supported())
+        {
+            use crate::spawn::clone3::SpawnError;
+            match crate::spawn::namespaced::spawn_pipes(
+                &shell.program,
+                &args,
+                &env,
+                stdin_pipe,
+                &plan,
+                ns.lifeline,
+                join_fd(tracking),
+            ) {
+                Ok((p, run)) => return Ok(piped(p, Some(run))),
+                Err(SpawnError::Child(e)) => {
+                    return Err(crate::spawn::pipes::spawn_error(&shell.program, req, &e))
+                }
+                // The kernel refused the clone (a container's filter, an old kernel): fork instead.
+                Err(SpawnError::Clone(e)) => {
+                    tracing::debug!("a namespaced clone failed ({e}); the sandboxed run forks");
+                }
             }
         }
-    }
-    // The fork-free path cannot run the sandbox's steps in the child: sandboxed runs fork.
-    #[cfg(target_os = "linux")]
-    if sandbox.is_none() {
-        let script = req.shell_script();
-        let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
-        args.push(script.as_ref().as_ref());
-        let stdin_pipe = req.stdin == crate::spawn::StdinMode::Pipe;
-        match crate::spawn::posix::spawn(
-            &shell.program,
-            &args,
-            &req.cwd,
-            &env,
-            stdin_pipe,
-            tracking,
-        ) {
-            Ok(p) => {
-                return Ok(Spawned {
-                    child: ChildProc::Pidfd(p.exit),
-                    pid: p.pid,
-                    stdin: p.stdin.map(|s| Box::new(s) as Writer),
-                    stdout: Some(Box::new(p.stdout)),
-                    stderr: Some(Box::new(p.stderr)),
-                    pty: None,
-                    #[cfg(target_os = "linux")]
-                    init: None,
-                    #[cfg(target_os = "linux")]
-                    listener: None,
-                })
+        // The fork-free path cannot run the sandbox's steps in the child: sandboxed runs fork.
+        if sandbox.is_none() {
+            match crate::spawn::posix::spawn(
+                &shell.program,
+                &args,
+                &req.cwd,
+                &env,
+                stdin_pipe,
+                tracking,
+            ) {
+                Ok(p) => return Ok(piped(p, None)),
+                // No pidfd (kernels before 5.3), or no way into the cgroup without a fork: the
+                // forking path below, which joins the cgroup before exec.
+                Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {}
+                Err(e) => return Err(crate::spawn::pipes::spawn_error(&shell.program, req, &e)),
             }
-            // No pidfd (kernels before 5.3), or no way into the cgroup without a fork: the forking
-            // path below, which joins the cgroup before exec.
-            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {}
-            Err(e) => return Err(crate::spawn::pipes::spawn_error(&shell.program, req, &e)),
         }
     }
     let p = spawn_pipes(shell, req, &env, sandbox, join_fd(tracking))?;
@@ -432,6 +406,28 @@ fn spawn_with_pipes(
         #[cfg(target_os = "linux")]
         listener: None,
     })
+}
+
+/// A run spawned without a fork (posix_spawn, clone3), with the namespace it got, if any.
+#[cfg(target_os = "linux")]
+fn piped(
+    p: crate::spawn::posix::PosixChild,
+    run: Option<crate::spawn::namespaced::NamespacedRun>,
+) -> Spawned {
+    let (init, listener) = match run {
+        Some(r) => (Some(Arc::new(r.init)), Some(r.listener)),
+        None => (None, None),
+    };
+    Spawned {
+        child: ChildProc::Pidfd(p.exit),
+        pid: p.pid,
+        stdin: p.stdin.map(|s| Box::new(s) as Writer),
+        stdout: Some(Box::new(p.stdout)),
+        stderr: Some(Box::new(p.stderr)),
+        pty: None,
+        init,
+        listener,
+    }
 }
 
 /// PTY when asked for, falling back to pipes (with OpenClaw's warning) when the PTY cannot be had.

@@ -115,33 +115,14 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Spawned, SpawnError> {
         cgroup: plan.cgroup.as_raw_fd() as u64,
         ..CloneArgs::default()
     };
-    // SAFETY: blocking every signal (by the raw call: glibc's wrappers keep two of its own unblocked)
-    // keeps host handlers out of the child, which shares our memory until exec. The previous mask is
-    // restored right after, on every path.
+    // SAFETY: `args` names a stack the child may use; `child` outlives the child's use of it (the
+    // parent waits, CLONE_VFORK).
     let ret = unsafe {
-        let all = u64::MAX;
-        let mut old = 0u64;
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK,
-            &all as *const u64,
-            &mut old as *mut u64,
-            8,
-        );
-        let ret = raw_clone3(
+        clone_with_signals_blocked(
             &mut args,
-            std::mem::size_of::<CloneArgs>(),
             child_main,
             &mut child as *mut ChildArgs as *mut c_void,
-        );
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK,
-            &old as *const u64,
-            std::ptr::null_mut::<u64>(),
-            8,
-        );
-        ret
+        )
     };
     drop(stack);
     if ret < 0 {
@@ -159,6 +140,42 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Spawned, SpawnError> {
         return Err(SpawnError::Child(io::Error::from_raw_os_error(error)));
     }
     Ok(Spawned { pid, pidfd })
+}
+
+/// `clone3` with every signal blocked around it, so no host handler runs in a child that shares our
+/// memory (it unblocks what it needs itself); the previous mask is restored right after, on every
+/// path. Blocked by the raw call: glibc's wrappers keep two of its own unblocked.
+///
+/// # Safety
+/// As [`raw_clone3`]: `args` is a valid `clone_args` whose stack the child may use, and `arg` is what
+/// `entry` expects, alive for as long as the child uses it.
+pub(crate) unsafe fn clone_with_signals_blocked(
+    args: &mut CloneArgs,
+    entry: extern "C" fn(*mut c_void) -> !,
+    arg: *mut c_void,
+) -> isize {
+    // SAFETY: rt_sigprocmask on the calling thread with full and saved masks of the kernel's size;
+    // the clone's contract is the caller's.
+    unsafe {
+        let all = u64::MAX;
+        let mut old = 0u64;
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &all as *const u64,
+            &mut old as *mut u64,
+            8,
+        );
+        let ret = raw_clone3(args, std::mem::size_of::<CloneArgs>(), entry, arg);
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &old as *const u64,
+            std::ptr::null_mut::<u64>(),
+            8,
+        );
+        ret
+    }
 }
 
 /// The clone itself. Returns the child's pid (or `-errno`) in the parent; in the child it calls

@@ -27,7 +27,7 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::clone3::{raw_clone3, CloneArgs, SpawnError};
+use super::clone3::{clone_with_signals_blocked, raw_clone3, CloneArgs, SpawnError};
 use crate::sandbox::child::ChildPlan;
 
 /// Whether this build can spawn this way.
@@ -140,33 +140,14 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Spawned, SpawnError> {
         stack_size: STACK_BYTES as u64,
         ..CloneArgs::default()
     };
-    // SAFETY: every signal blocked (by the raw call: glibc's wrappers keep two of its own unblocked)
-    // keeps host handlers out of the children, which share our memory; the previous mask is restored
-    // right after. The outer child has exited when the clone returns here (CLONE_VFORK).
+    // SAFETY: the outer child runs on its own stack and reads `outer` (and the plan) while this thread
+    // waits (CLONE_VFORK); it has exited when the clone returns here.
     let ret = unsafe {
-        let all = u64::MAX;
-        let mut old = 0u64;
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK,
-            &all as *const u64,
-            &mut old as *mut u64,
-            8,
-        );
-        let ret = raw_clone3(
+        clone_with_signals_blocked(
             &mut args,
-            std::mem::size_of::<CloneArgs>(),
             outer_main,
             &mut outer as *mut OuterArgs as *mut c_void,
-        );
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK,
-            &old as *const u64,
-            std::ptr::null_mut::<u64>(),
-            8,
-        );
-        ret
+        )
     };
     drop(outer_stack);
     drop(shell_stack);
@@ -265,12 +246,7 @@ pub fn spawn_pipes(
     ) {
         Ok(child) => Ok((child, NamespacedRun { init, listener })),
         Err(e) => {
-            // Nothing could wait for the shell: end the namespace (dropping the init kills it, and
-            // everything in it dies with it) and reap the shell here.
-            drop(init);
-            if let Ok(fd) = waiter {
-                reap(&fd);
-            }
+            abandon(init, waiter);
             Err(SpawnError::Clone(e))
         }
     }
@@ -329,13 +305,18 @@ pub fn spawn_pty(
     match parts {
         Ok((w, master)) => Ok((w, pid, master, NamespacedRun { init, listener })),
         Err(e) => {
-            // As for pipes: end the namespace and reap the shell here.
-            drop(init);
-            if let Ok(fd) = waiter {
-                reap(&fd);
-            }
+            abandon(init, waiter);
             Err(SpawnError::Clone(io::Error::other(e)))
         }
+    }
+}
+
+/// Nothing could wait for the shell: end the namespace (dropping the init kills it, and everything
+/// in it dies with it) and reap the shell here.
+fn abandon(init: Init, shell: io::Result<OwnedFd>) {
+    drop(init);
+    if let Ok(fd) = shell {
+        reap(&fd);
     }
 }
 

@@ -109,15 +109,8 @@ pub fn spawn(
     let (prog, argv, envp) = (&strings.program, &strings.argv, &strings.envp);
     let cwd_c = cstring(cwd.as_os_str().as_bytes())?;
 
-    let StdioPipes {
-        in_r,
-        in_w,
-        out_r,
-        out_w,
-        err_r,
-        err_w,
-    } = StdioPipes::new(stdin_pipe)?;
-    let stdio = [in_r.as_fd(), out_w.as_fd(), err_w.as_fd()];
+    let pipes = StdioPipes::new(stdin_pipe)?;
+    let stdio = [pipes.in_r.as_fd(), pipes.out_w.as_fd(), pipes.err_w.as_fd()];
     let plain = || posix_spawn_child(prog, argv, envp, &cwd_c, stdio);
     let (pid, pidfd) = match tracking {
         None => (plain()?, None),
@@ -149,13 +142,18 @@ pub fn spawn(
             }
         }
     };
-    drop((out_w, err_w, in_r));
-
     let pidfd = match pidfd {
         Some(fd) => fd,
         None => open_pidfd(pid)?,
     };
-    PosixChild::new(pid, pidfd, in_w, out_r.into(), err_r.into())
+    // Our copies of the child's ends close here, so its output can reach its end.
+    PosixChild::new(
+        pid,
+        pidfd,
+        pipes.in_w,
+        pipes.out_r.into(),
+        pipes.err_r.into(),
+    )
 }
 
 impl PosixChild {
