@@ -54,6 +54,19 @@ async function timeMany(n, fn) {
   return stats(times);
 }
 
+/** `n` rounds of every function in turn; the stats of each. */
+async function timeInterleaved(n, fns) {
+  const times = fns.map(() => []);
+  for (let i = 0; i < n; i++) {
+    for (let f = 0; f < fns.length; f++) {
+      const t = process.hrtime.bigint();
+      await fns[f]();
+      times[f].push(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+  }
+  return times.map(stats);
+}
+
 function cpSpawn(command, collect = true) {
   return new Promise((resolve, reject) => {
     const child = spawn(shell, ['-c', command], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -147,10 +160,11 @@ async function benchSandbox() {
   const runs = quick ? 50 : 300;
   const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-exec-bench-sbx-'));
   const sandboxed = () => api.exec({ command: 'true', cwd, sandbox: true });
+  const limitedRun = () => api.exec({ command: 'true', cwd, sandbox: { limits: { memoryBytes: 256 << 20, processes: 256 } } });
+  const plainRun = () => api.exec({ command: 'true', cwd });
   await timeMany(5, sandboxed);
-  const ours = await timeMany(runs, sandboxed);
-  const limited = await timeMany(runs, () => api.exec({ command: 'true', cwd, sandbox: { limits: { memoryBytes: 256 << 20, processes: 256 } } }));
-  const plain = await timeMany(runs, () => api.exec({ command: 'true', cwd }));
+  // Interleaved, so a busy moment of the machine weighs on each the same.
+  const [ours, limited, plain] = await timeInterleaved(runs, [sandboxed, limitedRun, plainRun]);
   const baselines = { 'agent-exec unsandboxed': plain.median };
   let bwrap = null;
   try {
