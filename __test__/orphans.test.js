@@ -111,7 +111,8 @@ test('2000 short runs: fds and threads back to baseline, no zombies', async () =
     await Promise.all(Array.from({ length: 20 }, (_, i) => native.exec({ command: i % 2 ? 'true' : 'echo x; echo y >&2' })));
   }
   await waitFor(() => fds() <= fdBase, { what: `fds back to ${fdBase} (now ${fds()})` });
-  assert.ok(threads() <= threadBase + 2, `threads ${threadBase} -> ${threads()}`);
+  // The runtime's blocking pool may have grown under load; its idle threads retire after 10 s.
+  await waitFor(() => threads() <= threadBase + 2, { timeoutMs: 20000, what: `threads back near ${threadBase} (now ${threads()})` });
   const zombies = fs
     .readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
