@@ -191,3 +191,21 @@ test('a process limit counts the command\'s processes, not the sandbox\'s own', 
   const over = await run({ command: 'for i in 1 2 3 4 5 6; do sleep 0.5 & done; wait; echo done', cwd: tempDir(), sandbox: { limits: { processes: 4 } } });
   assert.match(over.output, /fork|Resource temporarily unavailable|retry/i, over.output);
 });
+
+const tracking = native.processTracking();
+test('a sandboxed run is born in its tracking cgroup, and its end leaves the cgroup to its own processes', {
+  skip: skip || (tracking.mechanism !== 'cgroup' && `this host tracks runs by marker: ${tracking.reason}`),
+}, async () => {
+  // The shell's very first view of itself: already inside the run's cgroup (joining later would let
+  // a first `setsid` escape it).
+  const r = await run({ command: 'cat /proc/self/cgroup', cwd: tempDir(), sandbox: true });
+  assert.equal(r.exitCode, 0, r.output);
+  const line = tracking.cgroupVersion === 2
+    ? r.output.split('\n').find((l) => l.startsWith('0::'))
+    : r.output.split('\n').find((l) => /(^|,)pids(,|:)/.test(l.split(':')[1] ?? ''));
+  assert.ok(line, r.output);
+  assert.match(line, new RegExp(`/agent-exec-${process.pid}-`), r.output);
+  assert.ok(r.sandbox.mechanisms.includes(`cgroup v${tracking.cgroupVersion} (tracking)`), r.sandbox.mechanisms.join());
+  // The namespace's init, still leaving as the run ends, is not a process the run left behind.
+  assert.deepEqual(r.leftRunning ?? [], []);
+});

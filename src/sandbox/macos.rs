@@ -95,6 +95,7 @@ pub fn prepare(
     cwd: &std::path::Path,
     home: Option<&std::path::Path>,
     _name: &str,
+    _tracked_by: Option<u8>,
 ) -> Result<Armed, crate::error::AgentError> {
     use super::unavailable;
     if spec.limits != super::ResourceLimits::default() {

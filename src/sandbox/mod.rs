@@ -327,6 +327,7 @@ pub fn prepare(
     _cwd: &Path,
     _home: Option<&Path>,
     _name: &str,
+    _tracked_by: Option<u8>,
 ) -> Result<Armed, AgentError> {
     Err(unavailable(format!(
         "the sandbox is not implemented on {}",
@@ -403,12 +404,15 @@ mod linux {
             .map_err(|_| unavailable(format!("{what} contains a NUL byte")))
     }
 
-    /// Prepare the sandbox of one run named `name` (unique per host process) in `cwd`.
+    /// Prepare the sandbox of one run named `name` (unique per host process) in `cwd`. `tracked_by`:
+    /// the version of the tracking cgroup the run already has, if any; the sandbox then makes a
+    /// cgroup of its own only for limits.
     pub fn prepare(
         spec: &SandboxSpec,
         cwd: &Path,
         home: Option<&Path>,
         name: &str,
+        tracked_by: Option<u8>,
     ) -> Result<Armed, AgentError> {
         // Bad input is reported as such before what the host can do.
         let mut roots = resolve_roots(spec, cwd)?;
@@ -532,10 +536,13 @@ mod linux {
         } else {
             None
         };
-        // A cgroup also tracks the run for the kill path, limits or not, where one can be made; only a
-        // cgroup that carries a limit is required.
+        // A cgroup also tracks the run for the kill path, limits or not, where one can be made and
+        // the run has no tracking cgroup already; only a cgroup that carries a limit is required.
         let needed = memory_in_cgroup || pids_in_cgroup;
-        let track = cg_host.is_some_and(|h| h.has_pids());
+        let track = tracked_by.is_none() && cg_host.is_some_and(|h| h.has_pids());
+        if let Some(v) = tracked_by {
+            mechanisms.push(format!("cgroup v{v} (tracking)"));
+        }
         let made = match cg_host.filter(|_| needed || track) {
             None => None,
             Some(host) => match super::cgroup::RunCgroup::create(
@@ -565,7 +572,7 @@ mod linux {
                 if pids_in_cgroup {
                     what.push("pids");
                 }
-                if what.is_empty() {
+                if what.is_empty() && tracked_by.is_none() {
                     what.push("tracking");
                 }
                 mechanisms.push(format!("cgroup v{} ({})", host.version(), what.join(", ")));
@@ -905,6 +912,7 @@ mod prepare_timing {
                 dir.path(),
                 None,
                 &format!("agent-exec-{}-timing-{i}", std::process::id()),
+                None,
             )
             .unwrap();
             drop(a);

@@ -57,7 +57,7 @@ pub(crate) struct CloneArgs {
     pub cgroup: u64,
 }
 
-const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+pub(crate) const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
 /// The child's stack: it makes a handful of system calls; debug builds have larger frames.
 const STACK_BYTES: usize = 128 * 1024;
 
