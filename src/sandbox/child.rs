@@ -135,6 +135,31 @@ pub struct MountPlan {
 pub struct ProcessNamespaces {
     pub lifeline: std::os::fd::RawFd,
     pub arg_range: Option<(usize, usize)>,
+    /// The data of the namespace's `/proc` mount (see [`ChildPlan::mount_proc`]).
+    pub proc_options: &'static std::ffi::CStr,
+}
+
+/// `/proc` options that hide from the command the processes it may not inspect (`hidepid=2`): its
+/// namespace's init, which shares the host's memory and would show the agent's command line in
+/// `/proc/1/cmdline`. Members of the mount's `gid` group are exempt, root's group 0 by default, so a
+/// root caller's mount names a group it is not in.
+pub fn proc_options(is_root: bool) -> &'static std::ffi::CStr {
+    static OPTIONS: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
+    OPTIONS.get_or_init(|| {
+        if !is_root {
+            return c"hidepid=2".to_owned();
+        }
+        let mut held: Vec<libc::gid_t> = nix::unistd::getgroups()
+            .map(|g| g.into_iter().map(|g| g.as_raw()).collect())
+            .unwrap_or_default();
+        // SAFETY: getgid/getegid cannot fail.
+        held.extend(unsafe { [libc::getgid(), libc::getegid()] });
+        let gid = (1..65534u32)
+            .rev()
+            .find(|g| !held.contains(g))
+            .unwrap_or(65533);
+        std::ffi::CString::new(format!("hidepid=2,gid={gid}")).expect("no NUL in digits")
+    })
 }
 
 /// `mount(2)` of `source` (or none) on `target` with `flags`, no file system type or data: the binds,
@@ -233,7 +258,7 @@ impl ChildPlan {
                     ((Step::ProcessNamespace as i32) << STEP_SHIFT) | errno,
                 )
             })?;
-            Self::mount_proc()?;
+            Self::mount_proc(ns.proc_options)?;
         }
         self.finish()
     }
@@ -257,21 +282,24 @@ impl ChildPlan {
     }
 
     /// A `/proc` of the run's PID namespace, mounted from inside it (procfs shows the namespace of
-    /// whoever mounts it), so the host's processes are not there to be read.
-    pub fn mount_proc() -> std::io::Result<()> {
+    /// whoever mounts it), so the host's processes are not there to be read. `options` (see
+    /// [`proc_options`]) also hide the processes the command may not inspect.
+    pub fn mount_proc(options: &std::ffi::CStr) -> std::io::Result<()> {
         // SAFETY: mount with static NUL-terminated strings.
-        check(
-            unsafe {
-                libc::mount(
-                    c"proc".as_ptr(),
-                    c"/proc".as_ptr(),
-                    c"proc".as_ptr(),
-                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                    std::ptr::null(),
-                )
-            } as libc::c_long,
-            Step::ProcMount,
-        )
+        let mount = |data: *const libc::c_void| unsafe {
+            libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                data,
+            )
+        };
+        // A kernel or a policy that refuses the option still gets the namespace's own /proc.
+        if mount(options.as_ptr().cast()) == 0 {
+            return Ok(());
+        }
+        check(mount(std::ptr::null()) as libc::c_long, Step::ProcMount)
     }
 
     /// The last steps, in the process that execs the shell: limits, `no_new_privs`, Landlock, the

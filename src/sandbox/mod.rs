@@ -614,6 +614,7 @@ mod linux {
                     Some(super::child::ProcessNamespaces {
                         lifeline,
                         arg_range: super::reaper::host_arg_range(),
+                        proc_options: super::child::proc_options(caps.is_root),
                     })
                 }
                 _ => None,

@@ -308,7 +308,7 @@ mod tests {
                     return Err(std::io::Error::last_os_error());
                 }
                 super::split(lifeline, None).map_err(std::io::Error::from_raw_os_error)?;
-                super::super::child::ChildPlan::mount_proc()
+                super::super::child::ChildPlan::mount_proc(c"")
             });
         }
         let out = cmd.output().ok()?;

@@ -551,7 +551,11 @@ extern "C" fn shell_main(arg: *mut c_void) -> ! {
             fail(a, errno());
         }
         // The filter's listener is made in the host's table, which we share so far: no handover.
-        let entered = ChildPlan::mount_proc().and_then(|()| {
+        let proc_options = match plan.sandbox.process_namespaces() {
+            Some(ns) => ns.proc_options,
+            None => c"",
+        };
+        let entered = ChildPlan::mount_proc(proc_options).and_then(|()| {
             plan.sandbox.finish_with(|listener| {
                 a.listener = listener;
                 0
