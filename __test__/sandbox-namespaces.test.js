@@ -227,3 +227,39 @@ test('the namespace\'s init, which shares the agent\'s memory, does not show the
   assert.doesNotMatch(r.output, /^1$/m, r.output);
   assert.ok(!r.output.includes(secret), r.output);
 });
+
+test('a SIGKILLed host\'s private temp dir is removed by the next host\'s first sandboxed run', {
+  skip: !caps.enforceable && `this host cannot sandbox: ${caps.problems.join('; ')}`,
+}, async () => {
+  const index = JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'));
+  const cwd = JSON.stringify(tempDir());
+  const script = `
+    const ae = require(${index});
+    ae.exec({ command: 'echo "tmp=$TMPDIR"; sleep 600', cwd: ${cwd}, sandbox: true, background: true, yieldMs: 0 })
+      .then(async (r) => {
+        for (;;) {
+          const out = (await ae.pollSession(r.sessionId)).output ?? '';
+          const m = /tmp=(\\S+)/.exec(out);
+          if (m) { console.log(m[1]); break; }
+          await new Promise((f) => setTimeout(f, 20));
+        }
+      });
+    setInterval(() => {}, 1000);
+  `;
+  const host = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  track(host.pid);
+  let out = '';
+  host.stdout.on('data', (d) => { out += d; });
+  const dir = await waitFor(() => out.trim().split('\n')[0] || null, { what: 'the run to report its temp dir' });
+  try {
+    assert.ok(fs.existsSync(dir), dir);
+    host.kill('SIGKILL');
+    await waitFor(() => !alive(host.pid), { what: 'the host to die' });
+    assert.ok(fs.existsSync(dir), 'the dir must still be there before the sweep, or this test proves nothing');
+    const next = spawnSync(process.execPath, ['-e', `require(${index}).exec({ command: 'true', cwd: ${cwd}, sandbox: true }).then((r) => console.log(r.exitCode))`], { encoding: 'utf8', timeout: 30000 });
+    assert.equal(next.stdout.trim(), '0', next.stderr);
+    assert.ok(!fs.existsSync(dir), `${dir} was left behind`);
+  } finally {
+    host.kill('SIGKILL');
+  }
+});

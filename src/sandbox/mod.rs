@@ -209,9 +209,95 @@ pub fn format_bytes(n: u64) -> String {
 
 /// The run's private temp dir (always writable, its `$TMPDIR`), removed with the session; with its
 /// canonical path, the one the rules name.
+/// Private temp dirs a host left when it was killed before it could remove them.
+///
+/// Each is named `agent-exec-sandbox-<pid namespace>-<host pid>-<random>`; the first sandboxed run of
+/// a host removes the ones of hosts that are gone, in its own PID namespace only (a pid says nothing
+/// about a host in another container sharing the temp dir), owned by its own user only.
+mod stale_tmp {
+    use std::os::unix::fs::MetadataExt;
+    use std::path::Path;
+
+    /// `agent-exec-sandbox-<pid namespace inode>-`.
+    pub fn prefix() -> &'static str {
+        static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        PREFIX.get_or_init(|| {
+            let ns = std::fs::metadata("/proc/self/ns/pid")
+                .map(|m| m.ino())
+                .unwrap_or(0);
+            format!("agent-exec-sandbox-{ns}-")
+        })
+    }
+
+    pub fn sweep_once(dir: &Path, prefix: &str) {
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        SWEPT.call_once(|| sweep(dir, prefix));
+    }
+
+    /// Remove `dir`'s entries named `<prefix><pid>-...` whose host pid is gone and that belong to this
+    /// user. (`remove_dir_all` does not follow symlinks.)
+    pub fn sweep(dir: &Path, prefix: &str) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        // SAFETY: geteuid cannot fail.
+        let me = unsafe { libc::geteuid() };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(prefix))
+                .and_then(|rest| rest.split('-').next())
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let ours = e.metadata().is_ok_and(|m| m.is_dir() && m.uid() == me);
+            if ours && pid != std::process::id() && gone(pid) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+
+    /// No such process, or only its zombie (a SIGKILLed host its parent has not reaped yet).
+    fn gone(pid: u32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => stat
+                .rfind(')')
+                .and_then(|i| stat[i + 1..].split_whitespace().next())
+                .is_some_and(|state| state == "Z" || state == "X"),
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn dirs_of_gone_hosts_are_removed_and_the_rest_kept() {
+            let root = tempfile::tempdir().unwrap();
+            let prefix = super::prefix();
+            // A pid that no process has: above the kernel's pid_max ceiling.
+            let gone = root.path().join(format!("{prefix}9999999-abc"));
+            let mine = root
+                .path()
+                .join(format!("{prefix}{}-abc", std::process::id()));
+            let other_ns = root.path().join("agent-exec-sandbox-1-9999999-abc");
+            let unrelated = root.path().join("something-else");
+            for d in [&gone, &mine, &other_ns, &unrelated] {
+                std::fs::create_dir_all(d.join(".dev-shm")).unwrap();
+            }
+            super::sweep(root.path(), prefix);
+            assert!(!gone.exists());
+            assert!(mine.exists() && other_ns.exists() && unrelated.exists());
+        }
+    }
+}
+
 pub(crate) fn private_tmp() -> Result<(tempfile::TempDir, PathBuf), AgentError> {
+    let prefix = stale_tmp::prefix();
+    stale_tmp::sweep_once(&std::env::temp_dir(), prefix);
     let tmp = tempfile::Builder::new()
-        .prefix("agent-exec-sandbox-")
+        .prefix(&format!("{prefix}{}-", std::process::id()))
         .tempdir()
         .map_err(|e| unavailable(format!("the private temp dir could not be made: {e}")))?;
     let canonical = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().into());
