@@ -18,7 +18,7 @@ function step(title, cmd, args) {
 
 const built = fs.readdirSync(root).some((f) => f.endsWith('.node'));
 if (!built) step('build the addon', process.execPath, [path.join(root, 'node_modules/@napi-rs/cli/dist/cli.js'), 'build', '--platform', '--release']);
-step('rust unit tests', 'cargo', ['test', '--lib', '--', '--test-threads=2']);
+step('rust unit tests', 'cargo', ['test', '--workspace', '--lib', '--', '--test-threads=2']);
 const files = fs
   .readdirSync(path.join(root, '__test__'))
   .filter((f) => f.endsWith('.test.js'))

@@ -1,16 +1,10 @@
-//! agent-exec: a native shell runtime for TypeScript agents.
+//! agent-exec: a native shell runtime for TypeScript agents, as a Node addon.
 //!
-//! The core (`spawn`, `session`, `output`, `kill`) knows nothing of Node and is tested with plain
-//! `cargo test`; `bindings` is the only module that touches napi.
+//! The runtime is the `agent-exec-core` crate (`core/`), which knows nothing of Node; this crate holds
+//! the napi `bindings` and the `watchdog` (a Node process that ends the host's runs when the host
+//! dies). The core's modules are re-exported under their own names.
 
-pub mod approval;
+pub use agent_exec_core::{approval, error, kill, output, preflight, sandbox, session, spawn};
+
 pub mod bindings;
-pub mod error;
-pub mod kill;
-pub mod output;
-pub mod preflight;
-pub mod sandbox;
-pub mod session;
-pub mod spawn;
-#[cfg(test)]
-mod test_rng;
+pub mod watchdog;

@@ -356,14 +356,14 @@ fn install_host_exit_cleanup(env: &Env) -> Result<()> {
         return Ok(());
     }
     env.add_env_cleanup_hook((), |_| {
-        crate::kill::watchdog::kill_all_now(registry::global());
+        registry::global().kill_all_now();
         // Output logs nobody asked to keep.
         registry::global().delete_all_logs();
         // Fresh cgroups made ahead for runs that will not come.
         #[cfg(target_os = "linux")]
         crate::spawn::tracking::drain_stock();
     })?;
-    crate::kill::watchdog::ensure_watchdog(crate::session::run_cgroup_parents);
+    crate::watchdog::ensure_watchdog(crate::session::run_cgroup_parents);
     let _ = INSTALLED.set(());
     Ok(())
 }

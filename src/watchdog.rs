@@ -1,6 +1,6 @@
 //! Nothing outlives the host. Two mechanisms, because no single one covers every way Node can end:
 //!
-//! - [`kill_all_now`], run from Node's environment cleanup hook, ends every running session when Node
+//! - `Registry::kill_all_now`, run from Node's environment cleanup hook, ends every running session when Node
 //!   exits normally or through an uncaught exception.
 //! - A watchdog process, started once per host, notices the host's death by the end of a pipe only the
 //!   host holds, whatever killed it (SIGKILL included), then kills every process carrying this host's
@@ -10,20 +10,6 @@
 //!   or process group do not reach it.
 
 use std::sync::{Mutex, OnceLock};
-
-use crate::session::registry::Registry;
-
-/// Kill every running session's tree at once (no grace: the host is going away).
-pub fn kill_all_now(registry: &Registry) {
-    use nix::sys::signal::{kill, killpg, Signal};
-    use nix::unistd::Pid;
-    for session in registry.running() {
-        let _ = killpg(Pid::from_raw(session.target.pgid), Signal::SIGKILL);
-        for pid in session.target.live_processes() {
-            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
-        }
-    }
-}
 
 const SCRIPT: &str = r#"
 const fs = require('fs');

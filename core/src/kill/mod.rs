@@ -2,6 +2,5 @@
 
 pub mod child_setup;
 pub mod tree;
-pub mod watchdog;
 
 pub use tree::{KillReport, KillTarget};
