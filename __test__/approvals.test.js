@@ -225,6 +225,39 @@ test('allow-always persists the resolved executables; the next run does not ask'
   assert.equal(second.approval.decidedBy, 'policy');
 });
 
+test('allowlisted runs record their use in the approvals file, in one rewrite for a burst, and exit flushes the rest', async () => {
+  const dir = tempDir();
+  const tr = require('node:child_process').execFileSync('sh', ['-c', 'command -v tr'], { encoding: 'utf8' }).trim();
+  approvalsFile(dir, { version: 1, agents: { main: { allowlist: [{ id: 'tr', pattern: tr }] } } });
+  const inode = () => fs.statSync(approvalsFile(dir)).ino;
+  const before = inode();
+  // A burst of allowlisted runs: every one is allowed by the allowlist, none asks.
+  const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => native.exec({ command: `tr a${i} b`, approval: policy(dir) })));
+  for (const r of runs) {
+    track(r.pid);
+    assert.equal(r.approval.decidedBy, 'policy');
+    assert.equal(r.exitCode, 0, r.output);
+  }
+  // The use is recorded shortly after, off the runs' path.
+  const entry = await waitFor(() => {
+    const e = JSON.parse(fs.readFileSync(approvalsFile(dir), 'utf8')).agents.main.allowlist[0];
+    return e.lastUsedAt ? e : null;
+  }, { what: 'lastUsedAt to be recorded' });
+  assert.match(entry.lastUsedCommand, /^tr a\d+ b$/);
+  assert.equal(entry.id, 'tr');
+  assert.notEqual(inode(), before);
+
+  // A host that exits right after an allowlisted run (its event loop empty) still records it: flushed at exit.
+  const script = `
+    const ae = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+    ae.exec({ command: 'tr x at-exit', approval: ${JSON.stringify(policy(dir))} }).then((r) => console.log(r.approval.decidedBy));
+  `;
+  const out = require('node:child_process').spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 30000 });
+  assert.equal(out.stdout.trim(), 'policy', out.stderr);
+  const last = JSON.parse(fs.readFileSync(approvalsFile(dir), 'utf8')).agents.main.allowlist[0];
+  assert.equal(last.lastUsedCommand, 'tr x at-exit');
+});
+
 test('deny, a throwing handler, a rejecting one and a wrong answer are all denials, as results', async () => {
   const dir = tempDir();
   const cases = [

@@ -357,6 +357,8 @@ fn install_host_exit_cleanup(env: &Env) -> Result<()> {
     }
     env.add_env_cleanup_hook((), |_| {
         registry::global().kill_all_now();
+        // Allowlist use times still queued.
+        crate::approval::use_log::flush();
         // Output logs nobody asked to keep.
         registry::global().delete_all_logs();
         // Fresh cgroups made ahead for runs that will not come.

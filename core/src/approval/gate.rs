@@ -355,6 +355,21 @@ pub fn build_request(p: &Prepared, command: &str, cwd: &str, timeout: Duration) 
     }
 }
 
+/// Run blocking file I/O on the runtime's blocking pool where there is one, else here.
+async fn off_the_worker<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, AgentError> + Send + 'static,
+) -> Result<T, AgentError> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) => rt.spawn_blocking(f).await.unwrap_or_else(|e| {
+            Err(AgentError::new(
+                crate::error::ErrorCode::Internal,
+                format!("the approvals file could not be written: {e}"),
+            ))
+        }),
+        Err(_) => f(),
+    }
+}
+
 /// Run the gate. `ask` puts the request to the handler; it is raced against the deadline here.
 pub async fn run_gate<F, Fut>(
     command: &str,
@@ -407,12 +422,17 @@ where
                     && p.policy.security == Security::Allowlist
                     && !resolved.is_empty()
                 {
-                    result.persisted = store::add_allowlist_patterns(
-                        &p.file,
-                        Some(&p.agent_id),
-                        &resolved,
-                        Some("allow-always"),
-                    )?;
+                    // A locked, fsync'd rewrite: on the blocking pool, not this async worker.
+                    let (file, agent) = (p.file.clone(), p.agent_id.clone());
+                    result.persisted = off_the_worker(move || {
+                        store::add_allowlist_patterns(
+                            &file,
+                            Some(&agent),
+                            &resolved,
+                            Some("allow-always"),
+                        )
+                    })
+                    .await?;
                 }
             }
             Answer::Deny => {
@@ -441,9 +461,19 @@ where
         result.answer = Some(answer);
     }
     if result.allowed && !p.by_rules && p.policy.security == Security::Allowlist {
+        // Bookkeeping only, queued and written in batches off this worker (see `use_log`).
+        let at_ms = store::now_ms();
         for pattern in &p.evaluation.matches {
-            // Bookkeeping only: a failure to record use must not block an approved run.
-            let _ = store::record_use(&p.file, Some(&p.agent_id), pattern, command, None);
+            super::use_log::record(
+                &p.file,
+                store::EntryUse {
+                    agent_id: Some(p.agent_id.clone()),
+                    pattern: pattern.clone(),
+                    command: command.to_string(),
+                    resolved_path: None,
+                    at_ms,
+                },
+            );
         }
     }
     Ok(result)

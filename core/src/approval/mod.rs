@@ -18,3 +18,4 @@ pub mod resolve;
 pub mod rules;
 pub mod safe_bins;
 pub mod store;
+pub mod use_log;

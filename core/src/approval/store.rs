@@ -238,7 +238,7 @@ pub fn new_uuid() -> String {
     )
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -443,7 +443,20 @@ fn lock_exclusive(lock: &Path) -> Result<Flock<File>, AgentError> {
     }
 }
 
+/// How many times each file was rewritten (tests count the rewrites a batch makes).
+#[cfg(test)]
+pub(crate) static REWRITES: std::sync::Mutex<BTreeMap<PathBuf, usize>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
 fn write_atomically(path: &Path, dir: &Path, file: &ApprovalsFile) -> Result<(), AgentError> {
+    #[cfg(test)]
+    {
+        *REWRITES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(path.to_path_buf())
+            .or_default() += 1;
+    }
     let mut json = serde_json::to_vec_pretty(file).map_err(|e| io_error(path, "serialize", e))?;
     json.push(b'\n');
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
@@ -518,6 +531,18 @@ pub fn add_allowlist_patterns(
     })
 }
 
+/// One use of an allowlist entry, to be recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryUse {
+    /// `None`: the main agent.
+    pub agent_id: Option<String>,
+    pub pattern: String,
+    pub command: String,
+    pub resolved_path: Option<String>,
+    /// When it was used (ms since the epoch).
+    pub at_ms: u64,
+}
+
 /// Note that an agent's allowlist entry was just used. Does nothing if the agent has no such entry.
 pub fn record_use(
     path: &Path,
@@ -526,21 +551,39 @@ pub fn record_use(
     command: &str,
     resolved_path: Option<&str>,
 ) -> Result<(), AgentError> {
-    let id = agent_id.unwrap_or(MAIN_AGENT);
+    record_uses(
+        path,
+        &[EntryUse {
+            agent_id: agent_id.map(str::to_string),
+            pattern: pattern.to_string(),
+            command: command.to_string(),
+            resolved_path: resolved_path.map(str::to_string),
+            at_ms: now_ms(),
+        }],
+    )
+}
+
+/// Record several uses in one locked rewrite (none if no entry matched). Later uses of an entry win.
+pub fn record_uses(path: &Path, uses: &[EntryUse]) -> Result<(), AgentError> {
     update(path, |file| {
-        let entry = file
-            .agents
-            .get_mut(id)
-            .and_then(|a| a.allowlist.iter_mut().find(|e| e.pattern == pattern));
-        let Some(entry) = entry else {
-            return (false, ());
-        };
-        entry.last_used_at = Some(now_ms());
-        entry.last_used_command = Some(command.to_string());
-        if let Some(p) = resolved_path {
-            entry.last_resolved_path = Some(p.to_string());
+        let mut changed = false;
+        for u in uses {
+            let id = u.agent_id.as_deref().unwrap_or(MAIN_AGENT);
+            let entry = file
+                .agents
+                .get_mut(id)
+                .and_then(|a| a.allowlist.iter_mut().find(|e| e.pattern == u.pattern));
+            let Some(entry) = entry else {
+                continue;
+            };
+            entry.last_used_at = Some(u.at_ms);
+            entry.last_used_command = Some(u.command.clone());
+            if let Some(p) = &u.resolved_path {
+                entry.last_resolved_path = Some(p.clone());
+            }
+            changed = true;
         }
-        (true, ())
+        (changed, ())
     })
 }
 
