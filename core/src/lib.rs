@@ -16,3 +16,4 @@ pub mod session;
 pub mod spawn;
 #[cfg(test)]
 mod test_rng;
+pub mod util;

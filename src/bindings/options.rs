@@ -422,7 +422,7 @@ pub fn parse_exec_options<'a>(
         req.cwd_report = Some(req.log_dir.join(format!(
             "cwd-{}-{}.txt",
             std::process::id(),
-            crate::approval::gate::new_id()
+            agent_exec_core::util::uuid_v4()
         )));
     }
     let scope_key = tri!(f.string("scopeKey", ErrorCode::InvalidOption));

@@ -302,22 +302,6 @@ fn pager_in_terminal(analysis: &Analysis) -> Option<String> {
     walk(analysis)
 }
 
-pub fn new_id() -> String {
-    let mut b = [0u8; 16];
-    let _ = getrandom::fill(&mut b);
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
-}
-
 pub fn build_request(p: &Prepared, command: &str, cwd: &str, timeout: Duration) -> ApprovalRequest {
     let segments = p
         .analysis
@@ -335,7 +319,7 @@ pub fn build_request(p: &Prepared, command: &str, cwd: &str, timeout: Duration) 
         })
         .collect();
     ApprovalRequest {
-        id: new_id(),
+        id: crate::util::uuid_v4(),
         command: command.to_string(),
         cwd: cwd.to_string(),
         agent_id: p.agent_id.clone(),
@@ -346,7 +330,7 @@ pub fn build_request(p: &Prepared, command: &str, cwd: &str, timeout: Duration) 
         analysis_code: p.analysis.code,
         segments,
         resolved_paths: resolved_paths(&p.analysis),
-        expires_at_ms: crate::session::now_ms() + timeout.as_millis() as u64,
+        expires_at_ms: crate::util::now_ms() + timeout.as_millis() as u64,
         allowed_decisions: if p.policy.ask == Ask::Always {
             vec!["allow-once", "deny"]
         } else {
@@ -462,7 +446,7 @@ where
     }
     if result.allowed && !p.by_rules && p.policy.security == Security::Allowlist {
         // Bookkeeping only, queued and written in batches off this worker (see `use_log`).
-        let at_ms = store::now_ms();
+        let at_ms = crate::util::now_ms();
         for pattern in &p.evaluation.matches {
             super::use_log::record(
                 &p.file,

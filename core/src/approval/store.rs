@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 
 use super::policy::{Ask, Security};
 use crate::error::{AgentError, ErrorCode};
+use crate::util::{now_ms, uuid_v4};
 
 const FILE_NAME: &str = ".openclaw/exec-approvals.json";
 const MAIN_AGENT: &str = "main";
@@ -214,37 +215,6 @@ fn lenient_agents<'de, D: Deserializer<'de>>(
         .collect())
 }
 
-/// A random (version 4) UUID, lowercase, without pulling in a uuid crate.
-pub fn new_uuid() -> String {
-    let mut b = [0u8; 16];
-    if getrandom::fill(&mut b).is_err() {
-        // Ids only need to be distinct, not secret; fall back to time and a counter.
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let seed = now_ms() ^ COUNTER.fetch_add(1, Ordering::Relaxed).rotate_left(32);
-        b[..8].copy_from_slice(&seed.to_le_bytes());
-        b[8..].copy_from_slice(&u64::from(std::process::id()).to_le_bytes());
-    }
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
-}
-
-pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 fn default_path_from(openclaw_home: Option<OsString>, home: Option<OsString>) -> PathBuf {
     let base = openclaw_home
         .filter(|h| !h.is_empty())
@@ -334,7 +304,7 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<ApprovalsFile, AgentError> {
         .flat_map(|a| a.allowlist.iter_mut())
     {
         if entry.id.trim().is_empty() {
-            entry.id = new_uuid();
+            entry.id = uuid_v4();
         }
     }
     Ok(file)
@@ -520,7 +490,7 @@ pub fn add_allowlist_patterns(
                 continue;
             }
             agent.allowlist.push(AllowlistEntry {
-                id: new_uuid(),
+                id: uuid_v4(),
                 pattern: pattern.to_string(),
                 source: source.map(str::to_string),
                 ..Default::default()
@@ -630,8 +600,8 @@ mod tests {
 
     #[test]
     fn uuids_are_v4() {
-        let a = new_uuid();
-        let b = new_uuid();
+        let a = uuid_v4();
+        let b = uuid_v4();
         assert_ne!(a, b);
         let parts: Vec<&str> = a.split('-').collect();
         assert_eq!(

@@ -64,22 +64,8 @@ const NOUNS: [&str; 54] = [
     "zephyr",
 ];
 
-/// A uniformly random index below `n`, from the operating system's CSPRNG.
-fn secure_index(n: usize) -> usize {
-    let mut buf = [0u8; 8];
-    if getrandom::fill(&mut buf).is_err() {
-        // The OS RNG failing is not a reason to refuse a session: fall back to the clock.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        return nanos as usize % n;
-    }
-    (u64::from_le_bytes(buf) % n as u64) as usize
-}
-
 fn pick(words: &[&'static str]) -> &'static str {
-    words[secure_index(words.len())]
+    words[crate::util::random_below(words.len())]
 }
 
 fn with_suffixes(base: String, taken: &dyn Fn(&str) -> bool) -> Option<String> {
@@ -105,7 +91,9 @@ pub fn new_session_id(taken: &dyn Fn(&str) -> bool) -> String {
         }
     }
     const BASE36: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let tag: String = (0..3).map(|_| BASE36[secure_index(36)] as char).collect();
+    let tag: String = (0..3)
+        .map(|_| BASE36[crate::util::random_below(36)] as char)
+        .collect();
     let id = format!(
         "{}-{}-{}-{tag}",
         pick(&ADJECTIVES),

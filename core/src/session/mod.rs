@@ -10,7 +10,7 @@ pub mod registry;
 pub mod run;
 
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use tokio::sync::{watch, Notify};
 
@@ -241,13 +241,6 @@ impl Session {
             hook(self, &exit);
         }
     }
-}
-
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 /// Kill reports from concurrent paths merge into the session's exit.

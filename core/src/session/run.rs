@@ -9,8 +9,7 @@ use tokio::task::JoinHandle;
 
 use super::registry::Registry;
 use super::{
-    merge_survivors, now_ms, ExitInfo, Input, KillCause, Session, SessionHooks, SessionMeta,
-    SessionState,
+    merge_survivors, ExitInfo, Input, KillCause, Session, SessionHooks, SessionMeta, SessionState,
 };
 use crate::error::AgentError;
 use crate::kill::KillTarget;
@@ -23,6 +22,7 @@ use crate::spawn::pty::{spawn_pty, PtyMaster};
 use crate::spawn::shell::resolve_shell;
 use crate::spawn::shell::ShellConfig;
 use crate::spawn::ExecRequest;
+use crate::util::now_ms;
 
 const READ_CHUNK: usize = 256 * 1024;
 
