@@ -96,6 +96,30 @@ function tempDir(prefix = 'agent-exec-test-') {
   return dir;
 }
 
+/**
+ * The package's entry (`js/index.js`) in a copy every user can read, for tests that load the addon as
+ * another user (`nobody`): the checkout itself may sit in a private home (mode 700) that user cannot
+ * enter. Copies the loader, the built `.node` and `js/`; made once per test process.
+ */
+let readableEntry = null;
+function worldReadableEntry() {
+  if (readableEntry) return readableEntry;
+  const root = path.join(__dirname, '..');
+  const dir = tempDir('agent-exec-package-');
+  fs.chmodSync(dir, 0o755);
+  for (const f of fs.readdirSync(root)) {
+    if (f === 'index.js' || f === 'package.json' || f.endsWith('.node')) fs.copyFileSync(path.join(root, f), path.join(dir, f));
+  }
+  fs.cpSync(path.join(root, 'js'), path.join(dir, 'js'), { recursive: true });
+  const open = (p) => {
+    fs.chmodSync(p, fs.statSync(p).isDirectory() ? 0o755 : 0o644);
+    if (fs.statSync(p).isDirectory()) for (const e of fs.readdirSync(p)) open(path.join(p, e));
+  };
+  open(dir);
+  readableEntry = path.join(dir, 'js', 'index.js');
+  return readableEntry;
+}
+
 /** exec that tracks the run's process group for cleanup. */
 async function run(options) {
   const outcome = await native.exec(options);
@@ -103,4 +127,4 @@ async function run(options) {
   return outcome;
 }
 
-module.exports = { native, alive, waitFor, track, killTracked, readPids, tempDir, run, hostPids };
+module.exports = { native, alive, waitFor, track, killTracked, readPids, tempDir, run, hostPids, worldReadableEntry };
