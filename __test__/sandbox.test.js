@@ -730,6 +730,21 @@ test('the memory limit ends a run and is named', { ...when(needs.sandbox, needs.
   assert.doesNotMatch(r.output, /536870912/);
 });
 
+test('without a memory cgroup the memory limit still holds, through RLIMIT_AS', { ...when(needs.sandbox, !String(caps.limits.memoryBytes).startsWith('rlimit') && `memory is limited by ${caps.limits.memoryBytes} here (the cgroup test covers it)`), timeout: 60000 }, async () => {
+  const r = await run({
+    command: `python3 -c "x = b'\\x01' * (512 << 20); print(len(x))"`,
+    cwd: tempDir(),
+    sandbox: { limits: { memoryBytes: 64 * 1024 * 1024 } },
+    timeoutMs: 30000,
+  });
+  assert.ok(r.sandbox.mechanisms.includes('rlimits (as)'), r.sandbox.mechanisms.join());
+  // The allocation was refused: the program saw it fail (an address-space limit is not a kill, so the
+  // run is not named as stopped by the sandbox).
+  assert.doesNotMatch(r.output, /536870912/);
+  assert.match(r.output, /MemoryError/);
+  assert.notEqual(r.exitCode, 0);
+});
+
 test('the CPU limit ends a run and is named', { ...when(needs.sandbox), timeout: 60000 }, async () => {
   const r = await run({ command: 'while :; do :; done', cwd: tempDir(), sandbox: { limits: { cpuSeconds: 1 } }, timeoutMs: 30000 });
   assert.equal(r.status, 'failed');
@@ -837,9 +852,13 @@ test('root without CAP_SYS_ADMIN (a container\'s root): no mount namespace is cl
   assert.equal(fs.existsSync(path.join(dir, '.git/hooks/pre-commit')), false);
 });
 
-test('as an unprivileged user the process limit comes from a user namespace', when(needs.sandbox, process.getuid() !== 0 && 'needs root to switch users', !caps.userNamespaces && 'no user namespaces here', noSetpriv), async () => {
-  // A real non-root caller: the addon runs as nobody, where cgroups are not writable, so the limit is
-  // RLIMIT_NPROC counted inside a user namespace of the run's own.
+/** Run as a normal user: this one when it is not root, else `nobody` through setpriv. */
+const asNormalUser = process.getuid() === 0 ? 'setpriv --reuid=65534 --regid=65534 --clear-groups ' : '';
+const normalUserSkip = process.getuid() === 0 ? noSetpriv : false;
+
+test('as an unprivileged user the process limit comes from a user namespace', when(needs.sandbox, !caps.userNamespaces && 'no user namespaces here', normalUserSkip, process.getuid() !== 0 && caps.limits.processes !== 'rlimit-userns' && 'this user has a writable pids cgroup (the cgroup limit tests cover it)'), async () => {
+  // A real non-root caller (nobody when the suite runs as root), where cgroups are not writable, so the
+  // limit is RLIMIT_NPROC counted inside a user namespace of the run's own.
   const dir = tempDir('agent-exec-nobody-');
   fs.chmodSync(dir, 0o777);
   const forker = [
@@ -866,7 +885,7 @@ test('as an unprivileged user the process limit comes from a user namespace', wh
        .then((r) => console.log(JSON.stringify({ caps: a.sandboxCapabilities().limits.processes, mounts: a.sandboxCapabilities().readOnlyMounts, mech: r.sandbox.mechanisms, out: r.output })),
              (e) => console.log(JSON.stringify({ error: e.code, message: e.message })));`,
   );
-  const r = await run({ command: `setpriv --reuid=65534 --regid=65534 --clear-groups ${JSON.stringify(process.execPath)} ${script}`, cwd: dir, timeoutMs: 30000 });
+  const r = await run({ command: `${asNormalUser}${JSON.stringify(process.execPath)} ${script}`, cwd: dir, timeoutMs: 30000 });
   const got = JSON.parse(r.output.trim().split('\n').pop());
   assert.equal(got.error, undefined, got.message);
   assert.equal(got.caps, 'rlimit-userns');
@@ -973,7 +992,7 @@ test('no powers inside, as root: no capability, securebits locked; device nodes,
   assert.equal(fs.existsSync(path.join(cwd, 'null')), false);
 });
 
-test('no powers inside, as a normal user: the same refusals, also of what an unprivileged user may do outside (user namespaces, keyrings)', when(needs.sandbox, process.getuid() !== 0 && 'needs root to switch users', noSetpriv), async (t) => {
+test('no powers inside, as a normal user: the same refusals, also of what an unprivileged user may do outside (user namespaces, keyrings)', when(needs.sandbox, normalUserSkip), async () => {
   const dir = tempDir('agent-exec-nobody-');
   fs.chmodSync(dir, 0o777);
   fs.writeFileSync(path.join(dir, 'attacks.py'), ATTACKS);
@@ -985,9 +1004,8 @@ test('no powers inside, as a normal user: the same refusals, also of what an unp
        .then((r) => console.log(JSON.stringify({ output: r.output, denials: r.sandbox.denials })),
              (e) => console.log(JSON.stringify({ error: e.code, message: e.message })));`,
   );
-  const asNobody = ['--reuid=65534', '--regid=65534', '--clear-groups'];
   await attackFromInside(async (key) => {
-    const r = await run({ command: `setpriv ${asNobody.join(' ')} ${JSON.stringify(process.execPath)} ${script} ${key}`, cwd: dir, timeoutMs: 30000 });
+    const r = await run({ command: `${asNormalUser}${JSON.stringify(process.execPath)} ${script} ${key}`, cwd: dir, timeoutMs: 30000 });
     const got = JSON.parse(r.output.trim().split('\n').pop());
     assert.equal(got.error, undefined, got.message);
     return got;
