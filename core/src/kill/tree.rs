@@ -163,7 +163,7 @@ mod procs {
     use std::sync::{Arc, LazyLock, Mutex};
     use std::time::{Duration, Instant};
 
-    use crate::spawn::env::SESSION_MARKER_VAR;
+    use crate::kill::SESSION_MARKER_VAR;
 
     /// How long a walk is reused. Short against the 20 ms poll of a kill, long enough to be shared.
     const FRESH_FOR: Duration = Duration::from_millis(10);
@@ -279,9 +279,13 @@ mod tests {
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(script)
-            .env(crate::spawn::env::SESSION_MARKER_VAR, marker);
+            .env(crate::kill::SESSION_MARKER_VAR, marker);
+        // The run's child leads its own session and group, as spawn makes it.
         unsafe {
-            cmd.pre_exec(crate::kill::child_setup::in_child);
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
         }
         cmd.spawn().unwrap()
     }

@@ -128,22 +128,15 @@ impl Armed {
         self.tmp.path()
     }
 
-    /// `sandbox-exec -p <profile> -D ... -- <shell> <args>`.
-    pub fn wrap_shell(
-        &self,
-        shell: crate::spawn::shell::ShellConfig,
-    ) -> crate::spawn::shell::ShellConfig {
-        let mut args: Vec<String> = command_prefix(&self.policy, self.network)
-            .into_iter()
-            .skip(1)
-            .collect();
-        args.push(shell.program.display().to_string());
-        args.extend(shell.args);
-        crate::spawn::shell::ShellConfig {
+    /// `sandbox-exec -p <profile> -D ... --`, which the shell runs under.
+    pub fn shell_wrapper(&self) -> Option<super::ShellWrapper> {
+        Some(super::ShellWrapper {
             program: SANDBOX_EXEC.into(),
-            args,
-            warning: shell.warning,
-        }
+            args: command_prefix(&self.policy, self.network)
+                .into_iter()
+                .skip(1)
+                .collect(),
+        })
     }
 
     pub fn after_spawn(&self) -> Result<(), crate::error::AgentError> {

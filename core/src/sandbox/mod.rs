@@ -192,6 +192,14 @@ impl SandboxReport {
 }
 
 /// Bytes for people: `64 MiB`, `1.5 GiB`, `1000 bytes`.
+/// A program the shell must run under (`sandbox-exec -p <profile> ... --` on macOS): the spawn runs
+/// `program args... <shell> <shell args>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellWrapper {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+}
+
 pub fn format_bytes(n: u64) -> String {
     const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
     for (unit, size) in UNITS {
@@ -387,10 +395,7 @@ impl Armed {
         match *self {}
     }
 
-    pub fn wrap_shell(
-        &self,
-        _shell: crate::spawn::shell::ShellConfig,
-    ) -> crate::spawn::shell::ShellConfig {
+    pub fn shell_wrapper(&self) -> Option<ShellWrapper> {
         match *self {}
     }
 
@@ -432,7 +437,8 @@ mod linux {
     /// so the command keeps all of it: its init, and where the run is forked, the relay that reports
     /// the shell's exit (see `reaper`; the fork-free spawn has none).
     fn namespace_helpers() -> u64 {
-        if crate::spawn::namespaced::supported() {
+        // Where `spawn::namespaced` can clone without forking (its entry is x86_64 assembly).
+        if cfg!(target_arch = "x86_64") {
             1
         } else {
             2
@@ -790,12 +796,9 @@ mod linux {
             self.tmp.path()
         }
 
-        /// The shell runs as chosen: the sandbox is applied in the child, not by a wrapper.
-        pub fn wrap_shell(
-            &self,
-            shell: crate::spawn::shell::ShellConfig,
-        ) -> crate::spawn::shell::ShellConfig {
-            shell
+        /// None: the shell runs as chosen, the sandbox is applied in the child, not by a wrapper.
+        pub fn shell_wrapper(&self) -> Option<super::ShellWrapper> {
+            None
         }
 
         /// After the spawn: take the child's seccomp listener and start answering it.

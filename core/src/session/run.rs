@@ -79,7 +79,7 @@ pub fn start(
                 r.cwd_report = Some(s.tmp_dir().join("final-cwd"));
             }
             sandboxed_req = r;
-            (&sandboxed_req, s.wrap_shell(shell))
+            (&sandboxed_req, shell.wrapped(s.shell_wrapper()))
         }
         None => (req, shell),
     };

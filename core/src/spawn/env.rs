@@ -18,9 +18,9 @@ pub const PIPE_DEFAULTS: [(&str, &str); 4] = [
     ("GIT_TERMINAL_PROMPT", "0"),
 ];
 
-/// Every process a session starts inherits this variable, so the kill path can recognise the
-/// session's processes in `/proc` even after they left its process group.
-pub const SESSION_MARKER_VAR: &str = "AGENT_EXEC_SESSION";
+/// Every process a session starts inherits this variable (the kill path's), so the kill path can
+/// recognise the session's processes in `/proc` even after they left its process group.
+pub use crate::kill::SESSION_MARKER_VAR;
 
 /// Whether a host run that drops dangerous inherited variables drops `key` (see [`super::env_policy`]).
 pub fn is_dangerous_key(key: &str) -> bool {

@@ -1,6 +1,7 @@
 //! From a validated request to a running child: shell choice, environment, working directory, and the
 //! spawn itself (pipes here; PTYs in their own module).
 
+pub mod child_setup;
 #[cfg(target_os = "linux")]
 pub mod clone3;
 pub mod env;

@@ -577,7 +577,7 @@ extern "C" fn shell_main(arg: *mut c_void) -> ! {
             fail(a, errno());
         }
         // Nothing else the host holds reaches the command (the listener included).
-        crate::kill::child_setup::close_host_fds_at_exec();
+        crate::spawn::child_setup::close_host_fds_at_exec();
         let empty = 0u64;
         libc::syscall(
             libc::SYS_rt_sigprocmask,

@@ -41,13 +41,13 @@ pub fn spawn_pipes(
     #[cfg(unix)]
     // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe calls.
     unsafe {
-        cmd.pre_exec(crate::kill::child_setup::in_child);
+        cmd.pre_exec(crate::spawn::child_setup::in_child);
     }
     #[cfg(unix)]
     if let Some(procs_fd) = tracking {
         // SAFETY: one write(2) on a descriptor opened before the fork.
         unsafe {
-            cmd.pre_exec(move || crate::kill::child_setup::join_cgroup(procs_fd));
+            cmd.pre_exec(move || crate::spawn::child_setup::join_cgroup(procs_fd));
         }
     }
     super::sandboxed::enter_in_child(&mut cmd, sandbox);

@@ -123,12 +123,12 @@ pub fn spawn_pty(
         .stderr(stdio(&pair.slave)?);
     // SAFETY: only async-signal-safe calls (setsid, ioctl) run between fork and exec.
     unsafe {
-        cmd.pre_exec(crate::kill::child_setup::in_pty_child);
+        cmd.pre_exec(crate::spawn::child_setup::in_pty_child);
     }
     if let Some(procs_fd) = tracking {
         // SAFETY: one write(2) on a descriptor opened before the fork.
         unsafe {
-            cmd.pre_exec(move || crate::kill::child_setup::join_cgroup(procs_fd));
+            cmd.pre_exec(move || crate::spawn::child_setup::join_cgroup(procs_fd));
         }
     }
     super::sandboxed::enter_in_child(&mut cmd, sandbox);

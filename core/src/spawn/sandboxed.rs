@@ -1,6 +1,6 @@
 //! Hooking a prepared sandbox into a spawn: on Linux the child applies the sandbox's plan after its
 //! own setup (session, controlling terminal) and before exec; elsewhere the sandbox wraps the shell
-//! instead (see `Armed::wrap_shell`) and there is nothing to do here.
+//! instead (see `Armed::shell_wrapper`) and there is nothing to do here.
 
 /// Add the sandbox's child step to `cmd`, after the steps already registered.
 #[cfg(target_os = "linux")]

@@ -14,6 +14,23 @@ pub struct ShellConfig {
     pub warning: Option<String>,
 }
 
+impl ShellConfig {
+    /// The shell run under `wrapper` (a sandbox that works by wrapping the shell), or as it is.
+    pub fn wrapped(self, wrapper: Option<crate::sandbox::ShellWrapper>) -> ShellConfig {
+        let Some(w) = wrapper else {
+            return self;
+        };
+        let mut args = w.args;
+        args.push(self.program.display().to_string());
+        args.extend(self.args);
+        ShellConfig {
+            program: w.program,
+            args,
+            warning: self.warning,
+        }
+    }
+}
+
 /// Resolve the shell. `requested` is the caller's `shell` option; `env_shell` is `$SHELL`; `path` is
 /// the `PATH` used to look names up.
 pub fn resolve_shell(
