@@ -72,12 +72,6 @@ impl KillTarget {
         !self.live_processes().is_empty()
     }
 
-    /// Like [`KillTarget::is_alive`], but from a walk of `/proc` made now: the shared walk may predate a
-    /// fork, and "nothing left" must never be concluded from a stale view.
-    fn is_alive_now(&self) -> bool {
-        !live_processes_now(self).is_empty()
-    }
-
     fn signal_all(&self, signal: nix::sys::signal::Signal) -> Vec<u32> {
         use nix::sys::signal::{kill, killpg};
         use nix::unistd::Pid;
@@ -90,34 +84,109 @@ impl KillTarget {
     }
 
     /// SIGTERM, wait up to `grace` for everything to end, then SIGKILL what is left.
+    ///
+    /// A walk of `/proc` reads every process on the machine, so it is not what the wait polls: the
+    /// first signal of each round finds the run's processes with one (shared by the kills in flight),
+    /// and "nothing left" is confirmed by one made then. In between, every 20 ms, the wait looks only
+    /// at the run's own: the processes found, its cgroups' members, and whether each is still the run's.
     pub async fn kill_tree(&self, grace: Duration) -> KillReport {
         use nix::sys::signal::Signal;
         let mut report = KillReport::default();
-        if self.signal_all(Signal::SIGTERM).is_empty() && !self.is_alive_now() {
+        let mut known = self.signal_all(Signal::SIGTERM);
+        if known.is_empty() && !self.still_alive_now(&mut known) {
             return report;
         }
         let deadline = Instant::now() + grace;
         while Instant::now() < deadline {
             tokio::time::sleep(POLL).await;
-            if !self.is_alive() && !self.is_alive_now() {
+            if !self.own_alive(&mut known) && !self.still_alive_now(&mut known) {
                 return report;
             }
         }
         report.escalated = true;
         let deadline = Instant::now() + KILL_SETTLE;
+        known.extend(self.signal_all(Signal::SIGKILL));
         loop {
-            // Signal again each round: a process may have forked between the scan and the signal.
-            if self.signal_all(Signal::SIGKILL).is_empty() && !self.is_alive_now() {
+            if !self.own_alive(&mut known) && !self.still_alive_now(&mut known) {
                 return report;
             }
             if Instant::now() >= deadline {
                 break;
             }
+            // Again each round, to the run's own: one may have forked since.
+            self.signal_own(Signal::SIGKILL, &known);
             tokio::time::sleep(POLL).await;
         }
         report.survivors = live_processes_now(self);
         report
     }
+
+    /// Cheap: is a process of the run alive, among those found (`known`, which gains the cgroups'
+    /// current members and loses those gone)? Zombies and processes that are no longer the run's (a pid
+    /// reused) do not count. No walk of `/proc`.
+    fn own_alive(&self, known: &mut Vec<u32>) -> bool {
+        for pid in self.cgroup_members() {
+            if !known.contains(&pid) {
+                known.push(pid);
+            }
+        }
+        let members = self.cgroup_members();
+        known.retain(|&pid| still_ours(self, pid, &members));
+        !known.is_empty()
+    }
+
+    /// A walk of `/proc` made now, for the moment the cheap check finds nothing (the shared walk may
+    /// predate a fork, and "nothing left" must never be concluded from a stale view): what it finds (a
+    /// process forked out of sight since the first walk) joins `known`.
+    fn still_alive_now(&self, known: &mut Vec<u32>) -> bool {
+        let found = live_processes_now(self);
+        let alive = !found.is_empty();
+        for pid in found {
+            if !known.contains(&pid) {
+                known.push(pid);
+            }
+        }
+        alive
+    }
+
+    /// Signal the group and every process in `known` that is still the run's.
+    fn signal_own(&self, signal: nix::sys::signal::Signal, known: &[u32]) {
+        use nix::sys::signal::{kill, killpg};
+        use nix::unistd::Pid;
+        let _ = killpg(Pid::from_raw(self.pgid), signal);
+        let members = self.cgroup_members();
+        for &pid in known {
+            if still_ours(self, pid, &members) {
+                let _ = kill(Pid::from_raw(pid as i32), signal);
+            }
+        }
+    }
+}
+
+/// Whether `pid` is alive (not a zombie) and still one of the run's: in its group or session, in its
+/// cgroup (`members`), or carrying its marker. A pid the kernel gave to another process since is not.
+#[cfg(target_os = "linux")]
+fn still_ours(target: &KillTarget, pid: u32, members: &[u32]) -> bool {
+    let Some((state, pgrp, session)) = procs::read_stat(pid) else {
+        return false;
+    };
+    if state == 'Z' || state == 'X' {
+        return false;
+    }
+    pgrp == target.pgid
+        || session == target.pgid
+        || members.contains(&pid)
+        || target
+            .marker
+            .as_deref()
+            .is_some_and(|m| procs::marker_of(pid).as_deref() == Some(m))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn still_ours(target: &KillTarget, pid: u32, _members: &[u32]) -> bool {
+    // Without /proc only the group can be checked.
+    nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(pid as i32)))
+        .is_ok_and(|g| g.as_raw() == target.pgid)
 }
 
 #[cfg(target_os = "linux")]
@@ -232,7 +301,13 @@ mod procs {
         Some(out)
     }
 
-    fn read_stat(pid: u32) -> Option<(char, i32, i32)> {
+    /// The session marker `pid` inherited, if any.
+    pub fn marker_of(pid: u32) -> Option<String> {
+        read_marker(pid, format!("{SESSION_MARKER_VAR}=").as_bytes())
+    }
+
+    /// State, process group and session of `pid`.
+    pub fn read_stat(pid: u32) -> Option<(char, i32, i32)> {
         let raw = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         // The command name may contain spaces and parentheses: fields start after the last ')'.
         let rest = &raw[raw.rfind(')')? + 2..];

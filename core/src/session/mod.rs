@@ -111,7 +111,7 @@ pub struct Session {
     pub(crate) keep_logs: bool,
     /// The cgroup an unsandboxed run was born in (the kill path reads its members); removed after.
     #[cfg(target_os = "linux")]
-    pub(crate) tracking: Option<crate::spawn::tracking::TrackingCgroup>,
+    pub(crate) tracking: Option<crate::spawn::tracking::TrackedCgroup>,
     /// The init of the run's PID namespace, when the run was spawned into one without a fork: a kill
     /// that had to escalate ends the namespace through it (processes that left the group and dropped
     /// the marker included).

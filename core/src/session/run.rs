@@ -178,8 +178,9 @@ pub fn start(
         input: tokio::sync::Mutex::new(input),
         sandbox,
         keep_logs: req.keep_logs,
+        // The child is in its cgroup: the descriptors it entered by close here.
         #[cfg(target_os = "linux")]
-        tracking,
+        tracking: tracking.map(|t| t.into_tracked()),
         #[cfg(target_os = "linux")]
         namespace_init: spawned.init.clone(),
     });

@@ -161,15 +161,43 @@ fn try_make(host: &TrackingHost) -> std::io::Result<()> {
     opened.map(drop)
 }
 
-/// One run's tracking cgroup, removed once its processes are gone.
+/// One run's tracking cgroup as its spawn needs it: the directory and the descriptors the child enters
+/// it by. After the spawn the run keeps only its [`TrackedCgroup`] (no descriptors: a live session
+/// holds as few as it can).
 #[derive(Debug)]
 pub struct TrackingCgroup {
-    version: u8,
-    dir: PathBuf,
+    tracked: TrackedCgroup,
     /// The directory, for `CLONE_INTO_CGROUP` (v2).
     dir_fd: OwnedFd,
     /// `cgroup.procs`, which a forked child writes `0` into to join (PTY runs).
     procs_fd: OwnedFd,
+}
+
+/// A run's tracking cgroup once its child is in it, removed once its processes are gone.
+#[derive(Debug)]
+pub struct TrackedCgroup {
+    version: u8,
+    dir: PathBuf,
+}
+
+impl TrackedCgroup {
+    /// The file listing the run's processes, wherever they went.
+    pub fn procs_file(&self) -> PathBuf {
+        self.dir.join("cgroup.procs")
+    }
+
+    /// Remove the cgroup once the run ended, off the caller's path: in the background, retried while
+    /// the kernel empties it. A cgroup that still holds a process left running stays until the session
+    /// is dropped.
+    pub fn remove_soon(&self) {
+        remove_when_empty(vec![self.dir.clone()]);
+    }
+}
+
+impl Drop for TrackedCgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
 }
 
 impl TrackingCgroup {
@@ -199,8 +227,10 @@ impl TrackingCgroup {
         })();
         match opened {
             Ok((dir_fd, procs_fd)) => Some(TrackingCgroup {
-                version: host.version(),
-                dir,
+                tracked: TrackedCgroup {
+                    version: host.version(),
+                    dir,
+                },
                 dir_fd,
                 procs_fd,
             }),
@@ -212,7 +242,12 @@ impl TrackingCgroup {
     }
 
     pub fn version(&self) -> u8 {
-        self.version
+        self.tracked.version
+    }
+
+    /// What the run keeps once its child is in the cgroup; the descriptors close here.
+    pub fn into_tracked(self) -> TrackedCgroup {
+        self.tracked
     }
 
     pub fn dir_fd(&self) -> BorrowedFd<'_> {
@@ -226,19 +261,19 @@ impl TrackingCgroup {
 
     /// The file listing the run's processes, wherever they went.
     pub fn procs_file(&self) -> PathBuf {
-        self.dir.join("cgroup.procs")
+        self.tracked.procs_file()
     }
 
     /// v1: the calling thread's `tasks` file in this cgroup (a thread moves by writing its id).
     fn tasks_file(&self) -> PathBuf {
-        self.dir.join("tasks")
+        self.tracked.dir.join("tasks")
     }
 
     /// Run `spawn` with the calling thread inside this cgroup (v1), so the child is born in it; the
     /// thread returns to its own cgroup afterwards. The outer error: the thread could not move, and
     /// nothing was spawned.
     pub fn spawn_from_inside<T>(&self, spawn: impl FnOnce() -> T) -> std::io::Result<T> {
-        let back = own_thread_tasks_file(&self.dir)?;
+        let back = own_thread_tasks_file(&self.tracked.dir)?;
         // SAFETY: gettid cannot fail.
         let tid = unsafe { libc::gettid() }.to_string();
         write_file(&self.tasks_file(), &tid)?;
@@ -249,19 +284,6 @@ impl TrackingCgroup {
             tracing::error!("could not move a spawning thread back to its cgroup: {e}");
         }
         Ok(spawned)
-    }
-
-    /// Remove the cgroup once the run ended, off the caller's path: in the background, retried while
-    /// the kernel empties it. A cgroup that still holds a process left running stays until the session
-    /// is dropped.
-    pub fn remove_soon(&self) {
-        remove_when_empty(vec![self.dir.clone()]);
-    }
-}
-
-impl Drop for TrackingCgroup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.dir);
     }
 }
 
@@ -349,7 +371,7 @@ mod tests {
         let cg = TrackingCgroup::create(&name).expect("the probe made one, so this can");
         assert_eq!(cg.version(), host.version());
         assert_eq!(std::fs::read_to_string(cg.procs_file()).unwrap(), "");
-        let dir = cg.dir.clone();
+        let dir = cg.tracked.dir.clone();
         drop(cg);
         assert!(!dir.exists());
     }
