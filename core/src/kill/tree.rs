@@ -1,9 +1,11 @@
 //! Whole-tree kill: SIGTERM to every process of the run, a grace period, then SIGKILL, and a report of
 //! anything that survived.
 //!
-//! A run's processes are found two ways on Linux: by process group and session (the child leads both),
-//! and by the session marker in `/proc/<pid>/environ`, which also finds descendants that called
-//! `setsid` or double-forked out of the group. Zombies count as gone: they hold nothing and their
+//! A run's processes are found on Linux by its tracking cgroup where it has one (every descendant is born
+//! in it: reading it costs the run's own size, not the machine's); otherwise by process group and
+//! session (the child leads both), and by the session marker in `/proc/<pid>/environ`, which also finds
+//! descendants that called `setsid` or double-forked out of the group, at the price of a walk of every
+//! process on the machine. Zombies count as gone: they hold nothing and their
 //! parent (or init) reaps them. Elsewhere only the process group can be signalled.
 
 use std::time::{Duration, Instant};
@@ -189,8 +191,34 @@ fn still_ours(target: &KillTarget, pid: u32, _members: &[u32]) -> bool {
         .is_ok_and(|g| g.as_raw() == target.pgid)
 }
 
+/// A run its cgroup tracks is known by the cgroup alone: every descendant is born in it, whatever it
+/// does with the marker, its group or its session; only root can move a process out. Its live members
+/// (zombies aside), or `None` where the run has no readable cgroup and the walk must find it.
+#[cfg(target_os = "linux")]
+fn cgroup_tracked(target: &KillTarget) -> Option<Vec<u32>> {
+    let mut read_any = false;
+    let mut live = Vec::new();
+    for file in &target.cgroup_procs {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        read_any = true;
+        for pid in text.lines().filter_map(|l| l.trim().parse::<u32>().ok()) {
+            let alive =
+                procs::read_stat(pid).is_some_and(|(state, _, _)| state != 'Z' && state != 'X');
+            if alive && !live.contains(&pid) {
+                live.push(pid);
+            }
+        }
+    }
+    read_any.then_some(live)
+}
+
 #[cfg(target_os = "linux")]
 fn live_processes_now(target: &KillTarget) -> Vec<u32> {
+    if let Some(live) = cgroup_tracked(target) {
+        return live;
+    }
     match procs::fresh() {
         Some(snapshot) => select(target, &snapshot),
         None => group_fallback(target),
@@ -204,6 +232,9 @@ fn live_processes_now(target: &KillTarget) -> Vec<u32> {
 
 #[cfg(target_os = "linux")]
 fn live_processes(target: &KillTarget) -> Vec<u32> {
+    if let Some(live) = cgroup_tracked(target) {
+        return live;
+    }
     let Some(snapshot) = procs::snapshot() else {
         return group_fallback(target);
     };
@@ -363,6 +394,39 @@ mod tests {
             });
         }
         cmd.spawn().unwrap()
+    }
+
+    #[test]
+    fn a_run_its_cgroup_tracks_is_known_by_the_cgroup_alone_zombies_aside() {
+        // A stand-in for cgroup.procs, naming a live process outside the target's group and marker,
+        // a zombie, and a pid no process has.
+        let mut live = Command::new("sleep").arg("30").spawn().unwrap();
+        let mut dead = Command::new("true").spawn().unwrap();
+        // `dead` exits and stays a zombie until waited for.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while procs::read_stat(dead.id()).is_some_and(|(s, _, _)| s != 'Z')
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("cgroup.procs");
+        std::fs::write(&file, format!("{}\n{}\n4194999\n", live.id(), dead.id())).unwrap();
+        let target = KillTarget {
+            pgid: i32::MAX - 7,
+            marker: None,
+            cgroup_procs: vec![file],
+        };
+        assert_eq!(target.live_processes(), vec![live.id()]);
+        // An unreadable cgroup (removed) leaves the walk to find the run: nothing here.
+        let gone = KillTarget {
+            cgroup_procs: vec![dir.path().join("missing")],
+            ..target.clone()
+        };
+        assert!(!gone.live_processes().contains(&live.id()));
+        live.kill().unwrap();
+        live.wait().unwrap();
+        dead.wait().unwrap();
     }
 
     async fn wait_until(mut f: impl FnMut() -> bool) {
