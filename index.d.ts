@@ -648,6 +648,23 @@ export interface SendKeysResult {
   warnings: Array<string>
 }
 
+/**
+ * The sessions `listSessions` would show that changed after tick `since` (0: all of them), and the
+ * ids removed since. For a caller that keeps its own copy of the list: with 10,000 live sessions,
+ * listing costs what changed, not what exists.
+ */
+export declare function sessionChanges(since: number, options?: SessionScope): SessionChanges
+
+/** What changed in the session list since a tick: what `listSessions` in `js/` is built from. */
+export interface SessionChanges {
+  /** The tick to ask from next time. */
+  tick: number
+  /** `changed` is the whole list: drop every earlier copy. */
+  full: boolean
+  changed: Array<SessionInfo>
+  removed: Array<string>
+}
+
 export interface SessionInfo {
   sessionId: string
   status: 'running' | 'completed' | 'failed'

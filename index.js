@@ -855,6 +855,7 @@ module.exports.removeSession = nativeBinding.removeSession
 module.exports.resizePty = nativeBinding.resizePty
 module.exports.sandboxCapabilities = nativeBinding.sandboxCapabilities
 module.exports.sendKeys = nativeBinding.sendKeys
+module.exports.sessionChanges = nativeBinding.sessionChanges
 module.exports.setSessionTtl = nativeBinding.setSessionTtl
 module.exports.trackedCwd = nativeBinding.trackedCwd
 module.exports.writeStdin = nativeBinding.writeStdin

@@ -317,3 +317,66 @@ test('a session\'s output log is deleted when it is removed, unless the caller k
   assert.equal(fs.existsSync(keptFile), true, 'keepLogs keeps it');
   fs.rmSync(keptFile);
 });
+
+test('listSessions follows changes: after output, exit, kill and removal it equals a list built afresh', async () => {
+  const raw = require('../index.js');
+  const { createSessionList } = require('../js/session-list.js');
+  const scope = { scopeKey: 'follow' };
+  // What a list built from nothing shows now, without the clock-driven runtime.
+  const plain = (list) => list.map((s) => ({ ...s, runtimeMs: undefined }));
+  const fresh = () => plain(createSessionList(raw).listSessions(scope));
+  const same = () => assert.deepEqual(plain(native.listSessions(scope)), fresh());
+  const find = (id) => native.listSessions(scope).find((s) => s.sessionId === id);
+
+  const a = await start({ command: 'sleep 30', background: true, ...scope });
+  const b = await start({ command: 'read x; echo "got $x"; sleep 30', background: true, stdin: 'pipe', ...scope });
+  const c = await start({ command: 'sleep 0.3; exit 3', background: true, ...scope });
+  assert.deepEqual(native.listSessions(scope).map((s) => s.sessionId).sort(), [a, b, c].map((r) => r.sessionId).sort());
+  same();
+
+  // Output reaches the kept copy.
+  await native.writeStdin(b.sessionId, 'hi\n');
+  await waitFor(() => find(b.sessionId).tail.includes('got hi'), { what: 'the output in the listed tail' });
+  same();
+  // An exit of its own, and a kill.
+  await waitFor(() => find(c.sessionId).status !== 'running', { what: 'c to end' });
+  assert.equal(find(c.sessionId).exitCode, 3);
+  same();
+  await native.killSession(a.sessionId);
+  await waitFor(() => find(a.sessionId).killed, { what: 'a killed in the list' });
+  same();
+  // A removal, and a session that appears after it.
+  await native.removeSession(c.sessionId);
+  const d = await start({ command: 'sleep 30', background: true, ...scope });
+  const ids = native.listSessions(scope).map((s) => s.sessionId);
+  assert.ok(!ids.includes(c.sessionId) && ids.includes(d.sessionId), ids.join(' '));
+  assert.deepEqual(ids.slice(0, 2).sort(), [b.sessionId, d.sessionId].sort(), 'running ones first');
+  same();
+
+  // Shared objects are frozen; a running session's runtime still grows, and is serialized.
+  const listed = find(b.sessionId);
+  assert.ok(Object.isFrozen(listed));
+  assert.throws(() => {
+    listed.tail = 'edited';
+  }, TypeError);
+  const before = listed.runtimeMs;
+  await waitFor(() => listed.runtimeMs > before + 20, { what: 'runtimeMs to grow' });
+  assert.ok(JSON.parse(JSON.stringify(listed)).runtimeMs > before);
+  // Editing the returned array does not edit the list.
+  native.listSessions(scope).length = 0;
+  assert.equal(native.listSessions(scope).length, 3);
+
+  for (const r of [a, b, d]) await native.removeSession(r.sessionId);
+  assert.deepEqual(native.listSessions(scope), []);
+});
+
+test('sessionChanges refuses a tick that no call returned, with a typed error', () => {
+  const raw = require('../index.js');
+  for (const since of ['1', -1, 1.5, NaN, Infinity, null]) {
+    assert.throws(() => raw.sessionChanges(since), { code: 'ERR_INVALID_OPTION', message: /since must be the tick/ }, String(since));
+  }
+  assert.throws(() => raw.sessionChanges(0, { scopeKey: 7 }), { code: 'ERR_INVALID_OPTION' });
+  const first = raw.sessionChanges(0);
+  assert.equal(first.full, true);
+  assert.equal(raw.sessionChanges(first.tick).full, false);
+});

@@ -273,23 +273,65 @@ async function benchFlood() {
   record(`memory growth, 16 x yes for ${seconds} s`, 'MiB', ours.growthMiB, { child_process: cp.growthMiB }, '< 64 MiB');
 }
 
+/** The soft limit on open files of this process (`ulimit -n`), which caps how many sessions can live. */
+function openFileLimit() {
+  const m = /^Max open files\s+(\d+|unlimited)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'));
+  return m && m[1] !== 'unlimited' ? Number(m[1]) : Infinity;
+}
+
+/** Live sessions at scale: start, list, poll and remove-all, against child_process with the same children. */
 async function benchSessions() {
-  const n = quick ? 300 : 1000;
   const fds = () => fs.readdirSync('/proc/self/fd').length;
   const threads = () => Number(/Threads:\s+(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]);
-  const fdBase = fds();
-  const threadBase = threads();
-  const ids = [];
-  for (let i = 0; i < n; i++) ids.push((await api.exec({ command: 'sleep 600', background: true, scopeKey: 'bench' })).sessionId);
-  const list = await timeMany(20, () => api.listSessions({ scopeKey: 'bench' }));
-  const threadsWith = threads();
-  const fdsWith = fds();
-  await Promise.all(ids.map((id) => api.removeSession(id)));
-  const deadline = Date.now() + 20000;
-  while (fds() > fdBase && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  record(`listSessions with ${n} live sessions, median`, 'ms', list.median, {}, '< 10 ms');
-  record(`threads with ${n} live sessions (baseline ${threadBase})`, 'threads', threadsWith, { baseline: threadBase }, 'flat');
-  record(`fds after ${n} sessions ended (baseline ${fdBase}, ${fdsWith} while live)`, 'fds', fds(), { baseline: fdBase }, 'back to baseline');
+  const rss = () => process.memoryUsage().rss;
+  const sizes = quick ? [300] : [1000, 10000];
+  for (const wanted of sizes) {
+    // Three descriptors per live session: what the file limit allows is what runs.
+    const room = Math.floor((openFileLimit() - fds() - 200) / 3);
+    const n = Math.min(wanted, room);
+    if (n < wanted) console.log(`(${wanted} sessions do not fit in this process's open-file limit of ${openFileLimit()}: ${n} instead; raise it with ulimit -n)`);
+    const fdBase = fds();
+    const threadBase = threads();
+    const rssBase = rss();
+    const ids = [];
+    let t = performance.now();
+    for (let i = 0; i < n; i++) ids.push((await api.exec({ command: 'sleep 600', background: true, scopeKey: 'bench' })).sessionId);
+    const startEach = (performance.now() - t) / n;
+    const list = await timeMany(20, () => api.listSessions({ scopeKey: 'bench' }));
+    const poll = await timeMany(50, () => api.pollSession(ids[n >> 1], { scopeKey: 'bench' }));
+    const threadsWith = threads();
+    const fdsWith = fds();
+    const rssWith = rss();
+    t = performance.now();
+    await Promise.all(ids.map((id) => api.removeSession(id, { scopeKey: 'bench' })));
+    const removeAll = performance.now() - t;
+    const deadline = Date.now() + 60000;
+    while (fds() > fdBase && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const fdsAfter = fds();
+
+    // The same children through child_process: start each, then kill all and wait for every exit.
+    const kids = [];
+    t = performance.now();
+    for (let i = 0; i < n; i++) {
+      const k = spawn('sleep', ['600'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      await new Promise((r) => k.once('spawn', r));
+      kids.push(k);
+    }
+    const cpStartEach = (performance.now() - t) / n;
+    t = performance.now();
+    await Promise.all(kids.map((k) => new Promise((r) => { k.once('exit', r); k.kill('SIGTERM'); })));
+    const cpKillAll = performance.now() - t;
+    for (const k of kids) { k.stdout.destroy(); k.stderr.destroy(); }
+
+    record(`start of one background session, ${n} live`, 'ms', startEach, { child_process: cpStartEach });
+    record(`listSessions with ${n} live sessions, median`, 'ms', list.median, {}, '< 10 ms');
+    record(`pollSession of one with ${n} live, median`, 'ms', poll.median, {}, '< 1 ms');
+    record(`remove all ${n} live sessions (SIGTERM, wait for every process)`, 'ms', removeAll, { 'child_process kill all': cpKillAll });
+    record(`fds per live session (${fdsWith} with ${n} live, baseline ${fdBase})`, 'fds', (fdsWith - fdBase) / n, {}, '<= 2');
+    record(`memory per live session (RSS growth / ${n})`, 'KiB', (rssWith - rssBase) / n / 1024, {});
+    record(`threads with ${n} live sessions (baseline ${threadBase})`, 'threads', threadsWith, { baseline: threadBase }, 'flat');
+    record(`fds after ${n} sessions ended (baseline ${fdBase}, ${fdsWith} while live)`, 'fds', fdsAfter, { baseline: fdBase }, 'back to baseline');
+  }
 }
 
 (async () => {

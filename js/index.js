@@ -6,10 +6,11 @@ const { loadNative } = require('./native.js');
 const native = loadNative();
 const tools = require('./tools/index.js');
 const { bridgeChildProcess } = require('./bridge.js');
+const { sessionList } = require('./session-list.js');
 
 module.exports = {
   exec: native.exec,
-  listSessions: native.listSessions,
+  listSessions: sessionList().listSessions,
   pollSession: native.pollSession,
   readLog: native.readLog,
   writeStdin: native.writeStdin,

@@ -7,6 +7,7 @@ const path = require('node:path');
 
 const native = require('../native.js').loadNative();
 const shared = require('./shared.js');
+const { sessionList } = require('../session-list.js');
 const { notifyExit, wantsExitNotice, sendEvent, wakeHeartbeat } = require('./notify.js');
 
 const SECURITY_ORDER = ['deny', 'allowlist', 'full'];
@@ -428,7 +429,7 @@ function createExecTool(defaults = {}) {
     warnings.push(...outcome.warnings);
     if (outcome.status === 'running') {
       yielded = true;
-      if (wantsExitNotice(defaults) && native.listSessions().find((s) => s.sessionId === outcome.sessionId)?.status !== 'running') {
+      if (wantsExitNotice(defaults) && sessionList().sessionInfo(outcome.sessionId)?.status !== 'running') {
         notifyExit(defaults, outcome.sessionId, command);
       }
       return shared.textResult(

@@ -1,8 +1,8 @@
 'use strict';
 // Exit notification for backgrounded runs, as OpenClaw B sends it to the agent's session.
 
-const native = require('../native.js').loadNative();
 const { exitLabel } = require('./shared.js');
+const { sessionList } = require('../session-list.js');
 
 const notified = new Set();
 
@@ -53,7 +53,7 @@ function heartbeatRequest(sessionKey) {
 function notifyExit(defaults, sessionId, command) {
   if (!wantsExitNotice(defaults)) return;
   if (notified.has(sessionId)) return;
-  const info = native.listSessions().find((s) => s.sessionId === sessionId);
+  const info = sessionList().sessionInfo(sessionId);
   if (!info || info.status === 'running') return;
   notified.add(sessionId);
   const output = info.tail.replace(/\s+/g, ' ').trim();

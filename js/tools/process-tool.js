@@ -3,6 +3,7 @@
 
 const native = require('../native.js').loadNative();
 const shared = require('./shared.js');
+const { sessionList } = require('../session-list.js');
 
 const parameters = {
   type: 'object',
@@ -87,7 +88,7 @@ function createProcessTool(defaults = {}) {
   }
 
   function list() {
-    const sessions = native.listSessions(scope).map((s) => ({
+    const sessions = sessionList().listSessions(scope).map((s) => ({
       sessionId: s.sessionId,
       status: s.status,
       pid: s.pid,

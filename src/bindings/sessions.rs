@@ -274,6 +274,55 @@ pub fn list_sessions(env: &Env, options: Option<Unknown>) -> Result<Vec<JsSessio
         .collect())
 }
 
+/// What changed in the session list since a tick: what `listSessions` in `js/` is built from.
+#[napi(object, js_name = "SessionChanges")]
+pub struct JsSessionChanges {
+    /// The tick to ask from next time.
+    pub tick: f64,
+    /// `changed` is the whole list: drop every earlier copy.
+    pub full: bool,
+    pub changed: Vec<JsSessionInfo>,
+    pub removed: Vec<String>,
+}
+
+/// The sessions `listSessions` would show that changed after tick `since` (0: all of them), and the
+/// ids removed since. For a caller that keeps its own copy of the list: with 10,000 live sessions,
+/// listing costs what changed, not what exists.
+#[napi(ts_args_type = "since: number, options?: SessionScope")]
+pub fn session_changes(
+    env: &Env,
+    since: Unknown,
+    options: Option<Unknown>,
+) -> Result<JsSessionChanges> {
+    let common = throw(env, parse_common(env, options)?)?;
+    let kind = since.get_type()?;
+    let since = match kind {
+        ValueType::Number => since.coerce_to_number()?.get_double()?,
+        _ => f64::NAN,
+    };
+    if !(since.is_finite() && since >= 0.0 && since.fract() == 0.0) {
+        let got = match kind {
+            ValueType::Number => since.to_string(),
+            other => format!("a value of type {other}"),
+        };
+        let e = AgentError::invalid_option(format!(
+            "since must be the tick an earlier sessionChanges call returned (a whole number, 0 or more), got {got}."
+        ));
+        return Err(to_napi(env, &e));
+    }
+    let changes = registry::global().changes_since(since as u64, common.scope.as_deref());
+    Ok(JsSessionChanges {
+        tick: changes.tick as f64,
+        full: changes.full,
+        changed: changes
+            .changed
+            .iter()
+            .map(|s| ops::info(s).into())
+            .collect(),
+        removed: changes.removed,
+    })
+}
+
 /// Take the output not yet drained, per stream, optionally waiting for output or exit first.
 #[napi(
     ts_args_type = "sessionId: string, options?: PollOptions",

@@ -2,6 +2,7 @@
 //! background runs are the same object; a background run is simply kept in the registry after
 //! `exec` returns.
 
+pub mod changes;
 pub mod ids;
 pub mod keys;
 pub mod ops;
@@ -9,6 +10,8 @@ pub mod outcome;
 pub mod registry;
 pub mod run;
 
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -95,6 +98,8 @@ pub struct Session {
     pub(crate) target: KillTarget,
     started: Instant,
     state: Mutex<SessionState>,
+    /// The change clock's tick at this session's last change (see [`changes`]).
+    changed_at: AtomicU64,
     /// Woken on every output chunk and at exit.
     changed: Notify,
     kill: watch::Sender<Option<KillCause>>,
@@ -126,10 +131,45 @@ pub(crate) enum Input {
     Pty(Arc<crate::spawn::pty::PtyMaster>),
 }
 
+/// A session's state, locked. Reading it is free; every mutable access takes a tick of the change
+/// clock first, while the lock is held, so a lister asking what changed cannot miss a write.
+pub struct StateGuard<'a> {
+    state: MutexGuard<'a, SessionState>,
+    changed_at: &'a AtomicU64,
+}
+
+impl Deref for StateGuard<'_> {
+    type Target = SessionState;
+    fn deref(&self) -> &SessionState {
+        &self.state
+    }
+}
+
+impl DerefMut for StateGuard<'_> {
+    fn deref_mut(&mut self) -> &mut SessionState {
+        self.changed_at.store(changes::tick(), Ordering::SeqCst);
+        &mut self.state
+    }
+}
+
 impl Session {
-    pub fn lock(&self) -> MutexGuard<'_, SessionState> {
-        // A panic while holding the lock leaves plain data behind; keep serving it.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    pub fn lock(&self) -> StateGuard<'_> {
+        StateGuard {
+            // A panic while holding the lock leaves plain data behind; keep serving it.
+            state: self.state.lock().unwrap_or_else(|e| e.into_inner()),
+            changed_at: &self.changed_at,
+        }
+    }
+
+    /// Mark the session changed without touching its state: it entered the registry (whose lock the
+    /// caller holds, as a lister does while it scans).
+    pub(crate) fn touch(&self) {
+        self.changed_at.store(changes::tick(), Ordering::SeqCst);
+    }
+
+    /// Whether the session changed after tick `since` of the change clock.
+    pub fn changed_since(&self, since: u64) -> bool {
+        self.changed_at.load(Ordering::SeqCst) > since
     }
 
     /// Ask the driver to end the run. The first cause wins, except that an abort (which a backgrounded

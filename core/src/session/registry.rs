@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::changes::{self, Changes, RemovalLog};
 use super::{ids, Session};
 
 /// How long finished background sessions are kept by default (OpenClaw's 30 minutes).
@@ -16,6 +17,10 @@ struct Maps {
     reserved: HashSet<String>,
     running: HashMap<String, Arc<Session>>,
     finished: HashMap<String, Arc<Session>>,
+    /// Finished sessions in the order they ended, so expiry looks only at the oldest.
+    by_end: std::collections::VecDeque<(Instant, String)>,
+    /// Background sessions that left, for listers that follow changes.
+    removals: RemovalLog,
 }
 
 impl Maps {
@@ -75,6 +80,12 @@ pub fn visible(session: &Session, scope: Option<&str>) -> bool {
     scope.is_none() || session.meta.scope_key.as_deref() == scope
 }
 
+fn remove_files(files: Vec<std::path::PathBuf>) {
+    for f in files {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
 static GLOBAL: LazyLock<Registry> = LazyLock::new(Registry::default);
 
 /// The registry every binding shares.
@@ -102,16 +113,23 @@ impl Registry {
     pub fn insert(&self, session: Arc<Session>) {
         let mut maps = self.lock();
         maps.reserved.remove(&session.meta.id);
+        session.touch();
         maps.running.insert(session.meta.id.clone(), session);
     }
 
     /// A session ended: backgrounded ones move to the finished map, the others are forgotten.
     pub fn mark_exited(&self, session: &Session) {
-        let backgrounded = session.lock().backgrounded;
+        let (backgrounded, ended) = {
+            let st = session.lock();
+            (st.backgrounded, st.ended.unwrap_or_else(Instant::now))
+        };
         let mut maps = self.lock();
         if let Some(s) = maps.running.remove(&session.meta.id) {
             if backgrounded {
+                maps.by_end.push_back((ended, s.meta.id.clone()));
                 maps.finished.insert(s.meta.id.clone(), s);
+            } else {
+                maps.removals.record(&s.meta.id);
             }
         }
     }
@@ -173,11 +191,46 @@ impl Registry {
         (running, finished)
     }
 
+    /// What changed since tick `since` of the change clock, among the sessions [`Registry::list`]
+    /// shows in `scope`: a lister applies it to its copy instead of rebuilding 10,000 entries. Tick 0
+    /// (or a tick the removal log no longer reaches) gets the whole list.
+    pub fn changes_since(&self, since: u64, scope: Option<&str>) -> Changes {
+        self.prune();
+        // Read before the scan: a change during the scan is reported now or next time, never lost.
+        let tick = changes::now();
+        let maps = self.lock();
+        let removed = if since == 0 {
+            None
+        } else {
+            maps.removals.since(since)
+        };
+        let full = removed.is_none();
+        let changed = maps
+            .running
+            .values()
+            .chain(maps.finished.values())
+            .filter(|s| {
+                (full || s.changed_since(since)) && visible(s, scope) && s.is_backgrounded()
+            })
+            .cloned()
+            .collect();
+        Changes {
+            tick,
+            full,
+            changed,
+            removed: removed.unwrap_or_default(),
+        }
+    }
+
     /// Forget a session entirely (running or finished), and delete its output log.
     pub fn forget(&self, id: &str) -> bool {
         let forgotten = {
             let mut maps = self.lock();
-            maps.running.remove(id).is_some() | maps.finished.remove(id).is_some()
+            let gone = maps.running.remove(id).is_some() | maps.finished.remove(id).is_some();
+            if gone {
+                maps.removals.record(id);
+            }
+            gone
         };
         self.delete_logs(|(session, _, _)| session == id);
         forgotten
@@ -197,15 +250,18 @@ impl Registry {
     }
 
     fn delete_logs(&self, doomed: impl Fn(&(String, std::path::PathBuf, Instant)) -> bool) {
-        let gone: Vec<std::path::PathBuf> = {
-            let mut logs = self.logs.lock().unwrap_or_else(|e| e.into_inner());
-            let (gone, kept): (Vec<_>, Vec<_>) = logs.drain(..).partition(|l| doomed(l));
-            *logs = kept;
-            gone.into_iter().map(|(_, f, _)| f).collect()
-        };
-        for f in gone {
-            let _ = std::fs::remove_file(f);
-        }
+        remove_files(self.take_logs(doomed));
+    }
+
+    /// Stop tracking the logs `doomed` picks and hand their files over for deletion.
+    fn take_logs(
+        &self,
+        doomed: impl Fn(&(String, std::path::PathBuf, Instant)) -> bool,
+    ) -> Vec<std::path::PathBuf> {
+        let mut logs = self.logs.lock().unwrap_or_else(|e| e.into_inner());
+        let (gone, kept): (Vec<_>, Vec<_>) = logs.drain(..).partition(|l| doomed(l));
+        *logs = kept;
+        gone.into_iter().map(|(_, f, _)| f).collect()
     }
 
     pub fn ttl(&self) -> Duration {
@@ -222,17 +278,32 @@ impl Registry {
     pub fn prune(&self) {
         let ttl = self.ttl();
         let now = Instant::now();
-        let live: HashSet<String> = {
-            let mut maps = self.lock();
-            maps.finished.retain(|_, s| {
-                s.lock()
-                    .ended
-                    .is_none_or(|ended| now.duration_since(ended) < ttl)
-            });
-            maps.finished.keys().cloned().collect()
-        };
-        // Logs of sessions that are still kept stay; the others go once their TTL passed.
-        self.delete_logs(|(id, _, ended)| !live.contains(id) && now.duration_since(*ended) >= ttl);
+        let mut maps = self.lock();
+        // Oldest first: the walk stops at the first session still within its TTL.
+        while let Some((ended, _)) = maps.by_end.front() {
+            if now.duration_since(*ended) < ttl {
+                break;
+            }
+            let (ended, id) = maps.by_end.pop_front().expect("front exists");
+            // A session forgotten earlier has left already (and was logged then); its id may even
+            // name a newer session by now, which this entry is not about.
+            let same = maps
+                .finished
+                .get(&id)
+                .is_some_and(|s| s.lock().ended == Some(ended));
+            if same {
+                maps.finished.remove(&id);
+                maps.removals.record(&id);
+            }
+        }
+        // Logs of sessions that are still kept stay; the others go once their TTL passed. Asked
+        // under the maps lock, so no copy of every kept id is made on each lookup; the files are
+        // deleted after it is released.
+        let doomed = self.take_logs(|(id, _, ended)| {
+            now.duration_since(*ended) >= ttl && !maps.finished.contains_key(id)
+        });
+        drop(maps);
+        remove_files(doomed);
     }
 
     /// Start the periodic sweep once, on the current tokio runtime.
@@ -261,6 +332,67 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::{run, KillCause, SessionHooks};
+    use crate::spawn::request::ExecRequest;
+
+    fn ids(sessions: &[Arc<Session>]) -> Vec<&str> {
+        let mut ids: Vec<&str> = sessions.iter().map(|s| s.meta.id.as_str()).collect();
+        ids.sort();
+        ids
+    }
+
+    /// Starts a run of `sleep 30` in `registry`, in `scope`, in the background or not.
+    fn sleeper(registry: &'static Registry, scope: &str, background: bool) -> Arc<Session> {
+        let mut req = ExecRequest::new("sleep 30");
+        req.background = background;
+        run::start(registry, &req, SessionHooks::default(), Some(scope.into())).unwrap()
+    }
+
+    async fn end(session: &Session) {
+        session.request_kill(KillCause::Killed);
+        session.wait_exit().await;
+    }
+
+    #[tokio::test]
+    async fn a_lister_following_changes_sees_what_it_would_see_by_listing_again() {
+        let registry: &'static Registry = Box::leak(Box::default());
+        let a = sleeper(registry, "mine", true);
+        let b = sleeper(registry, "mine", true);
+        let theirs = sleeper(registry, "theirs", true);
+        let foreground = sleeper(registry, "mine", false);
+
+        let first = registry.changes_since(0, Some("mine"));
+        assert!(first.full);
+        let mut want = vec![a.meta.id.as_str(), b.meta.id.as_str()];
+        want.sort();
+        assert_eq!(
+            ids(&first.changed),
+            want,
+            "only background sessions of the scope"
+        );
+
+        // Nothing happened: nothing to apply.
+        let idle = registry.changes_since(first.tick, Some("mine"));
+        assert!(!idle.full && idle.changed.is_empty() && idle.removed.is_empty());
+
+        // A ends: it is reported once, with its new state; b, untouched, is not.
+        end(&a).await;
+        let ended = registry.changes_since(idle.tick, Some("mine"));
+        assert!(!ended.full);
+        assert_eq!(ids(&ended.changed), [a.meta.id.as_str()]);
+        assert!(ended.changed[0].lock().exit.is_some());
+
+        // A is removed: its id is reported, and a session that appears later is reported too.
+        assert!(registry.forget(&a.meta.id));
+        let c = sleeper(registry, "mine", true);
+        let after = registry.changes_since(ended.tick, Some("mine"));
+        assert_eq!(after.removed, [a.meta.id.as_str()]);
+        assert_eq!(ids(&after.changed), [c.meta.id.as_str()]);
+
+        for s in [&b, &c, &theirs, &foreground] {
+            end(s).await;
+        }
+    }
 
     #[test]
     fn ttl_env_clamp() {

@@ -1,5 +1,6 @@
 //! Starting a run and driving it to its end: output pumps, timeout, kill requests, the drain window.
 
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -169,6 +170,7 @@ pub fn start(
             empty_polls: 0,
             ended: None,
         }),
+        changed_at: AtomicU64::new(super::changes::tick()),
         changed: Notify::new(),
         kill: kill_tx,
         done: done_tx,
