@@ -92,6 +92,13 @@ export declare function checkModelEnv(env: Record<string, string>): void
  */
 export declare function checkPermissionRules(command: string, rules: { deny?: string[]; ask?: string[]; allow?: string[]; cwd?: string; env?: Record<string, string> }): RuleDecision
 
+/**
+ * Claim the one announcement of a session's exit (the exec tool's "Exec completed" notice): true the
+ * first time for a session that has ended, false after that, while it runs, or for an unknown id. The
+ * flag lives on the session, so it goes when the session does.
+ */
+export declare function claimExitNotice(sessionId: string): boolean
+
 /** Classify each segment (search, read, list, neutral, other) and the whole command, with reasons. */
 export declare function classifyCommand(command: string, options?: { cwd?: string; env?: Record<string, string> }): CommandClassification
 
@@ -288,6 +295,12 @@ export interface ExitInfo {
   timedOut: boolean
   durationMs: number
 }
+
+/**
+ * One session as `listSessions` describes it (foreground runs still going included), or `null` when
+ * the scope has no session with that id: a lookup that costs one map access, not a list.
+ */
+export declare function getSession(sessionId: string, options?: SessionScope): SessionInfo | null
 
 export declare function getSessionTtl(): number
 

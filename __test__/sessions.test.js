@@ -380,3 +380,23 @@ test('sessionChanges refuses a tick that no call returned, with a typed error', 
   assert.equal(first.full, true);
   assert.equal(raw.sessionChanges(first.tick).full, false);
 });
+
+test('getSession looks one session up in its scope; the exit notice is claimed once per session', async () => {
+  const raw = require('../index.js');
+  const r = await start({ command: 'sleep 0.2; echo done', background: true, scopeKey: 'lookup' });
+  const running = native.getSession(r.sessionId, { scopeKey: 'lookup' });
+  assert.equal(running.sessionId, r.sessionId);
+  assert.equal(running.status, 'running');
+  assert.equal(running.backgrounded, true);
+  assert.equal(native.getSession(r.sessionId, { scopeKey: 'another' }), null, 'other scopes do not see it');
+  assert.equal(native.getSession('no-such-session'), null);
+  assert.throws(() => native.getSession(r.sessionId, { scopeKey: 5 }), { code: 'ERR_INVALID_OPTION' });
+  assert.equal(raw.claimExitNotice(r.sessionId), false, 'not while it runs');
+  await waitFor(() => native.getSession(r.sessionId)?.status === 'completed', { what: 'exit' });
+  assert.match(native.getSession(r.sessionId).tail, /done/);
+  assert.equal(raw.claimExitNotice(r.sessionId), true);
+  assert.equal(raw.claimExitNotice(r.sessionId), false, 'only once');
+  assert.equal(raw.claimExitNotice('no-such-session'), false);
+  await native.removeSession(r.sessionId);
+  assert.equal(native.getSession(r.sessionId), null);
+});

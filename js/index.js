@@ -11,6 +11,7 @@ const { sessionList } = require('./session-list.js');
 module.exports = {
   exec: native.exec,
   listSessions: sessionList().listSessions,
+  getSession: native.getSession,
   pollSession: native.pollSession,
   readLog: native.readLog,
   writeStdin: native.writeStdin,

@@ -62,12 +62,7 @@ function createSessionList(native) {
     return copy.ordered.slice();
   }
 
-  /** One background session's info, or undefined: without building the whole list. */
-  function sessionInfo(sessionId, options) {
-    return refresh(options).byId.get(sessionId);
-  }
-
-  return { listSessions, sessionInfo };
+  return { listSessions };
 }
 
 let shared = null;

@@ -40,6 +40,7 @@ import {
   analyzeCommand,
   evaluateCommand,
   listSessions,
+  getSession,
   pollSession,
   sendKeys,
 } from '../../js/index';
@@ -59,13 +60,17 @@ async function approvals(): Promise<void> {
     },
   });
   const allowed: boolean | undefined = outcome.approval?.allowed;
-  const sessions: SessionInfo[] = listSessions({ scopeKey: 'a' });
+  const sessions: ReadonlyArray<Readonly<SessionInfo>> = listSessions({ scopeKey: 'a' });
+  const one: SessionInfo | null = getSession('calm-harbor', { scopeKey: 'a' });
+  // @ts-expect-error listed sessions are frozen snapshots
+  sessions[0].tail = 'edited';
   const polled = await pollSession('calm-harbor', { timeoutMs: 1000 });
   const keys = await sendKeys('calm-harbor', { keys: ['C-c'] });
   void first;
   void decision;
   void allowed;
   void sessions;
+  void one;
   void polled.stdout;
   void keys.warnings;
 }

@@ -7,7 +7,6 @@ const path = require('node:path');
 
 const native = require('../native.js').loadNative();
 const shared = require('./shared.js');
-const { sessionList } = require('../session-list.js');
 const { notifyExit, wantsExitNotice, sendEvent, wakeHeartbeat } = require('./notify.js');
 
 const SECURITY_ORDER = ['deny', 'allowlist', 'full'];
@@ -429,7 +428,7 @@ function createExecTool(defaults = {}) {
     warnings.push(...outcome.warnings);
     if (outcome.status === 'running') {
       yielded = true;
-      if (wantsExitNotice(defaults) && sessionList().sessionInfo(outcome.sessionId)?.status !== 'running') {
+      if (wantsExitNotice(defaults) && native.getSession(outcome.sessionId)?.status !== 'running') {
         notifyExit(defaults, outcome.sessionId, command);
       }
       return shared.textResult(

@@ -2,9 +2,7 @@
 // Exit notification for backgrounded runs, as OpenClaw B sends it to the agent's session.
 
 const { exitLabel } = require('./shared.js');
-const { sessionList } = require('../session-list.js');
-
-const notified = new Set();
+const native = require('../native.js').loadNative();
 
 /**
  * About the last `max` chars of `text`, starting at a line start (or, inside one long line, at a word
@@ -52,10 +50,10 @@ function heartbeatRequest(sessionKey) {
  */
 function notifyExit(defaults, sessionId, command) {
   if (!wantsExitNotice(defaults)) return;
-  if (notified.has(sessionId)) return;
-  const info = sessionList().sessionInfo(sessionId);
+  const info = native.getSession(sessionId);
   if (!info || info.status === 'running') return;
-  notified.add(sessionId);
+  // Once per session: the flag lives on the session and goes with it.
+  if (!native.claimExitNotice(sessionId)) return;
   const output = info.tail.replace(/\s+/g, ' ').trim();
   if (info.status === 'completed' && !info.exitCode && !output && !defaults.notifyOnExitEmptySuccess) return;
   let snippet = lastLines(info.tail, 400).replace(/\s+/g, ' ').trim();

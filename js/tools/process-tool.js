@@ -59,13 +59,7 @@ function createProcessTool(defaults = {}) {
 
   /** The session as this scope sees it, or undefined. */
   function find(id) {
-    try {
-      const log = native.readLog(id, { ...scope, offset: 0, limit: 0 });
-      return log;
-    } catch (e) {
-      if (e.code === 'ERR_UNKNOWN_SESSION') return undefined;
-      throw e;
-    }
+    return native.getSession(id, scope) ?? undefined;
   }
 
   function requireActive(id) {

@@ -274,6 +274,32 @@ pub fn list_sessions(env: &Env, options: Option<Unknown>) -> Result<Vec<JsSessio
         .collect())
 }
 
+/// One session as `listSessions` describes it (foreground runs still going included), or `null` when
+/// the scope has no session with that id: a lookup that costs one map access, not a list.
+#[napi(ts_args_type = "sessionId: string, options?: SessionScope")]
+pub fn get_session(
+    env: &Env,
+    id: Unknown,
+    options: Option<Unknown>,
+) -> Result<Option<JsSessionInfo>> {
+    let id = throw(env, session_id(&id)?)?;
+    let common = throw(env, parse_common(env, options)?)?;
+    Ok(registry::global()
+        .find(&id, common.scope.as_deref())
+        .map(|s| ops::info(&s).into()))
+}
+
+/// Claim the one announcement of a session's exit (the exec tool's "Exec completed" notice): true the
+/// first time for a session that has ended, false after that, while it runs, or for an unknown id. The
+/// flag lives on the session, so it goes when the session does.
+#[napi(ts_args_type = "sessionId: string")]
+pub fn claim_exit_notice(env: &Env, id: Unknown) -> Result<bool> {
+    let id = throw(env, session_id(&id)?)?;
+    Ok(registry::global()
+        .find(&id, None)
+        .is_some_and(|s| s.claim_exit_notice()))
+}
+
 /// What changed in the session list since a tick: what `listSessions` in `js/` is built from.
 #[napi(object, js_name = "SessionChanges")]
 pub struct JsSessionChanges {

@@ -11,7 +11,7 @@ pub mod registry;
 pub mod run;
 
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -100,6 +100,8 @@ pub struct Session {
     state: Mutex<SessionState>,
     /// The change clock's tick at this session's last change (see [`changes`]).
     changed_at: AtomicU64,
+    /// Its exit was announced to the agent (the exec tool's notice): once per session.
+    exit_notice_claimed: AtomicBool,
     /// Woken on every output chunk and at exit.
     changed: Notify,
     kill: watch::Sender<Option<KillCause>>,
@@ -165,6 +167,11 @@ impl Session {
     /// caller holds, as a lister does while it scans).
     pub(crate) fn touch(&self) {
         self.changed_at.store(changes::tick(), Ordering::SeqCst);
+    }
+
+    /// True exactly once, for the first caller after the run ended: who announces its exit.
+    pub fn claim_exit_notice(&self) -> bool {
+        self.is_exited() && !self.exit_notice_claimed.swap(true, Ordering::SeqCst)
     }
 
     /// Whether the session changed after tick `since` of the change clock.

@@ -381,6 +381,10 @@ mod tests {
         assert!(!ended.full);
         assert_eq!(ids(&ended.changed), [a.meta.id.as_str()]);
         assert!(ended.changed[0].lock().exit.is_some());
+        // Its exit is announced once; a running session's not yet.
+        assert!(!b.claim_exit_notice());
+        assert!(a.claim_exit_notice());
+        assert!(!a.claim_exit_notice());
 
         // A is removed: its id is reported, and a session that appears later is reported too.
         assert!(registry.forget(&a.meta.id));

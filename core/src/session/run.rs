@@ -1,6 +1,6 @@
 //! Starting a run and driving it to its end: output pumps, timeout, kill requests, the drain window.
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -171,6 +171,7 @@ pub fn start(
             ended: None,
         }),
         changed_at: AtomicU64::new(super::changes::tick()),
+        exit_notice_claimed: AtomicBool::new(false),
         changed: Notify::new(),
         kill: kill_tx,
         done: done_tx,
