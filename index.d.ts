@@ -451,6 +451,12 @@ export interface ProcessTracking {
   reason?: string
   /** The directory runs' cgroups are made in (`agent-exec-<host pid>-...`). */
   cgroupParent?: string
+  /**
+   * How a run's exit is awaited: `"io_uring"` (one ring for every run, kernel 6.7+: a live pipe
+   * session holds only its two pipes), `"pidfd"` (a descriptor per run: three per pipe session),
+   * or `"process"` (the platform's child handle).
+   */
+  exitWatch: 'io_uring' | 'pidfd' | 'process'
 }
 
 /** Lines of a session's output: no offset and no limit gives the last 200 lines (with a paging note). */

@@ -278,6 +278,8 @@ test('unknown ids and bad arguments are typed errors', async () => {
 });
 
 test('1000 background sessions: listed, threads flat, fds back to baseline after kill', async () => {
+  // The runtime's own descriptors (its reactor, the exit ring, the log directory) exist first.
+  await native.exec({ command: 'true' });
   const fdBaseline = openFds();
   const threadBaseline = threads();
   const ids = [];
@@ -291,6 +293,11 @@ test('1000 background sessions: listed, threads flat, fds back to baseline after
   assert.equal(new Set(listed.map((s) => s.sessionId)).size, 1000);
   const threadsWithSessions = threads();
   assert.ok(threadsWithSessions <= threadBaseline + 4, `threads grew from ${threadBaseline} to ${threadsWithSessions}`);
+  // Two pipes each, and nothing for the exit where one ring waits for every run; a pidfd more
+  // where the kernel has no io_uring waitid (the README's figure for each).
+  const perSession = native.processTracking().exitWatch === 'io_uring' ? 2 : 3;
+  const held = openFds() - fdBaseline;
+  assert.ok(held <= 1000 * perSession + 10, `1000 sessions hold ${held} descriptors (${perSession} each expected)`);
   await Promise.all(ids.map((id) => native.removeSession(id)));
   assert.equal(native.listSessions({ scopeKey: 'thousand' }).length, 0);
   await waitFor(() => openFds() <= fdBaseline, { what: `fds back to ${fdBaseline} (now ${openFds()})`, timeoutMs: 20000 });
@@ -399,4 +406,29 @@ test('getSession looks one session up in its scope; the exit notice is claimed o
   assert.equal(raw.claimExitNotice('no-such-session'), false);
   await native.removeSession(r.sessionId);
   assert.equal(native.getSession(r.sessionId), null);
+});
+
+test('without io_uring (AGENT_EXEC_NO_IO_URING) exits are awaited by pidfds: foreground, background and kill behave the same', async () => {
+  const { execFile } = require('node:child_process');
+  const script = `
+    const native = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+    (async () => {
+      const fg = await native.exec({ command: 'echo hi; exit 5' });
+      const bg = await native.exec({ command: 'sleep 0.3; exit 6', background: true });
+      let p;
+      do p = await native.pollSession(bg.sessionId, { timeoutMs: 2000 }); while (!p.exited);
+      const live = await native.exec({ command: 'sleep 300', background: true });
+      await native.removeSession(live.sessionId);
+      const gone = (() => { try { process.kill(live.pid, 0); return false; } catch { return true; } })();
+      console.log(JSON.stringify({ watch: native.processTracking().exitWatch, fg: [fg.exitCode, fg.output], bg: p.exitCode, gone }));
+    })().catch((e) => { console.error(e); process.exit(1); });`;
+  const out = await new Promise((resolve, reject) => {
+    execFile(process.execPath, ['-e', script], { env: { ...process.env, AGENT_EXEC_NO_IO_URING: '1' }, timeout: 60000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout));
+  });
+  const r = JSON.parse(out.trim().split('\n').pop());
+  assert.equal(r.watch, 'pidfd');
+  assert.deepEqual(r.fg, [5, 'hi\n']);
+  assert.equal(r.bg, 6);
+  assert.equal(r.gone, true, 'the removed session was killed');
 });

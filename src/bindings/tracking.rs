@@ -20,6 +20,11 @@ pub struct JsProcessTracking {
     pub reason: Option<String>,
     /// The directory runs' cgroups are made in (`agent-exec-<host pid>-...`).
     pub cgroup_parent: Option<String>,
+    /// How a run's exit is awaited: `"io_uring"` (one ring for every run, kernel 6.7+: a live pipe
+    /// session holds only its two pipes), `"pidfd"` (a descriptor per run: three per pipe session),
+    /// or `"process"` (the platform's child handle).
+    #[napi(ts_type = "'io_uring' | 'pidfd' | 'process'")]
+    pub exit_watch: String,
 }
 
 /// How runs are tracked on this host (probed once: a cgroup is made and removed).
@@ -34,6 +39,12 @@ pub fn process_tracking() -> JsProcessTracking {
             pipe_spawn: r.pipe_spawn.map(str::to_string),
             reason: r.reason,
             cgroup_parent: r.parent.map(|p| p.display().to_string()),
+            exit_watch: if crate::spawn::exit_watch::ring_available() {
+                "io_uring"
+            } else {
+                "pidfd"
+            }
+            .to_string(),
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -46,5 +57,6 @@ pub fn process_tracking() -> JsProcessTracking {
             std::env::consts::OS
         )),
         cgroup_parent: None,
+        exit_watch: "process".to_string(),
     }
 }

@@ -294,7 +294,7 @@ type Writer = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
 enum ChildProc {
     Tokio(tokio::process::Child),
     #[cfg(target_os = "linux")]
-    Pidfd(crate::spawn::posix::PidfdWaiter),
+    Exit(crate::spawn::exit_watch::ExitWaiter),
 }
 
 impl ChildProc {
@@ -302,7 +302,7 @@ impl ChildProc {
         match self {
             ChildProc::Tokio(c) => c.wait().await,
             #[cfg(target_os = "linux")]
-            ChildProc::Pidfd(w) => w.wait().await,
+            ChildProc::Exit(w) => w.wait().await,
         }
     }
 }
@@ -458,7 +458,7 @@ fn piped(
         None => (None, None),
     };
     Spawned {
-        child: ChildProc::Pidfd(p.exit),
+        child: ChildProc::Exit(p.exit),
         pid: p.pid,
         stdin: p.stdin.map(|s| Box::new(s) as Writer),
         stdout: Some(Box::new(p.stdout)),
@@ -592,7 +592,7 @@ fn spawn_pty_namespaced(
         cgroup_entry(tracking),
     ) {
         Ok((waiter, pid, master, run)) => Some(Ok(Spawned {
-            child: ChildProc::Pidfd(waiter),
+            child: ChildProc::Exit(waiter),
             pid: pid as u32,
             stdin: None,
             stdout: None,

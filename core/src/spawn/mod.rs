@@ -7,6 +7,8 @@ pub mod clone3;
 pub mod env;
 pub mod env_policy;
 #[cfg(target_os = "linux")]
+pub mod exit_watch;
+#[cfg(target_os = "linux")]
 pub mod namespaced;
 pub mod pipes;
 #[cfg(target_os = "linux")]

@@ -258,7 +258,7 @@ pub fn spawn_pipes(
     let waiter = pidfd.try_clone();
     match super::posix::PosixChild::new(
         pid,
-        pidfd,
+        Some(pidfd),
         pipes.in_w,
         pipes.out_r.into(),
         pipes.err_r.into(),
@@ -283,7 +283,7 @@ pub fn spawn_pty(
     tracking: Option<CgroupEntry>,
 ) -> Result<
     (
-        super::posix::PidfdWaiter,
+        super::exit_watch::ExitWaiter,
         libc::pid_t,
         super::pty::PtyMaster,
         NamespacedRun,
@@ -314,7 +314,7 @@ pub fn spawn_pty(
         listener,
     } = spawned;
     let waiter = pidfd.try_clone();
-    let parts = super::posix::PidfdWaiter::new(pid, pidfd)
+    let parts = super::exit_watch::ExitWaiter::new(pid, Some(pidfd))
         .map_err(|e| e.to_string())
         .and_then(|w| {
             super::pty::PtyMaster::register(pair.master)

@@ -1,5 +1,5 @@
 //! Linux pipe spawn without fork: `posix_spawn` with `POSIX_SPAWN_SETSID` (or `clone3` into the run's
-//! tracking cgroup, see [`super::clone3`]), and exit detection through a pidfd registered with tokio.
+//! tracking cgroup, see [`super::clone3`]), and exit detection by [`super::exit_watch`].
 //!
 //! Why not `tokio::process` with a `pre_exec(setsid)`: a `pre_exec` hook forces a real `fork()` of the
 //! whole Node process (tens of MiB of page tables) and made `exec("true")` cost 4 ms; `posix_spawn`
@@ -9,12 +9,10 @@
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::process::ExitStatus;
 
-use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
 
 pub struct PosixChild {
@@ -22,42 +20,7 @@ pub struct PosixChild {
     pub stdin: Option<pipe::Sender>,
     pub stdout: pipe::Receiver,
     pub stderr: pipe::Receiver,
-    pub exit: PidfdWaiter,
-}
-
-/// Waits for one child through its pidfd, without a thread.
-pub struct PidfdWaiter {
-    pid: libc::pid_t,
-    fd: AsyncFd<OwnedFd>,
-    status: Option<ExitStatus>,
-}
-
-impl PidfdWaiter {
-    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(s) = self.status {
-            return Ok(s);
-        }
-        loop {
-            let mut guard = self.fd.readable().await?;
-            let mut raw = 0;
-            // SAFETY: plain waitpid on our own child.
-            let rc = unsafe { libc::waitpid(self.pid, &mut raw, libc::WNOHANG) };
-            if rc == self.pid {
-                let s = ExitStatus::from_raw(raw);
-                self.status = Some(s);
-                return Ok(s);
-            }
-            if rc == -1 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(e);
-            }
-            guard.clear_ready();
-        }
-    }
+    pub exit: super::exit_watch::ExitWaiter,
 }
 
 fn cstring(bytes: &[u8]) -> io::Result<CString> {
@@ -142,10 +105,6 @@ pub fn spawn(
             }
         }
     };
-    let pidfd = match pidfd {
-        Some(fd) => fd,
-        None => open_pidfd(pid)?,
-    };
     // Our copies of the child's ends close here, so its output can reach its end.
     PosixChild::new(
         pid,
@@ -157,10 +116,11 @@ pub fn spawn(
 }
 
 impl PosixChild {
-    /// The parent's side of a spawned child: its pidfd, and our ends of its pipes.
+    /// The parent's side of a spawned child: the wait for its exit (through its pidfd, if the
+    /// spawn made one and the shared ring is not there), and our ends of its pipes.
     pub(crate) fn new(
         pid: libc::pid_t,
-        pidfd: OwnedFd,
+        pidfd: Option<OwnedFd>,
         stdin: Option<OwnedFd>,
         stdout: OwnedFd,
         stderr: OwnedFd,
@@ -173,19 +133,7 @@ impl PosixChild {
             },
             stdout: pipe::Receiver::from_owned_fd(stdout)?,
             stderr: pipe::Receiver::from_owned_fd(stderr)?,
-            exit: PidfdWaiter::new(pid, pidfd)?,
-        })
-    }
-}
-
-impl PidfdWaiter {
-    /// Wait on child `pid` through `pidfd`, registered with the runtime's reactor.
-    pub(crate) fn new(pid: libc::pid_t, pidfd: OwnedFd) -> io::Result<PidfdWaiter> {
-        Ok(PidfdWaiter {
-            pid,
-            // SAFETY: the pidfd is owned by the AsyncFd from here on.
-            fd: unsafe { AsyncFd::register(pidfd) }.map_err(|e| io::Error::other(e.to_string()))?,
-            status: None,
+            exit: super::exit_watch::ExitWaiter::new(pid, pidfd)?,
         })
     }
 }
@@ -284,23 +232,6 @@ fn lasting_refusal(e: &io::Error) -> bool {
                 | libc::EBUSY
         )
     )
-}
-
-fn open_pidfd(pid: libc::pid_t) -> io::Result<OwnedFd> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
-    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
-    if raw < 0 {
-        let e = io::Error::last_os_error();
-        // Without a pidfd we cannot wait without a thread: end the child rather than leak it.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-            let mut st = 0;
-            libc::waitpid(pid, &mut st, 0);
-        }
-        return Err(e);
-    }
-    // SAFETY: `raw` is a fresh fd owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
 /// posix_spawn of `prog` in a new session, with `stdio` as its 0..2, a clean signal state and `cwd`.
