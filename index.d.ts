@@ -12,6 +12,12 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 /** Parse a command the way the approval gate does: chains, pipelines, argv, wrappers, resolved paths. */
 export declare function analyzeCommand(command: string, options?: { cwd?: string; env?: Record<string, string> }): CommandAnalysis
 
+/** Approval modes after tightening. */
+export interface ApprovalModes {
+  security: 'deny' | 'allowlist' | 'full'
+  ask: 'off' | 'on-miss' | 'always'
+}
+
 /** Options of the `approval` field of `exec` (and of `evaluateCommand`). */
 export interface ApprovalOptions {
   security?: 'deny' | 'allowlist' | 'full'
@@ -481,6 +487,20 @@ export interface ResizeOptions {
 /** Resize a PTY session. */
 export declare function resizePty(sessionId: string, cols: number, rows: number, options?: ResizeOptions): Promise<void>
 
+/** Where a tool call's run starts, and the warnings its result carries. */
+export interface ResolvedWorkdir {
+  cwd: string
+  warnings: Array<string>
+}
+
+/**
+ * Where a tool call's run starts: the model's `workdir` (relative to `cwd`, the host's directory,
+ * which defaults to the process's), else with `trackCwd` the directory the scope's last run ended
+ * in, else `cwd`; a directory that is gone falls back with OpenClaw's warning. A missing `cwd`
+ * falls back to the home directory. A `workdir` that is not a string is ignored.
+ */
+export declare function resolveWorkdir(options: { workdir?: unknown; cwd?: string; trackCwd?: boolean; scopeKey?: string }): ResolvedWorkdir
+
 /** What `checkPermissionRules` returns. */
 export interface RuleDecision {
   verdict: 'deny' | 'ask' | 'allow' | 'no-match'
@@ -714,6 +734,13 @@ export interface SessionScope {
 
 /** How long finished background sessions are kept (ms). Takes effect at once. */
 export declare function setSessionTtl(ttlMs: number): void
+
+/**
+ * The modes a tool call runs under: the host's configured `{security, ask}` tightened by what the
+ * call asks for (it can only make them stricter: deny < allowlist < full, off < on-miss < always).
+ * A value that names no mode, or is not a string, is ignored; absent ones count as `full` and `off`.
+ */
+export declare function tightenApproval(configured: { security?: unknown; ask?: unknown }, requested?: { security?: unknown; ask?: unknown }): ApprovalModes
 
 /**
  * The directory the scope's last `trackCwd` run ended in (whether it still exists or not), or

@@ -93,3 +93,51 @@ test('the exec tool carries cd over with trackCwd, and an explicit workdir wins'
   assert.equal(text(await plain.execute('9', { command: 'pwd' })), base);
   assert.equal(api.trackedCwd('agent:never-used'), null);
 });
+
+test('resolveWorkdir: the model workdir over the host cwd, the tracked directory with trackCwd, and OpenClaw warnings when one is gone', async () => {
+  const base = fs.realpathSync(tempDir());
+  fs.mkdirSync(path.join(base, 'sub', 'deep'), { recursive: true });
+  const scope = `resolve-${process.pid}`;
+  assert.deepEqual(native.resolveWorkdir({ workdir: 'sub', cwd: base }), { cwd: path.join(base, 'sub'), warnings: [] });
+  assert.deepEqual(native.resolveWorkdir({ workdir: ' sub/deep/../deep ', cwd: base }), { cwd: path.join(base, 'sub', 'deep'), warnings: [] });
+  assert.deepEqual(native.resolveWorkdir({ workdir: 'nope', cwd: base }), {
+    cwd: base,
+    warnings: [`Warning: workdir "nope" is unavailable; using "${base}".`],
+  });
+  // What the model sends is not always a string: ignored, as a blank one is.
+  for (const workdir of [42, null, { path: 'sub' }, ['sub'], '   ']) {
+    assert.deepEqual(native.resolveWorkdir({ workdir, cwd: base }), { cwd: base, warnings: [] }, JSON.stringify(workdir));
+  }
+  assert.equal(native.resolveWorkdir({}).cwd, process.cwd());
+  assert.equal(native.resolveWorkdir({ cwd: path.join(base, 'missing') }).cwd, require('node:os').homedir());
+
+  // A run that cd's leaves the scope's tracked directory; trackCwd follows it until it is gone.
+  const r = await native.exec({ command: 'cd sub/deep', cwd: base, trackCwd: true, scopeKey: scope });
+  track(r.pid);
+  const deep = path.join(base, 'sub', 'deep');
+  assert.deepEqual(native.resolveWorkdir({ cwd: base, trackCwd: true, scopeKey: scope }), { cwd: deep, warnings: [] });
+  assert.equal(native.resolveWorkdir({ cwd: base, scopeKey: scope }).cwd, base, 'without trackCwd the tracked directory is not used');
+  assert.equal(native.resolveWorkdir({ cwd: base, trackCwd: true, scopeKey: `${scope}-other` }).cwd, base);
+  assert.equal(native.resolveWorkdir({ workdir: 'sub', cwd: base, trackCwd: true, scopeKey: scope }).cwd, path.join(base, 'sub'));
+  fs.rmSync(deep, { recursive: true });
+  assert.deepEqual(native.resolveWorkdir({ cwd: base, trackCwd: true, scopeKey: scope }), {
+    cwd: base,
+    warnings: [`Warning: the tracked directory ${deep} no longer exists; using ${base}.`],
+  });
+});
+
+test('tightenApproval: a call can only make the host modes stricter; unknown values change nothing', () => {
+  const t = native.tightenApproval;
+  assert.deepEqual(t({}), { security: 'full', ask: 'off' });
+  assert.deepEqual(t({ security: 'allowlist', ask: 'on-miss' }, { security: 'full', ask: 'off' }), { security: 'allowlist', ask: 'on-miss' });
+  assert.deepEqual(t({ security: 'full', ask: 'off' }, { security: 'deny', ask: 'always' }), { security: 'deny', ask: 'always' });
+  assert.deepEqual(t({ security: ' Allowlist ', ask: 'ON-MISS' }, {}), { security: 'allowlist', ask: 'on-miss' });
+  for (const bad of ['yolo', 42, null, { level: 'full' }, '']) {
+    assert.deepEqual(t({ security: 'allowlist', ask: 'on-miss' }, { security: bad, ask: bad }), { security: 'allowlist', ask: 'on-miss' }, String(bad));
+  }
+  // Every order of the three levels: the result is the stricter of the two.
+  const sec = ['deny', 'allowlist', 'full'];
+  const ask = ['off', 'on-miss', 'always'];
+  for (const a of sec) for (const b of sec) assert.equal(t({ security: a }, { security: b }).security, sec[Math.min(sec.indexOf(a), sec.indexOf(b))]);
+  for (const a of ask) for (const b of ask) assert.equal(t({ ask: a }, { ask: b }).ask, ask[Math.max(ask.indexOf(a), ask.indexOf(b))]);
+});

@@ -266,6 +266,19 @@ test('an unknown option is refused with the nearest known name, before anything 
   assert.equal(r.exitCode, 0);
 });
 
+test('the options exec accepts are exactly the ones its type declares', async () => {
+  const dts = fs.readFileSync(path.join(__dirname, '..', 'index.d.ts'), 'utf8');
+  const body = /export interface ExecOptions \{([\s\S]*?)\n\}/.exec(dts)[1];
+  const declared = [...body.matchAll(/^  (\w+)\??:/gm)].map((m) => m[1]).sort();
+  let accepted;
+  await assert.rejects(native.exec({ command: 'true', qqqqqqqq: 1 }), (e) => {
+    accepted = /Known options: (.*)\.$/.exec(e.message)[1].split(', ').sort();
+    return e.code === 'ERR_INVALID_OPTION';
+  });
+  assert.ok(declared.length > 20, `parsed ${declared.length} declared options`);
+  assert.deepEqual(accepted, declared);
+});
+
 test('a command too long for the OS says so (E2BIG), once, with what to do', async () => {
   await assert.rejects(native.exec({ command: `echo ${'x'.repeat(300000)}` }), (e) => {
     assert.equal(e.code, 'ERR_SPAWN_FAILED');

@@ -288,8 +288,10 @@ async function benchSessions() {
   // One run first, so what the first run opens for good (the watchdog's pipe, the runtime's threads) is in the baseline.
   await api.exec({ command: 'true' });
   for (const wanted of sizes) {
-    // Three descriptors per live session: what the file limit allows is what runs.
-    const room = Math.floor((openFileLimit() - fds() - 200) / 3);
+    // Two descriptors per live pipe session where one ring waits for every exit, three with a pidfd
+    // each (see processTracking().exitWatch): what the file limit allows is what runs.
+    const perSession = api.processTracking().exitWatch === 'io_uring' ? 2 : 3;
+    const room = Math.floor((openFileLimit() - fds() - 64) / perSession);
     const n = Math.min(wanted, room);
     if (n < wanted) console.log(`(${wanted} sessions do not fit in this process's open-file limit of ${openFileLimit()}: ${n} instead; raise it with ulimit -n)`);
     const fdBase = fds();

@@ -23,6 +23,8 @@ export {
   sandboxCapabilities,
   processTracking,
   trackedCwd,
+  tightenApproval,
+  resolveWorkdir,
 } from '../index';
 export type {
   SandboxOptions,
@@ -32,6 +34,8 @@ export type {
   SandboxCapabilities,
   SandboxLimitMechanisms,
   ProcessTracking,
+  ApprovalModes,
+  ResolvedWorkdir,
   ScreenView,
   ExecOptions,
   ExecOutcome,

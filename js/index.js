@@ -33,6 +33,8 @@ module.exports = {
   sandboxCapabilities: native.sandboxCapabilities,
   processTracking: native.processTracking,
   trackedCwd: native.trackedCwd,
+  tightenApproval: native.tightenApproval,
+  resolveWorkdir: native.resolveWorkdir,
   createExecTool: tools.createExecTool,
   createProcessTool: tools.createProcessTool,
   createBashTools: tools.createBashTools,

@@ -4,7 +4,9 @@
 //! the napi `bindings` and the `watchdog` (a Node process that ends the host's runs when the host
 //! dies). The core's modules are re-exported under their own names.
 
-pub use agent_exec_core::{approval, error, kill, output, preflight, sandbox, session, spawn};
+pub use agent_exec_core::{
+    approval, error, exec, kill, output, preflight, sandbox, session, spawn,
+};
 
 pub mod bindings;
 pub mod watchdog;

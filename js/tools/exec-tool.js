@@ -2,28 +2,11 @@
 // The `exec` tool, as OpenClaw B's agents call it: same parameters, defaults, clamps, texts and details.
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 
 const native = require('../native.js').loadNative();
 const shared = require('./shared.js');
 const { notifyExit, wantsExitNotice, sendEvent, wakeHeartbeat } = require('./notify.js');
-
-const SECURITY_ORDER = ['deny', 'allowlist', 'full'];
-const ASK_ORDER = ['off', 'on-miss', 'always'];
-
-function minSecurity(a, b) {
-  return SECURITY_ORDER[Math.min(SECURITY_ORDER.indexOf(a), SECURITY_ORDER.indexOf(b))];
-}
-
-function maxAsk(a, b) {
-  return ASK_ORDER[Math.max(ASK_ORDER.indexOf(a), ASK_ORDER.indexOf(b))];
-}
-
-function normalize(value, order) {
-  const v = typeof value === 'string' ? value.trim().toLowerCase() : undefined;
-  return order.includes(v) ? v : undefined;
-}
 
 function describeExecTool({ hasCronTool } = {}) {
   return [
@@ -118,36 +101,12 @@ function resolveElevated(defaults, requested, sandboxed) {
   return enabled && allowed ? defaultMode : 'off';
 }
 
+/** Where the run starts (the model's workdir, the tracked directory with `trackCwd`, the host's
+ *  directory), and the warnings for a directory that is gone: the runtime's rule, not this adapter's. */
 function resolveWorkdir(requested, defaults, warnings) {
-  const fallbackBase = defaults.cwd || process.cwd();
-  const isDir = (p) => {
-    try {
-      return fs.statSync(p).isDirectory();
-    } catch {
-      return false;
-    }
-  };
-  const fallback = isDir(fallbackBase) ? fallbackBase : os.homedir();
-  const w = typeof requested === 'string' ? requested.trim() : '';
-  if (!w) return fallback;
-  const abs = path.resolve(fallback, w);
-  if (isDir(abs)) return abs;
-  warnings.push(`Warning: workdir "${w}" is unavailable; using "${fallback}".`);
-  return fallback;
-}
-
-/** With `trackCwd`: an explicit workdir wins; otherwise the directory the scope's last run ended in
- *  (a `cd` carries over), falling back as `resolveWorkdir` does when it is gone. */
-function trackedWorkdir(requested, defaults, warnings) {
-  if (typeof requested === 'string' && requested.trim()) return resolveWorkdir(requested, defaults, warnings);
-  const tracked = native.trackedCwd(defaults.scopeKey);
-  const fallback = resolveWorkdir(undefined, defaults, warnings);
-  if (!tracked) return fallback;
-  try {
-    if (fs.statSync(tracked).isDirectory()) return tracked;
-  } catch {}
-  warnings.push(`Warning: the tracked directory ${tracked} no longer exists; using ${fallback}.`);
-  return fallback;
+  const r = native.resolveWorkdir({ workdir: requested, cwd: defaults.cwd, trackCwd: Boolean(defaults.trackCwd), scopeKey: defaults.scopeKey });
+  warnings.push(...r.warnings);
+  return r.cwd;
 }
 
 /** The tool's own variables; the model's `env` goes to the native host env policy separately. */
@@ -323,9 +282,11 @@ function createExecTool(defaults = {}) {
     if (elevated !== 'off' && host === 'sandbox') host = 'gateway';
     const sandboxed = host === 'sandbox';
 
-    const security = elevated === 'full' ? 'full' : minSecurity(normalize(defaults.security, SECURITY_ORDER) ?? 'full', normalize(params.security, SECURITY_ORDER) ?? 'full');
-    const ask = elevated === 'full' ? 'off' : maxAsk(normalize(defaults.ask, ASK_ORDER) ?? 'off', normalize(params.ask, ASK_ORDER) ?? 'off');
-    const cwd = defaults.trackCwd ? trackedWorkdir(params.workdir, defaults, warnings) : resolveWorkdir(params.workdir, defaults, warnings);
+    // The host's modes, only tightened by the call's (the runtime's rule).
+    const modes = native.tightenApproval({ security: defaults.security, ask: defaults.ask }, { security: params.security, ask: params.ask });
+    const security = elevated === 'full' ? 'full' : modes.security;
+    const ask = elevated === 'full' ? 'off' : modes.ask;
+    const cwd = resolveWorkdir(params.workdir, defaults, warnings);
     const env = toolEnv(defaults);
     const readOnlyDir = sandboxed ? outsideRoots(cwd, sandboxConfig.writableRoots) : null;
     if (readOnlyDir) {
@@ -528,4 +489,4 @@ function createExecTool(defaults = {}) {
   };
 }
 
-module.exports = { createExecTool, describeExecTool, minSecurity, maxAsk, formatApprovalPending };
+module.exports = { createExecTool, describeExecTool, formatApprovalPending };

@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
-use napi::{Env, JsValue, ValueType};
+use napi::{Env, ValueType};
 use napi_derive::napi;
 use serde_json::{json, Value};
 
-use super::errors::to_napi;
+use super::errors::{object_of, to_napi, typed, BindResult};
 use super::options::Fields;
 use crate::approval::analyze::{analyze, Analysis, Context};
 use crate::approval::evaluate::{Satisfied, SegmentVerdict};
@@ -169,70 +169,51 @@ pub type ApprovalFn = ThreadsafeFunction<
     false,
 >;
 
-type AgentResult<T> = std::result::Result<T, AgentError>;
-
-macro_rules! take {
-    ($e:expr) => {
-        match $e? {
-            Ok(v) => v,
-            Err(e) => return Ok(Err(e)),
-        }
-    };
-}
-
 fn enum_opt<T>(
     f: &Fields,
     name: &str,
     parse: fn(&str) -> Option<T>,
     allowed: &str,
-) -> Result<AgentResult<Option<T>>> {
-    let Some(s) = take!(f.string(name, ErrorCode::InvalidOption)) else {
-        return Ok(Ok(None));
+) -> BindResult<Option<T>> {
+    let Some(s) = f.string(name, ErrorCode::InvalidOption)? else {
+        return Ok(None);
     };
-    Ok(match parse(&s) {
+    match parse(&s) {
         Some(v) => Ok(Some(v)),
         None => Err(AgentError::invalid_option(format!(
             "approval.{name} must be one of {allowed}, but it is \"{s}\"."
-        ))),
-    })
+        ))
+        .into()),
+    }
 }
 
 /// Parse an approval options object; the handler (if any) is returned separately.
 pub fn parse_approval(
     env: &Env,
     value: Unknown,
-) -> Result<AgentResult<(ApprovalOptions, Option<ApprovalFn>)>> {
+) -> BindResult<(ApprovalOptions, Option<ApprovalFn>)> {
     if value.get_type()? != ValueType::Object {
-        return Ok(Err(AgentError::invalid_option(
+        return Err(AgentError::invalid_option(
             "The approval option must be an object such as { security: \"allowlist\", ask: \"on-miss\" }.",
-        )));
+        ).into());
     }
     let f = Fields {
-        obj: unsafe { Object::from_napi_value(env.raw(), value.raw())? },
+        obj: object_of(env, &value)?.expect("checked to be an object above"),
     };
     let mut o = ApprovalOptions {
         timeout: gate::DEFAULT_APPROVAL_TIMEOUT,
         ..Default::default()
     };
-    o.security = take!(enum_opt(
-        &f,
-        "security",
-        Security::parse,
-        "deny, allowlist, full"
-    ));
-    o.ask = take!(enum_opt(&f, "ask", Ask::parse, "off, on-miss, always"));
-    o.ask_fallback = take!(enum_opt(
-        &f,
-        "askFallback",
-        Security::parse,
-        "deny, allowlist, full"
-    ));
-    o.agent_id = take!(f.string("agentId", ErrorCode::InvalidOption));
-    o.approvals_file =
-        take!(f.string("approvalsFile", ErrorCode::InvalidOption)).map(PathBuf::from);
+    o.security = enum_opt(&f, "security", Security::parse, "deny, allowlist, full")?;
+    o.ask = enum_opt(&f, "ask", Ask::parse, "off, on-miss, always")?;
+    o.ask_fallback = enum_opt(&f, "askFallback", Security::parse, "deny, allowlist, full")?;
+    o.agent_id = f.string("agentId", ErrorCode::InvalidOption)?;
+    o.approvals_file = f
+        .string("approvalsFile", ErrorCode::InvalidOption)?
+        .map(PathBuf::from);
     if f.object("safeBins")?.is_some() {
         o.safe_bins = Some(
-            take!(f.strings("safeBins"))
+            f.strings("safeBins")?
                 .into_iter()
                 .map(|s| s.trim().to_ascii_lowercase())
                 .collect(),
@@ -240,27 +221,28 @@ pub fn parse_approval(
     }
     if f.object("safeBinTrustedDirs")?.is_some() {
         o.trusted_dirs = Some(
-            take!(f.strings("safeBinTrustedDirs"))
+            f.strings("safeBinTrustedDirs")?
                 .into_iter()
                 .map(PathBuf::from)
                 .collect(),
         );
     }
-    if let Some(ms) = take!(f.non_negative("timeoutMs")) {
+    if let Some(ms) = f.non_negative("timeoutMs")? {
         o.timeout = Duration::from_millis(ms as u64);
     }
     if let Some((t, _)) = f.object("rules")? {
         if t != ValueType::Object {
-            return Ok(Err(AgentError::invalid_option(
+            return Err(AgentError::invalid_option(
                 "approval.rules must be an object such as { allow: [\"Bash(npm run test:*)\"] }.",
-            )));
+            )
+            .into());
         }
         let rf = Fields {
             obj: f.obj.get::<Object>("rules")?.expect("checked above"),
         };
         let mut set = crate::approval::rules::RuleSet::default();
         for (name, allow) in [("deny", false), ("ask", false), ("allow", true)] {
-            for text in take!(rf.strings(name)) {
+            for text in rf.strings(name)? {
                 let rule = if allow {
                     crate::approval::rules::Rule::parse_allow(&text)
                 } else {
@@ -272,19 +254,19 @@ pub fn parse_approval(
                         "ask" => set.ask.push(r),
                         _ => set.allow.push(r),
                     },
-                    Err(m) => return Ok(Err(AgentError::new(ErrorCode::InvalidRule, m))),
+                    Err(m) => return Err(AgentError::new(ErrorCode::InvalidRule, m).into()),
                 }
             }
         }
         o.rules = Some(set);
     }
-    o.allow_read_only = take!(f.boolean("allowReadOnly")).unwrap_or(false);
-    let handler = if take!(f.function("onApproval")) {
+    o.allow_read_only = f.boolean("allowReadOnly")?.unwrap_or(false);
+    let handler = if f.function("onApproval")? {
         f.obj.get::<ApprovalFn>("onApproval")?
     } else {
         None
     };
-    Ok(Ok((o, handler)))
+    Ok((o, handler))
 }
 
 /// Ask the JS handler; anything but a valid decision string counts as a failure (deny).
@@ -364,50 +346,52 @@ struct Where {
     home: Option<String>,
 }
 
-fn parse_where(
+fn parse_where<'a>(
     env: &Env,
-    options: &Option<Unknown>,
-) -> Result<AgentResult<(Where, Option<Fields<'static>>)>> {
+    options: &Option<Unknown<'a>>,
+) -> BindResult<(Where, Option<Fields<'a>>)> {
     let mut w = Where {
         cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
         path: std::env::var("PATH").ok(),
         home: std::env::var("HOME").ok(),
     };
     let Some(o) = options else {
-        return Ok(Ok((w, None)));
+        return Ok((w, None));
     };
     match o.get_type()? {
-        ValueType::Undefined | ValueType::Null => return Ok(Ok((w, None))),
+        ValueType::Undefined | ValueType::Null => return Ok((w, None)),
         ValueType::Object => {}
         _ => {
-            return Ok(Err(AgentError::invalid_option(
+            return Err(AgentError::invalid_option(
                 "Options must be an object such as { cwd: \"/repo\" }.",
-            )))
+            )
+            .into())
         }
     }
-    let f: Fields<'static> = Fields {
-        obj: unsafe { Object::from_napi_value(env.raw(), o.raw())? },
+    let f = Fields {
+        obj: object_of(env, o)?.expect("checked to be an object above"),
     };
-    if let Some(cwd) = take!(f.string("cwd", ErrorCode::InvalidCwd)) {
+    if let Some(cwd) = f.string("cwd", ErrorCode::InvalidCwd)? {
         w.cwd = w.cwd.join(cwd);
     }
     if let Some((t, _)) = f.object("env")? {
         if t != ValueType::Object {
-            return Ok(Err(AgentError::new(
+            return Err(AgentError::new(
                 ErrorCode::InvalidEnv,
                 "The env option must be an object of string values.",
-            )));
+            )
+            .into());
         }
         let e: Object = f.obj.get("env")?.expect("checked");
         let ef = Fields { obj: e };
-        if let Some(p) = take!(ef.string("PATH", ErrorCode::InvalidEnv)) {
+        if let Some(p) = ef.string("PATH", ErrorCode::InvalidEnv)? {
             w.path = Some(p);
         }
-        if let Some(h) = take!(ef.string("HOME", ErrorCode::InvalidEnv)) {
+        if let Some(h) = ef.string("HOME", ErrorCode::InvalidEnv)? {
             w.home = Some(h);
         }
     }
-    Ok(Ok((w, Some(f))))
+    Ok((w, Some(f)))
 }
 
 fn command_string(env: &Env, command: Unknown) -> Result<String> {
@@ -417,7 +401,7 @@ fn command_string(env: &Env, command: Unknown) -> Result<String> {
             &AgentError::new(ErrorCode::InvalidCommand, "The command must be a string."),
         ));
     }
-    unsafe { String::from_napi_value(env.raw(), command.raw()) }
+    Ok(typed(env, &command, ValueType::String)?.unwrap_or_default())
 }
 
 /// Parse a command the way the approval gate does: chains, pipelines, argv, wrappers, resolved paths.
@@ -427,7 +411,7 @@ fn command_string(env: &Env, command: Unknown) -> Result<String> {
 )]
 pub fn analyze_command(env: &Env, command: Unknown, options: Option<Unknown>) -> Result<Value> {
     let command = command_string(env, command)?;
-    let (w, _) = parse_where(env, &options)?.map_err(|e| to_napi(env, &e))?;
+    let (w, _) = parse_where(env, &options).map_err(|e| e.into_napi(env))?;
     let a = analyze(
         &command,
         &Context {
@@ -446,10 +430,10 @@ pub fn analyze_command(env: &Env, command: Unknown, options: Option<Unknown>) ->
 )]
 pub fn evaluate_command(env: &Env, command: Unknown, options: Option<Unknown>) -> Result<Value> {
     let command = command_string(env, command)?;
-    let (w, _) = parse_where(env, &options)?.map_err(|e| to_napi(env, &e))?;
+    let (w, _) = parse_where(env, &options).map_err(|e| e.into_napi(env))?;
     let opts = match options {
         Some(o) if o.get_type()? == ValueType::Object => {
-            parse_approval(env, o)?.map_err(|e| to_napi(env, &e))?.0
+            parse_approval(env, o).map_err(|e| e.into_napi(env))?.0
         }
         _ => ApprovalOptions {
             timeout: gate::DEFAULT_APPROVAL_TIMEOUT,
@@ -557,7 +541,7 @@ pub fn check_model_env(env: &Env, value: Unknown) -> Result<()> {
             o
         },
     };
-    let pairs = super::options::env_object(&holder, "env")?.map_err(|e| to_napi(env, &e))?;
+    let pairs = super::options::env_object(&holder, "env").map_err(|e| e.into_napi(env))?;
     crate::spawn::env::validate_model_env(&pairs).map_err(|e| to_napi(env, &e))
 }
 
@@ -585,7 +569,7 @@ pub fn classify_command(
     options: Option<Unknown>,
 ) -> Result<JsCommandClassification> {
     let command = command_string(env, command)?;
-    let (w, _) = parse_where(env, &options)?.map_err(|e| to_napi(env, &e))?;
+    let (w, _) = parse_where(env, &options).map_err(|e| e.into_napi(env))?;
     let c = crate::approval::classify::classify(
         &command,
         &Context {
@@ -633,10 +617,10 @@ pub fn check_permission_rules(
     use crate::approval::rules::{suggest_rules, Rule, RuleSet};
     let command = command_string(env, command)?;
     let options = Some(rules);
-    let (w, fields) = parse_where(env, &options)?.map_err(|e| to_napi(env, &e))?;
+    let (w, fields) = parse_where(env, &options).map_err(|e| e.into_napi(env))?;
     let mut set = RuleSet::default();
     if let Some(f) = fields {
-        let list = |name: &str| f.strings(name).map(|r| r.map_err(|e| to_napi(env, &e)));
+        let list = |name: &str| f.strings(name).map_err(|e| e.into_napi(env));
         let parse = |texts: Vec<String>, allow: bool| -> Result<Vec<Rule>> {
             texts
                 .iter()
@@ -650,9 +634,9 @@ pub fn check_permission_rules(
                 })
                 .collect()
         };
-        set.deny = parse(list("deny")??, false)?;
-        set.ask = parse(list("ask")??, false)?;
-        set.allow = parse(list("allow")??, true)?;
+        set.deny = parse(list("deny")?, false)?;
+        set.ask = parse(list("ask")?, false)?;
+        set.allow = parse(list("allow")?, true)?;
     }
     let analysis = analyze(
         &command,

@@ -4,16 +4,16 @@ use std::sync::{Arc, Mutex, Weak};
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{Env, JsValue};
+use napi::Env;
 use napi_derive::napi;
 
 use super::approval::{ask_handler, JsApprovalOptions, JsApprovalSummary};
-use super::errors::to_napi;
+use super::errors::{object_of, split, to_napi};
 use super::forward::{OutputChunk, OutputForwarder};
 use super::options::{parse_exec_options, ParsedExec};
 use crate::error::AgentError;
-use crate::session::outcome::{outcome_of, running_outcome};
-use crate::session::{registry, run, ExecOutcome, ExitInfo, KillCause, Session, SessionHooks};
+use crate::exec::{ExecCall, Finished};
+use crate::session::{registry, ExecOutcome, ExitInfo, KillCause, Session, SessionHooks};
 
 /// The result of `exec`.
 #[napi(object, js_name = "ExecOutcome")]
@@ -235,11 +235,11 @@ pub fn exec<'env>(
     env: &'env Env,
     options: Unknown<'env>,
 ) -> Result<PromiseRaw<'env, JsExecOutcome>> {
-    let parsed: ParsedExec = match parse_exec_options(env, options)? {
+    let parsed: ParsedExec = match split(parse_exec_options(env, options))? {
         Ok(p) => p,
         Err(e) => return rejected(env, e),
     };
-    let obj: Object = unsafe { Object::from_napi_value(env.raw(), options.raw())? };
+    let obj: Object = object_of(env, &options)?.expect("the options were parsed as an object");
     let forwarder = if parsed.has_on_output {
         Some(OutputForwarder::new(obj.get("onOutput")?.expect("checked")))
     } else {
@@ -280,70 +280,38 @@ pub fn exec<'env>(
         approval,
         ..
     } = parsed;
+    let (approval, handler) = match approval {
+        Some((opts, handler)) => (Some(opts), handler),
+        None => (None, None),
+    };
+    let cwd = request.cwd.display().to_string();
+    let call = ExecCall {
+        request,
+        scope_key,
+        yield_after,
+        approval,
+    };
     env.spawn_future_with_callback(
         async move {
-            let mut summary = None;
-            if let Some((mut opts, handler)) = approval {
-                // In a terminal git pages, and a pager runs commands typed into it.
-                opts.terminal = request.pty.is_some();
-                let (path, home) = (request.env_var("PATH"), request.env_var("HOME"));
-                let asker = handler.as_ref().map(|h| move |req| ask_handler(h, req));
-                let gate = match crate::approval::gate::run_gate(
-                    &request.command,
-                    &request.cwd,
-                    path.as_deref(),
-                    home.as_deref(),
-                    &opts,
-                    asker,
-                )
-                .await
-                {
-                    Ok(g) => g,
-                    Err(e) => return Ok(Err(e)),
-                };
-                if !gate.allowed {
-                    return Ok(Ok(Finished::Denied(denied(&request, &gate))));
-                }
-                summary = Some(JsApprovalSummary::from(&gate));
-            }
-            let session = match run::start(registry::global(), &request, hooks, scope_key) {
-                Ok(s) => s,
-                Err(e) => return Ok(Err(e)),
-            };
-            latch.attach(&session);
-            registry::global().ensure_sweeper();
-            let done = |o: ExecOutcome| {
-                Ok(Ok(Finished::Ran(
-                    Box::new(o),
-                    summary.clone().map(Box::new),
-                )))
-            };
-            if request.background {
-                return done(running_outcome(&session));
-            }
-            if let Some(window) = yield_after {
-                tokio::select! {
-                    _ = session.wait_exit() => {}
-                    _ = tokio::time::sleep(window) => {
-                        if session.mark_backgrounded() {
-                            return done(running_outcome(&session));
-                        }
-                    }
-                }
-            }
-            let exit = session.wait_exit().await;
-            if let Some(f) = forwarder {
+            let asker = handler.as_ref().map(|h| move |req| ask_handler(h, req));
+            let finished =
+                crate::exec::execute(registry::global(), call, hooks, asker, |session| {
+                    latch.attach(session)
+                })
+                .await;
+            if let (Ok(Finished::Ran { exited: true, .. }), Some(f)) = (&finished, forwarder) {
+                // Every chunk reaches onOutput before the promise resolves.
                 f.flushed().await;
             }
-            done(outcome_of(&session, &exit, &request))
+            Ok(finished)
         },
-        |env, result: std::result::Result<Finished, AgentError>| match result {
-            Ok(Finished::Ran(outcome, summary)) => {
+        move |env, result: std::result::Result<Finished, AgentError>| match result {
+            Ok(Finished::Ran { outcome, gate, .. }) => {
                 let mut js = JsExecOutcome::from(*outcome);
-                js.approval = summary.map(|s| *s);
+                js.approval = gate.as_deref().map(JsApprovalSummary::from);
                 Ok(js)
             }
-            Ok(Finished::Denied(js)) => Ok(*js),
+            Ok(Finished::Denied { gate }) => Ok(denied(cwd, &gate)),
             Err(e) => Err(to_napi(env, &e)),
         },
     )
@@ -370,17 +338,9 @@ fn install_host_exit_cleanup(env: &Env) -> Result<()> {
     Ok(())
 }
 
-enum Finished {
-    Ran(Box<ExecOutcome>, Option<Box<JsApprovalSummary>>),
-    Denied(Box<JsExecOutcome>),
-}
-
 /// A run the approval gate refused: a result with the reason, nothing spawned.
-fn denied(
-    request: &crate::spawn::ExecRequest,
-    gate: &crate::approval::gate::GateResult,
-) -> Box<JsExecOutcome> {
-    Box::new(JsExecOutcome {
+fn denied(cwd: String, gate: &crate::approval::gate::GateResult) -> JsExecOutcome {
+    JsExecOutcome {
         status: "failed".into(),
         session_id: String::new(),
         pid: 0,
@@ -397,13 +357,13 @@ fn denied(
         output_file: None,
         warnings: Vec::new(),
         reason: Some(format!("exec denied: {}", gate.reason)),
-        cwd: request.cwd.display().to_string(),
+        cwd,
         survivors: Vec::new(),
         left_running: Vec::new(),
         approval: Some(JsApprovalSummary::from(gate)),
         final_cwd: None,
         sandbox: None,
-    })
+    }
 }
 
 /// A promise already rejected with a typed error.

@@ -8,4 +8,5 @@ pub mod options;
 pub mod preflight;
 pub mod sandbox;
 pub mod sessions;
+pub mod tool_policy;
 pub mod tracking;

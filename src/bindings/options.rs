@@ -9,6 +9,7 @@ use std::time::Duration;
 use napi::bindgen_prelude::*;
 use napi::{Env, ValueType};
 
+use super::errors::{object_of, BindResult};
 use crate::error::{AgentError, ErrorCode};
 use crate::spawn::request::PtySize;
 use crate::spawn::{ExecRequest, StdinMode};
@@ -49,12 +50,8 @@ impl<'a> Fields<'a> {
         }
     }
 
-    pub fn string(
-        &self,
-        name: &str,
-        code: ErrorCode,
-    ) -> Result<std::result::Result<Option<String>, AgentError>> {
-        Ok(match self.raw(name)? {
+    pub fn string(&self, name: &str, code: ErrorCode) -> BindResult<Option<String>> {
+        let r: std::result::Result<_, AgentError> = match self.raw(name)? {
             None => Ok(None),
             Some((ValueType::String, _)) => Ok(self.obj.get::<String>(name)?),
             Some((t, _)) => Err(AgentError::new(
@@ -64,23 +61,25 @@ impl<'a> Fields<'a> {
                     type_name(t)
                 ),
             )),
-        })
+        };
+        Ok(r?)
     }
 
-    pub fn boolean(&self, name: &str) -> Result<std::result::Result<Option<bool>, AgentError>> {
-        Ok(match self.raw(name)? {
+    pub fn boolean(&self, name: &str) -> BindResult<Option<bool>> {
+        let r: std::result::Result<_, AgentError> = match self.raw(name)? {
             None => Ok(None),
             Some((ValueType::Boolean, _)) => Ok(self.obj.get::<bool>(name)?),
             Some((t, _)) => Err(AgentError::invalid_option(format!(
                 "The {name} option must be true or false, but it is {}.",
                 type_name(t)
             ))),
-        })
+        };
+        Ok(r?)
     }
 
     /// A finite, non-negative number of milliseconds (or count).
-    pub fn non_negative(&self, name: &str) -> Result<std::result::Result<Option<f64>, AgentError>> {
-        Ok(match self.raw(name)? {
+    pub fn non_negative(&self, name: &str) -> BindResult<Option<f64>> {
+        let r: std::result::Result<_, AgentError> = match self.raw(name)? {
             None => Ok(None),
             Some((ValueType::Number, _)) => {
                 let n: f64 = self.obj.get::<f64>(name)?.unwrap_or(0.0);
@@ -96,18 +95,20 @@ impl<'a> Fields<'a> {
                 "The {name} option must be a number, but it is {}.",
                 type_name(t)
             ))),
-        })
+        };
+        Ok(r?)
     }
 
-    pub fn function(&self, name: &str) -> Result<std::result::Result<bool, AgentError>> {
-        Ok(match self.raw(name)? {
+    pub fn function(&self, name: &str) -> BindResult<bool> {
+        let r: std::result::Result<_, AgentError> = match self.raw(name)? {
             None => Ok(false),
             Some((ValueType::Function, _)) => Ok(true),
             Some((t, _)) => Err(AgentError::invalid_option(format!(
                 "The {name} option must be a function, but it is {}.",
                 type_name(t)
             ))),
-        })
+        };
+        Ok(r?)
     }
 
     pub fn object(&self, name: &str) -> Result<Option<(ValueType, Unknown<'a>)>> {
@@ -115,15 +116,15 @@ impl<'a> Fields<'a> {
     }
 
     /// An array of strings (missing means empty).
-    pub fn strings(&self, name: &str) -> Result<std::result::Result<Vec<String>, AgentError>> {
+    pub fn strings(&self, name: &str) -> BindResult<Vec<String>> {
         let bad = || {
             AgentError::invalid_option(format!("The {name} option must be an array of strings."))
         };
         let Some((t, value)) = self.raw(name)? else {
-            return Ok(Ok(Vec::new()));
+            return Ok(Vec::new());
         };
         if t != ValueType::Object || !value.is_array()? {
-            return Ok(Err(bad()));
+            return Err(bad().into());
         }
         let arr: Array = self.obj.get(name)?.expect("checked above");
         let mut out = Vec::with_capacity(arr.len() as usize);
@@ -133,39 +134,28 @@ impl<'a> Fields<'a> {
                 Some(u) if u.get_type()? == ValueType::String => {
                     out.push(arr.get::<String>(i)?.unwrap_or_default())
                 }
-                _ => return Ok(Err(bad())),
+                _ => return Err(bad().into()),
             }
         }
-        Ok(Ok(out))
+        Ok(out)
     }
 }
 
-macro_rules! tri {
-    ($e:expr) => {
-        match $e? {
-            Ok(v) => v,
-            Err(agent) => return Ok(Err(agent)),
-        }
-    };
-}
-
 /// An object of string values (`undefined` values skipped), as `[key, value]` pairs.
-pub fn env_object(
-    f: &Fields,
-    name: &str,
-) -> Result<std::result::Result<Vec<(String, String)>, AgentError>> {
+pub fn env_object(f: &Fields, name: &str) -> BindResult<Vec<(String, String)>> {
     let mut out = Vec::new();
     let Some((t, _)) = f.object(name)? else {
-        return Ok(Ok(out));
+        return Ok(out);
     };
     if t != ValueType::Object {
-        return Ok(Err(AgentError::new(
+        return Err(AgentError::new(
             ErrorCode::InvalidEnv,
             format!(
                 "The {name} option must be an object of string values, but it is {}.",
                 type_name(t)
             ),
-        )));
+        )
+        .into());
     }
     let env_obj: Object = f.obj.get(name)?.expect("checked above");
     for key in Object::keys(&env_obj)? {
@@ -182,17 +172,17 @@ pub fn env_object(
             // `{ FOO: undefined }` is how JS spells "not set".
             ValueType::Undefined => {}
             other => {
-                return Ok(Err(AgentError::new(
+                return Err(AgentError::new(
                     ErrorCode::InvalidEnv,
                     format!(
                         "The env variable \"{key}\" must be a string, but it is {}. Convert it with String(value) or leave it out.",
                         type_name(other)
                     ),
-                )))
+                ).into())
             }
         }
     }
-    Ok(Ok(out))
+    Ok(out)
 }
 
 /// Parsed options: the core request plus what only the binding uses.
@@ -283,50 +273,51 @@ pub(crate) fn unknown_option_message(what: &str, name: &str, known: &[&str]) -> 
     }
 }
 
-pub fn parse_exec_options<'a>(
-    env: &Env,
-    options: Unknown<'a>,
-) -> Result<std::result::Result<ParsedExec, AgentError>> {
+pub fn parse_exec_options<'a>(env: &Env, options: Unknown<'a>) -> BindResult<ParsedExec> {
     let t = options.get_type()?;
     if t != ValueType::Object {
-        return Ok(Err(AgentError::new(
+        return Err(AgentError::new(
             ErrorCode::InvalidCommand,
             format!(
                 "exec expects an options object such as {{ command: \"ls\" }}, but got {}.",
                 type_name(t)
             ),
-        )));
+        )
+        .into());
     }
-    let obj: Object<'a> = unsafe { Object::from_napi_value(env.raw(), options.raw())? };
+    let obj: Object<'a> = object_of(env, &options)?.expect("checked to be an object above");
     let f = Fields { obj };
     if let Some(unknown) = first_unknown_key(&f.obj, EXEC_OPTIONS)? {
-        return Ok(Err(AgentError::invalid_option(unknown_option_message(
+        return Err(AgentError::invalid_option(unknown_option_message(
             "exec",
             &unknown,
             EXEC_OPTIONS,
-        ))));
+        ))
+        .into());
     }
 
     let command = match f.raw("command")? {
         None => {
-            return Ok(Err(AgentError::new(
+            return Err(AgentError::new(
                 ErrorCode::InvalidCommand,
                 "Provide a command to start: the command option is missing.",
-            )))
+            )
+            .into())
         }
         Some((ValueType::String, _)) => f.obj.get::<String>("command")?.unwrap_or_default(),
         Some((t, _)) => {
-            return Ok(Err(AgentError::new(
+            return Err(AgentError::new(
                 ErrorCode::InvalidCommand,
                 format!("The command must be a string, but it is {}.", type_name(t)),
-            )))
+            )
+            .into())
         }
     };
     let mut req = ExecRequest::new(command);
 
     let mut tracked_cwd_warning = None;
     let cwd_given = f.object("cwd")?.is_some();
-    if let Some(cwd) = tri!(f.string("cwd", ErrorCode::InvalidCwd)) {
+    if let Some(cwd) = f.string("cwd", ErrorCode::InvalidCwd)? {
         let p = PathBuf::from(&cwd);
         req.cwd = if p.is_absolute() { p } else { req.cwd.join(p) };
         if cwd.is_empty() {
@@ -334,21 +325,25 @@ pub fn parse_exec_options<'a>(
         }
     }
 
-    req.env = tri!(env_object(&f, "env"));
-    req.model_env = tri!(env_object(&f, "modelEnv"));
-    match tri!(f.string("hostEnvPolicy", ErrorCode::InvalidOption)).as_deref() {
+    req.env = env_object(&f, "env")?;
+    req.model_env = env_object(&f, "modelEnv")?;
+    match f
+        .string("hostEnvPolicy", ErrorCode::InvalidOption)?
+        .as_deref()
+    {
         None | Some("none") => {}
         Some("openclaw") => req.drop_dangerous_env = true,
         Some(other) => {
-            return Ok(Err(AgentError::invalid_option(format!(
+            return Err(AgentError::invalid_option(format!(
                 "The hostEnvPolicy option must be \"openclaw\" or \"none\", but it is \"{other}\"."
-            ))))
+            ))
+            .into())
         }
     }
-    if let Some(inherit) = tri!(f.boolean("inheritEnv")) {
+    if let Some(inherit) = f.boolean("inheritEnv")? {
         req.inherit_env = inherit;
     }
-    req.shell = tri!(f.string("shell", ErrorCode::UnknownShell));
+    req.shell = f.string("shell", ErrorCode::UnknownShell)?;
 
     match f.object("pty")? {
         None => {}
@@ -360,116 +355,116 @@ pub fn parse_exec_options<'a>(
             let pty: Object = f.obj.get("pty")?.expect("checked above");
             let pf = Fields { obj: pty };
             let mut size = PtySize::default();
-            if let Some(c) = tri!(pf.non_negative("cols")) {
+            if let Some(c) = pf.non_negative("cols")? {
                 size.cols = c.min(u16::MAX as f64) as u16;
             }
-            if let Some(r) = tri!(pf.non_negative("rows")) {
+            if let Some(r) = pf.non_negative("rows")? {
                 size.rows = r.min(u16::MAX as f64) as u16;
             }
             req.pty = Some(size);
         }
         Some((t, _)) => {
-            return Ok(Err(AgentError::invalid_option(format!(
+            return Err(AgentError::invalid_option(format!(
                 "The pty option must be true, false or {{ cols, rows }}, but it is {}.",
                 type_name(t)
-            ))))
+            ))
+            .into())
         }
     }
 
-    if let Some(ms) = tri!(f.non_negative("timeoutMs")) {
+    if let Some(ms) = f.non_negative("timeoutMs")? {
         req.timeout = (ms > 0.0).then(|| Duration::from_millis(ms as u64));
     }
-    if let Some(ms) = tri!(f.non_negative("killGraceMs")) {
+    if let Some(ms) = f.non_negative("killGraceMs")? {
         req.kill_grace = Duration::from_millis(ms as u64);
     }
-    if let Some(ms) = tri!(f.non_negative("drainTimeoutMs")) {
+    if let Some(ms) = f.non_negative("drainTimeoutMs")? {
         req.drain_timeout = Duration::from_millis(ms as u64);
     }
-    match tri!(f.string("stdin", ErrorCode::InvalidOption)).as_deref() {
+    match f.string("stdin", ErrorCode::InvalidOption)?.as_deref() {
         None | Some("closed") => {}
         Some("pipe") => req.stdin = StdinMode::Pipe,
         Some(other) => {
-            return Ok(Err(AgentError::invalid_option(format!(
+            return Err(AgentError::invalid_option(format!(
                 "The stdin option must be \"closed\" or \"pipe\", but it is \"{other}\"."
-            ))))
+            ))
+            .into())
         }
     }
-    if let Some(n) = tri!(f.non_negative("maxOutputChars")) {
+    if let Some(n) = f.non_negative("maxOutputChars")? {
         req.limits.max_output_chars = n as usize;
     }
-    if let Some(n) = tri!(f.non_negative("pendingMaxOutputChars")) {
+    if let Some(n) = f.non_negative("pendingMaxOutputChars")? {
         req.limits.pending_max_output_chars = n as usize;
     }
-    if let Some(n) = tri!(f.non_negative("logAboveChars")) {
+    if let Some(n) = f.non_negative("logAboveChars")? {
         req.log_above_chars = Some(n as usize);
     }
-    if let Some(keep) = tri!(f.boolean("keepLogs")) {
+    if let Some(keep) = f.boolean("keepLogs")? {
         req.keep_logs = keep;
     }
-    if let Some(n) = tri!(f.non_negative("maxLogBytes")) {
+    if let Some(n) = f.non_negative("maxLogBytes")? {
         req.max_log_bytes = n as u64;
     }
-    if let Some(dir) = tri!(f.string("logDir", ErrorCode::InvalidOption)) {
+    if let Some(dir) = f.string("logDir", ErrorCode::InvalidOption)? {
         req.log_dir = PathBuf::from(dir);
     }
-    let mut yield_after =
-        tri!(f.non_negative("yieldMs")).map(|ms| Duration::from_millis(ms as u64));
-    if tri!(f.boolean("background")) == Some(true) {
+    let mut yield_after = f
+        .non_negative("yieldMs")?
+        .map(|ms| Duration::from_millis(ms as u64));
+    if f.boolean("background")? == Some(true) {
         req.background = true;
         yield_after = Some(Duration::ZERO);
     }
-    if tri!(f.boolean("trackCwd")) == Some(true) {
+    if f.boolean("trackCwd")? == Some(true) {
         req.cwd_report = Some(req.log_dir.join(format!(
             "cwd-{}-{}.txt",
             std::process::id(),
             agent_exec_core::util::uuid_v4()
         )));
     }
-    let scope_key = tri!(f.string("scopeKey", ErrorCode::InvalidOption));
+    let scope_key = f.string("scopeKey", ErrorCode::InvalidOption)?;
     let host_cwd = req.cwd.clone();
     if req.cwd_report.is_some() && !cwd_given {
         // The scope's tracked directory, if a previous run left one and it still exists.
-        if let Some(dir) = crate::session::registry::global().scope_cwd(scope_key.as_deref()) {
-            if dir.is_dir() {
-                req.cwd = dir;
-            } else {
-                tracked_cwd_warning = Some(format!(
-                    "Warning: the tracked directory {} no longer exists; using {}.",
-                    dir.display(),
-                    req.cwd.display()
-                ));
-            }
-        }
+        let (cwd, warning) = crate::session::workdir::tracked_or(
+            crate::session::registry::global(),
+            scope_key.as_deref(),
+            std::mem::take(&mut req.cwd),
+        );
+        req.cwd = cwd;
+        tracked_cwd_warning = warning;
     }
-    let has_on_output = tri!(f.function("onOutput"));
-    let has_on_exit = tri!(f.function("onExit"));
+    let has_on_output = f.function("onOutput")?;
+    let has_on_exit = f.function("onExit")?;
     let has_signal = match f.object("signal")? {
         None => false,
         Some((ValueType::Object, _)) => true,
         Some((t, _)) => {
-            return Ok(Err(AgentError::invalid_option(format!(
+            return Err(AgentError::invalid_option(format!(
                 "The signal option must be an AbortSignal, but it is {}.",
                 type_name(t)
-            ))))
+            ))
+            .into())
         }
     };
     let approval = match f.object("approval")? {
         None => None,
-        Some((_, value)) => Some(tri!(super::approval::parse_approval(env, value))),
+        Some((_, value)) => Some(super::approval::parse_approval(env, value)?),
     };
-    req.sandbox = tri!(super::sandbox::parse_sandbox(&f));
+    req.sandbox = super::sandbox::parse_sandbox(&f)?;
     if let Some(spec) = req.sandbox.as_mut() {
         // The writable roots are the host's: its `cwd` option (or the process's cwd), never the
         // directory a previous run `cd`'d into (the tracked cwd below replaced `req.cwd`).
         spec.pin_roots(&host_cwd);
     }
-    if let Some(force) = tri!(f.boolean("ptyForceFallback")) {
+    if let Some(force) = f.boolean("ptyForceFallback")? {
         req.pty_force_fallback = force;
     }
     if let Some(w) = tracked_cwd_warning {
         req.warnings.push(w);
     }
-    Ok(Ok(ParsedExec {
+    Ok(ParsedExec {
         request: req,
         approval,
         yield_after,
@@ -477,5 +472,5 @@ pub fn parse_exec_options<'a>(
         has_on_output,
         has_on_exit,
         has_signal,
-    }))
+    })
 }

@@ -7,6 +7,7 @@ use napi::bindgen_prelude::*;
 use napi::ValueType;
 use napi_derive::napi;
 
+use super::errors::{BindError, BindResult};
 use super::options::Fields;
 use crate::error::AgentError;
 use crate::sandbox::{ResourceLimits, SandboxReport, SandboxSpec};
@@ -51,15 +52,6 @@ const LIMIT_KEYS: [&str; 5] = [
 ];
 const MIN_MEMORY: u64 = 4 << 20;
 
-macro_rules! tri {
-    ($e:expr) => {
-        match $e? {
-            Ok(v) => v,
-            Err(agent) => return Ok(Err(agent)),
-        }
-    };
-}
-
 fn unknown_key(obj: &Object, allowed: &[&str], what: &str) -> Result<Option<AgentError>> {
     for key in Object::keys(obj)? {
         if !allowed.contains(&key.as_str()) {
@@ -73,70 +65,75 @@ fn unknown_key(obj: &Object, allowed: &[&str], what: &str) -> Result<Option<Agen
 }
 
 /// A whole number of at least `min`.
-fn count(f: &Fields, name: &str, min: u64) -> Result<std::result::Result<Option<u64>, AgentError>> {
-    let Some(n) = tri!(f.non_negative(name)) else {
-        return Ok(Ok(None));
+fn count(f: &Fields, name: &str, min: u64) -> BindResult<Option<u64>> {
+    let Some(n) = f.non_negative(name)? else {
+        return Ok(None);
     };
     if n.fract() != 0.0 || n < min as f64 || n > u64::MAX as f64 {
-        return Ok(Err(AgentError::invalid_option(format!(
+        return Err(AgentError::invalid_option(format!(
             "sandbox.limits.{name} must be a whole number of at least {min}, but it is {n}."
-        ))));
+        ))
+        .into());
     }
-    Ok(Ok(Some(n as u64)))
+    Ok(Some(n as u64))
 }
 
 /// Read the `sandbox` option (`None` when absent or `false`).
-pub fn parse_sandbox(f: &Fields) -> Result<std::result::Result<Option<SandboxSpec>, AgentError>> {
+pub fn parse_sandbox(f: &Fields) -> BindResult<Option<SandboxSpec>> {
     let Some((t, _)) = f.object("sandbox")? else {
-        return Ok(Ok(None));
+        return Ok(None);
     };
     match t {
         ValueType::Boolean => {
             let on = f.obj.get::<bool>("sandbox")?.unwrap_or(false);
-            return Ok(Ok(on.then(SandboxSpec::default)));
+            return Ok(on.then(SandboxSpec::default));
         }
         ValueType::Object => {}
         _ => {
-            return Ok(Err(AgentError::invalid_option(
+            return Err(AgentError::invalid_option(
                 "The sandbox option must be true, false or an object { writableRoots, network, unixSockets, limits }.",
-            )))
+            ).into())
         }
     }
     let obj: Object = f.obj.get("sandbox")?.expect("checked above");
     if let Some(e) = unknown_key(&obj, &SANDBOX_KEYS, "The sandbox option")? {
-        return Ok(Err(e));
+        return Err(e.into());
     }
     let sf = Fields { obj };
     let mut spec = SandboxSpec::default();
     if sf.object("writableRoots")?.is_some() {
-        let roots = match sf.strings("writableRoots")? {
+        let roots = match sf.strings("writableRoots") {
             Ok(r) => r,
-            Err(_) => {
-                return Ok(Err(AgentError::invalid_option(
+            Err(BindError::Napi(e)) => return Err(e.into()),
+            Err(BindError::Agent(_)) => {
+                return Err(AgentError::invalid_option(
                     "sandbox.writableRoots must be an array of directory paths.",
-                )))
+                )
+                .into())
             }
         };
         if let Some(bad) = roots.iter().find(|r| r.is_empty() || r.contains('\0')) {
-            return Ok(Err(AgentError::invalid_option(format!(
+            return Err(AgentError::invalid_option(format!(
                 "sandbox.writableRoots has an empty path or one with a NUL byte ({bad:?}). Give real directories."
-            ))));
+            )).into());
         }
         spec.writable_roots = Some(roots.into_iter().map(PathBuf::from).collect());
     }
-    if let Some(n) = tri!(sf.boolean("network")) {
+    if let Some(n) = sf.boolean("network")? {
         spec.network = n;
     }
     if sf.object("unixSockets")?.is_some() {
-        let Ok(sockets) = sf.strings("unixSockets")? else {
-            return Ok(Err(AgentError::invalid_option(
+        let sockets = match sf.strings("unixSockets") {
+            Ok(s) => s,
+            Err(BindError::Napi(e)) => return Err(e.into()),
+            Err(BindError::Agent(_)) => return Err(AgentError::invalid_option(
                 "sandbox.unixSockets must be an array of absolute paths of Unix sockets (or directories of them).",
-            )));
+            ).into()),
         };
         if let Some(bad) = sockets.iter().find(|p| p.is_empty() || p.contains('\0')) {
-            return Ok(Err(AgentError::invalid_option(format!(
+            return Err(AgentError::invalid_option(format!(
                 "sandbox.unixSockets has an empty path or one with a NUL byte ({bad:?}). Give the sockets' absolute paths."
-            ))));
+            )).into());
         }
         spec.unix_sockets = sockets.into_iter().map(PathBuf::from).collect();
     }
@@ -145,22 +142,23 @@ pub fn parse_sandbox(f: &Fields) -> Result<std::result::Result<Option<SandboxSpe
         Some((ValueType::Object, _)) => {
             let lo: Object = sf.obj.get("limits")?.expect("checked above");
             if let Some(e) = unknown_key(&lo, &LIMIT_KEYS, "sandbox.limits")? {
-                return Ok(Err(e));
+                return Err(e.into());
             }
             let lf = Fields { obj: lo };
             spec.limits = ResourceLimits {
-                cpu_seconds: tri!(count(&lf, "cpuSeconds", 1)),
-                memory_bytes: tri!(count(&lf, "memoryBytes", MIN_MEMORY)),
-                processes: tri!(count(&lf, "processes", 1)),
-                file_size_bytes: tri!(count(&lf, "fileSizeBytes", 1)),
-                open_files: tri!(count(&lf, "openFiles", 1)),
+                cpu_seconds: count(&lf, "cpuSeconds", 1)?,
+                memory_bytes: count(&lf, "memoryBytes", MIN_MEMORY)?,
+                processes: count(&lf, "processes", 1)?,
+                file_size_bytes: count(&lf, "fileSizeBytes", 1)?,
+                open_files: count(&lf, "openFiles", 1)?,
             };
         }
-        Some(_) => return Ok(Err(AgentError::invalid_option(
+        Some(_) => return Err(AgentError::invalid_option(
             "sandbox.limits must be an object such as { memoryBytes: 536870912, processes: 256 }.",
-        ))),
+        )
+        .into()),
     }
-    Ok(Ok(Some(spec)))
+    Ok(Some(spec))
 }
 
 /// One operation the sandbox refused.

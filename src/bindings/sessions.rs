@@ -9,7 +9,9 @@ use napi_derive::napi;
 
 use crate::session::keys::{openclaw_order, KeyItem};
 
-use super::errors::to_napi;
+use super::errors::{
+    object_of, reject, settle, split, throw, to_napi, typed, AgentResult, BindResult,
+};
 use super::options::Fields;
 use crate::error::{AgentError, ErrorCode};
 use crate::session::ops::{self, SessionInfo};
@@ -160,18 +162,6 @@ pub struct JsWriteOptions {
     pub eof: Option<bool>,
 }
 
-type AgentResult<T> = std::result::Result<T, AgentError>;
-
-/// Inside the futures below: a typed error ends the call as a rejection carrying that error.
-macro_rules! give_up {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(e) => return Ok(Err(e)),
-        }
-    };
-}
-
 struct Common {
     scope: Option<String>,
     timeout_ms: Option<f64>,
@@ -180,7 +170,7 @@ struct Common {
     eof: bool,
 }
 
-fn parse_common(env: &Env, options: Option<Unknown>) -> Result<AgentResult<Common>> {
+fn parse_common(env: &Env, options: Option<Unknown>) -> BindResult<Common> {
     let mut c = Common {
         scope: None,
         timeout_ms: None,
@@ -189,44 +179,35 @@ fn parse_common(env: &Env, options: Option<Unknown>) -> Result<AgentResult<Commo
         eof: false,
     };
     let Some(options) = options else {
-        return Ok(Ok(c));
+        return Ok(c);
     };
-    match options.get_type()? {
-        ValueType::Undefined | ValueType::Null => return Ok(Ok(c)),
-        ValueType::Object => {}
-        _ => {
-            return Ok(Err(AgentError::invalid_option(
-                "Session options must be an object such as { scopeKey: \"agent:main\" }.",
-            )))
-        }
+    if matches!(options.get_type()?, ValueType::Undefined | ValueType::Null) {
+        return Ok(c);
     }
-    let obj: Object = unsafe { Object::from_napi_value(env.raw(), options.raw())? };
+    let Some(obj) = object_of(env, &options)? else {
+        return Err(AgentError::invalid_option(
+            "Session options must be an object such as { scopeKey: \"agent:main\" }.",
+        )
+        .into());
+    };
     let f = Fields { obj };
-    macro_rules! take {
-        ($e:expr) => {
-            match $e? {
-                Ok(v) => v,
-                Err(e) => return Ok(Err(e)),
-            }
-        };
-    }
-    c.scope = take!(f.string("scopeKey", ErrorCode::InvalidOption));
-    c.timeout_ms = take!(f.non_negative("timeoutMs"));
-    c.offset = take!(f.non_negative("offset"));
-    c.limit = take!(f.non_negative("limit"));
-    c.eof = take!(f.boolean("eof")).unwrap_or(false);
-    Ok(Ok(c))
+    c.scope = f.string("scopeKey", ErrorCode::InvalidOption)?;
+    c.timeout_ms = f.non_negative("timeoutMs")?;
+    c.offset = f.non_negative("offset")?;
+    c.limit = f.non_negative("limit")?;
+    c.eof = f.boolean("eof")?.unwrap_or(false);
+    Ok(c)
 }
 
-fn session_id(id: &Unknown) -> Result<AgentResult<String>> {
-    if id.get_type()? != ValueType::String {
-        return Ok(Err(AgentError::new(
+fn session_id(env: &Env, id: &Unknown) -> BindResult<String> {
+    match typed::<String>(env, id, ValueType::String)? {
+        Some(s) => Ok(s),
+        None => Err(AgentError::new(
             ErrorCode::UnknownSession,
             "The session id must be a string such as \"calm-harbor\" (see listSessions).",
-        )));
+        )
+        .into()),
     }
-    let s = unsafe { String::from_napi_value(id.value().env, id.raw())? };
-    Ok(Ok(s))
 }
 
 fn find(id: &str, scope: Option<&str>) -> AgentResult<Arc<Session>> {
@@ -239,31 +220,18 @@ fn find(id: &str, scope: Option<&str>) -> AgentResult<Arc<Session>> {
 }
 
 /// Resolve id + options, or produce the typed error.
-fn lookup(
-    env: &Env,
-    id: Unknown,
-    options: Option<Unknown>,
-) -> Result<AgentResult<(Arc<Session>, Common)>> {
-    let id = match session_id(&id)? {
-        Ok(id) => id,
-        Err(e) => return Ok(Err(e)),
-    };
-    let common = match parse_common(env, options)? {
-        Ok(c) => c,
-        Err(e) => return Ok(Err(e)),
-    };
-    Ok(find(&id, common.scope.as_deref()).map(|s| (s, common)))
-}
-
-fn throw<T>(env: &Env, r: AgentResult<T>) -> Result<T> {
-    r.map_err(|e| to_napi(env, &e))
+fn lookup(env: &Env, id: Unknown, options: Option<Unknown>) -> BindResult<(Arc<Session>, Common)> {
+    let id = session_id(env, &id)?;
+    let common = parse_common(env, options)?;
+    let session = find(&id, common.scope.as_deref())?;
+    Ok((session, common))
 }
 
 /// Background sessions (running and recently finished) visible in the scope: running first, each
 /// group newest first.
 #[napi(ts_args_type = "options?: SessionScope")]
 pub fn list_sessions(env: &Env, options: Option<Unknown>) -> Result<Vec<JsSessionInfo>> {
-    let common = throw(env, parse_common(env, options)?)?;
+    let common = throw(env, parse_common(env, options))?;
     let (mut running, mut finished) = registry::global().list(common.scope.as_deref());
     running.sort_by_key(|s| std::cmp::Reverse(s.meta.started_at_ms));
     finished.sort_by_key(|s| std::cmp::Reverse(s.meta.started_at_ms));
@@ -282,8 +250,8 @@ pub fn get_session(
     id: Unknown,
     options: Option<Unknown>,
 ) -> Result<Option<JsSessionInfo>> {
-    let id = throw(env, session_id(&id)?)?;
-    let common = throw(env, parse_common(env, options)?)?;
+    let id = throw(env, session_id(env, &id))?;
+    let common = throw(env, parse_common(env, options))?;
     Ok(registry::global()
         .find(&id, common.scope.as_deref())
         .map(|s| ops::info(&s).into()))
@@ -294,7 +262,7 @@ pub fn get_session(
 /// flag lives on the session, so it goes when the session does.
 #[napi(ts_args_type = "sessionId: string")]
 pub fn claim_exit_notice(env: &Env, id: Unknown) -> Result<bool> {
-    let id = throw(env, session_id(&id)?)?;
+    let id = throw(env, session_id(env, &id))?;
     Ok(registry::global()
         .find(&id, None)
         .is_some_and(|s| s.claim_exit_notice()))
@@ -320,7 +288,7 @@ pub fn session_changes(
     since: Unknown,
     options: Option<Unknown>,
 ) -> Result<JsSessionChanges> {
-    let common = throw(env, parse_common(env, options)?)?;
+    let common = throw(env, parse_common(env, options))?;
     let kind = since.get_type()?;
     let since = match kind {
         ValueType::Number => since.coerce_to_number()?.get_double()?,
@@ -359,18 +327,18 @@ pub fn poll_session<'env>(
     id: Unknown<'env>,
     options: Option<Unknown<'env>>,
 ) -> Result<PromiseRaw<'env, JsPollResult>> {
-    let looked = lookup(env, id, options)?;
+    let looked = split(lookup(env, id, options))?;
     env.spawn_future_with_callback(
-        async move {
-            let (session, common) = give_up!(looked);
+        settle(async move {
+            let (session, common) = looked?;
             let wait = Duration::from_millis(common.timeout_ms.unwrap_or(0.0) as u64);
             let poll = match ops::poll(&session, wait).await {
                 Ok(p) => p,
-                Err(e) => return Ok(Err(e)),
+                Err(e) => return Err(e),
             };
             let output = session.lock().collector.aggregated();
             let sandbox = session.exit_info().and_then(|e| e.sandbox).map(Into::into);
-            Ok(Ok(JsPollResult {
+            Ok(JsPollResult {
                 session_id: poll.info.id.clone(),
                 status: poll.info.status.as_str().to_string(),
                 stdout: poll.stdout,
@@ -392,16 +360,16 @@ pub fn poll_session<'env>(
                 cwd: poll.info.cwd.clone(),
                 pty: poll.info.pty,
                 sandbox,
-            }))
-        },
-        |env, r: AgentResult<JsPollResult>| throw(env, r),
+            })
+        }),
+        |env, r: AgentResult<JsPollResult>| reject(env, r),
     )
 }
 
 /// Lines of a session's output: no offset and no limit gives the last 200 lines (with a paging note).
 #[napi(ts_args_type = "sessionId: string, options?: LogOptions")]
 pub fn read_log(env: &Env, id: Unknown, options: Option<Unknown>) -> Result<JsLogResult> {
-    let (session, common) = throw(env, lookup(env, id, options)?)?;
+    let (session, common) = throw(env, lookup(env, id, options))?;
     let slice = ops::read_log(
         &session,
         common.offset.map(|v| v as usize),
@@ -435,26 +403,28 @@ pub fn write_stdin<'env>(
     options: Option<Unknown<'env>>,
 ) -> Result<PromiseRaw<'env, u32>> {
     let bytes: AgentResult<Vec<u8>> = match data.get_type()? {
-        ValueType::String => {
-            Ok(unsafe { String::from_napi_value(env.raw(), data.raw())? }.into_bytes())
-        }
+        ValueType::String => Ok(typed::<String>(env, &data, ValueType::String)?
+            .unwrap_or_default()
+            .into_bytes()),
         ValueType::Object if data.is_buffer()? => {
-            Ok(unsafe { Buffer::from_napi_value(env.raw(), data.raw())? }.to_vec())
+            Ok(typed::<Buffer>(env, &data, ValueType::Object)?
+                .map(|b| b.to_vec())
+                .unwrap_or_default())
         }
         _ => Err(AgentError::invalid_option(
             "writeStdin data must be a string or a Buffer.",
         )),
     };
-    let looked = lookup(env, id, options)?;
+    let looked = split(lookup(env, id, options))?;
     env.spawn_future_with_callback(
-        async move {
-            let bytes = give_up!(bytes);
-            let (session, common) = give_up!(looked);
-            Ok(ops::write_stdin(&session, &bytes, common.eof)
+        settle(async move {
+            let bytes = bytes?;
+            let (session, common) = looked?;
+            ops::write_stdin(&session, &bytes, common.eof)
                 .await
-                .map(|n| n as u32))
-        },
-        |env, r: AgentResult<u32>| throw(env, r),
+                .map(|n| n as u32)
+        }),
+        |env, r: AgentResult<u32>| reject(env, r),
     )
 }
 
@@ -468,25 +438,25 @@ pub fn kill_session<'env>(
     id: Unknown<'env>,
     options: Option<Unknown<'env>>,
 ) -> Result<PromiseRaw<'env, JsKillResult>> {
-    let looked = lookup(env, id, options)?;
+    let looked = split(lookup(env, id, options))?;
     env.spawn_future_with_callback(
-        async move {
-            let (session, _) = give_up!(looked);
-            Ok(ops::kill(&session).await.map(|exit| JsKillResult {
+        settle(async move {
+            let (session, _) = looked?;
+            ops::kill(&session).await.map(|exit| JsKillResult {
                 session_id: session.meta.id.clone(),
                 exit_code: exit.exit_code,
                 exit_signal: exit.exit_signal,
                 survivors: exit.survivors,
-            }))
-        },
-        |env, r: AgentResult<JsKillResult>| throw(env, r),
+            })
+        }),
+        |env, r: AgentResult<JsKillResult>| reject(env, r),
     )
 }
 
 /// Forget a finished session.
 #[napi(ts_args_type = "sessionId: string, options?: SessionScope")]
 pub fn clear_session(env: &Env, id: Unknown, options: Option<Unknown>) -> Result<()> {
-    let (session, _) = throw(env, lookup(env, id, options)?)?;
+    let (session, _) = throw(env, lookup(env, id, options))?;
     if !session.is_exited() {
         return Err(to_napi(
             env,
@@ -514,26 +484,22 @@ pub fn remove_session<'env>(
     id: Unknown<'env>,
     options: Option<Unknown<'env>>,
 ) -> Result<PromiseRaw<'env, bool>> {
-    let looked = lookup(env, id, options)?;
+    let looked = split(lookup(env, id, options))?;
     env.spawn_future_with_callback(
-        async move {
-            let (session, _) = give_up!(looked);
+        settle(async move {
+            let (session, _) = looked?;
             let was_running = ops::kill(&session).await.is_ok();
             registry::global().forget(&session.meta.id);
-            Ok(Ok(was_running))
-        },
-        |env, r: AgentResult<bool>| throw(env, r),
+            Ok(was_running)
+        }),
+        |env, r: AgentResult<bool>| reject(env, r),
     )
 }
 
 /// How long finished background sessions are kept (ms). Takes effect at once.
 #[napi(ts_args_type = "ttlMs: number")]
 pub fn set_session_ttl(env: &Env, ttl_ms: Unknown) -> Result<()> {
-    let ms = if ttl_ms.get_type()? == ValueType::Number {
-        unsafe { f64::from_napi_value(env.raw(), ttl_ms.raw())? }
-    } else {
-        f64::NAN
-    };
+    let ms = typed::<f64>(env, &ttl_ms, ValueType::Number)?.unwrap_or(f64::NAN);
     if !ms.is_finite() || ms < 0.0 {
         return Err(to_napi(
             env,
@@ -592,49 +558,42 @@ pub fn send_keys<'env>(
     id: Unknown<'env>,
     options: Option<Unknown<'env>>,
 ) -> Result<PromiseRaw<'env, JsSendKeysResult>> {
-    let parsed: AgentResult<Vec<KeyItem>> = match options {
-        Some(o) if o.get_type()? == ValueType::Object => {
-            let f = Fields {
-                obj: unsafe { Object::from_napi_value(env.raw(), o.raw())? },
-            };
-            (|| -> Result<AgentResult<_>> {
-                let keys = match key_items(&f)? {
-                    Ok(v) => v,
-                    Err(e) => return Ok(Err(e)),
-                };
-                let hex = match f.strings("hex")? {
-                    Ok(v) => v,
-                    Err(e) => return Ok(Err(e)),
-                };
-                let literal = match f.string("literal", ErrorCode::InvalidOption)? {
-                    Ok(v) => v,
-                    Err(e) => return Ok(Err(e)),
-                };
-                // OpenClaw's order for its fields: literal, hex, then keys (which may hold their own
-                // literal and hex steps, sent where they stand).
-                let mut items = openclaw_order(&[], &hex, literal.as_deref());
-                items.extend(keys);
-                Ok(Ok(items))
-            })()?
-        }
-        _ => Err(AgentError::invalid_option(
-            "sendKeys needs an options object with keys, hex or literal.",
-        )),
-    };
-    let looked = lookup(env, id, options)?;
+    let parsed = split((|| -> BindResult<Vec<KeyItem>> {
+        let Some(obj) = options
+            .as_ref()
+            .map(|o| object_of(env, o))
+            .transpose()?
+            .flatten()
+        else {
+            return Err(AgentError::invalid_option(
+                "sendKeys needs an options object with keys, hex or literal.",
+            )
+            .into());
+        };
+        let f = Fields { obj };
+        let keys = key_items(&f)?;
+        let hex = f.strings("hex")?;
+        let literal = f.string("literal", ErrorCode::InvalidOption)?;
+        // OpenClaw's order for its fields: literal, hex, then keys (which may hold their own
+        // literal and hex steps, sent where they stand).
+        let mut items = openclaw_order(&[], &hex, literal.as_deref());
+        items.extend(keys);
+        Ok(items)
+    })())?;
+    let looked = split(lookup(env, id, options))?;
     env.spawn_future_with_callback(
-        async move {
-            let items = give_up!(parsed);
-            let (session, _) = give_up!(looked);
-            Ok(ops::send_keys(&session, &items)
+        settle(async move {
+            let items = parsed?;
+            let (session, _) = looked?;
+            ops::send_keys(&session, &items)
                 .await
                 .map(|enc| JsSendKeysResult {
                     session_id: session.meta.id.clone(),
                     bytes: enc.data.len() as u32,
                     warnings: enc.warnings,
-                }))
-        },
-        |env, r: AgentResult<JsSendKeysResult>| throw(env, r),
+                })
+        }),
+        |env, r: AgentResult<JsSendKeysResult>| reject(env, r),
     )
 }
 
@@ -650,35 +609,32 @@ pub fn paste_text<'env>(
     text: Unknown<'env>,
     options: Option<Unknown<'env>>,
 ) -> Result<PromiseRaw<'env, u32>> {
-    let text: AgentResult<String> = if text.get_type()? == ValueType::String {
-        Ok(unsafe { String::from_napi_value(env.raw(), text.raw())? })
-    } else {
-        Err(AgentError::invalid_option(
-            "pasteText needs the text as a string.",
-        ))
-    };
-    let bracketed = match options {
-        Some(o) if o.get_type()? == ValueType::Object => {
-            let f = Fields {
-                obj: unsafe { Object::from_napi_value(env.raw(), o.raw())? },
-            };
-            f.boolean("bracketed")?
-        }
-        _ => Ok(None),
-    };
-    let looked = lookup(env, id, options)?;
+    let text: AgentResult<String> = typed(env, &text, ValueType::String)?
+        .ok_or_else(|| AgentError::invalid_option("pasteText needs the text as a string."));
+    let bracketed = split(
+        match options
+            .as_ref()
+            .map(|o| object_of(env, o))
+            .transpose()?
+            .flatten()
+        {
+            Some(obj) => Fields { obj }.boolean("bracketed"),
+            None => Ok(None),
+        },
+    )?;
+    let looked = split(lookup(env, id, options))?;
     env.spawn_future_with_callback(
-        async move {
+        settle(async move {
             let (text, bracketed) = match (text, bracketed) {
                 (Ok(t), Ok(b)) => (t, b),
-                (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+                (Err(e), _) | (_, Err(e)) => return Err(e),
             };
-            let (session, _) = give_up!(looked);
-            Ok(ops::paste(&session, &text, bracketed)
+            let (session, _) = looked?;
+            ops::paste(&session, &text, bracketed)
                 .await
-                .map(|n| n as u32))
-        },
-        |env, r: AgentResult<u32>| throw(env, r),
+                .map(|n| n as u32)
+        }),
+        |env, r: AgentResult<u32>| reject(env, r),
     )
 }
 
@@ -695,10 +651,7 @@ pub fn resize_pty<'env>(
     options: Option<Unknown<'env>>,
 ) -> Result<PromiseRaw<'env, ()>> {
     let dim = |v: &Unknown| -> Result<Option<u16>> {
-        if v.get_type()? != ValueType::Number {
-            return Ok(None);
-        }
-        let n = unsafe { f64::from_napi_value(env.raw(), v.raw())? };
+        let n = typed::<f64>(env, v, ValueType::Number)?.unwrap_or(f64::NAN);
         Ok((n.is_finite() && n >= 1.0 && n <= u16::MAX as f64).then_some(n as u16))
     };
     let size = match (dim(&cols)?, dim(&rows)?) {
@@ -707,14 +660,14 @@ pub fn resize_pty<'env>(
             "resizePty needs cols and rows as whole numbers from 1 to 65535.",
         )),
     };
-    let looked = lookup(env, id, options)?;
+    let looked = split(lookup(env, id, options))?;
     env.spawn_future_with_callback(
-        async move {
-            let (cols, rows) = give_up!(size);
-            let (session, _) = give_up!(looked);
-            Ok(ops::resize(&session, cols, rows).await)
-        },
-        |env, r: AgentResult<()>| throw(env, r),
+        settle(async move {
+            let (cols, rows) = size?;
+            let (session, _) = looked?;
+            ops::resize(&session, cols, rows).await
+        }),
+        |env, r: AgentResult<()>| reject(env, r),
     )
 }
 
@@ -728,25 +681,26 @@ pub fn tracked_cwd(scope_key: Option<String>) -> Option<String> {
 }
 
 /// `keys`: key names, and `{literal: text}` or `{hex: byte}` steps, in the order they are sent.
-fn key_items(f: &Fields) -> Result<AgentResult<Vec<KeyItem>>> {
+fn key_items(f: &Fields) -> BindResult<Vec<KeyItem>> {
     let bad = |i: u32| {
         AgentError::invalid_option(format!(
             "keys[{i}] must be a key name such as \"enter\" or \"C-c\", {{literal: \"text\"}} or {{hex: \"1b\"}}."
         ))
     };
     let Some((t, value)) = f.raw("keys")? else {
-        return Ok(Ok(Vec::new()));
+        return Ok(Vec::new());
     };
     if t != ValueType::Object || !value.is_array()? {
-        return Ok(Err(AgentError::invalid_option(
+        return Err(AgentError::invalid_option(
             "The keys option must be an array of key names (and {literal} or {hex} steps).",
-        )));
+        )
+        .into());
     }
     let arr: Array = f.obj.get("keys")?.expect("checked above");
     let mut out = Vec::with_capacity(arr.len() as usize);
     for i in 0..arr.len() {
         let Some(item) = arr.get::<Unknown>(i)? else {
-            return Ok(Err(bad(i)));
+            return Err(bad(i).into());
         };
         match item.get_type()? {
             ValueType::String => out.push(KeyItem::Key(arr.get::<String>(i)?.unwrap_or_default())),
@@ -763,13 +717,13 @@ fn key_items(f: &Fields) -> Result<AgentResult<Vec<KeyItem>>> {
                     (None, Some(h)) if h.get_type()? == ValueType::String => out.push(
                         KeyItem::Hex(step.obj.get::<String>("hex")?.unwrap_or_default()),
                     ),
-                    _ => return Ok(Err(bad(i))),
+                    _ => return Err(bad(i).into()),
                 }
             }
-            _ => return Ok(Err(bad(i))),
+            _ => return Err(bad(i).into()),
         }
     }
-    Ok(Ok(out))
+    Ok(out)
 }
 
 /// What a PTY session's terminal shows.
@@ -792,8 +746,8 @@ pub struct JsScreenView {
 /// terminal emulator fed the session's output. `ERR_NOT_A_PTY` for pipe sessions.
 #[napi(ts_args_type = "sessionId: string, options?: SessionScope")]
 pub fn read_screen(env: &Env, id: Unknown, options: Option<Unknown>) -> Result<JsScreenView> {
-    let (session, _) = throw(env, lookup(env, id, options)?)?;
-    let view = throw(env, ops::screen(&session))?;
+    let (session, _) = throw(env, lookup(env, id, options))?;
+    let view = reject(env, ops::screen(&session))?;
     Ok(JsScreenView {
         session_id: session.meta.id.clone(),
         text: view.text(),

@@ -9,6 +9,7 @@ pub mod ops;
 pub mod outcome;
 pub mod registry;
 pub mod run;
+pub mod workdir;
 
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -16,12 +16,10 @@ use crate::error::AgentError;
 use crate::kill::KillTarget;
 use crate::output::collector::OutputCollector;
 use crate::output::Stream;
-use crate::spawn::env::{build_env, EnvPlan};
-use crate::spawn::pipes::spawn_pipes;
+use crate::spawn::process::{self, Io, Reader, Waiter};
 #[cfg(unix)]
-use crate::spawn::pty::{spawn_pty, PtyMaster};
+use crate::spawn::pty::PtyMaster;
 use crate::spawn::shell::resolve_shell;
-use crate::spawn::shell::ShellConfig;
 use crate::spawn::ExecRequest;
 use crate::util::now_ms;
 
@@ -88,15 +86,15 @@ pub fn start(
     let tracking_ref = tracking.as_ref();
     #[cfg(not(target_os = "linux"))]
     let tracking_ref = None;
-    let mut spawned = match spawn_child(
+    let mut process = match process::spawn(
         req,
         &shell,
-        &env_plan(req, &marker),
+        &marker,
         &mut warnings,
         sandbox.as_ref(),
         tracking_ref,
     ) {
-        Ok(s) => s,
+        Ok(p) => p,
         Err(e) => {
             registry.release(&id);
             return Err(e);
@@ -104,7 +102,7 @@ pub fn start(
     };
     if let Some(s) = &sandbox {
         #[cfg(target_os = "linux")]
-        let supervised = match spawned.listener.take() {
+        let supervised = match process.listener.take() {
             Some(listener) => s.supervise(listener),
             None => s.after_spawn(),
         };
@@ -113,23 +111,30 @@ pub fn start(
         if let Err(e) = supervised {
             // Without its supervisor the child would wait forever on its first write: end it.
             let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(spawned.pid as i32),
+                nix::unistd::Pid::from_raw(process.pid as i32),
                 nix::sys::signal::Signal::SIGKILL,
             );
             registry.release(&id);
             return Err(e);
         }
     }
-    let pid = spawned.pid;
-    let is_pty = spawned.pty.is_some();
+    let pid = process.pid;
     let (kill_tx, kill_rx) = watch::channel(None);
     let (done_tx, _) = watch::channel(false);
-    let input = match (&spawned.pty, spawned.stdin) {
+    // The input goes to the session; the output to the pumps below.
+    let (input, output) = match process.io {
         #[cfg(unix)]
-        (Some(master), _) => Some(Input::Pty(master.clone())),
-        (None, Some(stdin)) => Some(Input::Pipe(stdin)),
-        _ => None,
+        Io::Pty(master) => (Some(Input::Pty(master.clone())), Output::Pty(master)),
+        Io::Pipes {
+            stdin,
+            stdout,
+            stderr,
+        } => (stdin.map(Input::Pipe), Output::Pipes(stdout, stderr)),
     };
+    #[cfg(unix)]
+    let is_pty = matches!(output, Output::Pty(_));
+    #[cfg(not(unix))]
+    let is_pty = false;
     let session = Arc::new(Session {
         meta: SessionMeta {
             id,
@@ -185,28 +190,27 @@ pub fn start(
         #[cfg(target_os = "linux")]
         tracking: tracking.map(|t| t.into_tracked()),
         #[cfg(target_os = "linux")]
-        namespace_init: spawned.init.clone(),
+        namespace_init: process.init.clone(),
     });
     #[cfg(target_os = "linux")]
-    if let Some(init) = spawned.init {
+    if let Some(init) = process.init {
         init.reap_when_done();
     }
     registry.insert(session.clone());
-    let pumps = match (spawned.pty, spawned.stdout, spawned.stderr) {
+    let pumps = match output {
         #[cfg(unix)]
-        (Some(master), _, _) => vec![tokio::spawn(pump_pty(session.clone(), master))],
-        (_, Some(out), Some(err)) => vec![
+        Output::Pty(master) => vec![tokio::spawn(pump_pty(session.clone(), master))],
+        Output::Pipes(out, err) => vec![
             tokio::spawn(pump(session.clone(), Stream::Stdout, out)),
             tokio::spawn(pump(session.clone(), Stream::Stderr, err)),
         ],
-        _ => Vec::new(),
     };
     let plan = DrivePlan {
         timeout: req.timeout,
         grace: req.kill_grace,
         drain: req.drain_timeout,
     };
-    tokio::spawn(drive(session.clone(), spawned.child, pumps, plan, kill_rx));
+    tokio::spawn(drive(session.clone(), process.waiter, pumps, plan, kill_rx));
     Ok(session)
 }
 
@@ -287,330 +291,11 @@ fn without_namespace_inits(pids: Vec<u32>) -> Vec<u32> {
     pids
 }
 
-type Reader = Box<dyn AsyncRead + Send + Unpin>;
-type Writer = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
-
-/// The spawned process, waited on by tokio's child reaper or by a pidfd.
-enum ChildProc {
-    Tokio(tokio::process::Child),
-    #[cfg(target_os = "linux")]
-    Exit(crate::spawn::exit_watch::ExitWaiter),
-}
-
-impl ChildProc {
-    async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
-        match self {
-            ChildProc::Tokio(c) => c.wait().await,
-            #[cfg(target_os = "linux")]
-            ChildProc::Exit(w) => w.wait().await,
-        }
-    }
-}
-
-/// What `start` needs from either spawn path.
-struct Spawned {
-    child: ChildProc,
-    pid: u32,
-    stdin: Option<Writer>,
-    stdout: Option<Reader>,
-    stderr: Option<Reader>,
+/// Where the run's output is read from.
+enum Output {
+    Pipes(Reader, Reader),
     #[cfg(unix)]
-    pty: Option<Arc<PtyMaster>>,
-    #[cfg(not(unix))]
-    pty: Option<()>,
-    #[cfg(target_os = "linux")]
-    init: Option<Arc<crate::spawn::namespaced::Init>>,
-    /// The sandbox's listener, when the spawn made it in our descriptor table (no handover).
-    #[cfg(target_os = "linux")]
-    listener: Option<std::os::fd::OwnedFd>,
-}
-
-fn env_plan<'a>(req: &'a ExecRequest, marker: &'a str) -> impl Fn(bool) -> EnvPlan<'a> {
-    move |pty| EnvPlan {
-        inherit: req.inherit_env,
-        drop_dangerous: req.drop_dangerous_env,
-        model: &req.model_env,
-        caller: &req.env,
-        pty,
-        cwd: &req.cwd,
-        marker,
-        cwd_report: req.cwd_report.as_deref(),
-    }
-}
-
-/// The run's tracking cgroup, where it has one (Linux).
-#[cfg(target_os = "linux")]
-type Tracking<'a> = Option<&'a crate::spawn::tracking::TrackingCgroup>;
-#[cfg(not(target_os = "linux"))]
-type Tracking<'a> = Option<&'a std::convert::Infallible>;
-
-/// How a namespaced run's first child enters the tracking cgroup: born in it where the clone can do
-/// that (v2), else by writing `cgroup.procs`.
-#[cfg(target_os = "linux")]
-fn cgroup_entry(tracking: Tracking<'_>) -> Option<crate::spawn::namespaced::CgroupEntry> {
-    use crate::spawn::namespaced::CgroupEntry;
-    use std::os::fd::AsRawFd;
-    tracking.map(|t| {
-        if t.version() == 2 && crate::spawn::tracking::clone3_usable() {
-            CgroupEntry::BornIn(t.dir_fd().as_raw_fd())
-        } else {
-            CgroupEntry::Join(t.procs_fd().as_raw_fd())
-        }
-    })
-}
-
-/// `cgroup.procs` of the tracking cgroup, for a forked child to join before exec.
-fn join_fd(tracking: Tracking<'_>) -> Option<std::os::fd::RawFd> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        tracking.map(|t| t.procs_fd().as_raw_fd())
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = tracking;
-        None
-    }
-}
-
-fn spawn_with_pipes(
-    req: &ExecRequest,
-    shell: &ShellConfig,
-    plan: EnvPlan<'_>,
-    sandbox: Option<&crate::sandbox::Armed>,
-    tracking: Tracking<'_>,
-) -> Result<Spawned, AgentError> {
-    let env = build_env(&plan);
-    #[cfg(target_os = "linux")]
-    {
-        let script = req.shell_script();
-        let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
-        args.push(script.as_ref().as_ref());
-        let stdin_pipe = req.stdin == crate::spawn::StdinMode::Pipe;
-        // A sandbox with a PID namespace of its own is entered without a fork where the clone can
-        // be made.
-        if let Some((plan, ns)) = sandbox
-            .map(|s| s.child_plan())
-            .and_then(|p| p.process_namespaces().map(|ns| (p, ns)))
-            .filter(|_| crate::spawn::namespaced::supported())
-        {
-            use crate::spawn::clone3::SpawnError;
-            match crate::spawn::namespaced::spawn_pipes(
-                &shell.program,
-                &args,
-                &env,
-                stdin_pipe,
-                &plan,
-                ns.lifeline,
-                cgroup_entry(tracking),
-            ) {
-                Ok((p, run)) => return Ok(piped(p, Some(run))),
-                Err(SpawnError::Child(e)) => {
-                    return Err(crate::spawn::pipes::spawn_error(&shell.program, req, &e))
-                }
-                // The kernel refused the clone (a container's filter, an old kernel): fork instead.
-                Err(SpawnError::Clone(e)) => {
-                    tracing::debug!("a namespaced clone failed ({e}); the sandboxed run forks");
-                }
-            }
-        }
-        // The fork-free path cannot run the sandbox's steps in the child: sandboxed runs fork.
-        if sandbox.is_none() {
-            match crate::spawn::posix::spawn(
-                &shell.program,
-                &args,
-                &req.cwd,
-                &env,
-                stdin_pipe,
-                tracking,
-            ) {
-                Ok(p) => return Ok(piped(p, None)),
-                // No pidfd (kernels before 5.3), or no way into the cgroup without a fork: the
-                // forking path below, which joins the cgroup before exec.
-                Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {}
-                Err(e) => return Err(crate::spawn::pipes::spawn_error(&shell.program, req, &e)),
-            }
-        }
-    }
-    let p = spawn_pipes(shell, req, &env, sandbox, join_fd(tracking))?;
-    Ok(Spawned {
-        child: ChildProc::Tokio(p.child),
-        pid: p.pid,
-        stdin: p.stdin.map(|s| Box::new(s) as Writer),
-        stdout: Some(Box::new(p.stdout)),
-        stderr: Some(Box::new(p.stderr)),
-        pty: None,
-        #[cfg(target_os = "linux")]
-        init: None,
-        #[cfg(target_os = "linux")]
-        listener: None,
-    })
-}
-
-/// A run spawned without a fork (posix_spawn, clone3), with the namespace it got, if any.
-#[cfg(target_os = "linux")]
-fn piped(
-    p: crate::spawn::posix::PosixChild,
-    run: Option<crate::spawn::namespaced::NamespacedRun>,
-) -> Spawned {
-    let (init, listener) = match run {
-        Some(r) => (Some(Arc::new(r.init)), Some(r.listener)),
-        None => (None, None),
-    };
-    Spawned {
-        child: ChildProc::Exit(p.exit),
-        pid: p.pid,
-        stdin: p.stdin.map(|s| Box::new(s) as Writer),
-        stdout: Some(Box::new(p.stdout)),
-        stderr: Some(Box::new(p.stderr)),
-        pty: None,
-        init,
-        listener,
-    }
-}
-
-/// PTY when asked for, falling back to pipes (with OpenClaw's warning) when the PTY cannot be had.
-fn spawn_child<'a>(
-    req: &'a ExecRequest,
-    shell: &ShellConfig,
-    plan: &impl Fn(bool) -> EnvPlan<'a>,
-    warnings: &mut Vec<String>,
-    sandbox: Option<&crate::sandbox::Armed>,
-    tracking: Tracking<'_>,
-) -> Result<Spawned, AgentError> {
-    let Some(size) = req.pty else {
-        return spawn_with_pipes(req, shell, plan(false), sandbox, tracking);
-    };
-    #[cfg(unix)]
-    let pty_error = if req.pty_force_fallback {
-        AgentError::new(
-            crate::error::ErrorCode::SpawnFailed,
-            "PTY disabled by the ptyForceFallback option",
-        )
-    } else {
-        let env = build_env(&plan(true));
-        #[cfg(target_os = "linux")]
-        if let Some(spawned) = spawn_pty_namespaced(req, shell, &env, size, sandbox, tracking) {
-            match spawned {
-                Ok(s) => return Ok(s),
-                Err(e) if e.code == crate::error::ErrorCode::SandboxUnavailable => return Err(e),
-                // The terminal failed: the pipes below, as for any run.
-                Err(e) => {
-                    return spawn_pipes_instead(req, shell, plan, warnings, sandbox, tracking, e)
-                }
-            }
-        }
-        match spawn_pty(shell, req, &env, size, sandbox, join_fd(tracking)) {
-            Ok(p) => {
-                return Ok(Spawned {
-                    child: ChildProc::Tokio(p.child),
-                    pid: p.pid,
-                    stdin: None,
-                    stdout: None,
-                    stderr: None,
-                    pty: Some(Arc::new(p.master)),
-                    #[cfg(target_os = "linux")]
-                    init: None,
-                    #[cfg(target_os = "linux")]
-                    listener: None,
-                })
-            }
-            // The sandbox failed, not the terminal: pipes would fail the same way.
-            Err(e) if e.code == crate::error::ErrorCode::SandboxUnavailable => return Err(e),
-            Err(e) => e,
-        }
-    };
-    #[cfg(not(unix))]
-    let pty_error = {
-        let _ = size;
-        AgentError::new(
-            crate::error::ErrorCode::SpawnFailed,
-            "PTY sessions are not supported on this platform yet",
-        )
-    };
-    spawn_pipes_instead(req, shell, plan, warnings, sandbox, tracking, pty_error)
-}
-
-/// The PTY could not be had: pipes, with OpenClaw's warning.
-fn spawn_pipes_instead<'a>(
-    req: &'a ExecRequest,
-    shell: &ShellConfig,
-    plan: &impl Fn(bool) -> EnvPlan<'a>,
-    warnings: &mut Vec<String>,
-    sandbox: Option<&crate::sandbox::Armed>,
-    tracking: Tracking<'_>,
-    pty_error: AgentError,
-) -> Result<Spawned, AgentError> {
-    // A PTY child can always be written to; keep that promise over pipes.
-    let mut piped = req.clone();
-    piped.stdin = crate::spawn::StdinMode::Pipe;
-    match spawn_with_pipes(&piped, shell, plan(false), sandbox, tracking) {
-        Ok(s) => {
-            warnings.push(format!(
-                "Warning: PTY spawn failed ({}); retrying without PTY for `{}`.",
-                pty_error.message, req.command
-            ));
-            Ok(s)
-        }
-        Err(pipe_error) => Err(AgentError::new(
-            crate::error::ErrorCode::SpawnFailed,
-            format!(
-                "PTY spawn failed ({}), and the pipe fallback failed too ({}).",
-                pty_error.message, pipe_error.message
-            ),
-        )),
-    }
-}
-
-/// A sandboxed PTY run spawned into its PID namespace without a fork, where it has one and the clone
-/// can be made (`None`: take the other way).
-#[cfg(target_os = "linux")]
-fn spawn_pty_namespaced(
-    req: &ExecRequest,
-    shell: &ShellConfig,
-    env: &std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString>,
-    size: crate::spawn::request::PtySize,
-    sandbox: Option<&crate::sandbox::Armed>,
-    tracking: Tracking<'_>,
-) -> Option<Result<Spawned, AgentError>> {
-    use crate::spawn::clone3::SpawnError;
-    let plan = sandbox?.child_plan();
-    let ns = plan.process_namespaces()?;
-    if !crate::spawn::namespaced::supported() {
-        return None;
-    }
-    let script = req.shell_script();
-    let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
-    args.push(script.as_ref().as_ref());
-    match crate::spawn::namespaced::spawn_pty(
-        &shell.program,
-        &args,
-        env,
-        size,
-        &plan,
-        ns.lifeline,
-        cgroup_entry(tracking),
-    ) {
-        Ok((waiter, pid, master, run)) => Some(Ok(Spawned {
-            child: ChildProc::Exit(waiter),
-            pid: pid as u32,
-            stdin: None,
-            stdout: None,
-            stderr: None,
-            pty: Some(Arc::new(master)),
-            init: Some(Arc::new(run.init)),
-            listener: Some(run.listener),
-        })),
-        Err(SpawnError::Child(e)) => Some(Err(crate::spawn::pipes::spawn_error(
-            &shell.program,
-            req,
-            &e,
-        ))),
-        Err(SpawnError::Clone(e)) => {
-            tracing::debug!("a namespaced clone failed ({e}); the sandboxed PTY run forks");
-            None
-        }
-    }
+    Pty(Arc<PtyMaster>),
 }
 
 /// Reads a PTY master to its end, answering cursor position queries as a terminal would.
@@ -655,7 +340,7 @@ async fn pump<R: AsyncRead + Unpin>(session: Arc<Session>, stream: Stream, mut r
 
 async fn drive(
     session: Arc<Session>,
-    mut child: ChildProc,
+    mut child: Waiter,
     pumps: Vec<JoinHandle<()>>,
     plan: DrivePlan,
     mut kill_rx: watch::Receiver<Option<KillCause>>,
@@ -854,43 +539,6 @@ mod tests {
         .unwrap();
         let exit = s.wait_exit().await;
         outcome_of(&s, &exit, &req)
-    }
-
-    #[tokio::test]
-    async fn pty_and_pipe_failure_names_both_causes() {
-        let mut req = ExecRequest::new("true");
-        req.pty = Some(crate::spawn::request::PtySize::default());
-        req.pty_force_fallback = true;
-        let shell = ShellConfig {
-            program: "/nonexistent/shell".into(),
-            args: vec!["-c".into()],
-            warning: None,
-        };
-        let mut warnings = Vec::new();
-        let err = match spawn_child(
-            &req,
-            &shell,
-            &env_plan(&req, "m"),
-            &mut warnings,
-            None,
-            None,
-        ) {
-            Err(e) => e,
-            Ok(_) => panic!("spawn must fail"),
-        };
-        assert_eq!(err.code, crate::error::ErrorCode::SpawnFailed);
-        assert!(
-            err.message.starts_with("PTY spawn failed (PTY disabled"),
-            "{}",
-            err.message
-        );
-        assert!(
-            err.message
-                .contains("pipe fallback failed too (Could not start /nonexistent/shell"),
-            "{}",
-            err.message
-        );
-        assert!(warnings.is_empty());
     }
 
     #[tokio::test]

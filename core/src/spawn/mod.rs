@@ -1,5 +1,6 @@
 //! From a validated request to a running child: shell choice, environment, working directory, and the
-//! spawn itself (pipes here; PTYs in their own module).
+//! spawn itself. [`process::spawn`] is the one entry: it picks the way (pipes, PTY, fork-free or not,
+//! namespaced or not) and returns one [`process::Process`] handle.
 
 pub mod child_setup;
 #[cfg(target_os = "linux")]
@@ -13,6 +14,7 @@ pub mod namespaced;
 pub mod pipes;
 #[cfg(target_os = "linux")]
 pub mod posix;
+pub mod process;
 #[cfg(unix)]
 pub mod pty;
 pub mod request;

@@ -1,0 +1,403 @@
+//! One process handle for every way a run is spawned: pipes or a terminal, forked or not, sandboxed
+//! into namespaces or not. [`spawn`] picks the way (the fork-free `posix_spawn`/`clone3` paths, the
+//! namespaced clones, tokio's `Command`) and falls back from a PTY to pipes; what comes back is a
+//! [`Process`] the session drives without knowing which way was taken. A Windows ConPTY is meant to
+//! arrive as one more [`Io`] variant.
+
+use std::sync::Arc;
+
+use tokio::io::AsyncRead;
+
+use crate::error::AgentError;
+use crate::spawn::env::{build_env, EnvPlan};
+use crate::spawn::pipes::spawn_pipes;
+#[cfg(unix)]
+use crate::spawn::pty::{spawn_pty, PtyMaster};
+use crate::spawn::shell::ShellConfig;
+use crate::spawn::ExecRequest;
+
+pub type Reader = Box<dyn AsyncRead + Send + Unpin>;
+pub type Writer = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
+
+/// A spawned run: its pid (the leader of its process group), its I/O, and the wait for its exit.
+pub struct Process {
+    pub pid: u32,
+    pub io: Io,
+    pub waiter: Waiter,
+    /// The init of the run's PID namespace, where the fork-free namespaced spawn made one.
+    #[cfg(target_os = "linux")]
+    pub init: Option<Arc<crate::spawn::namespaced::Init>>,
+    /// The sandbox's listener, when the spawn made it in our descriptor table (no handover).
+    #[cfg(target_os = "linux")]
+    pub listener: Option<std::os::fd::OwnedFd>,
+}
+
+/// How the run's input and output travel.
+pub enum Io {
+    /// Plain pipes: stdout and stderr apart, stdin only when asked for.
+    Pipes {
+        stdin: Option<Writer>,
+        stdout: Reader,
+        stderr: Reader,
+    },
+    /// A terminal: one master for input and the merged output.
+    #[cfg(unix)]
+    Pty(Arc<PtyMaster>),
+}
+
+/// The wait for the run's exit: tokio's child handle, or the exit watcher of the fork-free paths.
+pub enum Waiter {
+    Tokio(tokio::process::Child),
+    #[cfg(target_os = "linux")]
+    Exit(crate::spawn::exit_watch::ExitWaiter),
+}
+
+impl Waiter {
+    pub async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match self {
+            Waiter::Tokio(c) => c.wait().await,
+            #[cfg(target_os = "linux")]
+            Waiter::Exit(w) => w.wait().await,
+        }
+    }
+}
+
+/// Spawn `req` under `shell`: a PTY when it asks for one (pipes, with OpenClaw's warning pushed to
+/// `warnings`, when the PTY cannot be had), pipes otherwise. `marker` is the run's session marker
+/// variable; `tracking` the run's tracking cgroup, which the child is born in or joins before exec.
+pub fn spawn(
+    req: &ExecRequest,
+    shell: &ShellConfig,
+    marker: &str,
+    warnings: &mut Vec<String>,
+    sandbox: Option<&crate::sandbox::Armed>,
+    tracking: Tracking<'_>,
+) -> Result<Process, AgentError> {
+    spawn_child(
+        req,
+        shell,
+        &env_plan(req, marker),
+        warnings,
+        sandbox,
+        tracking,
+    )
+}
+
+fn env_plan<'a>(req: &'a ExecRequest, marker: &'a str) -> impl Fn(bool) -> EnvPlan<'a> {
+    move |pty| EnvPlan {
+        inherit: req.inherit_env,
+        drop_dangerous: req.drop_dangerous_env,
+        model: &req.model_env,
+        caller: &req.env,
+        pty,
+        cwd: &req.cwd,
+        marker,
+        cwd_report: req.cwd_report.as_deref(),
+    }
+}
+
+/// The run's tracking cgroup, where it has one (Linux).
+#[cfg(target_os = "linux")]
+pub type Tracking<'a> = Option<&'a crate::spawn::tracking::TrackingCgroup>;
+#[cfg(not(target_os = "linux"))]
+pub type Tracking<'a> = Option<&'a std::convert::Infallible>;
+
+/// How a namespaced run's first child enters the tracking cgroup: born in it where the clone can do
+/// that (v2), else by writing `cgroup.procs`.
+#[cfg(target_os = "linux")]
+fn cgroup_entry(tracking: Tracking<'_>) -> Option<crate::spawn::namespaced::CgroupEntry> {
+    use crate::spawn::namespaced::CgroupEntry;
+    use std::os::fd::AsRawFd;
+    tracking.map(|t| {
+        if t.version() == 2 && crate::spawn::tracking::clone3_usable() {
+            CgroupEntry::BornIn(t.dir_fd().as_raw_fd())
+        } else {
+            CgroupEntry::Join(t.procs_fd().as_raw_fd())
+        }
+    })
+}
+
+/// `cgroup.procs` of the tracking cgroup, for a forked child to join before exec.
+fn join_fd(tracking: Tracking<'_>) -> Option<std::os::fd::RawFd> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        tracking.map(|t| t.procs_fd().as_raw_fd())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = tracking;
+        None
+    }
+}
+
+fn spawn_with_pipes(
+    req: &ExecRequest,
+    shell: &ShellConfig,
+    plan: EnvPlan<'_>,
+    sandbox: Option<&crate::sandbox::Armed>,
+    tracking: Tracking<'_>,
+) -> Result<Process, AgentError> {
+    let env = build_env(&plan);
+    #[cfg(target_os = "linux")]
+    {
+        let script = req.shell_script();
+        let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
+        args.push(script.as_ref().as_ref());
+        let stdin_pipe = req.stdin == crate::spawn::StdinMode::Pipe;
+        // A sandbox with a PID namespace of its own is entered without a fork where the clone can
+        // be made.
+        if let Some((plan, ns)) = sandbox
+            .map(|s| s.child_plan())
+            .and_then(|p| p.process_namespaces().map(|ns| (p, ns)))
+            .filter(|_| crate::spawn::namespaced::supported())
+        {
+            use crate::spawn::clone3::SpawnError;
+            match crate::spawn::namespaced::spawn_pipes(
+                &shell.program,
+                &args,
+                &env,
+                stdin_pipe,
+                &plan,
+                ns.lifeline,
+                cgroup_entry(tracking),
+            ) {
+                Ok((p, run)) => return Ok(piped(p, Some(run))),
+                Err(SpawnError::Child(e)) => {
+                    return Err(crate::spawn::pipes::spawn_error(&shell.program, req, &e))
+                }
+                // The kernel refused the clone (a container's filter, an old kernel): fork instead.
+                Err(SpawnError::Clone(e)) => {
+                    tracing::debug!("a namespaced clone failed ({e}); the sandboxed run forks");
+                }
+            }
+        }
+        // The fork-free path cannot run the sandbox's steps in the child: sandboxed runs fork.
+        if sandbox.is_none() {
+            match crate::spawn::posix::spawn(
+                &shell.program,
+                &args,
+                &req.cwd,
+                &env,
+                stdin_pipe,
+                tracking,
+            ) {
+                Ok(p) => return Ok(piped(p, None)),
+                // No pidfd (kernels before 5.3), or no way into the cgroup without a fork: the
+                // forking path below, which joins the cgroup before exec.
+                Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {}
+                Err(e) => return Err(crate::spawn::pipes::spawn_error(&shell.program, req, &e)),
+            }
+        }
+    }
+    let p = spawn_pipes(shell, req, &env, sandbox, join_fd(tracking))?;
+    Ok(Process {
+        pid: p.pid,
+        io: Io::Pipes {
+            stdin: p.stdin.map(|s| Box::new(s) as Writer),
+            stdout: Box::new(p.stdout),
+            stderr: Box::new(p.stderr),
+        },
+        waiter: Waiter::Tokio(p.child),
+        #[cfg(target_os = "linux")]
+        init: None,
+        #[cfg(target_os = "linux")]
+        listener: None,
+    })
+}
+
+/// A run spawned without a fork (posix_spawn, clone3), with the namespace it got, if any.
+#[cfg(target_os = "linux")]
+fn piped(
+    p: crate::spawn::posix::PosixChild,
+    run: Option<crate::spawn::namespaced::NamespacedRun>,
+) -> Process {
+    let (init, listener) = match run {
+        Some(r) => (Some(Arc::new(r.init)), Some(r.listener)),
+        None => (None, None),
+    };
+    Process {
+        pid: p.pid,
+        io: Io::Pipes {
+            stdin: p.stdin.map(|s| Box::new(s) as Writer),
+            stdout: Box::new(p.stdout),
+            stderr: Box::new(p.stderr),
+        },
+        waiter: Waiter::Exit(p.exit),
+        init,
+        listener,
+    }
+}
+
+/// PTY when asked for, falling back to pipes (with OpenClaw's warning) when the PTY cannot be had.
+fn spawn_child<'a>(
+    req: &'a ExecRequest,
+    shell: &ShellConfig,
+    plan: &impl Fn(bool) -> EnvPlan<'a>,
+    warnings: &mut Vec<String>,
+    sandbox: Option<&crate::sandbox::Armed>,
+    tracking: Tracking<'_>,
+) -> Result<Process, AgentError> {
+    let Some(size) = req.pty else {
+        return spawn_with_pipes(req, shell, plan(false), sandbox, tracking);
+    };
+    #[cfg(unix)]
+    let pty_error = if req.pty_force_fallback {
+        AgentError::new(
+            crate::error::ErrorCode::SpawnFailed,
+            "PTY disabled by the ptyForceFallback option",
+        )
+    } else {
+        let env = build_env(&plan(true));
+        #[cfg(target_os = "linux")]
+        if let Some(spawned) = spawn_pty_namespaced(req, shell, &env, size, sandbox, tracking) {
+            match spawned {
+                Ok(s) => return Ok(s),
+                Err(e) if e.code == crate::error::ErrorCode::SandboxUnavailable => return Err(e),
+                // The terminal failed: the pipes below, as for any run.
+                Err(e) => {
+                    return spawn_pipes_instead(req, shell, plan, warnings, sandbox, tracking, e)
+                }
+            }
+        }
+        match spawn_pty(shell, req, &env, size, sandbox, join_fd(tracking)) {
+            Ok(p) => {
+                return Ok(Process {
+                    pid: p.pid,
+                    io: Io::Pty(Arc::new(p.master)),
+                    waiter: Waiter::Tokio(p.child),
+                    #[cfg(target_os = "linux")]
+                    init: None,
+                    #[cfg(target_os = "linux")]
+                    listener: None,
+                })
+            }
+            // The sandbox failed, not the terminal: pipes would fail the same way.
+            Err(e) if e.code == crate::error::ErrorCode::SandboxUnavailable => return Err(e),
+            Err(e) => e,
+        }
+    };
+    #[cfg(not(unix))]
+    let pty_error = {
+        let _ = size;
+        AgentError::new(
+            crate::error::ErrorCode::SpawnFailed,
+            "PTY sessions are not supported on this platform yet",
+        )
+    };
+    spawn_pipes_instead(req, shell, plan, warnings, sandbox, tracking, pty_error)
+}
+
+/// The PTY could not be had: pipes, with OpenClaw's warning.
+fn spawn_pipes_instead<'a>(
+    req: &'a ExecRequest,
+    shell: &ShellConfig,
+    plan: &impl Fn(bool) -> EnvPlan<'a>,
+    warnings: &mut Vec<String>,
+    sandbox: Option<&crate::sandbox::Armed>,
+    tracking: Tracking<'_>,
+    pty_error: AgentError,
+) -> Result<Process, AgentError> {
+    // A PTY child can always be written to; keep that promise over pipes.
+    let mut piped = req.clone();
+    piped.stdin = crate::spawn::StdinMode::Pipe;
+    match spawn_with_pipes(&piped, shell, plan(false), sandbox, tracking) {
+        Ok(s) => {
+            warnings.push(format!(
+                "Warning: PTY spawn failed ({}); retrying without PTY for `{}`.",
+                pty_error.message, req.command
+            ));
+            Ok(s)
+        }
+        Err(pipe_error) => Err(AgentError::new(
+            crate::error::ErrorCode::SpawnFailed,
+            format!(
+                "PTY spawn failed ({}), and the pipe fallback failed too ({}).",
+                pty_error.message, pipe_error.message
+            ),
+        )),
+    }
+}
+
+/// A sandboxed PTY run spawned into its PID namespace without a fork, where it has one and the clone
+/// can be made (`None`: take the other way).
+#[cfg(target_os = "linux")]
+fn spawn_pty_namespaced(
+    req: &ExecRequest,
+    shell: &ShellConfig,
+    env: &std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString>,
+    size: crate::spawn::request::PtySize,
+    sandbox: Option<&crate::sandbox::Armed>,
+    tracking: Tracking<'_>,
+) -> Option<Result<Process, AgentError>> {
+    use crate::spawn::clone3::SpawnError;
+    let plan = sandbox?.child_plan();
+    let ns = plan.process_namespaces()?;
+    if !crate::spawn::namespaced::supported() {
+        return None;
+    }
+    let script = req.shell_script();
+    let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
+    args.push(script.as_ref().as_ref());
+    match crate::spawn::namespaced::spawn_pty(
+        &shell.program,
+        &args,
+        env,
+        size,
+        &plan,
+        ns.lifeline,
+        cgroup_entry(tracking),
+    ) {
+        Ok((waiter, pid, master, run)) => Some(Ok(Process {
+            pid: pid as u32,
+            io: Io::Pty(Arc::new(master)),
+            waiter: Waiter::Exit(waiter),
+            init: Some(Arc::new(run.init)),
+            listener: Some(run.listener),
+        })),
+        Err(SpawnError::Child(e)) => Some(Err(crate::spawn::pipes::spawn_error(
+            &shell.program,
+            req,
+            &e,
+        ))),
+        Err(SpawnError::Clone(e)) => {
+            tracing::debug!("a namespaced clone failed ({e}); the sandboxed PTY run forks");
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn pty_and_pipe_failure_names_both_causes() {
+        let mut req = ExecRequest::new("true");
+        req.pty = Some(crate::spawn::request::PtySize::default());
+        req.pty_force_fallback = true;
+        let shell = ShellConfig {
+            program: "/nonexistent/shell".into(),
+            args: vec!["-c".into()],
+            warning: None,
+        };
+        let mut warnings = Vec::new();
+        let err = match spawn(&req, &shell, "m", &mut warnings, None, None) {
+            Err(e) => e,
+            Ok(_) => panic!("spawn must fail"),
+        };
+        assert_eq!(err.code, crate::error::ErrorCode::SpawnFailed);
+        assert!(
+            err.message.starts_with("PTY spawn failed (PTY disabled"),
+            "{}",
+            err.message
+        );
+        assert!(
+            err.message
+                .contains("pipe fallback failed too (Could not start /nonexistent/shell"),
+            "{}",
+            err.message
+        );
+        assert!(warnings.is_empty());
+    }
+}
