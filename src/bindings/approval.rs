@@ -11,7 +11,7 @@ use napi_derive::napi;
 use serde_json::{json, Value};
 
 use super::errors::{object_of, to_napi, typed, BindResult};
-use super::options::Fields;
+use super::fields::Fields;
 use crate::approval::analyze::{analyze, Analysis, Context};
 use crate::approval::evaluate::{Satisfied, SegmentVerdict};
 use crate::approval::gate::{self, Answer, ApprovalOptions, ApprovalRequest, GateResult};
@@ -541,7 +541,7 @@ pub fn check_model_env(env: &Env, value: Unknown) -> Result<()> {
             o
         },
     };
-    let pairs = super::options::env_object(&holder, "env").map_err(|e| e.into_napi(env))?;
+    let pairs = super::fields::env_object(&holder, "env").map_err(|e| e.into_napi(env))?;
     crate::spawn::env::validate_model_env(&pairs).map_err(|e| to_napi(env, &e))
 }
 

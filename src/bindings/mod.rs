@@ -3,6 +3,7 @@
 pub mod approval;
 pub mod errors;
 pub mod exec;
+pub mod fields;
 pub mod forward;
 pub mod options;
 pub mod preflight;

@@ -8,7 +8,7 @@ use napi::ValueType;
 use napi_derive::napi;
 
 use super::errors::{BindError, BindResult};
-use super::options::Fields;
+use super::fields::Fields;
 use crate::error::AgentError;
 use crate::sandbox::{ResourceLimits, SandboxReport, SandboxSpec};
 

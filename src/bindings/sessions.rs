@@ -12,7 +12,7 @@ use crate::session::keys::{openclaw_order, KeyItem};
 use super::errors::{
     object_of, reject, settle, split, throw, to_napi, typed, AgentResult, BindResult,
 };
-use super::options::Fields;
+use super::fields::Fields;
 use crate::error::{AgentError, ErrorCode};
 use crate::session::ops::{self, SessionInfo};
 use crate::session::registry;
