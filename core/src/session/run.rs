@@ -86,6 +86,8 @@ pub fn start(
     let tracking_ref = tracking.as_ref();
     #[cfg(not(target_os = "linux"))]
     let tracking_ref = None;
+    // The sandbox's listener is taken out of it on Linux only.
+    #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
     let mut process = match process::spawn(
         req,
         &shell,
@@ -149,6 +151,7 @@ pub fn start(
             pgid: pid as i32,
             marker: Some(marker),
             cgroup_procs: {
+                #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
                 let mut files = sandbox
                     .as_ref()
                     .map(|s| s.cgroup_procs_files())
@@ -217,6 +220,7 @@ pub fn start(
 /// Every directory this host makes run cgroups in (tracking cgroups, and the sandbox's limit cgroups),
 /// for the watchdog that kills what is left in them when the host dies.
 pub fn run_cgroup_parents() -> Vec<std::path::PathBuf> {
+    #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
     let mut dirs = Vec::new();
     #[cfg(target_os = "linux")]
     {
