@@ -1313,7 +1313,7 @@ mod timing {
                 .ok()
                 .as_deref()
                 .map(|p| Box::leak(p.to_string().into_boxed_str()) as &str),
-            home: Some("/root"),
+            home: Some(crate::approval::TEST_HOME),
         };
         let unit = "env LANG=C nice -n 5 timeout 5 sh -c 'ls -la && cat x' ; ";
         let cmd = format!("{}true", unit.repeat(65536 / unit.len()));

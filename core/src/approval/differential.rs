@@ -141,7 +141,7 @@ fn random_bytes_never_panic() {
             &super::analyze::Context {
                 cwd: std::path::Path::new("/"),
                 path: Some("/usr/bin:/bin"),
-                home: Some("/root"),
+                home: Some(crate::approval::TEST_HOME),
             },
         );
     }

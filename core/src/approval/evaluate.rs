@@ -322,7 +322,7 @@ mod tests {
         Context {
             cwd: Path::new("/"),
             path: Some("/usr/bin:/bin"),
-            home: Some("/root"),
+            home: Some(crate::approval::TEST_HOME),
         }
     }
 
@@ -342,7 +342,7 @@ mod tests {
                 patterns: &patterns,
                 safe_bins: &safe,
                 trusted_dirs: &trusted,
-                home: Some("/root"),
+                home: Some(crate::approval::TEST_HOME),
             },
         )
     }

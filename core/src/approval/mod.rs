@@ -19,3 +19,8 @@ pub mod rules;
 pub mod safe_bins;
 pub mod store;
 pub mod use_log;
+
+/// The home directory the analyzer's tests run with: one that does not exist, so no user's git
+/// config (and no unreadable `/root` when the tests run as a normal user) changes what they see.
+#[cfg(test)]
+pub(crate) const TEST_HOME: &str = "/nonexistent/agent-exec-test-home";

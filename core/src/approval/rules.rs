@@ -420,7 +420,7 @@ mod tests {
             &Context {
                 cwd: Path::new("/"),
                 path: Some("/usr/bin:/bin"),
-                home: Some("/root"),
+                home: Some(crate::approval::TEST_HOME),
             },
         )
     }
