@@ -4,16 +4,7 @@
 
 function platformTriple() {
   const { platform, arch } = process;
-  if (platform === 'linux') {
-    let musl = false;
-    try {
-      const report = typeof process.report?.getReport === 'function' ? process.report.getReport() : null;
-      musl = report ? !report.header?.glibcVersionRuntime : false;
-    } catch {
-      musl = false;
-    }
-    return `linux-${arch}-${musl ? 'musl' : 'gnu'}`;
-  }
+  if (platform === 'linux') return `linux-${arch}-${require('./libc.js').detectLibc() === 'musl' ? 'musl' : 'gnu'}`;
   if (platform === 'win32') return `win32-${arch}-msvc`;
   return `${platform}-${arch}`;
 }
