@@ -714,9 +714,10 @@ extern "C" fn init_main(arg: *mut c_void) -> ! {
                     revents: 0,
                 },
             ];
+            // ppoll with no timeout and no mask is poll(-1); arm64 has no poll system call.
             let n = sys(
-                libc::SYS_poll,
-                [fds.as_mut_ptr() as usize, fds.len(), usize::MAX, 0],
+                libc::SYS_ppoll,
+                [fds.as_mut_ptr() as usize, fds.len(), 0, 0],
             );
             if n < 0 && n != -(libc::EINTR as isize) {
                 exit(1);
