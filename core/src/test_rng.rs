@@ -17,6 +17,7 @@ impl Rng {
     }
 
     /// True `percent` times in a hundred.
+    #[cfg_attr(not(unix), allow(dead_code))]
     pub fn chance(&mut self, percent: usize) -> bool {
         self.below(100) < percent
     }

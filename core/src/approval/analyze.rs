@@ -718,9 +718,21 @@ fn cd_target(
             other => logical.push(other.as_os_str()),
         }
     }
-    let searchable = std::fs::metadata(&logical).is_ok_and(|m| m.is_dir())
-        && nix::unistd::access(&logical, nix::unistd::AccessFlags::X_OK).is_ok();
+    let searchable =
+        std::fs::metadata(&logical).is_ok_and(|m| m.is_dir()) && searchable_dir(&logical);
     searchable.then(|| resolve::real_file(&logical)).flatten()
+}
+
+/// Whether the user may search `dir` (execute permission on a directory).
+#[cfg(unix)]
+fn searchable_dir(dir: &Path) -> bool {
+    nix::unistd::access(dir, nix::unistd::AccessFlags::X_OK).is_ok()
+}
+
+/// Windows has no execute bit on directories: a directory that can be listed can be searched.
+#[cfg(not(unix))]
+fn searchable_dir(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok()
 }
 
 /// Why git, with these global options in this directory, may run a program its repository's or
@@ -950,7 +962,7 @@ fn resolve_with(
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -15,7 +15,7 @@
 //! subshell with its own record directory. Lines are generated until `DIFF_COMMANDS` of them
 //! (default 10,000) are accepted by the analyzer with something to check, and all of those run.
 
-#![cfg(test)]
+#![cfg(all(test, unix))]
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -114,7 +114,7 @@ pub fn same_program(name: &str, real: &str) -> bool {
             .any(|(n, impls)| *n == name && impls.contains(&real))
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::{symlink, PermissionsExt};

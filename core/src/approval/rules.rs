@@ -218,9 +218,17 @@ fn deny_views(segment: &Segment, files: &[(String, u64, u64)], out: &mut Vec<Str
 }
 
 /// Device and inode of a file.
+#[cfg(unix)]
 fn file_id(p: &std::path::Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Windows: stable Rust has no file identity (volume serial and file index are unstable), so deny
+/// rules match by name only there.
+#[cfg(not(unix))]
+fn file_id(_p: &std::path::Path) -> Option<(u64, u64)> {
+    None
 }
 
 /// The system's files for the programs deny and ask rules name (`Bash(rm:*)` names rm).

@@ -9,10 +9,13 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
+#[cfg(unix)]
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+#[cfg(unix)]
 use nix::errno::Errno;
+#[cfg(unix)]
 use nix::fcntl::{Flock, FlockArg};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -215,17 +218,29 @@ fn lenient_agents<'de, D: Deserializer<'de>>(
         .collect())
 }
 
+/// The home directory of the account, where `$HOME` is not set.
+#[cfg(unix)]
+fn account_home() -> Option<PathBuf> {
+    nix::unistd::User::from_uid(nix::unistd::getuid())
+        .ok()
+        .flatten()
+        .map(|u| u.dir)
+}
+
+/// The profile directory (`%USERPROFILE%`), where `$HOME` is not set, as most Windows shells leave it.
+#[cfg(windows)]
+fn account_home() -> Option<PathBuf> {
+    std::env::var_os("USERPROFILE")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
 fn default_path_from(openclaw_home: Option<OsString>, home: Option<OsString>) -> PathBuf {
     let base = openclaw_home
         .filter(|h| !h.is_empty())
         .or_else(|| home.filter(|h| !h.is_empty()))
         .map(PathBuf::from)
-        .or_else(|| {
-            nix::unistd::User::from_uid(nix::unistd::getuid())
-                .ok()
-                .flatten()
-                .map(|u| u.dir)
-        })
+        .or_else(account_home)
         .unwrap_or_else(|| PathBuf::from("/"));
     base.join(FILE_NAME)
 }
@@ -395,13 +410,38 @@ fn io_error(path: &Path, doing: &str, e: impl std::fmt::Display) -> AgentError {
     )
 }
 
-fn lock_exclusive(lock: &Path) -> Result<Flock<File>, AgentError> {
-    let mut file = OpenOptions::new()
+/// Files the approvals store makes are its owner's alone: mode 0600 on Unix. On Windows a new file
+/// takes the ACL of its directory, the user's profile by default, which only the user (and
+/// administrators) can read; the README says so.
+fn private_file_options() -> OpenOptions {
+    #[cfg_attr(not(unix), allow(unused_mut))]
+    let mut options = OpenOptions::new();
+    #[cfg(unix)]
+    options.mode(0o600);
+    options
+}
+
+#[cfg(windows)]
+fn lock_exclusive(lock: &Path) -> Result<File, AgentError> {
+    let file = private_file_options()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .mode(0o600)
+        .open(lock)
+        .map_err(|e| io_error(lock, "open the lock file", e))?;
+    // LockFileEx; released when the handle closes.
+    file.lock().map_err(|e| io_error(lock, "lock", e))?;
+    Ok(file)
+}
+
+#[cfg(unix)]
+fn lock_exclusive(lock: &Path) -> Result<Flock<File>, AgentError> {
+    let mut file = private_file_options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
         .open(lock)
         .map_err(|e| io_error(lock, "open the lock file", e))?;
     loop {
@@ -431,6 +471,7 @@ fn write_atomically(path: &Path, dir: &Path, file: &ApprovalsFile) -> Result<(),
     json.push(b'\n');
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .map_err(|e| io_error(dir, "create a temp file in", e))?;
+    #[cfg(unix)]
     tmp.as_file()
         .set_permissions(fs::Permissions::from_mode(0o600))
         .map_err(|e| io_error(tmp.path(), "set the mode of", e))?;
@@ -459,9 +500,11 @@ fn update<T>(
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    builder.mode(0o700);
+    builder
         .create(&dir)
         .map_err(|e| io_error(&dir, "create the directory", e))?;
     let lock = lock_exclusive(&lock_path(path))?;
@@ -557,7 +600,7 @@ pub fn record_uses(path: &Path, uses: &[EntryUse]) -> Result<(), AgentError> {
     })
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use serde_json::json;

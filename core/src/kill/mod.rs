@@ -1,8 +1,23 @@
 //! Ending a run's whole process tree, and what the child does right after fork so that it can be.
 
+#[cfg(windows)]
+pub mod job;
+#[cfg(unix)]
 pub mod tree;
 
-pub use tree::{KillReport, KillTarget};
+#[cfg(windows)]
+pub use job::KillTarget;
+#[cfg(unix)]
+pub use tree::KillTarget;
+
+/// What a kill left behind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KillReport {
+    /// Processes still alive after the last round (SIGKILL; `TerminateJobObject` on Windows).
+    pub survivors: Vec<u32>,
+    /// Whether the hard kill was needed (something ignored SIGTERM for the whole grace period).
+    pub escalated: bool,
+}
 
 /// The variable every process of a run inherits (`<host pid>-<session id>-<start ms>`), by which the
 /// kill path finds descendants that left the run's process group. Spawn sets it; kill reads it.

@@ -10,6 +10,8 @@
 
 use std::time::{Duration, Instant};
 
+use super::KillReport;
+
 /// Which processes belong to a run.
 #[derive(Debug, Clone)]
 pub struct KillTarget {
@@ -20,14 +22,6 @@ pub struct KillTarget {
     /// `cgroup.procs` files of the run's cgroup (sandboxed runs): members are the run's processes
     /// even when they cleared the marker and left the group.
     pub cgroup_procs: Vec<std::path::PathBuf>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct KillReport {
-    /// Processes still alive after the SIGKILL round.
-    pub survivors: Vec<u32>,
-    /// Whether SIGKILL was needed (something ignored SIGTERM for the whole grace period).
-    pub escalated: bool,
 }
 
 const POLL: Duration = Duration::from_millis(20);
@@ -68,6 +62,17 @@ impl KillTarget {
                     .collect::<Vec<u32>>()
             })
             .collect()
+    }
+
+    /// SIGKILL the group and every live process of the run at once, no grace: the host is going away,
+    /// or a run must end before it was ever handed over.
+    pub fn kill_now(&self) {
+        use nix::sys::signal::{kill, killpg, Signal};
+        use nix::unistd::Pid;
+        let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGKILL);
+        for pid in self.live_processes() {
+            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+        }
     }
 
     pub fn is_alive(&self) -> bool {

@@ -167,6 +167,7 @@ pub fn unavailable(detail: impl std::fmt::Display) -> AgentError {
 
 impl SandboxReport {
     /// What every platform reports about a run's sandbox; refusals and limits are filled in after.
+    #[cfg(unix)]
     pub(crate) fn describing(
         policy: &policy::FsPolicy,
         tmp_dir: &Path,
@@ -222,6 +223,7 @@ pub fn format_bytes(n: u64) -> String {
 /// Each is named `agent-exec-sandbox-<pid namespace>-<host pid>-<random>`; the first sandboxed run of
 /// a host removes the ones of hosts that are gone, in its own PID namespace only (a pid says nothing
 /// about a host in another container sharing the temp dir), owned by its own user only.
+#[cfg(unix)]
 mod stale_tmp {
     use std::os::unix::fs::MetadataExt;
     use std::path::Path;
@@ -301,6 +303,7 @@ mod stale_tmp {
     }
 }
 
+#[cfg(unix)]
 pub(crate) fn private_tmp() -> Result<(tempfile::TempDir, PathBuf), AgentError> {
     let prefix = stale_tmp::prefix();
     stale_tmp::sweep_once(&std::env::temp_dir(), prefix);
@@ -314,6 +317,7 @@ pub(crate) fn private_tmp() -> Result<(tempfile::TempDir, PathBuf), AgentError> 
 
 /// The variables every sandboxed run gets: its temp dir under the three usual names, and markers a
 /// script can test (as Codex's `CODEX_SANDBOX_NETWORK_DISABLED`).
+#[cfg(unix)]
 pub(crate) fn sandbox_env(tmp: &Path, network: bool) -> Vec<(String, String)> {
     let tmp = tmp.display().to_string();
     let mut env = vec![

@@ -130,7 +130,6 @@ pub struct Session {
 /// A session's input side.
 pub(crate) enum Input {
     Pipe(Box<dyn tokio::io::AsyncWrite + Send + Unpin>),
-    #[cfg(unix)]
     Pty(Arc<crate::spawn::pty::PtyMaster>),
 }
 

@@ -318,7 +318,6 @@ pub async fn write_stdin(session: &Session, data: &[u8], eof: bool) -> Result<us
             }
             r
         }
-        #[cfg(unix)]
         Some(Input::Pty(master)) => {
             let r = master.write_all(data).await;
             if r.is_ok() && eof {
@@ -395,7 +394,6 @@ pub async fn resize(session: &Session, cols: u16, rows: u16) -> Result<(), Agent
     }
     let guard = session.input.lock().await;
     match guard.as_ref() {
-        #[cfg(unix)]
         Some(Input::Pty(master)) => {
             master
                 .resize(crate::spawn::request::PtySize { cols, rows })

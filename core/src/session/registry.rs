@@ -151,13 +151,8 @@ impl Registry {
 
     /// SIGKILL every running session's tree at once, no grace: the host is going away.
     pub fn kill_all_now(&self) {
-        use nix::sys::signal::{kill, killpg, Signal};
-        use nix::unistd::Pid;
         for session in self.running() {
-            let _ = killpg(Pid::from_raw(session.target.pgid), Signal::SIGKILL);
-            for pid in session.target.live_processes() {
-                let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
-            }
+            session.target.kill_now();
         }
     }
 

@@ -17,7 +17,6 @@ use crate::kill::KillTarget;
 use crate::output::collector::OutputCollector;
 use crate::output::Stream;
 use crate::spawn::process::{self, Io, Reader, Waiter};
-#[cfg(unix)]
 use crate::spawn::pty::PtyMaster;
 use crate::spawn::shell::resolve_shell;
 use crate::spawn::ExecRequest;
@@ -112,20 +111,18 @@ pub fn start(
         let supervised = s.after_spawn();
         if let Err(e) = supervised {
             // Without its supervisor the child would wait forever on its first write: end it.
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(process.pid as i32),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+            process.kill_now();
             registry.release(&id);
             return Err(e);
         }
     }
     let pid = process.pid;
+    #[cfg(windows)]
+    let job = process.job.clone();
     let (kill_tx, kill_rx) = watch::channel(None);
     let (done_tx, _) = watch::channel(false);
     // The input goes to the session; the output to the pumps below.
     let (input, output) = match process.io {
-        #[cfg(unix)]
         Io::Pty(master) => (Some(Input::Pty(master.clone())), Output::Pty(master)),
         Io::Pipes {
             stdin,
@@ -133,10 +130,7 @@ pub fn start(
             stderr,
         } => (stdin.map(Input::Pipe), Output::Pipes(stdout, stderr)),
     };
-    #[cfg(unix)]
     let is_pty = matches!(output, Output::Pty(_));
-    #[cfg(not(unix))]
-    let is_pty = false;
     let session = Arc::new(Session {
         meta: SessionMeta {
             id,
@@ -147,6 +141,12 @@ pub fn start(
             scope_key,
             is_pty,
         },
+        #[cfg(windows)]
+        target: KillTarget {
+            pid,
+            job: job.clone(),
+        },
+        #[cfg(unix)]
         target: KillTarget {
             pgid: pid as i32,
             marker: Some(marker),
@@ -201,7 +201,6 @@ pub fn start(
     }
     registry.insert(session.clone());
     let pumps = match output {
-        #[cfg(unix)]
         Output::Pty(master) => vec![tokio::spawn(pump_pty(session.clone(), master))],
         Output::Pipes(out, err) => vec![
             tokio::spawn(pump(session.clone(), Stream::Stdout, out)),
@@ -298,12 +297,10 @@ fn without_namespace_inits(pids: Vec<u32>) -> Vec<u32> {
 /// Where the run's output is read from.
 enum Output {
     Pipes(Reader, Reader),
-    #[cfg(unix)]
     Pty(Arc<PtyMaster>),
 }
 
 /// Reads a PTY master to its end, answering cursor position queries as a terminal would.
-#[cfg(unix)]
 async fn pump_pty(session: Arc<Session>, master: Arc<PtyMaster>) {
     let mut buf = vec![0u8; READ_CHUNK];
     loop {

@@ -1,16 +1,24 @@
 //! Spawning a command with plain pipes: stdout and stderr piped, stdin closed (or a pipe on request),
 //! the child in a new session so its process group can be signalled as a whole.
 
+#[cfg(unix)]
 use std::collections::BTreeMap;
+#[cfg(unix)]
 use std::ffi::OsString;
+#[cfg(unix)]
 use std::process::Stdio;
 
+#[cfg(unix)]
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
-use super::request::{ExecRequest, StdinMode};
+use super::request::ExecRequest;
+#[cfg(unix)]
+use super::request::StdinMode;
+#[cfg(unix)]
 use super::shell::ShellConfig;
 use crate::error::{AgentError, ErrorCode};
 
+#[cfg(unix)]
 pub struct PipeChild {
     pub child: Child,
     pub pid: u32,
@@ -19,6 +27,7 @@ pub struct PipeChild {
     pub stderr: ChildStderr,
 }
 
+#[cfg(unix)]
 pub fn spawn_pipes(
     shell: &ShellConfig,
     req: &ExecRequest,
@@ -38,12 +47,10 @@ pub fn spawn_pipes(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    #[cfg(unix)]
     // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe calls.
     unsafe {
         cmd.pre_exec(crate::spawn::child_setup::in_child);
     }
-    #[cfg(unix)]
     if let Some(procs_fd) = tracking {
         // SAFETY: one write(2) on a descriptor opened before the fork.
         unsafe {
@@ -77,7 +84,12 @@ pub fn spawn_error(program: &std::path::Path, req: &ExecRequest, e: &std::io::Er
     if let Some(sandbox_error) = crate::sandbox::spawn_error(e) {
         return sandbox_error;
     }
-    if e.raw_os_error() == Some(libc::E2BIG) {
+    #[cfg(unix)]
+    let too_long = e.raw_os_error() == Some(libc::E2BIG);
+    // ERROR_FILENAME_EXCED_RANGE: the command line is over 32,767 characters.
+    #[cfg(windows)]
+    let too_long = e.raw_os_error() == Some(206);
+    if too_long {
         // The command line and environment together exceed what the OS takes for one exec.
         return AgentError::new(
             ErrorCode::SpawnFailed,

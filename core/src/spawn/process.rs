@@ -10,9 +10,11 @@ use tokio::io::AsyncRead;
 
 use crate::error::AgentError;
 use crate::spawn::env::{build_env, EnvPlan};
+#[cfg(unix)]
 use crate::spawn::pipes::spawn_pipes;
 #[cfg(unix)]
-use crate::spawn::pty::{spawn_pty, PtyMaster};
+use crate::spawn::pty::spawn_pty;
+use crate::spawn::pty::PtyMaster;
 use crate::spawn::shell::ShellConfig;
 use crate::spawn::ExecRequest;
 
@@ -30,6 +32,24 @@ pub struct Process {
     /// The sandbox's listener, when the spawn made it in our descriptor table (no handover).
     #[cfg(target_os = "linux")]
     pub listener: Option<std::os::fd::OwnedFd>,
+    /// The Job Object the run and everything it starts are in (Windows).
+    #[cfg(windows)]
+    pub job: Option<Arc<crate::kill::job::Job>>,
+}
+
+impl Process {
+    /// End the run at once, before it was handed to a session (its group; its job on Windows).
+    pub fn kill_now(&self) {
+        #[cfg(unix)]
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        #[cfg(windows)]
+        if let Some(job) = &self.job {
+            job.terminate();
+        }
+    }
 }
 
 /// How the run's input and output travel.
@@ -40,16 +60,19 @@ pub enum Io {
         stdout: Reader,
         stderr: Reader,
     },
-    /// A terminal: one master for input and the merged output.
-    #[cfg(unix)]
+    /// A terminal (a ConPTY on Windows): one master for input and the merged output.
     Pty(Arc<PtyMaster>),
 }
 
 /// The wait for the run's exit: tokio's child handle, or the exit watcher of the fork-free paths.
 pub enum Waiter {
-    Tokio(tokio::process::Child),
+    /// Boxed: on Windows tokio's child is several times the size of the other variants.
+    Tokio(Box<tokio::process::Child>),
     #[cfg(target_os = "linux")]
     Exit(crate::spawn::exit_watch::ExitWaiter),
+    /// A ConPTY run, whose console the wait closes once it exits.
+    #[cfg(windows)]
+    Console(crate::spawn::conpty::ConsoleWaiter),
 }
 
 impl Waiter {
@@ -58,6 +81,8 @@ impl Waiter {
             Waiter::Tokio(c) => c.wait().await,
             #[cfg(target_os = "linux")]
             Waiter::Exit(w) => w.wait().await,
+            #[cfg(windows)]
+            Waiter::Console(w) => w.wait().await,
         }
     }
 }
@@ -118,6 +143,7 @@ fn cgroup_entry(tracking: Tracking<'_>) -> Option<crate::spawn::namespaced::Cgro
 }
 
 /// `cgroup.procs` of the tracking cgroup, for a forked child to join before exec.
+#[cfg(unix)]
 fn join_fd(tracking: Tracking<'_>) -> Option<std::os::fd::RawFd> {
     #[cfg(target_os = "linux")]
     {
@@ -190,20 +216,30 @@ fn spawn_with_pipes(
             }
         }
     }
-    let p = spawn_pipes(shell, req, &env, sandbox, join_fd(tracking))?;
-    Ok(Process {
-        pid: p.pid,
-        io: Io::Pipes {
-            stdin: p.stdin.map(|s| Box::new(s) as Writer),
-            stdout: Box::new(p.stdout),
-            stderr: Box::new(p.stderr),
-        },
-        waiter: Waiter::Tokio(p.child),
-        #[cfg(target_os = "linux")]
-        init: None,
-        #[cfg(target_os = "linux")]
-        listener: None,
-    })
+    #[cfg(windows)]
+    {
+        // No sandbox on Windows (refused before the spawn) and no tracking cgroup: the run's job
+        // tracks it.
+        let _ = (sandbox, tracking);
+        crate::spawn::windows::spawn_pipes(shell, req, &env)
+    }
+    #[cfg(unix)]
+    {
+        let p = spawn_pipes(shell, req, &env, sandbox, join_fd(tracking))?;
+        Ok(Process {
+            pid: p.pid,
+            io: Io::Pipes {
+                stdin: p.stdin.map(|s| Box::new(s) as Writer),
+                stdout: Box::new(p.stdout),
+                stderr: Box::new(p.stderr),
+            },
+            waiter: Waiter::Tokio(Box::new(p.child)),
+            #[cfg(target_os = "linux")]
+            init: None,
+            #[cfg(target_os = "linux")]
+            listener: None,
+        })
+    }
 }
 
 /// A run spawned without a fork (posix_spawn, clone3), with the namespace it got, if any.
@@ -265,7 +301,7 @@ fn spawn_child<'a>(
                 return Ok(Process {
                     pid: p.pid,
                     io: Io::Pty(Arc::new(p.master)),
-                    waiter: Waiter::Tokio(p.child),
+                    waiter: Waiter::Tokio(Box::new(p.child)),
                     #[cfg(target_os = "linux")]
                     init: None,
                     #[cfg(target_os = "linux")]
@@ -277,13 +313,25 @@ fn spawn_child<'a>(
             Err(e) => e,
         }
     };
-    #[cfg(not(unix))]
-    let pty_error = {
-        let _ = size;
+    #[cfg(windows)]
+    let pty_error = if req.pty_force_fallback {
         AgentError::new(
             crate::error::ErrorCode::SpawnFailed,
-            "PTY sessions are not supported on this platform yet",
+            "PTY disabled by the ptyForceFallback option",
         )
+    } else {
+        let env = build_env(&plan(true));
+        match crate::spawn::conpty::spawn_conpty(shell, req, &env, size) {
+            Ok(c) => {
+                return Ok(Process {
+                    pid: c.pid,
+                    io: Io::Pty(Arc::new(c.master)),
+                    waiter: Waiter::Console(c.waiter),
+                    job: Some(Arc::new(c.job)),
+                })
+            }
+            Err(e) => e,
+        }
     };
     spawn_pipes_instead(req, shell, plan, warnings, sandbox, tracking, pty_error)
 }

@@ -125,6 +125,11 @@ impl ExecRequest {
     /// The script handed to the shell: the command, preceded by an EXIT trap that records the final
     /// directory when cwd tracking is on (a command that sets its own EXIT trap replaces ours).
     pub fn shell_script(&self) -> std::borrow::Cow<'_, str> {
+        // PowerShell and cmd.exe have no `trap ... EXIT`: on Windows the final directory is not
+        // reported (README, Platforms).
+        if cfg!(windows) {
+            return std::borrow::Cow::Borrowed(&self.command);
+        }
         match &self.cwd_report {
             None => std::borrow::Cow::Borrowed(&self.command),
             // On the command's first line, so `$LINENO` and the shell's error line numbers are the

@@ -115,11 +115,39 @@ fn replace_fish(program: PathBuf, path: Option<&str>) -> PathBuf {
 fn default_sh(path: Option<&str>) -> PathBuf {
     #[cfg(windows)]
     {
-        let _ = path;
-        return PathBuf::from("powershell.exe");
+        windows_shell(|name| std::env::var(name).ok(), path)
     }
     #[cfg(not(windows))]
     find_executable("sh", path).unwrap_or_else(|| PathBuf::from("/bin/sh"))
+}
+
+/// The Windows shell as OpenClaw B picks it: PowerShell 7 where it is installed
+/// (`%ProgramFiles%`, `%ProgramW6432%`, then `pwsh` on `PATH`), then Windows PowerShell 5.1
+/// (`%SystemRoot%\System32\WindowsPowerShell\v1.0`, then `powershell` on `PATH`), and `cmd.exe`
+/// (`%ComSpec%`) on a system with no PowerShell at all. `var` reads an environment variable.
+#[cfg_attr(not(windows), allow(dead_code))]
+fn windows_shell(var: impl Fn(&str) -> Option<String>, path: Option<&str>) -> PathBuf {
+    let under = |root: &str, rest: &str| {
+        var(root)
+            .filter(|r| !r.is_empty())
+            .map(|r| PathBuf::from(format!("{r}\\{rest}")))
+    };
+    let candidates = [
+        under("ProgramFiles", "PowerShell\\7\\pwsh.exe"),
+        under("ProgramW6432", "PowerShell\\7\\pwsh.exe"),
+        find_executable("pwsh.exe", path),
+        under(
+            "SystemRoot",
+            "System32\\WindowsPowerShell\\v1.0\\powershell.exe",
+        ),
+        find_executable("powershell.exe", path),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|p| is_executable(p))
+        .or_else(|| var("ComSpec").filter(|c| !c.is_empty()).map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("cmd.exe"))
 }
 
 /// Look a program up: a name with a separator is taken as a path, a bare name is searched on `path`.
@@ -185,6 +213,53 @@ mod tests {
         let s = resolve_shell(None, Some("/nonexistent/zsh"), None).unwrap();
         assert_eq!(s.program.file_name().unwrap(), "sh");
         assert!(s.warning.unwrap().contains("/nonexistent/zsh"));
+    }
+
+    #[test]
+    fn windows_shell_order_is_pwsh_7_then_windows_powershell_then_cmd() {
+        // The Windows paths are joined with backslashes; on Linux such a path is one file name inside
+        // the temp dir, which is enough to check the order.
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root").display().to_string();
+        let make = |rest: &str| {
+            let p = PathBuf::from(format!("{root}\\{rest}"));
+            std::fs::write(&p, "").unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p
+        };
+        let vars = |comspec: Option<&str>| {
+            let root = root.clone();
+            let comspec = comspec.map(str::to_string);
+            move |name: &str| match name {
+                "ProgramFiles" | "ProgramW6432" | "SystemRoot" => Some(root.clone()),
+                "ComSpec" => comspec.clone(),
+                _ => None,
+            }
+        };
+        let empty = Some("/nonexistent");
+        assert_eq!(windows_shell(vars(None), empty), PathBuf::from("cmd.exe"));
+        assert_eq!(
+            windows_shell(vars(Some("C:\\Windows\\system32\\cmd.exe")), empty),
+            PathBuf::from("C:\\Windows\\system32\\cmd.exe")
+        );
+        let ps51 = make("System32\\WindowsPowerShell\\v1.0\\powershell.exe");
+        assert_eq!(windows_shell(vars(None), empty), ps51);
+        let bin = tempfile::tempdir().unwrap();
+        std::fs::write(bin.path().join("pwsh.exe"), "").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            bin.path().join("pwsh.exe"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        let on_path = bin.path().display().to_string();
+        assert_eq!(
+            windows_shell(vars(None), Some(&on_path)),
+            bin.path().join("pwsh.exe")
+        );
+        let pwsh7 = make("PowerShell\\7\\pwsh.exe");
+        assert_eq!(windows_shell(vars(None), Some(&on_path)), pwsh7);
     }
 
     #[test]
