@@ -33,7 +33,8 @@ pub struct JsApprovalRequest {
     pub reason: String,
     /// Why the shell analysis failed, when it did.
     pub analysis_reason: Option<String>,
-    /// The analysis failure's stable code, when it has one (`command-too-large`, `too-many-commands`).
+    /// The analysis failure's stable code, when it has one (`command-too-large`, `too-many-commands`,
+    /// `shell-not-analysed` on Windows).
     pub analysis_code: Option<String>,
     #[napi(ts_type = "Array<ApprovalRequestSegment>")]
     pub segments: Vec<JsRequestSegment>,
@@ -471,8 +472,9 @@ pub struct JsCommandAnalysis {
     pub ok: bool,
     /// Why the command cannot be analysed (OpenClaw's texts, e.g. `unsupported shell token: $()`).
     pub reason: Option<String>,
-    /// A stable code for failures callers may branch on: `command-too-large` (over 256 KiB) or
-    /// `too-many-commands` (over 1024 simple commands, inner `sh -c` ones included). Such commands are asked, never run unasked.
+    /// A stable code for failures callers may branch on: `command-too-large` (over 256 KiB),
+    /// `too-many-commands` (over 1024 simple commands, inner `sh -c` ones included) or
+    /// `shell-not-analysed` (Windows, where PowerShell or cmd.exe runs the command). Such commands are asked, never run unasked.
     pub code: Option<String>,
     /// `&&`, `||` or `;` between chain parts.
     pub operators: Vec<String>,

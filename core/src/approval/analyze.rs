@@ -72,7 +72,8 @@ impl Segment {
 pub struct Analysis {
     pub ok: bool,
     pub reason: Option<String>,
-    /// A stable code for failures callers may branch on (`command-too-large`, `too-many-commands`).
+    /// A stable code for failures callers may branch on (`command-too-large`, `too-many-commands`,
+    /// `shell-not-analysed` on Windows).
     pub code: Option<&'static str>,
     /// Chain parts (split on `&&`, `||`, `;`), each a pipeline of segments.
     pub chains: Vec<Vec<Segment>>,
@@ -166,6 +167,14 @@ pub const MAX_COMMAND_BYTES: usize = 256 * 1024;
 pub const MAX_SEGMENTS: usize = 1024;
 
 pub fn analyze(command: &str, ctx: &Context<'_>) -> Analysis {
+    // The analyzer reads POSIX shell; on Windows the command runs in PowerShell or cmd.exe, whose
+    // quoting and operators differ. Not certain what will run, the gate asks: never guess open.
+    if cfg!(windows) {
+        return Analysis::failed_with_code(
+            "shell-not-analysed",
+            "on Windows the command runs in PowerShell or cmd.exe, whose syntax the analyzer does not read",
+        );
+    }
     if command.len() > MAX_COMMAND_BYTES {
         return Analysis::failed_with_code(
             "command-too-large",

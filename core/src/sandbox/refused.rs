@@ -49,6 +49,13 @@ const SYS_FSCONFIG: libc::c_long = 431;
 const SYS_FSMOUNT: libc::c_long = 432;
 const SYS_FSPICK: libc::c_long = 433;
 const SYS_MOUNT_SETATTR: libc::c_long = 442;
+/// kexec_file_load, which the libc crate does not name for aarch64 musl.
+#[cfg(target_arch = "x86_64")]
+const SYS_KEXEC_FILE_LOAD: libc::c_long = 320;
+#[cfg(target_arch = "aarch64")]
+const SYS_KEXEC_FILE_LOAD: libc::c_long = 294;
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const SYS_KEXEC_FILE_LOAD: libc::c_long = libc::SYS_kexec_file_load;
 const SYS_OPEN_TREE_ATTR: libc::c_long = 467;
 pub const SYS_CLONE3: libc::c_long = 435;
 
@@ -78,11 +85,7 @@ pub fn always() -> Vec<(libc::c_long, &'static str, Why)> {
         (libc::SYS_setdomainname, "setdomainname", Why::Hostname),
         (libc::SYS_reboot, "reboot", Why::Administration),
         (libc::SYS_kexec_load, "kexec_load", Why::Administration),
-        (
-            libc::SYS_kexec_file_load,
-            "kexec_file_load",
-            Why::Administration,
-        ),
+        (SYS_KEXEC_FILE_LOAD, "kexec_file_load", Why::Administration),
         (libc::SYS_init_module, "init_module", Why::Administration),
         (libc::SYS_finit_module, "finit_module", Why::Administration),
         (
@@ -256,6 +259,12 @@ pub fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(target_env = "gnu")]
+    fn the_hand_numbered_call_is_the_one_glibc_targets_name() {
+        assert_eq!(SYS_KEXEC_FILE_LOAD, libc::SYS_kexec_file_load);
+    }
 
     #[test]
     fn changes_to_other_processes_are_refused_and_to_the_caller_pass() {
