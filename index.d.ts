@@ -53,7 +53,10 @@ export interface ApprovalRequest {
   reason: string
   /** Why the shell analysis failed, when it did. */
   analysisReason?: string
-  /** The analysis failure's stable code, when it has one (`command-too-large`, `too-many-commands`). */
+  /**
+   * The analysis failure's stable code, when it has one (`command-too-large`, `too-many-commands`,
+   * `shell-not-analysed` on Windows).
+   */
   analysisCode?: string
   segments: Array<ApprovalRequestSegment>
   /** Executables `allow-always` would add to the allowlist. */
@@ -117,8 +120,9 @@ export interface CommandAnalysis {
   /** Why the command cannot be analysed (OpenClaw's texts, e.g. `unsupported shell token: $()`). */
   reason?: string
   /**
-   * A stable code for failures callers may branch on: `command-too-large` (over 256 KiB) or
-   * `too-many-commands` (over 1024 simple commands, inner `sh -c` ones included). Such commands are asked, never run unasked.
+   * A stable code for failures callers may branch on: `command-too-large` (over 256 KiB),
+   * `too-many-commands` (over 1024 simple commands, inner `sh -c` ones included) or
+   * `shell-not-analysed` (Windows, where PowerShell or cmd.exe runs the command). Such commands are asked, never run unasked.
    */
   code?: string
   /** `&&`, `||` or `;` between chain parts. */

@@ -118,7 +118,8 @@ test_core() {
   case "$target" in aarch64-*) runner="qemu-aarch64-static -L /usr/aarch64-linux-gnu" ;; esac
   case "$target" in *-linux-gnu) target="$target.2.17" ;; esac
   echo "== cargo test -p agent-exec-core for $target${runner:+ (under $runner)}"
-  env "$runner_var=$runner" RUSTC_BOOTSTRAP=1 RUSTC="$WEB_RUSTC" \
+  # An empty runner variable is an error to cargo-zigbuild: set it only for arm64.
+  env ${runner:+"$runner_var=$runner"} RUSTC_BOOTSTRAP=1 RUSTC="$WEB_RUSTC" \
     CARGO_TARGET_DIR="$PWD/target/cross" PATH="$zig:/usr/bin:$PATH" \
     "$(command -v cargo-zigbuild)" test -p agent-exec-core --lib --target "$target" \
     -Zbuild-std -- --test-threads=2 "$@"
