@@ -421,15 +421,19 @@ fn private_file_options() -> OpenOptions {
     options
 }
 
-#[cfg(windows)]
-fn lock_exclusive(lock: &Path) -> Result<File, AgentError> {
-    let file = private_file_options()
+fn open_lock_file(lock: &Path) -> Result<File, AgentError> {
+    private_file_options()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .open(lock)
-        .map_err(|e| io_error(lock, "open the lock file", e))?;
+        .map_err(|e| io_error(lock, "open the lock file", e))
+}
+
+#[cfg(windows)]
+fn lock_exclusive(lock: &Path) -> Result<File, AgentError> {
+    let file = open_lock_file(lock)?;
     // LockFileEx; released when the handle closes.
     file.lock().map_err(|e| io_error(lock, "lock", e))?;
     Ok(file)
@@ -437,13 +441,7 @@ fn lock_exclusive(lock: &Path) -> Result<File, AgentError> {
 
 #[cfg(unix)]
 fn lock_exclusive(lock: &Path) -> Result<Flock<File>, AgentError> {
-    let mut file = private_file_options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(lock)
-        .map_err(|e| io_error(lock, "open the lock file", e))?;
+    let mut file = open_lock_file(lock)?;
     loop {
         match Flock::lock(file, FlockArg::LockExclusive) {
             Ok(locked) => return Ok(locked),
