@@ -26,6 +26,8 @@ const TERMINATED: u32 = 1;
 const POLL: Duration = Duration::from_millis(20);
 /// How long a terminated job's processes get to disappear before they are reported as survivors.
 const KILL_SETTLE: Duration = Duration::from_millis(2000);
+/// The most process ids one query makes room for.
+const MAX_LISTED: usize = 1 << 20;
 
 /// A Job Object that kills what is in it when its last handle closes.
 pub struct Job(OwnedHandle);
@@ -108,17 +110,19 @@ impl Job {
                 list.NumberOfAssignedProcesses as usize,
                 list.NumberOfProcessIdsInList as usize,
             );
-            if ok != 0 || assigned > room {
-                if assigned > room && room < 1 << 20 {
-                    room = assigned + 16;
-                    continue;
-                }
-                return buf[header..header + listed.min(room)]
-                    .iter()
-                    .map(|&p| p as u32)
-                    .collect();
+            // The call fails with ERROR_MORE_DATA when the room is short, and says how much is needed.
+            let short = ok == 0 && assigned > room;
+            if short && room < MAX_LISTED {
+                room = assigned + 16;
+                continue;
             }
-            return Vec::new();
+            if ok == 0 && !short {
+                return Vec::new();
+            }
+            return buf[header..header + listed.min(room)]
+                .iter()
+                .map(|&p| p as u32)
+                .collect();
         }
     }
 }
@@ -141,17 +145,13 @@ impl KillTarget {
         }
     }
 
-    pub fn may_have_members(&self) -> bool {
-        !self.live_processes().is_empty()
-    }
-
-    /// [`KillTarget::may_have_members`] where the processes in `except` do not count.
+    /// Whether a process of the run remains, those in `except` aside.
     pub fn may_have_members_besides(&self, except: &[u32]) -> bool {
         self.live_processes().iter().any(|p| !except.contains(p))
     }
 
     pub fn is_alive(&self) -> bool {
-        self.may_have_members()
+        !self.live_processes().is_empty()
     }
 
     /// End the whole job now.

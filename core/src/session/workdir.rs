@@ -119,33 +119,22 @@ mod tests {
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         let r = registry();
         let base = dir.path();
-        let got = resolve(
-            r,
-            &WorkdirRequest {
-                requested: Some(" sub "),
-                base: Some(base),
-                ..Default::default()
-            },
-        );
+        let at = |requested| {
+            resolve(
+                r,
+                &WorkdirRequest {
+                    requested: Some(requested),
+                    base: Some(base),
+                    ..Default::default()
+                },
+            )
+        };
+        let got = at(" sub ");
         assert_eq!(got.cwd, base.join("sub"));
         assert!(got.warnings.is_empty());
-        let got = resolve(
-            r,
-            &WorkdirRequest {
-                requested: Some("sub/../sub/./"),
-                base: Some(base),
-                ..Default::default()
-            },
-        );
+        let got = at("sub/../sub/./");
         assert_eq!(got.cwd, base.join("sub"));
-        let got = resolve(
-            r,
-            &WorkdirRequest {
-                requested: Some("gone"),
-                base: Some(base),
-                ..Default::default()
-            },
-        );
+        let got = at("gone");
         assert_eq!(got.cwd, base);
         assert_eq!(
             got.warnings,
@@ -155,14 +144,7 @@ mod tests {
             )]
         );
         // Blank is no workdir at all: no warning.
-        let got = resolve(
-            r,
-            &WorkdirRequest {
-                requested: Some("   "),
-                base: Some(base),
-                ..Default::default()
-            },
-        );
+        let got = at("   ");
         assert_eq!((got.cwd.as_path(), got.warnings.len()), (base, 0));
     }
 

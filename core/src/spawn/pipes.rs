@@ -1,24 +1,16 @@
 //! Spawning a command with plain pipes: stdout and stderr piped, stdin closed (or a pipe on request),
 //! the child in a new session so its process group can be signalled as a whole.
 
-#[cfg(unix)]
 use std::collections::BTreeMap;
-#[cfg(unix)]
 use std::ffi::OsString;
-#[cfg(unix)]
 use std::process::Stdio;
 
-#[cfg(unix)]
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
-use super::request::ExecRequest;
-#[cfg(unix)]
-use super::request::StdinMode;
-#[cfg(unix)]
+use super::request::{ExecRequest, StdinMode};
 use super::shell::ShellConfig;
 use crate::error::{AgentError, ErrorCode};
 
-#[cfg(unix)]
 pub struct PipeChild {
     pub child: Child,
     pub pid: u32,
@@ -27,18 +19,45 @@ pub struct PipeChild {
     pub stderr: ChildStderr,
 }
 
-#[cfg(unix)]
-pub fn spawn_pipes(
+impl PipeChild {
+    /// A child spawned from [`piped_command`], with its pipes taken out.
+    pub fn taken(mut child: Child) -> Result<PipeChild, AgentError> {
+        let pid = child.id().ok_or_else(|| {
+            AgentError::new(
+                ErrorCode::SpawnFailed,
+                "The child exited before its pid was read.",
+            )
+        })?;
+        Ok(PipeChild {
+            stdout: child.stdout.take().expect("stdout is piped"),
+            stderr: child.stderr.take().expect("stderr is piped"),
+            stdin: child.stdin.take(),
+            child,
+            pid,
+        })
+    }
+}
+
+/// The command for `req` under `shell` in its directory with exactly `env`, stdout and stderr piped,
+/// stdin closed or piped as asked. Each platform adds its own steps before the spawn.
+pub fn piped_command(
     shell: &ShellConfig,
     req: &ExecRequest,
     env: &BTreeMap<OsString, OsString>,
-    sandbox: Option<&crate::sandbox::Armed>,
-    tracking: Option<std::os::fd::RawFd>,
-) -> Result<PipeChild, AgentError> {
+) -> Command {
     let mut cmd = Command::new(&shell.program);
-    cmd.args(&shell.args)
-        .arg(req.shell_script().as_ref())
-        .current_dir(&req.cwd)
+    cmd.args(&shell.args);
+    #[cfg(windows)]
+    if super::windows_args::is_cmd(&shell.program) {
+        // cmd.exe splits its command line its own way: the command goes whole inside one pair of
+        // quotes, which `/s` strips.
+        cmd.raw_arg(format!("\"{}\"", req.shell_script()));
+    } else {
+        cmd.arg(req.shell_script().as_ref());
+    }
+    #[cfg(unix)]
+    cmd.arg(req.shell_script().as_ref());
+    cmd.current_dir(&req.cwd)
         .env_clear()
         .envs(env)
         .stdin(match req.stdin {
@@ -47,6 +66,20 @@ pub fn spawn_pipes(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    cmd
+}
+
+/// Spawn with pipes, the child leading a new session (and joining the tracking cgroup, or entering
+/// the sandbox) before exec.
+#[cfg(unix)]
+pub fn spawn_pipes(
+    shell: &ShellConfig,
+    req: &ExecRequest,
+    env: &BTreeMap<OsString, OsString>,
+    sandbox: Option<&crate::sandbox::Armed>,
+    tracking: Option<std::os::fd::RawFd>,
+) -> Result<PipeChild, AgentError> {
+    let mut cmd = piped_command(shell, req, env);
     // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe calls.
     unsafe {
         cmd.pre_exec(crate::spawn::child_setup::in_child);
@@ -58,25 +91,10 @@ pub fn spawn_pipes(
         }
     }
     super::sandboxed::enter_in_child(&mut cmd, sandbox);
-    let mut child = cmd
+    let child = cmd
         .spawn()
         .map_err(|e| spawn_error(&shell.program, req, &e))?;
-    let pid = child.id().ok_or_else(|| {
-        AgentError::new(
-            ErrorCode::SpawnFailed,
-            "The child exited before its pid was read.",
-        )
-    })?;
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let stdin = child.stdin.take();
-    Ok(PipeChild {
-        child,
-        pid,
-        stdin,
-        stdout,
-        stderr,
-    })
+    PipeChild::taken(child)
 }
 
 pub fn spawn_error(program: &std::path::Path, req: &ExecRequest, e: &std::io::Error) -> AgentError {

@@ -217,29 +217,29 @@ fn spawn_with_pipes(
         }
     }
     #[cfg(windows)]
-    {
+    let (p, job) = {
         // No sandbox on Windows (refused before the spawn) and no tracking cgroup: the run's job
         // tracks it.
         let _ = (sandbox, tracking);
-        crate::spawn::windows::spawn_pipes(shell, req, &env)
-    }
+        crate::spawn::windows::spawn_pipes(shell, req, &env)?
+    };
     #[cfg(unix)]
-    {
-        let p = spawn_pipes(shell, req, &env, sandbox, join_fd(tracking))?;
-        Ok(Process {
-            pid: p.pid,
-            io: Io::Pipes {
-                stdin: p.stdin.map(|s| Box::new(s) as Writer),
-                stdout: Box::new(p.stdout),
-                stderr: Box::new(p.stderr),
-            },
-            waiter: Waiter::Tokio(Box::new(p.child)),
-            #[cfg(target_os = "linux")]
-            init: None,
-            #[cfg(target_os = "linux")]
-            listener: None,
-        })
-    }
+    let p = spawn_pipes(shell, req, &env, sandbox, join_fd(tracking))?;
+    Ok(Process {
+        pid: p.pid,
+        io: Io::Pipes {
+            stdin: p.stdin.map(|s| Box::new(s) as Writer),
+            stdout: Box::new(p.stdout),
+            stderr: Box::new(p.stderr),
+        },
+        waiter: Waiter::Tokio(Box::new(p.child)),
+        #[cfg(target_os = "linux")]
+        init: None,
+        #[cfg(target_os = "linux")]
+        listener: None,
+        #[cfg(windows)]
+        job: Some(Arc::new(job)),
+    })
 }
 
 /// A run spawned without a fork (posix_spawn, clone3), with the namespace it got, if any.
@@ -277,63 +277,66 @@ fn spawn_child<'a>(
     let Some(size) = req.pty else {
         return spawn_with_pipes(req, shell, plan(false), sandbox, tracking);
     };
-    #[cfg(unix)]
     let pty_error = if req.pty_force_fallback {
         AgentError::new(
             crate::error::ErrorCode::SpawnFailed,
             "PTY disabled by the ptyForceFallback option",
         )
     } else {
-        let env = build_env(&plan(true));
-        #[cfg(target_os = "linux")]
-        if let Some(spawned) = spawn_pty_namespaced(req, shell, &env, size, sandbox, tracking) {
-            match spawned {
-                Ok(s) => return Ok(s),
-                Err(e) if e.code == crate::error::ErrorCode::SandboxUnavailable => return Err(e),
-                // The terminal failed: the pipes below, as for any run.
-                Err(e) => {
-                    return spawn_pipes_instead(req, shell, plan, warnings, sandbox, tracking, e)
-                }
-            }
-        }
-        match spawn_pty(shell, req, &env, size, sandbox, join_fd(tracking)) {
-            Ok(p) => {
-                return Ok(Process {
-                    pid: p.pid,
-                    io: Io::Pty(Arc::new(p.master)),
-                    waiter: Waiter::Tokio(Box::new(p.child)),
-                    #[cfg(target_os = "linux")]
-                    init: None,
-                    #[cfg(target_os = "linux")]
-                    listener: None,
-                })
-            }
+        match spawn_terminal(req, shell, &build_env(&plan(true)), size, sandbox, tracking) {
+            Ok(p) => return Ok(p),
             // The sandbox failed, not the terminal: pipes would fail the same way.
             Err(e) if e.code == crate::error::ErrorCode::SandboxUnavailable => return Err(e),
             Err(e) => e,
         }
     };
-    #[cfg(windows)]
-    let pty_error = if req.pty_force_fallback {
-        AgentError::new(
-            crate::error::ErrorCode::SpawnFailed,
-            "PTY disabled by the ptyForceFallback option",
-        )
-    } else {
-        let env = build_env(&plan(true));
-        match crate::spawn::conpty::spawn_conpty(shell, req, &env, size) {
-            Ok(c) => {
-                return Ok(Process {
-                    pid: c.pid,
-                    io: Io::Pty(Arc::new(c.master)),
-                    waiter: Waiter::Console(c.waiter),
-                    job: Some(Arc::new(c.job)),
-                })
-            }
-            Err(e) => e,
-        }
-    };
     spawn_pipes_instead(req, shell, plan, warnings, sandbox, tracking, pty_error)
+}
+
+/// A run on a terminal of `size`: a PTY, sandboxed into its PID namespace without a fork where that
+/// applies (Linux), else forked onto the PTY.
+#[cfg(unix)]
+fn spawn_terminal(
+    req: &ExecRequest,
+    shell: &ShellConfig,
+    env: &std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString>,
+    size: crate::spawn::request::PtySize,
+    sandbox: Option<&crate::sandbox::Armed>,
+    tracking: Tracking<'_>,
+) -> Result<Process, AgentError> {
+    #[cfg(target_os = "linux")]
+    if let Some(spawned) = spawn_pty_namespaced(req, shell, env, size, sandbox, tracking) {
+        return spawned;
+    }
+    let p = spawn_pty(shell, req, env, size, sandbox, join_fd(tracking))?;
+    Ok(Process {
+        pid: p.pid,
+        io: Io::Pty(Arc::new(p.master)),
+        waiter: Waiter::Tokio(Box::new(p.child)),
+        #[cfg(target_os = "linux")]
+        init: None,
+        #[cfg(target_os = "linux")]
+        listener: None,
+    })
+}
+
+/// A run on a ConPTY of `size`, in its job (Windows has no sandbox and no tracking cgroup).
+#[cfg(windows)]
+fn spawn_terminal(
+    req: &ExecRequest,
+    shell: &ShellConfig,
+    env: &std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString>,
+    size: crate::spawn::request::PtySize,
+    _sandbox: Option<&crate::sandbox::Armed>,
+    _tracking: Tracking<'_>,
+) -> Result<Process, AgentError> {
+    let c = crate::spawn::conpty::spawn_conpty(shell, req, env, size)?;
+    Ok(Process {
+        pid: c.pid,
+        io: Io::Pty(Arc::new(c.master)),
+        waiter: Waiter::Console(c.waiter),
+        job: Some(Arc::new(c.job)),
+    })
 }
 
 /// The PTY could not be had: pipes, with OpenClaw's warning.

@@ -1,12 +1,9 @@
-//! Windows runs over pipes: tokio's `Command`, created suspended, put into a Job Object of its own, then
+//! Windows runs over pipes: the piped command, created suspended, put into a Job Object of its own, then
 //! resumed, so that not even its first child can start outside the job (see `kill::job`).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::process::Stdio;
-use std::sync::Arc;
 
-use tokio::process::Command;
 use windows_sys::Win32::Foundation::{CloseHandle, INVALID_HANDLE_VALUE};
 use windows_sys::Win32::System::Diagnostics::ToolHelp::{
     CreateToolhelp32Snapshot, Thread32First, Thread32Next, TH32CS_SNAPTHREAD, THREADENTRY32,
@@ -15,11 +12,9 @@ use windows_sys::Win32::System::Threading::{
     OpenThread, ResumeThread, CREATE_NO_WINDOW, CREATE_SUSPENDED, THREAD_SUSPEND_RESUME,
 };
 
-use super::pipes::spawn_error;
-use super::process::{Io, Process, Waiter, Writer};
-use super::request::{ExecRequest, StdinMode};
+use super::pipes::{piped_command, spawn_error, PipeChild};
+use super::request::ExecRequest;
 use super::shell::ShellConfig;
-use super::windows_args::is_cmd;
 use crate::error::{AgentError, ErrorCode};
 use crate::kill::job::Job;
 
@@ -28,57 +23,24 @@ pub fn spawn_pipes(
     shell: &ShellConfig,
     req: &ExecRequest,
     env: &BTreeMap<OsString, OsString>,
-) -> Result<Process, AgentError> {
+) -> Result<(PipeChild, Job), AgentError> {
     let job = Job::new().map_err(|e| job_error(&e))?;
-    let mut cmd = Command::new(&shell.program);
-    cmd.args(&shell.args);
-    if is_cmd(&shell.program) {
-        // cmd.exe splits its command line its own way: the command goes whole inside one pair of
-        // quotes, which `/s` strips.
-        cmd.raw_arg(format!("\"{}\"", req.shell_script()));
-    } else {
-        cmd.arg(req.shell_script().as_ref());
-    }
-    cmd.current_dir(&req.cwd)
-        .env_clear()
-        .envs(env)
-        .stdin(match req.stdin {
-            StdinMode::Closed => Stdio::null(),
-            StdinMode::Pipe => Stdio::piped(),
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .creation_flags(CREATE_SUSPENDED | CREATE_NO_WINDOW);
-    let mut child = cmd
+    let mut cmd = piped_command(shell, req, env);
+    cmd.creation_flags(CREATE_SUSPENDED | CREATE_NO_WINDOW);
+    let child = cmd
         .spawn()
         .map_err(|e| spawn_error(&shell.program, req, &e))?;
-    let pid = child.id().ok_or_else(|| {
-        AgentError::new(
-            ErrorCode::SpawnFailed,
-            "The child exited before its pid was read.",
-        )
-    })?;
-    let handle = child
+    let mut p = PipeChild::taken(child)?;
+    let handle = p
+        .child
         .raw_handle()
         .expect("a child not yet waited for has a handle");
-    if let Err(e) = job.assign(handle).and_then(|()| resume(pid)) {
+    if let Err(e) = job.assign(handle).and_then(|()| resume(p.pid)) {
         // Never let it run outside a job: it has not run a single instruction yet.
-        let _ = child.start_kill();
+        let _ = p.child.start_kill();
         return Err(job_error(&e));
     }
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let stdin = child.stdin.take();
-    Ok(Process {
-        pid,
-        io: Io::Pipes {
-            stdin: stdin.map(|s| Box::new(s) as Writer),
-            stdout: Box::new(stdout),
-            stderr: Box::new(stderr),
-        },
-        waiter: Waiter::Tokio(Box::new(child)),
-        job: Some(Arc::new(job)),
-    })
+    Ok((p, job))
 }
 
 pub fn job_error(e: &std::io::Error) -> AgentError {
