@@ -24,7 +24,7 @@ test('a run that cd-s elsewhere does not make that directory the next run\'s wri
   assert.equal(first.exitCode, 0, first.output);
   assert.equal(native.trackedCwd(scopeKey), fs.realpathSync(elsewhere));
   // The next run starts in the tracked directory, but may still write only beneath `root`.
-  const second = await run({ command: 'pwd; touch escaped; touch "$OLDPWD/x" 2>/dev/null; true', trackCwd: true, scopeKey, sandbox: true });
+  const second = await run({ command: 'pwd; touch escaped; true', trackCwd: true, scopeKey, sandbox: true });
   assert.match(second.output, new RegExp(fs.realpathSync(elsewhere)));
   assert.equal(fs.existsSync(path.join(elsewhere, 'escaped')), false, 'wrote in the tracked directory');
   assert.ok(second.sandbox.denials.length > 0, JSON.stringify(second.sandbox));
