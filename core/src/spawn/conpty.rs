@@ -17,9 +17,10 @@ use std::io::{Read, Write};
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle, RawHandle};
 use std::sync::{Arc, Mutex};
 
-use windows_sys::Win32::Foundation::{HANDLE, WAIT_OBJECT_0};
+use windows_sys::Win32::Foundation::{HANDLE, INVALID_HANDLE_VALUE, WAIT_OBJECT_0};
 use windows_sys::Win32::System::Console::{
-    ClosePseudoConsole, CreatePseudoConsole, ResizePseudoConsole, COORD, HPCON,
+    ClosePseudoConsole, CreatePseudoConsole, GetConsoleMode, GetStdHandle, ResizePseudoConsole,
+    COORD, HPCON, STD_ERROR_HANDLE, STD_INPUT_HANDLE, STD_OUTPUT_HANDLE,
 };
 use windows_sys::Win32::System::Pipes::CreatePipe;
 use windows_sys::Win32::System::Threading::{
@@ -27,7 +28,7 @@ use windows_sys::Win32::System::Threading::{
     InitializeProcThreadAttributeList, ResumeThread, UpdateProcThreadAttribute,
     WaitForSingleObject, CREATE_SUSPENDED, CREATE_UNICODE_ENVIRONMENT,
     EXTENDED_STARTUPINFO_PRESENT, INFINITE, LPPROC_THREAD_ATTRIBUTE_LIST, PROCESS_INFORMATION,
-    PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE, STARTUPINFOEXW,
+    PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE, STARTF_USESTDHANDLES, STARTUPINFOEXW,
 };
 
 use super::request::{ExecRequest, PtySize};
@@ -110,10 +111,30 @@ impl PtyMaster {
         // SAFETY: a live pseudo console (the lock keeps it from being closed meanwhile).
         let hr = unsafe { ResizePseudoConsole(hpc, coord(size)) };
         if hr < 0 {
-            return Err(std::io::Error::from_raw_os_error(hr));
+            // An HRESULT, not a Win32 error code: say it as one.
+            return Err(std::io::Error::other(format!(
+                "ResizePseudoConsole failed with HRESULT 0x{:08X}",
+                hr as u32
+            )));
         }
         Ok(())
     }
+}
+
+/// Whether any of the host's standard handles is something other than a console (a pipe or a file).
+fn host_stdio_redirected() -> bool {
+    [STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE]
+        .into_iter()
+        .any(|which| {
+            // SAFETY: plain queries of this process's standard handles; `mode` is valid for writes.
+            let handle = unsafe { GetStdHandle(which) };
+            if handle.is_null() || handle == INVALID_HANDLE_VALUE {
+                return false;
+            }
+            let mut mode = 0u32;
+            // SAFETY: a handle of this process, `mode` valid for writes; fails for non-consoles.
+            unsafe { GetConsoleMode(handle, &mut mode) == 0 }
+        })
 }
 
 fn coord(size: PtySize) -> COORD {
@@ -308,6 +329,14 @@ fn start_attached(
     let mut startup: STARTUPINFOEXW = unsafe { std::mem::zeroed() };
     startup.StartupInfo.cb = std::mem::size_of::<STARTUPINFOEXW>() as u32;
     startup.lpAttributeList = list;
+    if host_stdio_redirected() {
+        // Null standard handles, said explicitly: otherwise Windows duplicates the host's redirected
+        // stdio (Node under a pipe, a service, CI) into the child, whose output then bypasses the
+        // pseudo console (microsoft/terminal#11276; node-pty passes nulls the same way). With console
+        // handles the kernel replaces them itself, and Wine only attaches the console when the flag
+        // is absent, so the flag is set only when it is needed.
+        startup.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+    }
     let mut line = wide(&command_line(
         &shell.program,
         &shell.args,
