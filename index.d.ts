@@ -229,7 +229,8 @@ export interface ExecOptions {
   keepLogs?: boolean
   /**
    * Write the raw log file (`outputFile`) once the output passes this many chars, even when the
-   * text is not cut: for callers that show less text than they keep.
+   * text is not cut: for callers that show less text than they keep. 0 makes the file at the
+   * start, so a run handed to the background names it before its first byte.
    */
   logAboveChars?: number
   /** Directory for full output logs (default `<tmpdir>/agent-exec-<uid>`). */

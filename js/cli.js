@@ -10,6 +10,7 @@ const USAGE = `Usage:
   agent-exec run [options] [--] <command...>   run a command and print its outcome
   agent-exec check [options] [--] <command...> analyse a command and show the approval decision
   agent-exec sandbox [--json]                  what this host's sandbox can enforce
+  agent-exec mcp [options]                     a stdio MCP server over the runtime (mcp --help)
   agent-exec demo                              run a few commands that show what the runtime does
   agent-exec help                              this text (also: <command> --help)
   agent-exec --version                         the package version
@@ -290,6 +291,25 @@ async function demo(out = process.stdout) {
   return 0;
 }
 
+/** The stdio MCP server; stdout belongs to the protocol, so every message goes to stderr. */
+async function mcp(args) {
+  const { readServerConfig, ConfigError } = require('./mcp/config.js');
+  let config;
+  try {
+    config = readServerConfig(args);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new UsageError(`mcp: ${e.message}`);
+    throw e;
+  }
+  if (config.help) {
+    process.stdout.write(config.help);
+    return 0;
+  }
+  const code = await require('./mcp/server.js').serveStdio(config);
+  // Stdin or a signal ended the server and its sessions are gone: nothing else should keep it alive.
+  process.exit(code);
+}
+
 async function main(argv) {
   const [cmd, ...rest] = argv;
   try {
@@ -297,6 +317,7 @@ async function main(argv) {
     if (cmd === 'demo') return await demo();
     if (cmd === 'check') return check(rest);
     if (cmd === 'sandbox') return sandboxInfo(rest);
+    if (cmd === 'mcp') return await mcp(rest);
     if (cmd === '--version' || cmd === '-V' || cmd === 'version') {
       process.stdout.write(`agent-exec ${require('../package.json').version}\n`);
       return 0;

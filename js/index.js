@@ -38,5 +38,8 @@ module.exports = {
   createExecTool: tools.createExecTool,
   createProcessTool: tools.createProcessTool,
   createBashTools: tools.createBashTools,
+  createClaudeCodeTools: tools.createClaudeCodeTools,
+  isSearchOrReadCommand: tools.isSearchOrReadCommand,
+  isReadOnly: tools.isReadOnly,
   bridgeChildProcess,
 };

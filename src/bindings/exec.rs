@@ -146,7 +146,8 @@ pub struct JsExecOptions {
     /// foreground run's log lives as long as a finished session would (the session TTL).
     pub keep_logs: Option<bool>,
     /// Write the raw log file (`outputFile`) once the output passes this many chars, even when the
-    /// text is not cut: for callers that show less text than they keep.
+    /// text is not cut: for callers that show less text than they keep. 0 makes the file at the
+    /// start, so a run handed to the background names it before its first byte.
     pub log_above_chars: Option<f64>,
     /// Directory for full output logs (default `<tmpdir>/agent-exec-<uid>`).
     pub log_dir: Option<String>,

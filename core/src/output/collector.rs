@@ -206,8 +206,13 @@ impl OutputCollector {
         self.screen.as_ref().map(super::screen::Screen::view)
     }
 
+    /// Write the log file once the text passes `units`; with 0 the file is made at once, so a run
+    /// handed to the background can name it before its first byte.
     pub fn set_spill_above(&mut self, units: Option<usize>) {
         self.spill_above = units;
+        if units == Some(0) {
+            self.spool.spill();
+        }
     }
 
     pub fn set_max_log_bytes(&mut self, max: u64) {
@@ -273,6 +278,19 @@ mod tests {
         assert_eq!(raw.lines().count(), 10);
         let (out, _, _) = c.drain_pending();
         assert_eq!(out, "8\nline9\n");
+    }
+
+    #[test]
+    fn a_log_threshold_of_zero_makes_the_file_before_any_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = OutputCollector::new(limits(1000, 1000), dir.path().into(), false);
+        assert!(c.output_file().is_none());
+        c.set_spill_above(Some(0));
+        let path = c.output_file().expect("the file is named before output");
+        assert!(path.exists());
+        c.ingest(Stream::Stdout, b"first\n");
+        c.finish();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "first\n");
     }
 
     #[test]

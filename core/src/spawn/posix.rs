@@ -270,10 +270,12 @@ fn posix_spawn_child(
             stdio[2].as_raw_fd(),
             2,
         ))?;
-        check(libc::posix_spawn_file_actions_addchdir_np(
-            &mut setup.actions,
-            cwd_c.as_ptr(),
-        ))?;
+        // glibc 2.29+ (and musl 1.1.24+): looked up at run time like closefrom below, so the addon
+        // loads on an older C library, where the caller forks instead.
+        let Some(addchdir) = addchdir() else {
+            return Err(io::Error::from_raw_os_error(libc::ENOSYS));
+        };
+        check(addchdir(&mut setup.actions, cwd_c.as_ptr()))?;
         // Nothing else the host holds reaches the command. Where the C library cannot close them in
         // the child, the caller forks instead (its child marks them close-on-exec).
         let Some(closefrom) = addclosefrom() else {
@@ -311,6 +313,23 @@ type AddCloseFrom =
 
 /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), looked up at run time so the
 /// prebuilt binary still loads on older glibc and on musl, which lack it.
+type AddChdir =
+    unsafe extern "C" fn(*mut libc::posix_spawn_file_actions_t, *const libc::c_char) -> libc::c_int;
+
+fn addchdir() -> Option<AddChdir> {
+    static FOUND: std::sync::OnceLock<Option<AddChdir>> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        // SAFETY: dlsym with a NUL-terminated name; the symbol, if present, has this signature.
+        unsafe {
+            let sym = libc::dlsym(
+                libc::RTLD_DEFAULT,
+                c"posix_spawn_file_actions_addchdir_np".as_ptr(),
+            );
+            (!sym.is_null()).then(|| std::mem::transmute::<*mut libc::c_void, AddChdir>(sym))
+        }
+    })
+}
+
 fn addclosefrom() -> Option<AddCloseFrom> {
     static FOUND: std::sync::OnceLock<Option<AddCloseFrom>> = std::sync::OnceLock::new();
     *FOUND.get_or_init(|| {

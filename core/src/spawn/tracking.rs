@@ -275,7 +275,7 @@ impl TrackingCgroup {
     pub fn spawn_from_inside<T>(&self, spawn: impl FnOnce() -> T) -> std::io::Result<T> {
         let back = own_thread_tasks_file(&self.tracked.dir)?;
         // SAFETY: gettid cannot fail.
-        let tid = unsafe { libc::gettid() }.to_string();
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) }.to_string();
         write_file(&self.tasks_file(), &tid)?;
         let spawned = spawn();
         if let Err(e) = write_file(&back, &tid) {

@@ -1,0 +1,139 @@
+'use strict';
+// What `agent-exec mcp` enforces, from its flags and an optional JSON config file (flags win): the
+// working directory, the sandbox, and the approval policy (OpenClaw's allowlist kind or Claude Code's
+// rule kind). Read once at start; a bad setting stops the server with a message before it serves.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+
+class ConfigError extends Error {}
+
+const FLAGS = {
+  config: { type: 'string' },
+  cwd: { type: 'string' },
+  sandbox: { type: 'boolean' },
+  writable: { type: 'string', multiple: true },
+  network: { type: 'boolean' },
+  security: { type: 'string' },
+  ask: { type: 'string' },
+  'ask-fallback': { type: 'string' },
+  'approvals-file': { type: 'string' },
+  agent: { type: 'string' },
+  allow: { type: 'string', multiple: true },
+  'ask-rule': { type: 'string', multiple: true },
+  deny: { type: 'string', multiple: true },
+  'allow-read-only': { type: 'boolean' },
+  'approval-timeout': { type: 'string' },
+  timeout: { type: 'string' },
+  'max-output': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+const USAGE = `Usage: agent-exec mcp [options]
+
+A stdio MCP server: tools run, poll, log, write, send_keys, kill and list over this machine's shell.
+Every session it starts ends when it exits (its client disconnects, or it is killed).
+
+  --config <file>          JSON: {cwd, sandbox, timeoutSec, maxOutputChars, approval: {security, ask,
+                           askFallback, agentId, approvalsFile, safeBins, timeoutMs, rules: {allow, ask,
+                           deny}, allowReadOnly}}; flags override it
+  --cwd <dir>              where commands start (default: the server's cwd)
+  --sandbox                run every command sandboxed (writes only under the cwd and a private temp dir)
+  --writable <dir>         a writable root of the sandbox (repeatable; implies --sandbox)
+  --network                let the sandbox use the network
+  --security <deny|allowlist|full>    default allowlist: commands not on the allowlist ask
+  --ask <off|on-miss|always>          default on-miss
+  --ask-fallback <deny|allowlist|full> what decides when nobody can be asked (default deny)
+  --approvals-file <path>  --agent <id>   OpenClaw's approvals file and agent
+  --allow <rule>  --ask-rule <rule>  --deny <rule>   Claude Code rules such as "Bash(npm test:*)"
+                           (repeatable; any rule switches to the rule kind of policy)
+  --allow-read-only        with rules: read-only commands run without asking
+  --approval-timeout <ms>  how long a person has to answer (default 120000)
+  --timeout <seconds>      default lifetime of a run (default 1800, 0 = none)
+  --max-output <chars>     characters of output a result shows (default 30000)
+
+Asking: where the client supports elicitation, a command the policy does not allow is put to the user;
+otherwise --ask-fallback decides (deny unless told otherwise).
+`;
+
+function oneOf(name, value, allowed) {
+  if (value === undefined) return undefined;
+  if (!allowed.includes(value)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
+  return value;
+}
+
+function count(name, value) {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value === '' || !Number.isFinite(n) || n < 0) throw new ConfigError(`${name} needs a number of at least 0, got "${value}"`);
+  return n;
+}
+
+function readFile(file) {
+  let text;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`the config file ${file} cannot be read: ${e.message}`);
+  }
+  try {
+    const parsed = JSON.parse(text);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('it is not a JSON object');
+    return parsed;
+  } catch (e) {
+    throw new ConfigError(`the config file ${file} is not valid: ${e.message}`);
+  }
+}
+
+/** The server's settings from its command-line arguments. Throws ConfigError with a usable message. */
+function readServerConfig(args) {
+  let values;
+  try {
+    ({ values } = parseArgs({ args, options: FLAGS, allowPositionals: false, strict: true }));
+  } catch (e) {
+    throw new ConfigError(e.message);
+  }
+  if (values.help) return { help: USAGE };
+  const file = values.config ? readFile(path.resolve(values.config)) : {};
+  const fileApproval = file.approval && typeof file.approval === 'object' ? file.approval : {};
+
+  const cwd = path.resolve(values.cwd ?? file.cwd ?? process.cwd());
+  if (!fs.existsSync(cwd) || !fs.statSync(cwd).isDirectory()) throw new ConfigError(`--cwd ${cwd} is not a directory`);
+
+  let sandbox = file.sandbox ?? false;
+  if (values.sandbox || values.writable || values.network) sandbox = typeof sandbox === 'object' && sandbox ? { ...sandbox } : {};
+  if (values.writable) sandbox.writableRoots = values.writable.map((w) => path.resolve(cwd, w));
+  if (values.network) sandbox.network = true;
+  if (sandbox === true) sandbox = {};
+  if (sandbox && !Array.isArray(sandbox.writableRoots)) sandbox.writableRoots = [cwd];
+
+  const rulesFromFile = fileApproval.rules && typeof fileApproval.rules === 'object' ? fileApproval.rules : null;
+  const flagRules = values.allow || values['ask-rule'] || values.deny;
+  const rules =
+    rulesFromFile || flagRules
+      ? {
+          allow: [...(rulesFromFile?.allow ?? []), ...(values.allow ?? [])],
+          ask: [...(rulesFromFile?.ask ?? []), ...(values['ask-rule'] ?? [])],
+          deny: [...(rulesFromFile?.deny ?? []), ...(values.deny ?? [])],
+        }
+      : undefined;
+
+  const approval = {
+    security: oneOf('--security', values.security ?? fileApproval.security ?? 'allowlist', ['deny', 'allowlist', 'full']),
+    ask: oneOf('--ask', values.ask ?? fileApproval.ask ?? 'on-miss', ['off', 'on-miss', 'always']),
+    askFallback: oneOf('--ask-fallback', values['ask-fallback'] ?? fileApproval.askFallback ?? 'deny', ['deny', 'allowlist', 'full']),
+    agentId: values.agent ?? fileApproval.agentId,
+    approvalsFile: values['approvals-file'] ? path.resolve(values['approvals-file']) : fileApproval.approvalsFile,
+    safeBins: fileApproval.safeBins,
+    timeoutMs: count('--approval-timeout', values['approval-timeout'] ?? fileApproval.timeoutMs) ?? 120000,
+    rules,
+    allowReadOnly: values['allow-read-only'] ?? fileApproval.allowReadOnly ?? false,
+  };
+
+  const timeoutSec = count('--timeout', values.timeout ?? file.timeoutSec) ?? 1800;
+  const maxOutputChars = Math.max(1000, count('--max-output', values['max-output'] ?? file.maxOutputChars) ?? 30000);
+  return { cwd, sandbox: sandbox || undefined, approval, timeoutSec, maxOutputChars };
+}
+
+module.exports = { readServerConfig, ConfigError, USAGE };

@@ -1,0 +1,88 @@
+'use strict';
+// `agent-exec mcp`: the runtime as a stdio MCP server (the official TypeScript SDK's low-level Server,
+// so the tools' JSON schemas are ours as written). Approvals that must ask go to the user through
+// elicitation where the client offers it; otherwise the configured fallback decides. When the client
+// goes away (stdin closes) or the server is told to stop, every session it started is ended first;
+// a SIGKILL of the server is covered by the runtime's own host watchdog.
+
+const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
+const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
+const { ListToolsRequestSchema, CallToolRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
+
+const native = require('../native.js').loadNative();
+const { TOOLS, toolHandlers, callTool } = require('./tools.js');
+
+const DECISION_TITLES = { 'allow-once': 'Allow once', 'allow-always': 'Allow always', deny: 'Deny' };
+
+/** The question put to the user for one approval request, as an elicitation form. */
+function approvalForm(request) {
+  const lines = [`Run this command?`, '', request.command, '', `Directory: ${request.cwd}`, `Why you are asked: ${request.reason}`];
+  if (request.analysisReason) lines.push(`Analysis: ${request.analysisReason}`);
+  return {
+    message: lines.join('\n'),
+    requestedSchema: {
+      type: 'object',
+      properties: {
+        decision: {
+          type: 'string',
+          title: 'Decision',
+          enum: request.allowedDecisions,
+          enumNames: request.allowedDecisions.map((d) => DECISION_TITLES[d] ?? d),
+        },
+      },
+      required: ['decision'],
+    },
+  };
+}
+
+function createServer(config, { version = require('../../package.json').version } = {}) {
+  const server = new Server({ name: 'agent-exec', version }, { capabilities: { tools: {} } });
+
+  // Present only when the client can show a form: then the approval gate waits for the user's answer.
+  async function askUser(request) {
+    const result = await server.elicitInput(approvalForm(request), { timeout: config.approval.timeoutMs });
+    if (result.action !== 'accept') return 'deny';
+    const decision = result.content?.decision;
+    return request.allowedDecisions.includes(decision) ? decision : 'deny';
+  }
+
+  const canElicit = () => Boolean(server.getClientCapabilities()?.elicitation);
+  // Without elicitation there is nobody to ask: no handler, so the policy's askFallback decides.
+  const handlers = toolHandlers(config, { asker: () => (canElicit() ? askUser : undefined) });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+  server.setRequestHandler(CallToolRequestSchema, async (req) => callTool(handlers, req.params.name, req.params.arguments));
+  return server;
+}
+
+/** End every session this process started, each tree in parallel, within the grace period. */
+async function endAllSessions() {
+  const sessions = native.listSessions();
+  await Promise.allSettled(sessions.map((s) => native.removeSession(s.sessionId)));
+}
+
+/** Serve on stdin/stdout until the client disconnects or a signal arrives; resolves with the exit code. */
+async function serveStdio(config) {
+  const server = createServer(config);
+  const transport = new StdioServerTransport();
+  let finish;
+  const done = new Promise((resolve) => {
+    finish = resolve;
+  });
+  let stopping = false;
+  const stop = async (code) => {
+    if (stopping) return;
+    stopping = true;
+    await endAllSessions();
+    finish(code);
+  };
+  transport.onclose = () => stop(0);
+  process.stdin.on('end', () => stop(0));
+  process.once('SIGTERM', () => stop(0));
+  process.once('SIGINT', () => stop(0));
+  process.once('SIGHUP', () => stop(0));
+  await server.connect(transport);
+  return done;
+}
+
+module.exports = { createServer, serveStdio, approvalForm, endAllSessions };
