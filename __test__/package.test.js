@@ -52,12 +52,18 @@ test('packed packages install and run with no Rust toolchain on PATH', { skip: !
     delete env.CARGO_HOME;
     delete env.RUSTUP_HOME;
     assert.equal(spawnSync('cargo', ['--version'], { env }).error?.code, 'ENOENT', 'cargo must not be reachable');
-    npm(['install', '--offline', '--no-audit', '--no-fund', path.join(work, rootTgz), path.join(work, platformTgz)], { cwd: project, env });
+    // The runtime dependency (the MCP SDK) comes from the npm cache where it is there, else the registry.
+    npm(['install', '--prefer-offline', '--no-audit', '--no-fund', path.join(work, rootTgz), path.join(work, platformTgz)], { cwd: project, env });
     const script = "require('agent-exec').exec({ command: 'echo prebuilt-ok' }).then((r) => process.stdout.write(r.status + ':' + r.output))";
     const out = execFileSync(process.execPath, ['-e', script], { cwd: project, env, encoding: 'utf8' });
     assert.equal(out, 'completed:prebuilt-ok\n');
     const cli = execFileSync(path.join(project, 'node_modules', '.bin', 'agent-exec'), ['run', '--', 'echo', 'cli-ok'], { cwd: project, env, encoding: 'utf8' });
     assert.match(cli, /^cli-ok\n\[completed\] exit code 0/);
+    // The MCP server's dependency was installed with the package.
+    const mcp = execFileSync(path.join(project, 'node_modules', '.bin', 'agent-exec'), ['mcp', '--help'], { cwd: project, env, encoding: 'utf8' });
+    assert.match(mcp, /^Usage: agent-exec mcp/);
+    const sdk = execFileSync(process.execPath, ['-e', "process.stdout.write(typeof require('@modelcontextprotocol/sdk/server/index.js').Server)"], { cwd: path.join(project, 'node_modules', 'agent-exec'), env, encoding: 'utf8' });
+    assert.equal(sdk, 'function');
   } finally {
     fs.rmSync(path.join(platformDir, binary), { force: true });
     fs.rmSync(work, { recursive: true, force: true });

@@ -293,13 +293,14 @@ async function demo(out = process.stdout) {
 
 /** The stdio MCP server; stdout belongs to the protocol, so every message goes to stderr. */
 async function mcp(args) {
-  const { readServerConfig, ConfigError } = require('./mcp/config.js');
+  const { readServerConfig, ConfigError, USAGE: MCP_USAGE } = require('./mcp/config.js');
   let config;
   try {
     config = readServerConfig(args);
   } catch (e) {
-    if (e instanceof ConfigError) throw new UsageError(`mcp: ${e.message}`);
-    throw e;
+    if (!(e instanceof ConfigError)) throw e;
+    process.stderr.write(`agent-exec mcp: ${e.message}\n\n${MCP_USAGE}`);
+    return 2;
   }
   if (config.help) {
     process.stdout.write(config.help);

@@ -64,7 +64,7 @@ export type {
   RuleDecision,
   SegmentVerdict,
 } from '../index';
-export { createExecTool, createProcessTool, createBashTools } from './tools/index';
+export { createExecTool, createProcessTool, createBashTools, createClaudeCodeTools, isSearchOrReadCommand, isReadOnly } from './tools/index';
 
 /**
  * Background sessions (running and recently finished) visible in the scope: running first, each group
@@ -94,4 +94,13 @@ export type {
   ToolResult,
   ToolUpdate,
   SystemEventContext,
+  ClaudeCodeTools,
+  ClaudeCodeToolOptions,
+  ClaudeTool,
+  ClaudeToolResult,
+  BashInput,
+  BashDetails,
+  BashProgress,
+  PermissionRequest,
+  PermissionAnswer,
 } from './tools/index';

@@ -177,7 +177,7 @@ pack_test() (
   echo "== pack-test $platform: install $main_tgz and $platform_tgz (npm --os=$os --cpu=$cpu${libc:+ --libc=$libc})"
   # npm refuses a package for another CPU even when named explicitly; --force installs it as the
   # machine it is meant for would.
-  (cd "$project" && env PATH="$project/bin" npm install --offline --no-audit --no-fund --ignore-scripts \
+  (cd "$project" && env PATH="$project/bin" npm install --prefer-offline --no-audit --no-fund --ignore-scripts \
     --force --os="$os" --cpu="$cpu" ${libc:+--libc="$libc"} "$work/$main_tgz" "$work/$platform_tgz" \
     >/dev/null 2>"$work/npm-install.log") || { cat "$work/npm-install.log" >&2; return 1; }
   [ -f "$project/node_modules/agent-exec-$platform/agent-exec.$platform.node" ] ||

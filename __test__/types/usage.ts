@@ -136,3 +136,37 @@ function tracking(): void {
 }
 
 void tracking;
+
+import { createClaudeCodeTools, isReadOnly, isSearchOrReadCommand } from '../../js/index';
+import type { BashProgress, PermissionRequest } from '../../js/index';
+
+async function claudeCode(): Promise<void> {
+  const t = createClaudeCodeTools({
+    cwd: '/tmp',
+    permissions: { allow: ['Bash(npm test:*)'], deny: ['Bash(rm:*)'] },
+    onPermissionRequest: async (req: PermissionRequest) => (req.suggestions.length ? 'allow-always' : 'deny'),
+    sandbox: { excludedCommands: ['docker'], allowUnsandboxedCommands: false, network: false },
+    onProgress: (p: BashProgress) => void p.lastLines,
+  });
+  const r = await t.bash.execute('1', { command: 'npm test', timeout: 60000, description: 'Run the tests' });
+  const id: string | undefined = r.details.backgroundId;
+  if (id) {
+    const out = await t.bashOutput.execute('2', { bash_id: id, filter: 'FAIL' });
+    const status: string = out.details.status;
+    void status;
+    await t.killShell.execute('3', { shell_id: id });
+  }
+  const isError: boolean = r.isError;
+  const fold: boolean = isSearchOrReadCommand('grep x .').collapsible && isReadOnly('ls');
+  // @ts-expect-error timeout is milliseconds as a number
+  await t.bash.execute('4', { command: 'ls', timeout: '10' });
+  // @ts-expect-error run_in_background is a boolean
+  await t.bash.execute('5', { command: 'ls', run_in_background: 'yes' });
+  // @ts-expect-error the sandbox policy has no such field
+  createClaudeCodeTools({ sandbox: { excluded: ['docker'] } });
+  void isError;
+  void fold;
+  await t.dispose();
+}
+
+void claudeCode;

@@ -24,6 +24,11 @@ const TOOLS = [
         yield_ms: { type: 'number', description: 'Wait this long for the command, then return a session id (default 10000)' },
         background: { type: 'boolean', description: 'Return a session id at once' },
         pty: { type: 'boolean', description: 'Run on a pseudo-terminal (for programs that need a TTY)' },
+        stdin: {
+          type: 'string',
+          enum: ['closed', 'pipe'],
+          description: 'closed: the command reads end-of-file at once; pipe: write to it with write (default: pipe for background runs, else closed)',
+        },
       },
       required: ['command'],
       additionalProperties: false,
@@ -112,6 +117,14 @@ function number(args, name, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}) {
   return v;
 }
 
+function stdinMode(args) {
+  if (args.stdin === undefined || args.stdin === null) return args.background === true ? 'pipe' : 'closed';
+  if (args.stdin !== 'closed' && args.stdin !== 'pipe') {
+    throw shared.typedError('ERR_INVALID_OPTION', `stdin must be "closed" or "pipe", but it is ${JSON.stringify(args.stdin)}.`);
+  }
+  return args.stdin;
+}
+
 function sessionId(args) {
   if (typeof args.session_id !== 'string' || !args.session_id) {
     throw shared.typedError('ERR_INVALID_OPTION', `session_id must be the id a run returned, but it is ${shared.describeType(args.session_id)}.`);
@@ -141,6 +154,7 @@ function toolHandlers(config, { asker }) {
       background: args.background === true,
       yieldMs: args.background === true ? undefined : yieldMs,
       pty: args.pty === true,
+      stdin: stdinMode(args),
       logAboveChars: budget,
       sandbox: config.sandbox,
       approval: { ...config.approval, onApproval: asker() },

@@ -201,3 +201,23 @@ export declare function createBashTools(defaults?: BashToolDefaults): {
   process: AgentTool<ProcessParams>;
 };
 export declare function describeExecTool(options?: { agentId?: string; hasCronTool?: boolean }): string;
+
+export {
+  createClaudeCodeTools,
+  isSearchOrReadCommand,
+  isReadOnly,
+} from './claude-code/index';
+export type {
+  ClaudeCodeTools,
+  ClaudeCodeToolOptions,
+  ClaudeTool,
+  ClaudeToolResult,
+  BashInput,
+  BashDetails,
+  BashProgress,
+  BashOutputDetails,
+  KillShellDetails,
+  PermissionRequest,
+  PermissionAnswer,
+  ClaudeSandboxPolicy,
+} from './claude-code/index';

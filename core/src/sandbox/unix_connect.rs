@@ -220,7 +220,9 @@ mod tests {
         let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
         let t = std::thread::spawn(move || {
             // SAFETY: gettid has no arguments.
-            tid_tx.send(unsafe { libc::syscall(libc::SYS_gettid) } as u32).unwrap();
+            tid_tx
+                .send(unsafe { libc::syscall(libc::SYS_gettid) } as u32)
+                .unwrap();
             done_rx.recv().unwrap();
         });
         let live = tid_rx.recv().unwrap();

@@ -129,6 +129,8 @@ function readConfig(options = {}) {
     ask: stringList('permissions.ask', permissions.ask),
     deny: stringList('permissions.deny', permissions.deny),
   };
+  // Malformed and over-broad rules (`Bash(sh:*)`, `Bash(sudo:*)`) are refused now, not at the first call.
+  require('../../native.js').loadNative().checkPermissionRules('true', { ...rules, cwd });
   for (const fn of ['onPermissionRequest', 'onRulesAdded', 'onProgress']) {
     if (options[fn] !== undefined && typeof options[fn] !== 'function') throw invalid(`${fn} must be a function, but it is ${shared.describeType(options[fn])}.`);
   }

@@ -3,8 +3,9 @@
 // output is when the text was cut, and why a command did not run. One function per result kind, so
 // the wording lives in one place (the README lists it).
 
-/** Milliseconds as Claude Code writes a duration: 45s, 2m, 2m 30s. */
+/** Milliseconds as Claude Code writes a duration: 500ms, 45s, 2m, 2m 30s. */
 function duration(ms) {
+  if (ms < 1000) return `${ms}ms`;
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s}s`;
   const m = Math.floor(s / 60);
