@@ -89,6 +89,19 @@ zig_dir() {
   echo "$dir/ziglang"
 }
 
+# Linked against glibc 2.17's symbols, a call glibc added later comes out unversioned and strong: the
+# binary would then fail to load on an older glibc. Only Node's own napi_* symbols may be unversioned
+# (newer C library calls are looked up at run time instead).
+glibc_floor_check() {
+  local unversioned
+  unversioned=$(readelf -W --dyn-syms "$1" | awk '$5 == "GLOBAL" && $7 == "UND" && $8 !~ /@/ && $8 !~ /^napi_/ {print $8}')
+  if [ -n "$unversioned" ]; then
+    echo "$1 needs C library symbols newer than glibc 2.17: $unversioned" >&2
+    return 1
+  fi
+  echo "$1: every C library symbol it needs is in glibc 2.17 ($(readelf -W --dyn-syms "$1" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1) at most)"
+}
+
 build() {
   local zig
   zig=$(zig_dir)
@@ -108,6 +121,7 @@ build() {
     case "$triple" in *-apple-darwin) lib=target/cross/$triple/release/libagent_exec.dylib ;; esac
     cp "$lib" "npm/$platform/agent-exec.$platform.node"
     echo "npm/$platform/agent-exec.$platform.node: $(file -b "npm/$platform/agent-exec.$platform.node" | cut -d, -f1-2)"
+    case "$target" in *-linux-gnu.2.17) glibc_floor_check "npm/$platform/agent-exec.$platform.node" ;; esac
   done
 }
 
@@ -122,11 +136,18 @@ test_core() {
   runner_var="CARGO_TARGET_$(echo "${target%%.2.*}" | tr 'a-z-' 'A-Z_')_RUNNER"
   local runner=""
   case "$target" in aarch64-*) runner="qemu-aarch64-static -L /usr/aarch64-linux-gnu" ;; esac
-  # The test binary runs only here, against Debian 12's arm64 glibc (2.36).
+  # The test binary runs only here, against Debian 12's arm64 glibc (2.36). A musl one links the C
+  # library dynamically (a static-PIE test binary wants the self-contained start files that a std built
+  # from source does not have) and runs with Debian's musl loader (the `musl` package).
+  local flags=""
   case "$target" in *-linux-gnu) target="$target.2.36" ;; esac
+  case "$target" in *-musl)
+    flags="-C target-feature=-crt-static"
+    [ -e /lib/ld-musl-x86_64.so.1 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq musl >/dev/null ;;
+  esac
   echo "== cargo test -p agent-exec-core for $target${runner:+ (under $runner)}"
   # An empty runner variable is an error to cargo-zigbuild: set it only for arm64.
-  env ${runner:+"$runner_var=$runner"} RUSTC_BOOTSTRAP=1 RUSTC="$WEB_RUSTC" \
+  env ${runner:+"$runner_var=$runner"} RUSTFLAGS="$flags" RUSTC_BOOTSTRAP=1 RUSTC="$WEB_RUSTC" \
     CARGO_TARGET_DIR="$PWD/target/cross" PATH="$zig:/usr/bin:$PATH" \
     "$(command -v cargo-zigbuild)" test -p agent-exec-core --lib --target "$target" \
     -Zbuild-std -- --test-threads=2 "$@"
