@@ -284,7 +284,8 @@ async function benchSessions() {
   const fds = () => fs.readdirSync('/proc/self/fd').length;
   const threads = () => Number(/Threads:\s+(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]);
   const rss = () => process.memoryUsage().rss;
-  const sizes = quick ? [300] : [1000, 10000];
+  // 6,000 is where the scale issue set its goals (remove-all under 3 s); 10,000 is the contract's figure.
+  const sizes = quick ? [300] : [1000, 6000, 10000];
   // One run first, so what the first run opens for good (the watchdog's pipe, the runtime's threads) is in the baseline.
   await api.exec({ command: 'true' });
   for (const wanted of sizes) {
