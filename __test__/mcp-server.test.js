@@ -19,7 +19,8 @@ const open = [];
 
 /** A server with these flags and a connected client; `elicit` answers approval forms when given. */
 async function connect(flags, { elicit } = {}) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...flags], stderr: 'pipe' });
+  // The whole environment: the SDK passes only a few variables by default, and an emulated node (qemu) needs its own.
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...flags], stderr: 'pipe', env: { ...process.env } });
   const client = new Client({ name: 'agent-exec-test', version: '1.0.0' }, { capabilities: elicit ? { elicitation: {} } : {} });
   if (elicit) client.setRequestHandler(ElicitRequestSchema, elicit);
   await client.connect(transport);

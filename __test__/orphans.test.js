@@ -67,7 +67,10 @@ function hostScript(dir, ending) {
       const wait = () => new Promise((r) => setTimeout(r, 20));
       while ((fs.existsSync('${dir}/pids') ? fs.readFileSync('${dir}/pids', 'utf8').trim().split('\\n').length : 0) < 20) await wait();
       fs.writeFileSync('${dir}/ready', String(process.pid));
-      ${ending === 'throw' ? "setTimeout(() => { throw new Error('boom'); }, 50);" : 'setInterval(() => {}, 1000);'}
+      const end = ${JSON.stringify(ending === 'throw' ? "throw new Error('boom')" : ending === 'exit' ? 'process.exit(0)' : '')};
+      const go = setInterval(() => {
+        if (end && fs.existsSync('${dir}/go')) { clearInterval(go); if (end === 'process.exit(0)') process.exit(0); else throw new Error('boom'); }
+      }, 20);
     })();`;
 }
 
@@ -75,7 +78,7 @@ for (const ending of ['SIGKILL', 'SIGTERM', 'SIGINT', 'throw', 'exit']) {
   test(`a host ended by ${ending} takes its 20 sessions (pipes and PTYs) with it`, async () => {
     const dir = tempDir();
     const mark = `orphan-test-${ending}-${process.pid}`;
-    const script = ending === 'exit' ? hostScript(dir, 'throw').replace("throw new Error('boom');", 'process.exit(0);') : hostScript(dir, ending);
+    const script = hostScript(dir, ending);
     const host = spawn(process.execPath, ['-e', script], { env: { ...process.env, ORPHAN_MARK: mark }, stdio: 'ignore' });
     track(host.pid);
     try {
@@ -84,7 +87,9 @@ for (const ending of ['SIGKILL', 'SIGTERM', 'SIGINT', 'throw', 'exit']) {
       track(pids);
       assert.equal(pids.length, 20);
       assert.ok(withEnv('ORPHAN_MARK', mark).length >= 40, 'shells and grandchildren are running');
+      // The host ends only now, after the check: on the signal, or when told to throw or exit.
       if (ending.startsWith('SIG')) host.kill(ending);
+      else fs.writeFileSync(path.join(dir, 'go'), '');
       await new Promise((res) => host.exitCode !== null || host.signalCode !== null ? res() : host.on('exit', res));
       await waitFor(() => withEnv('ORPHAN_MARK', mark).every((p) => p === host.pid || !alive(p)) && pids.every((p) => !alive(p)), {
         what: `every session process to end after ${ending}`,
