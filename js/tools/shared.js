@@ -72,6 +72,18 @@ function maxTextChars(configured) {
 
 const NATIVE_MARKER = /\n?\[\.\.\. (\d+) chars omitted \.\.\.\]\n/;
 
+/** The start and the end of `text`, about `budget / 2` chars each, cut at line boundaries where near. */
+function headAndTail(text, budget) {
+  const half = Math.floor(budget / 2);
+  let head = text.slice(0, half);
+  const headEnd = head.lastIndexOf('\n');
+  if (headEnd > half / 2) head = head.slice(0, headEnd + 1);
+  let tail = text.slice(text.length - half);
+  const tailStart = tail.indexOf('\n');
+  if (tailStart >= 0 && tailStart < half / 2) tail = tail.slice(tailStart + 1);
+  return { head, tail };
+}
+
 /**
  * `text` within `budget` chars: the head and the tail, cut at line boundaries, with a marker that says
  * how much was left out and names the file with all of it. A text the runtime already cut gets the
@@ -82,13 +94,7 @@ function budgetText(text, budget, { totalChars, outputFile } = {}) {
   if (text.length <= budget) {
     return outputFile ? text.replace(NATIVE_MARKER, (m, n) => `${m.startsWith('\n') ? '\n' : ''}[... ${n} chars omitted${where} ...]\n`) : text;
   }
-  const half = Math.floor(budget / 2);
-  let head = text.slice(0, half);
-  const headEnd = head.lastIndexOf('\n');
-  if (headEnd > half / 2) head = head.slice(0, headEnd + 1);
-  let tail = text.slice(text.length - half);
-  const tailStart = tail.indexOf('\n');
-  if (tailStart >= 0 && tailStart < half / 2) tail = tail.slice(tailStart + 1);
+  const { head, tail } = headAndTail(text, budget);
   const total = Math.max(totalChars ?? 0, text.length);
   const omitted = total - head.length - tail.length;
   return `${head}${head.endsWith('\n') ? '' : '\n'}[... ${omitted} chars omitted${where} ...]\n${tail}`;
@@ -166,6 +172,7 @@ module.exports = {
   jobTtlMs,
   typedError,
   maxTextChars,
+  headAndTail,
   budgetText,
   describeType,
   textResult,

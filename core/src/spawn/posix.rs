@@ -7,11 +7,12 @@
 //! `child_process.spawn`. `setsid` is still applied, by the spawn attributes instead of a hook.
 
 use std::collections::BTreeMap;
-use std::ffi::{CString, OsString};
+use std::ffi::{CStr, CString, OsString};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use tokio::net::unix::pipe;
 
@@ -310,36 +311,39 @@ fn posix_spawn_child(
 
 type AddCloseFrom =
     unsafe extern "C" fn(*mut libc::posix_spawn_file_actions_t, libc::c_int) -> libc::c_int;
-
-/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), looked up at run time so the
-/// prebuilt binary still loads on older glibc and on musl, which lack it.
 type AddChdir =
     unsafe extern "C" fn(*mut libc::posix_spawn_file_actions_t, *const libc::c_char) -> libc::c_int;
 
-fn addchdir() -> Option<AddChdir> {
-    static FOUND: std::sync::OnceLock<Option<AddChdir>> = std::sync::OnceLock::new();
-    *FOUND.get_or_init(|| {
-        // SAFETY: dlsym with a NUL-terminated name; the symbol, if present, has this signature.
-        unsafe {
-            let sym = libc::dlsym(
-                libc::RTLD_DEFAULT,
-                c"posix_spawn_file_actions_addchdir_np".as_ptr(),
-            );
-            (!sym.is_null()).then(|| std::mem::transmute::<*mut libc::c_void, AddChdir>(sym))
-        }
-    })
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later).
+fn addclosefrom() -> Option<AddCloseFrom> {
+    static FOUND: OnceLock<Option<AddCloseFrom>> = OnceLock::new();
+    // SAFETY: the C library declares this name with exactly this signature.
+    unsafe { optional_libc_fn(&FOUND, c"posix_spawn_file_actions_addclosefrom_np") }
 }
 
-fn addclosefrom() -> Option<AddCloseFrom> {
-    static FOUND: std::sync::OnceLock<Option<AddCloseFrom>> = std::sync::OnceLock::new();
-    *FOUND.get_or_init(|| {
-        // SAFETY: dlsym with a NUL-terminated name; the symbol, if present, has this signature.
+/// `posix_spawn_file_actions_addchdir_np` (glibc 2.29, musl 1.1.24).
+fn addchdir() -> Option<AddChdir> {
+    static FOUND: OnceLock<Option<AddChdir>> = OnceLock::new();
+    // SAFETY: as above.
+    unsafe { optional_libc_fn(&FOUND, c"posix_spawn_file_actions_addchdir_np") }
+}
+
+/// A C library function looked up at run time (once), so the prebuilt binary still loads on a C
+/// library that lacks it (older glibc, musl); the caller then takes the forking spawn.
+///
+/// # Safety
+/// `F` must be the function pointer type the C library gives `name`.
+unsafe fn optional_libc_fn<F: Copy>(found: &OnceLock<Option<F>>, name: &CStr) -> Option<F> {
+    assert_eq!(
+        std::mem::size_of::<F>(),
+        std::mem::size_of::<*mut libc::c_void>()
+    );
+    *found.get_or_init(|| {
+        // SAFETY: dlsym with a NUL-terminated name; a non-null result is that function (the caller's
+        // promise), and F is a pointer-sized function pointer type (checked above).
         unsafe {
-            let sym = libc::dlsym(
-                libc::RTLD_DEFAULT,
-                c"posix_spawn_file_actions_addclosefrom_np".as_ptr(),
-            );
-            (!sym.is_null()).then(|| std::mem::transmute::<*mut libc::c_void, AddCloseFrom>(sym))
+            let sym = libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr());
+            (!sym.is_null()).then(|| std::mem::transmute_copy::<*mut libc::c_void, F>(&sym))
         }
     })
 }

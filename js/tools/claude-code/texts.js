@@ -3,6 +3,8 @@
 // output is when the text was cut, and why a command did not run. One function per result kind, so
 // the wording lives in one place (the README lists it).
 
+const { headAndTail } = require('../shared.js');
+
 /** Milliseconds as Claude Code writes a duration: 500ms, 45s, 2m, 2m 30s. */
 function duration(ms) {
   if (ms < 1000) return `${ms}ms`;
@@ -20,13 +22,7 @@ function preview(output, max, { totalChars, outputFile }) {
   if (text.length <= max && !nativeCut) return { text, cut: false };
   let body = text;
   if (text.length > max) {
-    const half = Math.floor(max / 2);
-    let head = text.slice(0, half);
-    const headEnd = head.lastIndexOf('\n');
-    if (headEnd > half / 2) head = head.slice(0, headEnd + 1);
-    let tail = text.slice(text.length - half);
-    const tailStart = tail.indexOf('\n');
-    if (tailStart >= 0 && tailStart < half / 2) tail = tail.slice(tailStart + 1);
+    const { head, tail } = headAndTail(text, max);
     body = `${head}${head.endsWith('\n') ? '' : '\n'}[... ${total - head.length - tail.length} characters cut ...]\n${tail}`;
   }
   const where = outputFile ? ` The full output is in ${outputFile}; read it there for the rest.` : '';
