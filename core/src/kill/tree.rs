@@ -39,14 +39,9 @@ impl KillTarget {
         nix::sys::signal::killpg(nix::unistd::Pid::from_raw(self.pgid), None).is_ok()
     }
 
-    /// Cheap check: does the group still exist, or does the run's cgroup still hold a process?
-    pub fn may_have_members(&self) -> bool {
-        self.may_have_members_besides(&[])
-    }
-
-    /// [`KillTarget::may_have_members`], where the processes in `except` do not count: the init of a
-    /// run's PID namespace, which leaves a moment after the rest and must not send every run's end
-    /// through a walk of `/proc`.
+    /// Cheap check: does the group still exist, or does the run's cgroup still hold a process other
+    /// than those in `except`? (The init of a run's PID namespace leaves a moment after the rest and
+    /// must not send every run's end through a walk of `/proc`.)
     pub fn may_have_members_besides(&self, except: &[u32]) -> bool {
         self.group_exists() || self.cgroup_members().iter().any(|p| !except.contains(p))
     }
