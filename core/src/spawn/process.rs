@@ -38,6 +38,21 @@ pub struct Process {
 }
 
 impl Process {
+    /// A run with no namespace init, no listener and no job: the callers that have one set it.
+    fn new(pid: u32, io: Io, waiter: Waiter) -> Process {
+        Process {
+            pid,
+            io,
+            waiter,
+            #[cfg(target_os = "linux")]
+            init: None,
+            #[cfg(target_os = "linux")]
+            listener: None,
+            #[cfg(windows)]
+            job: None,
+        }
+    }
+
     /// End the run at once, before it was handed to a session (its group; its job on Windows).
     pub fn kill_now(&self) {
         #[cfg(unix)]
@@ -62,6 +77,20 @@ pub enum Io {
     },
     /// A terminal (a ConPTY on Windows): one master for input and the merged output.
     Pty(Arc<PtyMaster>),
+}
+
+impl Io {
+    fn pipes(
+        stdin: Option<impl tokio::io::AsyncWrite + Send + Unpin + 'static>,
+        stdout: impl AsyncRead + Send + Unpin + 'static,
+        stderr: impl AsyncRead + Send + Unpin + 'static,
+    ) -> Io {
+        Io::Pipes {
+            stdin: stdin.map(|s| Box::new(s) as Writer),
+            stdout: Box::new(stdout),
+            stderr: Box::new(stderr),
+        }
+    }
 }
 
 /// The wait for the run's exit: tokio's child handle, or the exit watcher of the fork-free paths.
@@ -225,21 +254,17 @@ fn spawn_with_pipes(
     };
     #[cfg(unix)]
     let p = spawn_pipes(shell, req, &env, sandbox, join_fd(tracking))?;
-    Ok(Process {
-        pid: p.pid,
-        io: Io::Pipes {
-            stdin: p.stdin.map(|s| Box::new(s) as Writer),
-            stdout: Box::new(p.stdout),
-            stderr: Box::new(p.stderr),
-        },
-        waiter: Waiter::Tokio(Box::new(p.child)),
-        #[cfg(target_os = "linux")]
-        init: None,
-        #[cfg(target_os = "linux")]
-        listener: None,
-        #[cfg(windows)]
+    let process = Process::new(
+        p.pid,
+        Io::pipes(p.stdin, p.stdout, p.stderr),
+        Waiter::Tokio(Box::new(p.child)),
+    );
+    #[cfg(windows)]
+    let process = Process {
         job: Some(Arc::new(job)),
-    })
+        ..process
+    };
+    Ok(process)
 }
 
 /// A run spawned without a fork (posix_spawn, clone3), with the namespace it got, if any.
@@ -248,20 +273,18 @@ fn piped(
     p: crate::spawn::posix::PosixChild,
     run: Option<crate::spawn::namespaced::NamespacedRun>,
 ) -> Process {
-    let (init, listener) = match run {
-        Some(r) => (Some(Arc::new(r.init)), Some(r.listener)),
-        None => (None, None),
-    };
-    Process {
-        pid: p.pid,
-        io: Io::Pipes {
-            stdin: p.stdin.map(|s| Box::new(s) as Writer),
-            stdout: Box::new(p.stdout),
-            stderr: Box::new(p.stderr),
+    let process = Process::new(
+        p.pid,
+        Io::pipes(p.stdin, p.stdout, p.stderr),
+        Waiter::Exit(p.exit),
+    );
+    match run {
+        Some(r) => Process {
+            init: Some(Arc::new(r.init)),
+            listener: Some(r.listener),
+            ..process
         },
-        waiter: Waiter::Exit(p.exit),
-        init,
-        listener,
+        None => process,
     }
 }
 
@@ -309,15 +332,11 @@ fn spawn_terminal(
         return spawned;
     }
     let p = spawn_pty(shell, req, env, size, sandbox, join_fd(tracking))?;
-    Ok(Process {
-        pid: p.pid,
-        io: Io::Pty(Arc::new(p.master)),
-        waiter: Waiter::Tokio(Box::new(p.child)),
-        #[cfg(target_os = "linux")]
-        init: None,
-        #[cfg(target_os = "linux")]
-        listener: None,
-    })
+    Ok(Process::new(
+        p.pid,
+        Io::Pty(Arc::new(p.master)),
+        Waiter::Tokio(Box::new(p.child)),
+    ))
 }
 
 /// A run on a ConPTY of `size`, in its job (Windows has no sandbox and no tracking cgroup).
@@ -332,10 +351,12 @@ fn spawn_terminal(
 ) -> Result<Process, AgentError> {
     let c = crate::spawn::conpty::spawn_conpty(shell, req, env, size)?;
     Ok(Process {
-        pid: c.pid,
-        io: Io::Pty(Arc::new(c.master)),
-        waiter: Waiter::Console(c.waiter),
         job: Some(Arc::new(c.job)),
+        ..Process::new(
+            c.pid,
+            Io::Pty(Arc::new(c.master)),
+            Waiter::Console(c.waiter),
+        )
     })
 }
 
@@ -400,11 +421,9 @@ fn spawn_pty_namespaced(
         cgroup_entry(tracking),
     ) {
         Ok((waiter, pid, master, run)) => Some(Ok(Process {
-            pid: pid as u32,
-            io: Io::Pty(Arc::new(master)),
-            waiter: Waiter::Exit(waiter),
             init: Some(Arc::new(run.init)),
             listener: Some(run.listener),
+            ..Process::new(pid as u32, Io::Pty(Arc::new(master)), Waiter::Exit(waiter))
         })),
         Err(SpawnError::Child(e)) => Some(Err(crate::spawn::pipes::spawn_error(
             &shell.program,
