@@ -64,6 +64,11 @@ export interface ApprovalRequest {
   /** Epoch ms after which askFallback decides. */
   expiresAtMs: number
   allowedDecisions: Array<string>
+  /**
+   * With permission rules: the narrowest allow rules that would let this command run without
+   * asking (one per segment, never a wrapper rule such as `Bash(sh:*)`); empty otherwise.
+   */
+  suggestions: Array<string>
 }
 
 export interface ApprovalRequestSegment {

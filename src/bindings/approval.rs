@@ -43,6 +43,9 @@ pub struct JsApprovalRequest {
     /// Epoch ms after which askFallback decides.
     pub expires_at_ms: f64,
     pub allowed_decisions: Vec<String>,
+    /// With permission rules: the narrowest allow rules that would let this command run without
+    /// asking (one per segment, never a wrapper rule such as `Bash(sh:*)`); empty otherwise.
+    pub suggestions: Vec<String>,
 }
 
 #[napi(object, js_name = "ApprovalRequestSegment")]
@@ -79,6 +82,7 @@ impl From<ApprovalRequest> for JsApprovalRequest {
             resolved_paths: r.resolved_paths,
             expires_at_ms: r.expires_at_ms as f64,
             allowed_decisions: r.allowed_decisions.into_iter().map(String::from).collect(),
+            suggestions: r.suggestions,
         }
     }
 }

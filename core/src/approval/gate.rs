@@ -56,6 +56,8 @@ pub struct ApprovalRequest {
     pub expires_at_ms: u64,
     /// `allow-always` is not offered when every run must be asked.
     pub allowed_decisions: Vec<&'static str>,
+    /// With permission rules: the narrowest allow rules that would let this command run unasked.
+    pub suggestions: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -336,6 +338,7 @@ pub fn build_request(p: &Prepared, command: &str, cwd: &str, timeout: Duration) 
         } else {
             vec!["allow-once", "allow-always", "deny"]
         },
+        suggestions: p.suggestions.clone(),
     }
 }
 
@@ -494,5 +497,47 @@ mod terminal_tests {
         assert_eq!(decide("git --no-pager log -1", true), Decision::Allow);
         assert_eq!(decide("git -P diff", true), Decision::Allow);
         assert_eq!(decide("ls", true), Decision::Allow);
+    }
+}
+
+#[cfg(test)]
+mod request_tests {
+    use super::*;
+
+    #[test]
+    fn a_rules_request_carries_the_narrowest_suggestions_and_an_allowlist_one_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let ask = |opts: &ApprovalOptions, cmd: &str| {
+            let p = prepare(cmd, dir.path(), Some("/usr/bin:/bin"), None, opts).unwrap();
+            assert_eq!(p.decision, Decision::Ask, "{cmd}");
+            build_request(&p, cmd, "/", DEFAULT_APPROVAL_TIMEOUT)
+        };
+        let rules = ApprovalOptions {
+            rules: Some(super::super::rules::RuleSet::default()),
+            timeout: DEFAULT_APPROVAL_TIMEOUT,
+            ..Default::default()
+        };
+        assert_eq!(
+            ask(&rules, "touch a && mkdir -p b").suggestions,
+            ["Bash(touch:*)", "Bash(mkdir:*)"]
+        );
+        // A wrapper is suggested as the exact command, never as `Bash(sh:*)`.
+        let wrapped = ask(&rules, "sh -c 'touch a'").suggestions;
+        assert!(
+            wrapped
+                .iter()
+                .all(|r| !r.starts_with("Bash(sh:") && !r.starts_with("Bash(sh *")),
+            "{wrapped:?}"
+        );
+        // A command the analyzer cannot read gets no rule to allow it.
+        assert!(ask(&rules, "echo $(touch a)").suggestions.is_empty());
+        let allowlist = ApprovalOptions {
+            security: Some(Security::Allowlist),
+            ask: Some(Ask::OnMiss),
+            approvals_file: Some(dir.path().join("approvals.json")),
+            timeout: DEFAULT_APPROVAL_TIMEOUT,
+            ..Default::default()
+        };
+        assert!(ask(&allowlist, "touch a").suggestions.is_empty());
     }
 }

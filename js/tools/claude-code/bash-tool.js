@@ -120,9 +120,7 @@ function createBashTool(cfg) {
         askedWithoutHandler = true;
         return 'deny';
       }
-      const suggestions = native
-        .checkPermissionRules(command, { ...cfg.rules, cwd: where.cwd })
-        .suggestions.filter((rule) => !cfg.rules.allow.includes(rule));
+      const suggestions = request.suggestions.filter((rule) => !cfg.rules.allow.includes(rule));
       const answer = await cfg.onPermissionRequest({
         toolUseId,
         command,
