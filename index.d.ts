@@ -559,6 +559,19 @@ export interface SandboxCapabilities {
    * refuses changes to other processes' limits and scheduling.
    */
   processNamespaces: boolean
+  /**
+   * Runs get a `/dev` of their own (a tmpfs with the bit buckets, randomness, `/dev/tty`, a devpts
+   * instance of their own or only their own terminal): no other terminal, console, loop device,
+   * `userfaultfd`, `kvm` or disk is there. Otherwise Landlock grants device ioctls only on those
+   * nodes and the filter refuses terminal injection, console and loop device ioctls.
+   */
+  privateDev: boolean
+  /**
+   * Runs with the network off get a network namespace of their own: no interfaces, and abstract
+   * Unix socket names private to the run (nothing it listens on can be reached from outside).
+   * Otherwise the filter refuses IP sockets and abstract connects, but not an abstract `bind`.
+   */
+  networkNamespace: boolean
   noNewPrivs: boolean
   rlimits: boolean
   /** `1` or `2` when a per-run cgroup can be created. */
@@ -631,6 +644,13 @@ export interface SandboxOptions {
    */
   unixSockets?: Array<string>
   limits?: SandboxLimits
+  /**
+   * Names of inherited variables that look like credentials (`*KEY*`, `*TOKEN*`, `*SECRET*`,
+   * `*PASSWORD*`, `AWS_*`, `GH_*`, ... see the README) that the command still gets. By default a
+   * sandboxed run inherits none of them (the report's `droppedEnv` names what was left out);
+   * variables given in `env` itself are always passed.
+   */
+  passEnv?: Array<string>
 }
 
 /** What a sandboxed run reports. */
@@ -651,6 +671,8 @@ export interface SandboxReport {
   denialsDropped: number
   limitExceeded?: 'cpu' | 'memory' | 'processes' | 'fileSize'
   limitMessage?: string
+  /** Variables the run did not inherit because their names look like credentials (names only). */
+  droppedEnv: Array<string>
 }
 
 /** What a PTY session's terminal shows. */

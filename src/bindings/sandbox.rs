@@ -26,6 +26,11 @@ pub struct JsSandboxOptions {
     pub unix_sockets: Option<Vec<String>>,
     #[napi(ts_type = "SandboxLimits")]
     pub limits: Option<JsSandboxLimits>,
+    /// Names of inherited variables that look like credentials (`*KEY*`, `*TOKEN*`, `*SECRET*`,
+    /// `*PASSWORD*`, `AWS_*`, `GH_*`, ... see the README) that the command still gets. By default a
+    /// sandboxed run inherits none of them (the report's `droppedEnv` names what was left out);
+    /// variables given in `env` itself are always passed.
+    pub pass_env: Option<Vec<String>>,
 }
 
 #[napi(object, js_name = "SandboxLimits")]
@@ -42,7 +47,13 @@ pub struct JsSandboxLimits {
     pub open_files: Option<f64>,
 }
 
-const SANDBOX_KEYS: [&str; 4] = ["writableRoots", "network", "unixSockets", "limits"];
+const SANDBOX_KEYS: [&str; 5] = [
+    "writableRoots",
+    "network",
+    "unixSockets",
+    "limits",
+    "passEnv",
+];
 const LIMIT_KEYS: [&str; 5] = [
     "cpuSeconds",
     "memoryBytes",
@@ -137,6 +148,17 @@ pub fn parse_sandbox(f: &Fields) -> BindResult<Option<SandboxSpec>> {
         }
         spec.unix_sockets = sockets.into_iter().map(PathBuf::from).collect();
     }
+    if sf.object("passEnv")?.is_some() {
+        spec.pass_env =
+            match sf.strings("passEnv") {
+                Ok(names) => names,
+                Err(BindError::Napi(e)) => return Err(e.into()),
+                Err(BindError::Agent(_)) => return Err(AgentError::invalid_option(
+                    "sandbox.passEnv must be an array of variable names, such as [\"NPM_TOKEN\"].",
+                )
+                .into()),
+            };
+    }
     match sf.object("limits")? {
         None => {}
         Some((ValueType::Object, _)) => {
@@ -204,6 +226,8 @@ pub struct JsSandboxReport {
     #[napi(ts_type = "'cpu' | 'memory' | 'processes' | 'fileSize'")]
     pub limit_exceeded: Option<String>,
     pub limit_message: Option<String>,
+    /// Variables the run did not inherit because their names look like credentials (names only).
+    pub dropped_env: Vec<String>,
 }
 
 impl From<SandboxReport> for JsSandboxReport {
@@ -231,6 +255,7 @@ impl From<SandboxReport> for JsSandboxReport {
             denials_dropped: r.denials_dropped as f64,
             limit_exceeded: r.limit_exceeded.map(|l| l.as_str().to_string()),
             limit_message: r.limit_message,
+            dropped_env: r.dropped_env,
         }
     }
 }
@@ -262,6 +287,15 @@ pub struct JsSandboxCapabilities {
     /// init that dies with the host takes every process of the run with it. Otherwise the filter
     /// refuses changes to other processes' limits and scheduling.
     pub process_namespaces: bool,
+    /// Runs get a `/dev` of their own (a tmpfs with the bit buckets, randomness, `/dev/tty`, a devpts
+    /// instance of their own or only their own terminal): no other terminal, console, loop device,
+    /// `userfaultfd`, `kvm` or disk is there. Otherwise Landlock grants device ioctls only on those
+    /// nodes and the filter refuses terminal injection, console and loop device ioctls.
+    pub private_dev: bool,
+    /// Runs with the network off get a network namespace of their own: no interfaces, and abstract
+    /// Unix socket names private to the run (nothing it listens on can be reached from outside).
+    /// Otherwise the filter refuses IP sockets and abstract connects, but not an abstract `bind`.
+    pub network_namespace: bool,
     pub no_new_privs: bool,
     pub rlimits: bool,
     /// `1` or `2` when a per-run cgroup can be created.
@@ -318,6 +352,8 @@ pub fn sandbox_capabilities() -> JsSandboxCapabilities {
         read_only_binds: caps.mount_namespace,
         read_only_mounts: caps.read_only_mounts,
         process_namespaces: caps.process_namespaces,
+        private_dev: caps.private_dev,
+        network_namespace: caps.network_namespace,
         no_new_privs: linux,
         rlimits: linux,
         cgroup_version: cg_version,

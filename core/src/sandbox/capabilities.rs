@@ -27,6 +27,11 @@ pub struct Capabilities {
     /// The run can have PID, IPC and UTS namespaces of its own, with a `/proc` of its PID namespace
     /// (as root, or in a user namespace; a container's masked `/proc` can forbid the mount).
     pub process_namespaces: bool,
+    /// In that mount namespace a `/dev` of the run's own can be made: a tmpfs with a devpts instance
+    /// of its own, moved over the host's.
+    pub private_dev: bool,
+    /// A network namespace of the run's own can be made (the network cut for abstract Unix sockets).
+    pub network_namespace: bool,
     /// A cgroup for the run's memory and process limits, if one can be created here.
     #[cfg(target_os = "linux")]
     pub cgroup: Option<CgroupHost>,
@@ -64,6 +69,8 @@ fn probe() -> Capabilities {
     // changes to other processes instead).
     let switched_off = std::env::var_os("AGENT_EXEC_NO_PID_NAMESPACE").is_some_and(|v| v == "1");
     let process_namespaces = mount_namespace && !switched_off && probe_process_namespaces(is_root);
+    let private_dev = mount_namespace && probe_private_dev(is_root);
+    let network_namespace = mount_namespace && probe_network_namespace(is_root);
     let mut problems = Vec::new();
     if landlock_abi == 0 {
         problems.push(
@@ -86,6 +93,8 @@ fn probe() -> Capabilities {
         mount_namespace,
         read_only_mounts,
         process_namespaces,
+        private_dev,
+        network_namespace,
         cgroup: cgroup::detect(),
         is_root,
         problems,
@@ -110,6 +119,8 @@ fn probe() -> Capabilities {
         mount_namespace: false,
         read_only_mounts: false,
         process_namespaces: false,
+        private_dev: false,
+        network_namespace: false,
         is_root: false,
         problems,
     }
@@ -243,6 +254,97 @@ fn probe_process_namespaces(is_root: bool) -> bool {
         }
         Ok(())
     })
+}
+
+/// The id maps of a run's user namespace, formatted before the fork (a forked child of a threaded
+/// process must not allocate).
+#[cfg(target_os = "linux")]
+fn run_maps() -> [String; 2] {
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    [format!("{uid} {uid} 1"), format!("{gid} {gid} 1")]
+}
+
+/// Enter namespaces `extra`, in a user namespace mapped as a run's is unless root: the first step of
+/// the probes below.
+#[cfg(target_os = "linux")]
+fn unshare_as_a_run(is_root: bool, extra: libc::c_int, maps: &[String; 2]) -> std::io::Result<()> {
+    let flags = if is_root {
+        extra
+    } else {
+        extra | libc::CLONE_NEWUSER
+    };
+    // SAFETY: unshare and writes of our own maps, in a forked child.
+    unsafe {
+        if libc::unshare(flags) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if !is_root {
+            for (file, map) in [
+                (c"/proc/self/setgroups", "deny"),
+                (c"/proc/self/uid_map", maps[0].as_str()),
+                (c"/proc/self/gid_map", maps[1].as_str()),
+            ] {
+                let fd = libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd < 0 || libc::write(fd, map.as_ptr().cast(), map.len()) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::close(fd);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The steps of a run's own `/dev`: a tmpfs, and a devpts instance of its own inside it.
+#[cfg(target_os = "linux")]
+fn probe_private_dev(is_root: bool) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(dir) = tempfile::tempdir() else {
+        return false;
+    };
+    let pts = dir.path().join("pts");
+    let (Ok(dir_c), Ok(pts_c)) = (
+        std::ffi::CString::new(dir.path().as_os_str().as_bytes()),
+        std::ffi::CString::new(pts.as_os_str().as_bytes()),
+    ) else {
+        return false;
+    };
+    let maps = run_maps();
+    probe_in_child(move || {
+        let ok = |rc: libc::c_int| match rc {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        };
+        unshare_as_a_run(is_root, libc::CLONE_NEWNS, &maps)?;
+        ok(super::child::bind(None, c"/", libc::MS_REC | libc::MS_SLAVE) as libc::c_int)?;
+        // SAFETY: mounts and a mkdir with NUL-terminated strings, in a forked child.
+        unsafe {
+            ok(libc::mount(
+                c"tmpfs".as_ptr(),
+                dir_c.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NOEXEC,
+                c"mode=0755,size=64k".as_ptr().cast(),
+            ))?;
+            ok(libc::mkdir(pts_c.as_ptr(), 0o755))?;
+            ok(libc::mount(
+                c"devpts".as_ptr(),
+                pts_c.as_ptr(),
+                c"devpts".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NOEXEC,
+                c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+            ))?;
+        }
+        Ok(())
+    })
+}
+
+/// A network namespace of the run's own (in a user namespace unless root).
+#[cfg(target_os = "linux")]
+fn probe_network_namespace(is_root: bool) -> bool {
+    let maps = run_maps();
+    probe_in_child(move || unshare_as_a_run(is_root, libc::CLONE_NEWNS | libc::CLONE_NEWNET, &maps))
 }
 
 /// Can a seccomp supervisor start here? Not under a filter that already has one (a sandbox inside a

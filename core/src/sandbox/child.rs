@@ -32,6 +32,7 @@ pub enum Step {
     DropCapabilities = 12,
     ProcessNamespace = 13,
     ProcMount = 14,
+    Devices = 15,
 }
 
 impl Step {
@@ -51,6 +52,7 @@ impl Step {
             12 => Step::DropCapabilities,
             13 => Step::ProcessNamespace,
             14 => Step::ProcMount,
+            15 => Step::Devices,
             _ => return None,
         })
     }
@@ -73,6 +75,7 @@ impl Step {
             Step::DropCapabilities => "dropping every capability",
             Step::ProcessNamespace => "starting the run's PID namespace (its init and its shell)",
             Step::ProcMount => "mounting /proc for the run's PID namespace",
+            Step::Devices => "making the run's own /dev (device binds, a private devpts)",
         }
     }
 }
@@ -104,6 +107,9 @@ fn check(rc: libc::c_long, step: Step) -> std::io::Result<()> {
 pub struct UserMaps {
     pub uid_map: Vec<u8>,
     pub gid_map: Vec<u8>,
+    /// The namespace's own ceiling on inotify instances (`/proc/sys/user/max_inotify_instances`,
+    /// a decimal), so a run cannot use up its user's shared quota; best effort.
+    pub inotify_instances: Option<&'static [u8]>,
 }
 
 /// A path bound read-only over itself, with the flags its mount already has (a remount inside a
@@ -128,6 +134,32 @@ pub struct MountPlan {
     pub cwd: CString,
     /// PID, IPC and UTS namespaces of the run's own, with an init that reaps (see `reaper`).
     pub process_namespaces: Option<ProcessNamespaces>,
+    /// A network namespace of the run's own (the network is off): no interfaces, and abstract Unix
+    /// socket names private to the run, so nothing it binds can be reached from outside.
+    pub network_namespace: bool,
+    /// The run's own `/dev` (see [`DevPlan`]), mounted over the host's.
+    pub dev: Option<DevPlan>,
+}
+
+/// A minimal `/dev`: built on a tmpfs at `staging` (a directory of the run's temp dir, which the
+/// host's mount namespace never sees filled), then moved over `/dev`. Only what is put in is there:
+/// the bit buckets and randomness bound from the host, `/dev/tty`, a devpts instance of the run's own
+/// (or, for a PTY run, only its own terminal), `shm`, and the `fd`/`std*` links. No consoles, serial
+/// ports, loop devices, `userfaultfd`, `kvm` or disks.
+#[derive(Debug)]
+pub struct DevPlan {
+    pub staging: CString,
+    /// `<staging>/pts`.
+    pub staging_pts: CString,
+    /// Host device nodes bound in: (host path, path in the staging tmpfs).
+    pub nodes: Vec<(CString, CString)>,
+    /// Links made in the staging tmpfs: (target, link path).
+    pub links: Vec<(CString, CString)>,
+    /// `<staging>/shm`, and the run's directory bound over it (POSIX shared memory stays private).
+    pub shm: (CString, Option<CString>),
+    /// The Landlock rights the run's devpts gets (its ptys are opened for reading and writing); the
+    /// host's `/dev/pts` rule does not reach it, as Landlock rules follow inodes.
+    pub pts_rights: u64,
 }
 
 /// What the run's init needs: the host's lifeline (read end) and where the host's command line lies.
@@ -256,7 +288,8 @@ impl ChildPlan {
     /// splits into the relay, the namespace's init and the shell (see `reaper`); it returns in the
     /// shell.
     pub fn apply(&self) -> std::io::Result<()> {
-        self.enter()?;
+        // A forked child has its standard descriptors in place: fd 0 is the terminal of a PTY run.
+        self.enter(Some(0))?;
         if let Some(ns) = self.mounts.as_ref().and_then(|m| m.process_namespaces) {
             // Returns in the shell only, pid 2 of the new namespace.
             super::reaper::split(ns.lifeline, ns.arg_range).map_err(|errno| {
@@ -276,13 +309,14 @@ impl ChildPlan {
 
     /// The first steps, in the process that will start the namespace's processes: join the cgroups,
     /// enter the namespaces (the PID namespace then holds this process's children, not itself), set up
-    /// the mounts and enter the working directory again.
-    pub fn enter(&self) -> std::io::Result<()> {
+    /// the mounts and enter the working directory again. `terminal`: a descriptor that may be the
+    /// run's terminal (a `/dev/pts/N` of the host's), which its own `/dev` then keeps.
+    pub fn enter(&self, terminal: Option<libc::c_int>) -> std::io::Result<()> {
         for fd in &self.cgroup_procs {
             check(write_fd(fd.as_raw_fd(), b"0"), Step::Cgroup)?;
         }
         if let Some(m) = &self.mounts {
-            self.enter_mount_namespace(m)?;
+            self.enter_mount_namespace(m, terminal)?;
         }
         Ok(())
     }
@@ -369,10 +403,17 @@ impl ChildPlan {
         })
     }
 
-    fn enter_mount_namespace(&self, m: &MountPlan) -> std::io::Result<()> {
+    fn enter_mount_namespace(
+        &self,
+        m: &MountPlan,
+        terminal: Option<libc::c_int>,
+    ) -> std::io::Result<()> {
         let mut flags = libc::CLONE_NEWNS;
         if m.user.is_some() {
             flags |= libc::CLONE_NEWUSER;
+        }
+        if m.network_namespace {
+            flags |= libc::CLONE_NEWNET;
         }
         if m.process_namespaces.is_some() {
             flags |= libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
@@ -395,6 +436,10 @@ impl ChildPlan {
                 write_proc_file(b"/proc/self/gid_map\0", &u.gid_map),
                 Step::UserMap,
             )?;
+            if let Some(n) = u.inotify_instances {
+                // A kernel without per-namespace ucounts refuses it; the run goes on without.
+                let _ = write_proc_file(b"/proc/sys/user/max_inotify_instances\0", n);
+            }
         }
         // Our binds must not propagate back to the host's namespace.
         check(bind(None, c"/", libc::MS_REC | libc::MS_SLAVE), Step::Mount)?;
@@ -409,6 +454,9 @@ impl ChildPlan {
         if let Some((backing, at)) = &m.private_shm {
             check(bind(Some(backing), at, libc::MS_BIND), Step::Mount)?;
         }
+        if let Some(dev) = &m.dev {
+            self.make_dev(dev, terminal)?;
+        }
         for b in &m.read_only {
             let p = b.path.as_c_str();
             check(bind(Some(p), p, libc::MS_BIND | libc::MS_REC), Step::Mount)?;
@@ -422,6 +470,205 @@ impl ChildPlan {
         )?;
         Ok(())
     }
+
+    /// Build the run's `/dev` (see [`DevPlan`]) and move it over the host's.
+    fn make_dev(&self, dev: &DevPlan, terminal: Option<libc::c_int>) -> std::io::Result<()> {
+        let step = Step::Devices;
+        let fs = |source: &std::ffi::CStr,
+                  target: &std::ffi::CStr,
+                  kind: &std::ffi::CStr,
+                  data: &std::ffi::CStr| {
+            // SAFETY: mount with NUL-terminated strings that outlive the call.
+            unsafe {
+                libc::mount(
+                    source.as_ptr(),
+                    target.as_ptr(),
+                    kind.as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NOEXEC,
+                    data.as_ptr().cast(),
+                ) as libc::c_long
+            }
+        };
+        check(
+            fs(c"tmpfs", &dev.staging, c"tmpfs", c"mode=0755,size=64k"),
+            step,
+        )?;
+        for (host, staged) in &dev.nodes {
+            check(make_file(staged), step)?;
+            check(bind(Some(host), staged, libc::MS_BIND), step)?;
+        }
+        for (target, link) in &dev.links {
+            // SAFETY: symlink with NUL-terminated strings.
+            check(
+                unsafe { libc::symlink(target.as_ptr(), link.as_ptr()) } as libc::c_long,
+                step,
+            )?;
+        }
+        check(make_dir(&dev.staging_pts), step)?;
+        let mut own = [0u8; 512];
+        match terminal.and_then(|fd| own_terminal(fd, &dev.staging_pts, &mut own)) {
+            Some((host, staged)) => {
+                // A PTY run keeps its terminal at its own name, and sees no other pty.
+                check(
+                    fs(c"tmpfs", &dev.staging_pts, c"tmpfs", c"mode=0755,size=4k"),
+                    step,
+                )?;
+                check(make_file(staged), step)?;
+                check(bind(Some(host), staged, libc::MS_BIND), step)?;
+            }
+            None => {
+                check(
+                    fs(
+                        c"devpts",
+                        &dev.staging_pts,
+                        c"devpts",
+                        c"newinstance,ptmxmode=0666,mode=0620",
+                    ),
+                    step,
+                )?;
+            }
+        }
+        check(
+            self.allow_in_landlock(&dev.staging_pts, dev.pts_rights),
+            step,
+        )?;
+        let (shm, backing) = &dev.shm;
+        check(make_dir(shm), step)?;
+        if let Some(backing) = backing {
+            check(bind(Some(backing), shm, libc::MS_BIND), step)?;
+        }
+        let read_only = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID;
+        check(bind(None, &dev.staging, read_only | libc::MS_NOEXEC), step)?;
+        // SAFETY: mount(MS_MOVE) with NUL-terminated strings.
+        check(
+            unsafe {
+                libc::mount(
+                    dev.staging.as_ptr(),
+                    c"/dev".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_MOVE,
+                    std::ptr::null(),
+                )
+            } as libc::c_long,
+            step,
+        )
+    }
+
+    /// Add a rule to the run's (not yet enforced) Landlock ruleset: `rights` beneath `path`.
+    fn allow_in_landlock(&self, path: &std::ffi::CStr, rights: u64) -> libc::c_long {
+        if rights == 0 {
+            return 0;
+        }
+        /// `struct landlock_path_beneath_attr` (packed in the kernel's header).
+        #[repr(C, packed)]
+        struct PathBeneath {
+            allowed_access: u64,
+            parent_fd: i32,
+        }
+        // SAFETY: open with a NUL-terminated path; the fd is closed below.
+        let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return -1;
+        }
+        let attr = PathBeneath {
+            allowed_access: rights,
+            parent_fd: fd,
+        };
+        // SAFETY: landlock_add_rule reads `attr` (LANDLOCK_RULE_PATH_BENEATH = 1).
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_add_rule,
+                self.landlock.as_raw_fd(),
+                1 as libc::c_int,
+                &attr as *const PathBeneath,
+                0u32,
+            )
+        };
+        // SAFETY: our own descriptor.
+        unsafe { libc::close(fd) };
+        rc
+    }
+}
+
+/// An empty file to bind a device node over.
+fn make_file(path: &std::ffi::CStr) -> libc::c_long {
+    // SAFETY: open with a NUL-terminated path; the fd is closed at once.
+    unsafe {
+        let fd = libc::open(
+            path.as_ptr(),
+            libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+            0o644,
+        );
+        if fd < 0 {
+            return -1;
+        }
+        libc::close(fd);
+    }
+    0
+}
+
+fn make_dir(path: &std::ffi::CStr) -> libc::c_long {
+    // SAFETY: mkdir with a NUL-terminated path.
+    unsafe { libc::mkdir(path.as_ptr(), 0o755) as libc::c_long }
+}
+
+/// If `fd` is a terminal of the host's devpts (`/dev/pts/N`), its path and the path of the same name
+/// under `staging_pts`, both written into `buf` (no allocation: this runs between clone and exec).
+fn own_terminal<'b>(
+    fd: libc::c_int,
+    staging_pts: &std::ffi::CStr,
+    buf: &'b mut [u8; 512],
+) -> Option<(&'b std::ffi::CStr, &'b std::ffi::CStr)> {
+    const PREFIX: &[u8] = b"/dev/pts/";
+    let mut link = [0u8; 32];
+    let mut proc_path = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0\0";
+    let mut digits = [0u8; 10];
+    let (mut n, mut len) = (fd as u32, 0);
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for i in 0..len {
+        proc_path[14 + i] = digits[len - 1 - i];
+    }
+    // SAFETY: readlink into a buffer of the given size from a NUL-terminated path.
+    let got = unsafe {
+        libc::readlink(
+            proc_path.as_ptr().cast(),
+            link.as_mut_ptr().cast(),
+            link.len() - 1,
+        )
+    };
+    if got <= PREFIX.len() as isize || got as usize >= link.len() - 1 {
+        return None;
+    }
+    let link = &link[..got as usize];
+    let name = link.strip_prefix(PREFIX)?;
+    if !name.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let staging = staging_pts.to_bytes();
+    let host_len = link.len();
+    let staged_len = staging.len() + 1 + name.len();
+    if host_len + 1 + staged_len + 1 > buf.len() {
+        return None;
+    }
+    buf[..host_len].copy_from_slice(link);
+    buf[host_len] = 0;
+    let s = host_len + 1;
+    buf[s..s + staging.len()].copy_from_slice(staging);
+    buf[s + staging.len()] = b'/';
+    buf[s + staging.len() + 1..s + staged_len].copy_from_slice(name);
+    buf[s + staged_len] = 0;
+    let (host, staged) = buf.split_at(s);
+    Some((
+        std::ffi::CStr::from_bytes_with_nul(host).ok()?,
+        std::ffi::CStr::from_bytes_until_nul(staged).ok()?,
+    ))
 }
 
 #[cfg(test)]

@@ -52,7 +52,9 @@ fn abi_of(v: u32) -> ABI {
 pub fn build(policy: &FsPolicy, network: bool) -> Result<OwnedFd, String> {
     let abi = abi_of(kernel_abi());
     let fail = |what: &str, e: &dyn std::fmt::Display| format!("{what}: {e}");
-    let read = AccessFs::from_read(abi) | ioctl_dev(abi);
+    // Device ioctls only where a device is granted below: a read rule on / that carried them let a
+    // root run without capabilities drive root's device nodes (loop devices, consoles, userfaultfd).
+    let read = AccessFs::from_read(abi);
     let device_rw: BitFlags<AccessFs> = AccessFs::ReadFile | AccessFs::WriteFile | ioctl_dev(abi);
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
@@ -104,6 +106,12 @@ pub fn build(policy: &FsPolicy, network: bool) -> Result<OwnedFd, String> {
     }
     let fd: Option<OwnedFd> = created.into();
     fd.ok_or_else(|| "this kernel does not enforce Landlock".to_string())
+}
+
+/// The rights on a terminal directory (the run's own devpts): its ptys are read, written and driven.
+pub fn terminal_dir_rights() -> u64 {
+    let abi = abi_of(kernel_abi());
+    (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::ReadDir | ioctl_dev(abi)).bits()
 }
 
 fn ioctl_dev(abi: ABI) -> BitFlags<AccessFs> {

@@ -87,6 +87,7 @@ pub struct Armed {
     tmp: tempfile::TempDir,
     policy: FsPolicy,
     network: bool,
+    dropped_env: std::sync::OnceLock<Vec<String>>,
 }
 
 #[cfg(target_os = "macos")]
@@ -115,6 +116,7 @@ pub fn prepare(
         tmp,
         policy: FsPolicy::new(roots, home).with_unix_sockets(super::resolve_unix_sockets(spec)?),
         network: spec.network,
+        dropped_env: std::sync::OnceLock::new(),
     })
 }
 
@@ -153,13 +155,21 @@ impl Armed {
         _exit_code: Option<i32>,
         _exit_signal: Option<&str>,
     ) -> super::SandboxReport {
-        super::SandboxReport::describing(
-            &self.policy,
-            self.tmp.path(),
-            self.network,
-            0,
-            vec!["sandbox-exec".to_string()],
-        )
+        super::SandboxReport {
+            dropped_env: self.dropped_env.get().cloned().unwrap_or_default(),
+            ..super::SandboxReport::describing(
+                &self.policy,
+                self.tmp.path(),
+                self.network,
+                0,
+                vec!["sandbox-exec".to_string()],
+            )
+        }
+    }
+
+    /// Record the credentials' names the run's environment left out (for the report).
+    pub fn set_dropped_env(&self, names: Vec<String>) {
+        let _ = self.dropped_env.set(names);
     }
 }
 

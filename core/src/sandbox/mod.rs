@@ -38,6 +38,7 @@ pub mod reaper;
 mod refused;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
+pub mod secrets;
 #[cfg(target_os = "linux")]
 pub mod supervisor;
 #[cfg(target_os = "linux")]
@@ -48,6 +49,15 @@ mod unix_send;
 use std::path::{Path, PathBuf};
 
 use crate::error::{AgentError, ErrorCode};
+
+/// The process limit of a sandboxed run that asks for none (tasks at once, threads included), where
+/// the host can hold a run to a limit of its own (a pids cgroup, or a user namespace's
+/// `RLIMIT_NPROC`). Builds with many threads fit; a fork bomb does not reach the machine's `pid_max`.
+pub const DEFAULT_PROCESSES: u64 = 2048;
+
+/// The ceiling on inotify instances in an unprivileged run's user namespace (the user's own default
+/// quota is 128, shared by every process of theirs: the agent's `fs.watch` included).
+pub const INOTIFY_INSTANCES: &[u8] = b"32";
 
 /// Resource limits of a sandboxed run. Each is optional.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -77,6 +87,8 @@ pub struct SandboxSpec {
     /// absolute paths as the caller gave them.
     pub unix_sockets: Vec<PathBuf>,
     pub limits: ResourceLimits,
+    /// Variables that look like credentials (see `secrets`) the run still inherits, by name.
+    pub pass_env: Vec<String>,
 }
 
 impl SandboxSpec {
@@ -154,6 +166,8 @@ pub struct SandboxReport {
     pub limit_exceeded: Option<LimitKind>,
     /// What the limit did, in a sentence (`the memory limit (64 MiB) ended the run: ...`).
     pub limit_message: Option<String>,
+    /// Variables the run did not inherit because they look like credentials (names, never values).
+    pub dropped_env: Vec<String>,
 }
 
 pub fn unavailable(detail: impl std::fmt::Display) -> AgentError {
@@ -188,6 +202,7 @@ impl SandboxReport {
             denials_dropped: 0,
             limit_exceeded: None,
             limit_message: None,
+            dropped_env: Vec::new(),
         }
     }
 }
@@ -399,6 +414,10 @@ impl Armed {
         match *self {}
     }
 
+    pub fn set_dropped_env(&self, _names: Vec<String>) {
+        match *self {}
+    }
+
     pub fn shell_wrapper(&self) -> Option<ShellWrapper> {
         match *self {}
     }
@@ -469,6 +488,8 @@ mod linux {
         log: Arc<DenialLog>,
         mechanisms: Vec<String>,
         landlock_abi: u32,
+        /// Credentials' names the run did not inherit.
+        dropped_env: std::sync::OnceLock<Vec<String>>,
     }
 
     fn statvfs_keep_flags(path: &Path) -> libc::c_ulong {
@@ -528,7 +549,21 @@ mod linux {
             "no capabilities (all sets empty, securebits locked)".to_string(),
             "system calls no command needs refused (mounts, namespaces, keyrings, ...)".to_string(),
         ];
-        let limits = spec.limits;
+        let mut limits = spec.limits;
+        let caps_cgroup_pids = caps.cgroup.as_ref().is_some_and(|h| h.has_pids());
+        let nproc_in_userns = !caps.is_root && caps.user_namespaces && caps.mount_namespace;
+        let default_processes = limits.processes.is_none();
+        if default_processes {
+            // A fork bomb ends against the run's own ceiling, not the machine's pid_max, wherever the
+            // ceiling can be the run's alone.
+            if caps_cgroup_pids || nproc_in_userns {
+                limits.processes = Some(DEFAULT_PROCESSES);
+            } else {
+                mechanisms.push(
+                    "no default process limit here (root without a writable pids cgroup)".into(),
+                );
+            }
+        }
 
         let existing: Vec<PathBuf> = policy
             .protected
@@ -593,8 +628,9 @@ mod linux {
         // A mount namespace of the run's own is needed for read-only binds and a process limit; root
         // gets one anyway, for a private /dev/shm. (Unprivileged, it would take a user namespace, in
         // which files of other users show as nobody: not worth it for /dev/shm alone.)
-        let mount_ns = caps.mount_namespace
-            && (caps.is_root || !existing.is_empty() || need_user_ns || process_ns);
+        // The small world (a /dev and a network of the run's own) needs one too, so every host that can
+        // make one gives each run its own.
+        let mount_ns = caps.mount_namespace;
         // Not when the run works inside the host's /dev/shm: covering it would hide its own files.
         let real_cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
         let shm = std::fs::canonicalize(policy::SHM)
@@ -603,7 +639,9 @@ mod linux {
         let works_in = |shm: &Path| {
             real_cwd.starts_with(shm) || policy.writable_roots.iter().any(|r| r.starts_with(shm))
         };
-        let private_shm = match shm.filter(|s| mount_ns && !works_in(s)) {
+        // The run's own /dev, unless it works inside the host's (its roots or cwd are there).
+        let own_dev = mount_ns && caps.private_dev && !works_in(Path::new("/dev"));
+        let private_shm = match shm.filter(|s| mount_ns && (own_dev || !works_in(s))) {
             None => None,
             Some(at) => {
                 let backing = tmp_path.join(".dev-shm");
@@ -614,11 +652,66 @@ mod linux {
                     c_path(&backing, "the private /dev/shm's directory")?,
                     c_path(&at, "/dev/shm's path")?,
                 );
+                // In the run's own /dev, shared memory is its /dev/shm, whatever the host links there.
+                let at = if own_dev {
+                    PathBuf::from(policy::SHM)
+                } else {
+                    at
+                };
                 policy = policy.with_private_shm(policy::PrivateShm { at, backing });
                 mechanisms.push("private /dev/shm (mount namespace)".into());
                 Some(plan)
             }
         };
+        let dev = if own_dev {
+            let staging = tmp_path.join(".dev");
+            std::fs::create_dir(&staging)
+                .map_err(|e| unavailable(format!("the run's /dev could not be prepared: {e}")))?;
+            let mut nodes = Vec::new();
+            for node in policy::DEV_NODES {
+                let host = Path::new(node);
+                if host.exists() {
+                    let name = host.file_name().expect("a device has a name");
+                    nodes.push((
+                        c_path(host, "a device path")?,
+                        c_path(&staging.join(name), "the run's /dev")?,
+                    ));
+                }
+            }
+            let mut links = Vec::new();
+            for (name, target) in policy::DEV_LINKS {
+                links.push((
+                    c_path(Path::new(target), "a /dev link")?,
+                    c_path(&staging.join(name), "the run's /dev")?,
+                ));
+            }
+            mechanisms.push(
+                "its own /dev (null, zero, full, random, urandom, tty, a private devpts or only its own terminal, shm)"
+                    .into(),
+            );
+            Some(super::child::DevPlan {
+                staging_pts: c_path(&staging.join("pts"), "the run's /dev")?,
+                shm: (
+                    c_path(&staging.join("shm"), "the run's /dev")?,
+                    private_shm.as_ref().map(|(backing, _)| backing.clone()),
+                ),
+                staging: c_path(&staging, "the run's /dev")?,
+                nodes,
+                links,
+                pts_rights: super::landlock::terminal_dir_rights(),
+            })
+        } else {
+            None
+        };
+        // Bound by the run's /dev when it has one.
+        let private_shm = private_shm.filter(|_| dev.is_none());
+        let network_namespace = mount_ns && !spec.network && caps.network_namespace;
+        if network_namespace {
+            mechanisms.push(
+                "its own network namespace (no interfaces; abstract Unix socket names private to the run)"
+                    .into(),
+            );
+        }
         let landlock = super::landlock::build(&policy, spec.network).map_err(unavailable)?;
         // A metadata call (chmod, chown) that races the supervisor's check could reach a file outside
         // the roots (any file, as root), so every mount outside them is read-only in the namespace.
@@ -635,7 +728,8 @@ mod linux {
         };
         // A cgroup also tracks the run for the kill path, limits or not, where one can be made and
         // the run has no tracking cgroup already; only a cgroup that carries a limit is required.
-        let needed = memory_in_cgroup || pids_in_cgroup;
+        // (The default process limit is not worth failing a run for.)
+        let needed = memory_in_cgroup || (pids_in_cgroup && !default_processes);
         let track = tracked_by.is_none() && cg_host.is_some_and(|h| h.has_pids());
         if let Some(v) = tracked_by {
             mechanisms.push(format!("cgroup v{v} (tracking)"));
@@ -675,7 +769,16 @@ mod linux {
                 mechanisms.push(format!("cgroup v{} ({})", host.version(), what.join(", ")));
                 (Some(cg), fds)
             }
-            None => (None, Vec::new()),
+            None => {
+                if default_processes && pids_in_cgroup {
+                    // The default limit could not be had here: the report does not claim it.
+                    limits.processes = None;
+                    mechanisms.push(
+                        "no default process limit (the run's cgroup could not be made)".into(),
+                    );
+                }
+                (None, Vec::new())
+            }
         };
 
         let mounts = if mount_ns {
@@ -685,6 +788,7 @@ mod linux {
                 UserMaps {
                     uid_map: format!("{uid} {uid} 1").into_bytes(),
                     gid_map: format!("{gid} {gid} 1").into_bytes(),
+                    inotify_instances: Some(INOTIFY_INSTANCES),
                 }
             });
             let mut read_only = Vec::new();
@@ -696,6 +800,12 @@ mod linux {
             }
             if !read_only.is_empty() {
                 mechanisms.push("read-only binds (mount namespace)".into());
+            }
+            if user.is_some() {
+                mechanisms.push(format!(
+                    "inotify instances bounded to {} in the run's user namespace",
+                    std::str::from_utf8(INOTIFY_INSTANCES).unwrap_or("?")
+                ));
             }
             if need_user_ns {
                 mechanisms.push("user namespace (counts the run's processes)".into());
@@ -723,6 +833,8 @@ mod linux {
                 writable_binds,
                 cwd: c_path(&real_cwd, "the cwd")?,
                 process_namespaces,
+                network_namespace,
+                dev,
             })
         } else {
             None
@@ -774,6 +886,7 @@ mod linux {
             log: Arc::new(DenialLog::default()),
             mechanisms,
             landlock_abi: super::landlock::abi_in_force(),
+            dropped_env: std::sync::OnceLock::new(),
         })
     }
 
@@ -799,6 +912,11 @@ mod linux {
 
         pub fn tmp_dir(&self) -> &Path {
             self.tmp.path()
+        }
+
+        /// Record the credentials' names the run's environment left out (for the report).
+        pub fn set_dropped_env(&self, names: Vec<String>) {
+            let _ = self.dropped_env.set(names);
         }
 
         /// None: the shell runs as chosen, the sandbox is applied in the child, not by a wrapper.
@@ -872,6 +990,7 @@ mod linux {
                 denials_dropped: dropped,
                 limit_exceeded,
                 limit_message,
+                dropped_env: self.dropped_env.get().cloned().unwrap_or_default(),
                 ..SandboxReport::describing(
                     &self.policy,
                     self.tmp.path(),
@@ -998,6 +1117,7 @@ mod prepare_timing {
             network: false,
             unix_sockets: Vec::new(),
             limits: Default::default(),
+            pass_env: Vec::new(),
         };
         let n = 200;
         let t = std::time::Instant::now();

@@ -15,6 +15,25 @@ pub const WRITABLE_DEVICES: [&str; 7] = [
     "/dev/ptmx",
 ];
 
+/// The host's device nodes a run's own `/dev` holds (bound in; see `child::DevPlan`).
+pub const DEV_NODES: [&str; 6] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+];
+
+/// The links of a run's own `/dev`: name and target.
+pub const DEV_LINKS: [(&str, &str); 5] = [
+    ("ptmx", "pts/ptmx"),
+    ("fd", "/proc/self/fd"),
+    ("stdin", "/proc/self/fd/0"),
+    ("stdout", "/proc/self/fd/1"),
+    ("stderr", "/proc/self/fd/2"),
+];
+
 /// Directories of terminal devices: a PTY run's own `/dev/pts/N` is opened by programs like `ssh`.
 pub const WRITABLE_DEVICE_DIRS: [&str; 1] = ["/dev/pts"];
 

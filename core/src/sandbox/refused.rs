@@ -23,6 +23,8 @@ pub enum Why {
     Administration,
     KernelInterface,
     OtherProcesses,
+    DeviceControl,
+    Leases,
 }
 
 impl Why {
@@ -37,6 +39,10 @@ impl Why {
             Why::Administration => "no system administration in the sandbox",
             Why::KernelInterface => "a kernel interface the sandbox does not offer",
             Why::OtherProcesses => "no changes to processes outside the caller",
+            Why::DeviceControl => {
+                "no terminal input injection, console or loop device control in the sandbox"
+            }
+            Why::Leases => "no file leases in the sandbox (a lease stalls the host's next open)",
         }
     }
 }
@@ -182,6 +188,29 @@ pub fn timex_calls() -> [(libc::c_long, &'static str, usize); 2] {
     ]
 }
 
+/// `ioctl` requests refused whatever the device (a mask over the request number, the value under it,
+/// a name): pushing input into a terminal (`TIOCSTI`), the console's own requests (`TIOCLINUX`,
+/// `TIOCCONS`, every `VT_*` and `KD*`), and every loop device request (`LOOP_*`, `LOOP_CTL_*`). A run's
+/// own `/dev` has none of these devices; this holds where it cannot have one, and against a
+/// descriptor a run was handed.
+pub const REFUSED_IOCTLS: [(u32, u32, &str); 6] = [
+    (0xffff_ffff, 0x5412, "TIOCSTI"),
+    (0xffff_ffff, 0x541c, "TIOCLINUX"),
+    (0xffff_ffff, 0x541d, "TIOCCONS"),
+    (0xffff_ff00, 0x5600, "VT_*"),
+    (0xffff_ff00, 0x4b00, "KD*"),
+    (0xffff_ff00, 0x4c00, "LOOP_*"),
+];
+
+/// `fcntl` commands that take or change a lock (their files are judged by the supervisor: a run locks
+/// only what it may write), and `F_SETLEASE`, refused outright.
+pub const LOCK_COMMANDS: [(libc::c_int, &str); 4] = [
+    (libc::F_SETLK, "F_SETLK"),
+    (libc::F_SETLKW, "F_SETLKW"),
+    (libc::F_OFD_SETLK, "F_OFD_SETLK"),
+    (libc::F_OFD_SETLKW, "F_OFD_SETLKW"),
+];
+
 /// The flags of `clone` and `unshare` that make a namespace.
 pub const NAMESPACE_FLAGS: [(libc::c_int, &str); 8] = [
     (libc::CLONE_NEWNS, "CLONE_NEWNS"),
@@ -250,6 +279,16 @@ pub fn judge(
             Some((format!("{name}({flags})"), Why::Namespaces))
         }
         libc::SYS_mknodat => device_kind(args[2]).map(|k| (format!("mknodat({k})"), Why::Devices)),
+        libc::SYS_ioctl => {
+            let request = args[1] as u32;
+            REFUSED_IOCTLS
+                .iter()
+                .find(|(mask, value, _)| request & mask == *value)
+                .map(|(_, _, name)| (format!("ioctl({name}, {request:#x})"), Why::DeviceControl))
+        }
+        libc::SYS_fcntl if args[1] as libc::c_int == libc::F_SETLEASE => {
+            Some(("fcntl(F_SETLEASE)".into(), Why::Leases))
+        }
         #[cfg(target_arch = "x86_64")]
         libc::SYS_mknod => device_kind(args[1]).map(|k| (format!("mknod({k})"), Why::Devices)),
         _ => None,
@@ -360,5 +399,53 @@ mod tests {
             Some(("adjtimex(modes 0x1)".into(), Why::Clock))
         );
         assert_eq!(judge(libc::SYS_getpid, &args(0, 0, 0), none), None);
+    }
+
+    #[test]
+    fn terminal_injection_console_and_loop_ioctls_and_leases_are_refused() {
+        let none = |_| None;
+        let ioctl = |request: u64| judge(libc::SYS_ioctl, &[3, request, 0, 0, 0, 0], none);
+        for (request, name) in [
+            (libc::TIOCSTI, "TIOCSTI"),
+            (0x541c, "TIOCLINUX"),
+            (0x5606, "VT_ACTIVATE"),
+            (0x4b3a, "KDSETMODE"),
+            (0x4c00, "LOOP_SET_FD"),
+            (0x4c80, "LOOP_CTL_ADD"),
+        ] {
+            let got = ioctl(request as u64);
+            assert!(
+                matches!(&got, Some((_, Why::DeviceControl))),
+                "{name}: {got:?}"
+            );
+        }
+        // What terminals and programs use every day passes: window size, attributes, FIONREAD.
+        for request in [
+            libc::TIOCGWINSZ,
+            libc::TIOCSWINSZ,
+            libc::TCGETS,
+            libc::TCSETS,
+            libc::FIONREAD,
+        ] {
+            assert_eq!(ioctl(request as u64), None, "{request:#x}");
+        }
+        // The high bits of a 64-bit argument do not hide a request.
+        assert!(ioctl(0xffff_ffff_0000_5412).is_some());
+        assert_eq!(
+            judge(
+                libc::SYS_fcntl,
+                &[3, libc::F_SETLEASE as u64, 1, 0, 0, 0],
+                none
+            ),
+            Some(("fcntl(F_SETLEASE)".into(), Why::Leases))
+        );
+        assert_eq!(
+            judge(
+                libc::SYS_fcntl,
+                &[3, libc::F_GETLEASE as u64, 0, 0, 0, 0],
+                none
+            ),
+            None
+        );
     }
 }

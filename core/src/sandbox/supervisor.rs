@@ -588,6 +588,7 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
             )
         }
         libc::SYS_connect if !network => return decide_connect(req, policy),
+        libc::SYS_flock | libc::SYS_fcntl => return decide_lock(req, policy),
         libc::SYS_sendto | libc::SYS_sendmsg | libc::SYS_sendmmsg if !network => {
             return decide_send(req, policy)
         }
@@ -740,6 +741,48 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
         }
     }
     Verdict::Continue
+}
+
+/// A lock (`flock`, or an `fcntl` lock command) on a file the run may not write is refused: a read
+/// lock or `flock` on a file of the host's would block the host's own lockers (package managers,
+/// editors, git) for as long as the run lives. Unlocks, and locks on pipes and sockets, pass.
+fn decide_lock(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
+    let (pid, a) = (req.pid, req.data.args);
+    let nr = req.data.nr as libc::c_long;
+    let call = if nr == libc::SYS_flock {
+        "flock".to_string()
+    } else {
+        let cmd = a[1] as libc::c_int;
+        let Some((_, name)) = super::refused::LOCK_COMMANDS
+            .iter()
+            .find(|(c, _)| *c == cmd)
+        else {
+            return Verdict::Continue;
+        };
+        // `struct flock` starts with `l_type` (a short): F_UNLCK releases.
+        if let Ok(b) = caller_memory::read_exact(pid, a[2], 2) {
+            if i16::from_ne_bytes([b[0], b[1]]) == libc::F_UNLCK as i16 {
+                return Verdict::Continue;
+            }
+        }
+        format!("fcntl({name})")
+    };
+    let Some(path) = resolve_fd(pid, a[0] as i64) else {
+        return Verdict::Continue;
+    };
+    match policy.check_write(&path) {
+        Ok(()) => Verdict::Continue,
+        Err(rule) => Verdict::Deny(
+            libc::ENOLCK,
+            denial(
+                "lock",
+                Some(path.display().to_string()),
+                call,
+                rule.describe(),
+                pid,
+            ),
+        ),
+    }
 }
 
 /// An `open` path: the final link is followed unless `O_NOFOLLOW`, or `O_CREAT|O_EXCL` (which fails

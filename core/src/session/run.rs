@@ -71,6 +71,15 @@ pub fn start(
     let sandboxed_req;
     let (req, shell) = match &sandbox {
         Some(s) => {
+            let passed = req
+                .sandbox
+                .as_ref()
+                .map_or(&[][..], |s| s.pass_env.as_slice());
+            s.set_dropped_env(crate::sandbox::secrets::dropped_names(
+                req.inherit_env,
+                &req.model_env,
+                passed,
+            ));
             let mut r = req.clone();
             r.env.extend(s.env().iter().cloned());
             if r.cwd_report.is_some() {

@@ -115,6 +115,9 @@ pub struct EnvPlan<'a> {
     pub marker: &'a str,
     /// Where the shell's EXIT trap writes its final directory (cwd tracking).
     pub cwd_report: Option<&'a Path>,
+    /// A sandboxed run: inherited and model variables that look like credentials are left out,
+    /// except these names (see `sandbox::secrets`). `None`: nothing is left out for that reason.
+    pub secrets_passed: Option<&'a [String]>,
 }
 
 /// Build the complete environment for the child.
@@ -126,7 +129,18 @@ pub fn build_env(plan: &EnvPlan<'_>) -> BTreeMap<OsString, OsString> {
     } else {
         BTreeMap::new()
     };
-    for (k, v) in plan.model.iter().chain(plan.caller) {
+    for (k, v) in plan.model {
+        env.insert(k.into(), v.into());
+    }
+    if let Some(passed) = plan.secrets_passed {
+        use crate::sandbox::secrets::{looks_like_secret, passed_on};
+        env.retain(|k, _| {
+            let k = k.to_string_lossy();
+            !looks_like_secret(&k) || passed_on(&k, passed)
+        });
+    }
+    // The caller's own variables are passed on by name: kept, credentials or not.
+    for (k, v) in plan.caller {
         env.insert(k.into(), v.into());
     }
     if plan.pty {
@@ -164,6 +178,7 @@ mod tests {
             cwd: Path::new("/tmp"),
             marker: "m1",
             cwd_report: None,
+            secrets_passed: None,
         });
         assert_eq!(env.get(&OsString::from("PAGER")).unwrap(), "less");
         assert_eq!(env.get(&OsString::from("GIT_PAGER")).unwrap(), "cat");
@@ -188,6 +203,7 @@ mod tests {
             cwd: Path::new("/"),
             marker: "m",
             cwd_report: None,
+            secrets_passed: None,
         });
         assert_eq!(env.get(&OsString::from("TERM")).unwrap(), "xterm-256color");
         assert!(!env.contains_key(&OsString::from("PAGER")));
@@ -204,6 +220,7 @@ mod tests {
             cwd: Path::new("/"),
             marker: "m",
             cwd_report: None,
+            secrets_passed: None,
         });
         assert_eq!(
             env.get(&OsString::from("PATH")),
@@ -262,6 +279,7 @@ mod tests {
             cwd: Path::new("/"),
             marker: "m",
             cwd_report: None,
+            secrets_passed: None,
         });
         assert!(env.keys().all(|k| !is_dangerous_key(&k.to_string_lossy())));
         assert_eq!(

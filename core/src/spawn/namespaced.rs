@@ -474,7 +474,8 @@ extern "C" fn outer_main(arg: *mut c_void) -> ! {
                 libc::_exit(127);
             }
         }
-        if let Err(e) = plan.sandbox.enter() {
+        let terminal = plan.terminal.then(|| plan.stdio[0].as_raw_fd());
+        if let Err(e) = plan.sandbox.enter(terminal) {
             a.error = e.raw_os_error().unwrap_or(libc::EIO);
             libc::_exit(127);
         }

@@ -1,0 +1,100 @@
+//! Variables a sandboxed run does not inherit: the agent's credentials. The threat model promises
+//! that nothing of the agent's environment a command could misuse is readable from inside, and API
+//! keys and tokens are what agents' environments hold. Names are judged, never values; the host
+//! passes one on by naming it (`sandbox.passEnv`) or by giving it in `env` itself.
+
+/// Parts of a name that mark a credential, matched case-insensitively anywhere in it.
+const MARKS: [&str; 10] = [
+    "KEY",
+    "SECRET",
+    "TOKEN",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "COOKIE",
+    "AUTH",
+    "SESSION_ID",
+];
+
+/// Prefixes of whole families of credentials (cloud and forge accounts).
+const PREFIXES: [&str; 8] = [
+    "AWS_", "AZURE_", "GOOGLE_", "GCLOUD_", "GH_", "GITHUB_", "GITLAB_", "VAULT_",
+];
+
+/// Suffixes that name a credential by convention.
+const SUFFIXES: [&str; 3] = ["_PAT", "_PWD", "_DSN"];
+
+/// Does `name` look like a credential's variable?
+pub fn looks_like_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    MARKS.iter().any(|m| upper.contains(m))
+        || PREFIXES.iter().any(|p| upper.starts_with(p))
+        || SUFFIXES.iter().any(|s| upper.ends_with(s))
+}
+
+/// Is `name` kept although it looks like a credential (named in `passed`)?
+pub fn passed_on(name: &str, passed: &[String]) -> bool {
+    passed.iter().any(|p| p == name)
+}
+
+/// The names a run with `passed` drops: those of the inherited environment (when inherited) and the
+/// model's that look like credentials, sorted and once each.
+pub fn dropped_names(inherit: bool, model: &[(String, String)], passed: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = model.iter().map(|(k, _)| k.clone()).collect();
+    if inherit {
+        names.extend(std::env::vars_os().map(|(k, _)| k.to_string_lossy().into_owned()));
+    }
+    names.retain(|n| looks_like_secret(n) && !passed_on(n, passed));
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_recognised_by_name() {
+        for name in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "GITHUB_TOKEN",
+            "GH_TOKEN",
+            "NPM_TOKEN",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SESSION_TOKEN",
+            "AZURE_CLIENT_SECRET",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "PGPASSWORD",
+            "DB_PASSWD",
+            "MY_SERVICE_PAT",
+            "SSH_AUTH_SOCK",
+            "XAUTHORITY",
+            "sentry_dsn",
+            "api_key",
+        ] {
+            assert!(looks_like_secret(name), "{name}");
+        }
+        for name in [
+            "PATH", "HOME", "LANG", "TERM", "USER", "SHELL", "PWD", "TMPDIR", "CI", "NODE_ENV",
+            "EDITOR", "LC_ALL", "TZ",
+        ] {
+            assert!(!looks_like_secret(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_model_s_names_are_dropped_unless_passed_on() {
+        let model = vec![
+            ("MY_TOKEN".to_string(), "x".to_string()),
+            ("FOO".to_string(), "y".to_string()),
+            ("DEPLOY_KEY".to_string(), "z".to_string()),
+        ];
+        assert_eq!(
+            dropped_names(false, &model, &["DEPLOY_KEY".to_string()]),
+            ["MY_TOKEN"]
+        );
+    }
+}
