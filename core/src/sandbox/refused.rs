@@ -402,6 +402,8 @@ mod tests {
     }
 
     #[test]
+    // ioctl requests are c_ulong with glibc and c_int with musl: the cast is needed on one.
+    #[allow(clippy::unnecessary_cast)]
     fn terminal_injection_console_and_loop_ioctls_and_leases_are_refused() {
         let none = |_| None;
         let ioctl = |request: u64| judge(libc::SYS_ioctl, &[3, request, 0, 0, 0, 0], none);
