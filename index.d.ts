@@ -94,6 +94,18 @@ export interface ApprovalSummary {
   /** With permission rules: the narrowest rules that would allow this command without asking. */
   suggestions: Array<string>
   approvalsFile: string
+  /**
+   * The command was let through on analysis alone (read-only class, safe bin), not because the
+   * user trusted it by name.
+   */
+  analysisOnly: boolean
+  /**
+   * How such a run was confined: `read-only-sandbox` (nothing writable but a private temp dir,
+   * no network), or `analysis-only` where the host cannot make a sandbox (`confinementNote` says
+   * why). Absent when the run is as configured.
+   */
+  confinement?: 'read-only-sandbox' | 'analysis-only'
+  confinementNote?: string
 }
 
 /** Check a model-supplied env against OpenClaw's host policy; throws `ERR_ENV_FORBIDDEN` with its texts. */

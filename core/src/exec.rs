@@ -55,7 +55,7 @@ where
     Fut: Future<Output = Answer>,
 {
     let ExecCall {
-        request,
+        mut request,
         scope_key,
         yield_after,
         approval,
@@ -78,6 +78,10 @@ where
             return Ok(Finished::Denied {
                 gate: Box::new(result),
             });
+        }
+        let mut result = result;
+        if result.analysis_only {
+            result.confinement = Some(crate::confine::confine_read_only(&mut request));
         }
         gate = Some(Box::new(result));
     }

@@ -8,6 +8,7 @@
 //! is a thin layer of bindings over this; the Rust tests here run with plain `cargo test`.
 
 pub mod approval;
+pub mod confine;
 pub mod error;
 pub mod exec;
 pub mod kill;

@@ -141,8 +141,10 @@ function sandboxNote(outcome) {
 /** The sandbox part of `details` for sandboxed runs. */
 function sandboxDetails(outcome) {
   const s = outcome.sandbox;
-  if (!s) return {};
-  return { sandbox: { denials: s.denials, limitExceeded: s.limitExceeded, limitMessage: s.limitMessage, tmpDir: s.tmpDir } };
+  // A safe-bin run the gate let through on analysis alone is confined: details name how.
+  const confinement = outcome.approval?.confinement ? { confinement: outcome.approval.confinement } : {};
+  if (!s) return confinement;
+  return { ...confinement, sandbox: { denials: s.denials, limitExceeded: s.limitExceeded, limitMessage: s.limitMessage, tmpDir: s.tmpDir } };
 }
 
 function withWarnings(warnings, text) {

@@ -54,6 +54,11 @@ export interface ExecCompletedDetails {
   cwd: string;
   outputFile?: string;
   sandbox?: ExecSandboxDetails;
+  /**
+   * A run the approval gate let through on analysis alone (a safe bin): `read-only-sandbox` where it
+   * ran confined, `analysis-only` where this host cannot make a sandbox.
+   */
+  confinement?: 'read-only-sandbox' | 'analysis-only';
   /** With trackCwd: where the run ended, when it moved. */
   finalCwd?: string;
 }
@@ -67,6 +72,11 @@ export interface ExecFailedDetails {
   cwd: string;
   outputFile?: string;
   sandbox?: ExecSandboxDetails;
+  /**
+   * A run the approval gate let through on analysis alone (a safe bin): `read-only-sandbox` where it
+   * ran confined, `analysis-only` where this host cannot make a sandbox.
+   */
+  confinement?: 'read-only-sandbox' | 'analysis-only';
   /** With trackCwd: where the run ended, when it moved. */
   finalCwd?: string;
 }

@@ -107,6 +107,15 @@ pub struct JsApprovalSummary {
     /// With permission rules: the narrowest rules that would allow this command without asking.
     pub suggestions: Vec<String>,
     pub approvals_file: String,
+    /// The command was let through on analysis alone (read-only class, safe bin), not because the
+    /// user trusted it by name.
+    pub analysis_only: bool,
+    /// How such a run was confined: `read-only-sandbox` (nothing writable but a private temp dir,
+    /// no network), or `analysis-only` where the host cannot make a sandbox (`confinementNote` says
+    /// why). Absent when the run is as configured.
+    #[napi(ts_type = "'read-only-sandbox' | 'analysis-only'")]
+    pub confinement: Option<String>,
+    pub confinement_note: Option<String>,
 }
 
 impl From<&GateResult> for JsApprovalSummary {
@@ -131,6 +140,12 @@ impl From<&GateResult> for JsApprovalSummary {
             persisted: g.persisted.clone(),
             suggestions: g.suggestions.clone(),
             approvals_file: g.approvals_file.display().to_string(),
+            analysis_only: g.analysis_only,
+            confinement: g.confinement.as_ref().map(|c| c.as_str().to_string()),
+            confinement_note: g.confinement.as_ref().and_then(|c| match c {
+                crate::approval::gate::Confinement::AnalysisOnly(why) => Some(why.clone()),
+                crate::approval::gate::Confinement::ReadOnlySandbox => None,
+            }),
         }
     }
 }

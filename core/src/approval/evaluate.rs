@@ -34,6 +34,9 @@ pub struct Evaluation {
     pub matches: Vec<String>,
     /// One verdict per segment, in `Analysis::segments` order.
     pub verdicts: Vec<SegmentVerdict>,
+    /// Some segment (an inner shell's included) is satisfied by analysis alone (a safe bin), not by
+    /// a name the user trusted: a "yes" that must run confined (see `gate::Confinement`).
+    pub by_analysis: bool,
 }
 
 pub struct AllowRules<'a> {
@@ -112,7 +115,12 @@ fn canonical_pattern(pattern: &str, home: Option<&str>) -> Option<String> {
     (rewritten != expanded).then_some(rewritten)
 }
 
-fn judge(segment: &Segment, rules: &AllowRules<'_>, matches: &mut Vec<String>) -> SegmentVerdict {
+fn judge(
+    segment: &Segment,
+    rules: &AllowRules<'_>,
+    matches: &mut Vec<String>,
+    by_analysis: &mut bool,
+) -> SegmentVerdict {
     if let Some(reason) = &segment.blocked {
         return SegmentVerdict {
             satisfied: None,
@@ -141,6 +149,7 @@ fn judge(segment: &Segment, rules: &AllowRules<'_>, matches: &mut Vec<String>) -
             let ev = evaluate(inner, rules);
             if ev.allowlist_satisfied {
                 matches.extend(ev.matches);
+                *by_analysis |= ev.by_analysis;
                 return SegmentVerdict {
                     satisfied: Some(Satisfied::Inner),
                     miss: None,
@@ -170,10 +179,13 @@ fn judge(segment: &Segment, rules: &AllowRules<'_>, matches: &mut Vec<String>) -
         },
         Err,
     ) {
-        Ok(()) => SegmentVerdict {
-            satisfied: Some(Satisfied::SafeBin),
-            miss: None,
-        },
+        Ok(()) => {
+            *by_analysis = true;
+            SegmentVerdict {
+                satisfied: Some(Satisfied::SafeBin),
+                miss: None,
+            }
+        }
         Err(why) => SegmentVerdict {
             satisfied: None,
             miss: Some(match &segment.resolution.resolved_path {
@@ -204,9 +216,10 @@ fn expanding_word(segment: &Segment) -> Option<String> {
 /// Check every segment; the command is satisfied only when all of them are.
 pub fn evaluate(analysis: &Analysis, rules: &AllowRules<'_>) -> Evaluation {
     let mut matches = Vec::new();
+    let mut by_analysis = false;
     let verdicts: Vec<SegmentVerdict> = analysis
         .segments()
-        .map(|s| judge(s, rules, &mut matches))
+        .map(|s| judge(s, rules, &mut matches, &mut by_analysis))
         .collect();
     let mut seen = std::collections::HashSet::new();
     matches.retain(|m| seen.insert(m.clone()));
@@ -217,6 +230,7 @@ pub fn evaluate(analysis: &Analysis, rules: &AllowRules<'_>) -> Evaluation {
             && verdicts.iter().all(|v| v.satisfied.is_some()),
         matches,
         verdicts,
+        by_analysis,
     }
 }
 

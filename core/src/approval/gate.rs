@@ -96,6 +96,32 @@ pub struct GateResult {
     pub suggestions: Vec<String>,
     pub request_id: Option<String>,
     pub approvals_file: PathBuf,
+    /// The "yes" rests on analysis alone (the read-only class, a safe bin), not on a name the user
+    /// trusted: the run is confined (see [`Confinement`]). False for denials, answers of the
+    /// handler, allowlist entries, allow rules and `security=full`.
+    pub analysis_only: bool,
+    /// How the allowed run was confined; set by the exec pipeline, which knows what the host can do.
+    pub confinement: Option<Confinement>,
+}
+
+/// How a command the gate let through on analysis alone runs. Analysis decides whether to ask;
+/// confinement makes a wrong verdict harmless: a "read-only" command that writes meets the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confinement {
+    /// In a read-only sandbox: nothing writable but a private temp dir, no network, nothing outlives
+    /// it, git without optional locks, hooks or fsmonitor.
+    ReadOnlySandbox,
+    /// This host cannot make a sandbox: the analysis is all that held (why, in a sentence).
+    AnalysisOnly(String),
+}
+
+impl Confinement {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Confinement::ReadOnlySandbox => "read-only-sandbox",
+            Confinement::AnalysisOnly(_) => "analysis-only",
+        }
+    }
 }
 
 fn resolved_paths(analysis: &Analysis) -> Vec<String> {
@@ -132,6 +158,8 @@ pub struct Prepared {
     pub by_rules: bool,
     /// Narrowest rules that would allow the command again.
     pub suggestions: Vec<String>,
+    /// An "allow" decision that rests on analysis alone (see `GateResult::analysis_only`).
+    pub by_analysis: bool,
 }
 
 /// Everything up to the decision, without asking anyone.
@@ -193,7 +221,11 @@ pub fn prepare(
         },
     );
     let (decision, reason) = decide(&policy, &evaluation);
+    let by_analysis = decision == Decision::Allow
+        && policy.security == Security::Allowlist
+        && evaluation.by_analysis;
     Ok(Prepared {
+        by_analysis,
         analysis,
         evaluation,
         policy,
@@ -205,6 +237,9 @@ pub fn prepare(
         suggestions: Vec::new(),
     })
 }
+
+/// The reason of an allow by the read-only class.
+const READ_ONLY_REASON: &str = "read-only command";
 
 /// The second policy kind: deny, ask and allow rules decide; an unmatched command asks, unless it is
 /// read-only and the caller opted in.
@@ -248,7 +283,7 @@ fn prepare_with_rules(
             if let (true, true, Some(why)) = (opts.allow_read_only, c.is_read_only, &pager) {
                 (Decision::Ask, why.clone())
             } else if opts.allow_read_only && c.is_read_only {
-                (Decision::Allow, "read-only command".to_string())
+                (Decision::Allow, READ_ONLY_REASON.to_string())
             } else {
                 (Decision::Ask, ruled.reason.clone())
             }
@@ -259,7 +294,9 @@ fn prepare_with_rules(
     } else {
         Vec::new()
     };
+    let by_analysis = decision == Decision::Allow && reason == READ_ONLY_REASON;
     Prepared {
+        by_analysis,
         analysis,
         evaluation,
         policy: Policy {
@@ -382,6 +419,8 @@ where
         suggestions: p.suggestions.clone(),
         request_id: None,
         approvals_file: p.file.clone(),
+        analysis_only: p.by_analysis,
+        confinement: None,
     };
     if p.decision == Decision::Ask {
         let request = build_request(&p, command, &cwd.display().to_string(), opts.timeout);
@@ -429,6 +468,10 @@ where
             Answer::TimedOut => {
                 result.decided_by = "fallback";
                 result.allowed = fallback_allows(&p.policy, &p.evaluation);
+                // askFallback=allowlist lets through what analysis satisfied; =full trusts all.
+                result.analysis_only = result.allowed
+                    && p.policy.ask_fallback == Security::Allowlist
+                    && p.evaluation.by_analysis;
                 result.reason = if result.allowed {
                     format!(
                         "approval timed out; askFallback={} allowed it",

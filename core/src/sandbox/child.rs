@@ -123,6 +123,9 @@ pub struct ReadOnlyBind {
 #[derive(Debug)]
 pub struct MountPlan {
     pub user: Option<UserMaps>,
+    /// Paths bound over themselves, writable: a mount point cannot be renamed, removed or replaced
+    /// (`EBUSY`), so a repository's `.git` directory stays where the host's git looks for it.
+    pub pinned: Vec<CString>,
     pub read_only: Vec<ReadOnlyBind>,
     /// A directory of the run's to bind, and where: over `/dev/shm` (links resolved).
     pub private_shm: Option<(CString, CString)>,
@@ -456,6 +459,9 @@ impl ChildPlan {
         }
         if let Some(dev) = &m.dev {
             self.make_dev(dev, terminal)?;
+        }
+        for p in &m.pinned {
+            check(bind(Some(p), p, libc::MS_BIND), Step::Mount)?;
         }
         for b in &m.read_only {
             let p = b.path.as_c_str();

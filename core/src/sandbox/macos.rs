@@ -182,6 +182,7 @@ mod tests {
         FsPolicy {
             writable_roots: vec![PathBuf::from("/work/a \"b\""), PathBuf::from("/tmp/x")],
             protected: vec![PathBuf::from("/work/a \"b\"/.git/hooks")],
+            git_entries: Vec::new(),
             unix_sockets: vec![PathBuf::from("/run/agent.sock")],
             private_shm: None,
         }

@@ -801,6 +801,13 @@ mod linux {
             if !read_only.is_empty() {
                 mechanisms.push("read-only binds (mount namespace)".into());
             }
+            let mut pinned = Vec::new();
+            for g in policy.git_entries.iter().filter(|g| g.is_dir()) {
+                pinned.push(c_path(g, "a .git directory")?);
+            }
+            if !pinned.is_empty() {
+                mechanisms.push(".git directories pinned in place (mount points)".into());
+            }
             if user.is_some() {
                 mechanisms.push(format!(
                     "inotify instances bounded to {} in the run's user namespace",
@@ -828,6 +835,7 @@ mod linux {
             };
             Some(MountPlan {
                 user,
+                pinned,
                 read_only,
                 private_shm,
                 writable_binds,

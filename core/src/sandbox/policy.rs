@@ -40,8 +40,15 @@ pub const WRITABLE_DEVICE_DIRS: [&str; 1] = ["/dev/pts"];
 /// Where POSIX shared memory lives.
 pub const SHM: &str = "/dev/shm";
 
-/// Entries of a git directory that run code or change what git runs: never writable in a sandbox.
-pub const PROTECTED_GIT_ENTRIES: [&str; 2] = ["hooks", "config"];
+/// Entries of a git directory that run code, change what git runs, or say where git reads its config
+/// and repository from: never writable in a sandbox. `commondir` pointed at a planted directory, or
+/// `config.worktree` with `core.fsmonitor`, would run the command's code in the host's next
+/// `git status`; `info/` holds attributes and sparse patterns git obeys.
+pub const PROTECTED_GIT_ENTRIES: [&str; 5] =
+    ["hooks", "config", "commondir", "info", "config.worktree"];
+
+/// The same, in each `worktrees/<name>/` of a git directory (`gitdir` says where the worktree is).
+pub const PROTECTED_WORKTREE_ENTRIES: [&str; 3] = ["config.worktree", "commondir", "gitdir"];
 
 /// Shell start-up files in a home directory: writing one runs code in the user's next shell.
 pub const PROTECTED_RC_FILES: [&str; 10] = [
@@ -86,6 +93,10 @@ pub struct FsPolicy {
     pub writable_roots: Vec<PathBuf>,
     /// Canonical paths inside writable roots that stay read-only, whether they exist yet or not.
     pub protected: Vec<PathBuf>,
+    /// The `.git` entries (directories or `gitdir:` files) of the repositories in the roots: each
+    /// stays where it is (no rename, removal or replacement) while what is inside a directory one
+    /// stays writable for commits, except its protected entries.
+    pub git_entries: Vec<PathBuf>,
     /// Unix socket files (or directories of them) outside the roots that the run may connect to while
     /// the network is off: an ssh-agent, a language server, a database's socket the caller trusts.
     pub unix_sockets: Vec<PathBuf>,
@@ -120,10 +131,24 @@ impl FsPolicy {
                 protected.push(p);
             }
         };
+        let mut git_entries = Vec::new();
         for root in &writable_roots {
-            for git_dir in git_dirs(root) {
-                for entry in PROTECTED_GIT_ENTRIES {
-                    protect(git_dir.join(entry));
+            for work_tree in work_trees(root) {
+                let dot_git = work_tree.join(".git");
+                if std::fs::symlink_metadata(&dot_git).is_err() {
+                    continue;
+                }
+                if !git_entries.contains(&dot_git) {
+                    git_entries.push(dot_git.clone());
+                }
+                if dot_git.is_file() {
+                    // A `gitdir:` file says where the repository is: it is not the run's to repoint.
+                    protect(dot_git.clone());
+                }
+                for git_dir in git_dirs(&work_tree) {
+                    for p in protected_in_git_dir(&git_dir) {
+                        protect(p);
+                    }
                 }
             }
         }
@@ -137,9 +162,11 @@ impl FsPolicy {
         }
         // Only what lies inside a writable root needs protecting; the rest is read-only anyway.
         protected.retain(|p| under_any(p, &writable_roots));
+        git_entries.retain(|p| under_any(p, &writable_roots));
         FsPolicy {
             writable_roots,
             protected,
+            git_entries,
             unix_sockets: Vec::new(),
             private_shm: None,
         }
@@ -174,6 +201,10 @@ impl FsPolicy {
         if let Some(p) = self.protected.iter().find(|p| path.starts_with(p)) {
             return Err(DenyRule::Protected(p.clone()));
         }
+        // The `.git` entry itself: renaming, removing or replacing it would repoint the repository.
+        if let Some(p) = self.git_entries.iter().find(|p| path == p.as_path()) {
+            return Err(DenyRule::Protected(p.clone()));
+        }
         if under_any(path, &self.writable_roots) || is_writable_device(path) {
             return Ok(());
         }
@@ -186,6 +217,68 @@ impl FsPolicy {
         }
         Err(DenyRule::OutsideWritableRoots)
     }
+}
+
+/// Directories in `root` whose `.git` is protected: the root itself, and the submodules its
+/// `.gitmodules` names (a submodule's own config runs in the host's `git status` of the parent).
+fn work_trees(root: &Path) -> Vec<PathBuf> {
+    let mut out = vec![root.to_path_buf()];
+    let Ok(text) = std::fs::read_to_string(root.join(".gitmodules")) else {
+        return out;
+    };
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if key.trim() != "path" {
+            continue;
+        }
+        let rel = Path::new(value.trim());
+        // Only paths inside the root, as git itself requires of a submodule.
+        if rel.is_relative() && rel.components().all(|c| matches!(c, Component::Normal(_))) {
+            let p = root.join(rel);
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// The entries of git directory `git_dir` that stay read-only: its own, those of each worktree it
+/// has, and those of each submodule repository it keeps under `modules/` (nested ones included).
+fn protected_in_git_dir(git_dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = PROTECTED_GIT_ENTRIES
+        .iter()
+        .map(|e| git_dir.join(e))
+        .collect();
+    if let Ok(entries) = std::fs::read_dir(git_dir.join("worktrees")) {
+        for e in entries.flatten() {
+            out.extend(PROTECTED_WORKTREE_ENTRIES.iter().map(|n| e.path().join(n)));
+        }
+    }
+    let mut modules = vec![git_dir.join("modules")];
+    // Bounded: a submodule's own submodules nest under it, never in a cycle, rarely deep.
+    for _ in 0..4 {
+        let mut next = Vec::new();
+        for dir in modules {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.join("HEAD").exists() {
+                    out.extend(PROTECTED_GIT_ENTRIES.iter().map(|n| p.join(n)));
+                    next.push(p.join("modules"));
+                } else if p.is_dir() {
+                    // A submodule named with slashes (`libs/a`) nests without being a repository.
+                    next.push(p);
+                }
+            }
+        }
+        modules = next;
+    }
+    out
 }
 
 /// Is `path` one of `dirs` or beneath one (by whole components)?
@@ -283,7 +376,17 @@ mod tests {
         let p = FsPolicy::new(vec![root.clone()], None);
         assert_eq!(
             p.protected,
-            vec![root.join(".git/hooks"), root.join(".git/config")]
+            ["hooks", "config", "commondir", "info", "config.worktree"]
+                .map(|e| root.join(".git").join(e))
+        );
+        // The `.git` entry itself stays, and its other contents are writable.
+        assert_eq!(
+            p.check_write(&root.join(".git")),
+            Err(DenyRule::Protected(root.join(".git")))
+        );
+        assert_eq!(
+            p.check_write(&root.join(".git/commondir")),
+            Err(DenyRule::Protected(root.join(".git/commondir")))
         );
         assert_eq!(
             p.check_write(&root.join(".git/hooks/pre-commit")),
@@ -311,6 +414,46 @@ mod tests {
         let p = FsPolicy::new(vec![wt, base.clone()], None);
         assert!(p.protected.contains(&real.join("hooks")), "{p:?}");
         assert!(p.protected.contains(&base.join("repo.git/config")), "{p:?}");
+    }
+
+    #[test]
+    fn worktrees_submodules_and_gitdir_files_are_protected() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = canon(dir.path());
+        let git = root.join(".git");
+        std::fs::create_dir_all(git.join("worktrees/wt")).unwrap();
+        std::fs::create_dir_all(git.join("modules/libs/a/modules/b")).unwrap();
+        std::fs::write(git.join("modules/libs/a/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(git.join("modules/libs/a/modules/b/HEAD"), "x\n").unwrap();
+        std::fs::create_dir_all(root.join("libs/a")).unwrap();
+        std::fs::write(
+            root.join("libs/a/.git"),
+            format!("gitdir: {}\n", git.join("modules/libs/a").display()),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join(".gitmodules"),
+            "[submodule \"a\"]\n\tpath = libs/a\n\turl = ../a\n[submodule \"x\"]\n\tpath = ../escape\n",
+        )
+        .unwrap();
+        let p = FsPolicy::new(vec![root.clone()], None);
+        for protected in [
+            git.join("worktrees/wt/commondir"),
+            git.join("worktrees/wt/gitdir"),
+            git.join("modules/libs/a/config"),
+            git.join("modules/libs/a/hooks/post-checkout"),
+            git.join("modules/libs/a/modules/b/config"),
+            root.join("libs/a/.git"),
+        ] {
+            assert!(
+                matches!(p.check_write(&protected), Err(DenyRule::Protected(_))),
+                "{}",
+                protected.display()
+            );
+        }
+        assert_eq!(p.check_write(&git.join("modules/libs/a/index")), Ok(()));
+        assert_eq!(p.check_write(&root.join("libs/a/file.c")), Ok(()));
+        assert_eq!(p.git_entries, vec![git.clone(), root.join("libs/a/.git")]);
     }
 
     #[test]

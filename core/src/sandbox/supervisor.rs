@@ -705,7 +705,14 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
         libc::SYS_symlink => ("symlink", "symlink".into(), vec![entry(AT_FDCWD, a[1])]),
         _ => return Verdict::Continue,
     };
-    for arg in paths {
+    // Calls that can make a file named `.git` (a `gitdir:` pointer, or a repository moved into place):
+    // the argument that names what is made. A `mkdir` of one (git init, git clone) is not among them.
+    let makes_entry = match op {
+        "write" | "symlink" | "link" | "mknod" => Some(0),
+        "rename" => Some(1),
+        _ => None,
+    };
+    for (i, arg) in paths.into_iter().enumerate() {
         let raw = if arg.addr == 0 {
             Vec::new()
         } else {
@@ -722,6 +729,19 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
         let Some(path) = resolved else {
             continue;
         };
+        if makes_entry == Some(i) && path.file_name() == Some(OsStr::new(".git")) && !path.is_dir()
+        {
+            return Verdict::Deny(
+                libc::EPERM,
+                denial(
+                    op,
+                    Some(path.display().to_string()),
+                    detail,
+                    "a .git file would repoint git to a repository of the command's making".into(),
+                    pid,
+                ),
+            );
+        }
         if let Err(rule) = policy.check_write(&path) {
             let errno = match (op, &rule) {
                 ("chmod" | "chown" | "utime" | "xattr", _) => libc::EPERM,

@@ -197,7 +197,10 @@ function createBashTool(cfg) {
       interrupted: outcome.aborted,
       durationMs: outcome.durationMs,
       cwd: outcome.finalCwd ?? outcome.cwd,
-      sandboxed: Boolean(sandbox.options),
+      // A read-only command allowed without asking runs in a read-only sandbox (the gate's
+      // confinement); `confinement` says so, or that this host could not make one.
+      sandboxed: Boolean(sandbox.options) || approval?.confinement === 'read-only-sandbox',
+      confinement: approval?.confinement,
       approval,
       rulesAdded: added,
     };

@@ -39,6 +39,11 @@ export interface BashDetails {
   /** Where the shell ended (the next call starts there). */
   cwd?: string;
   sandboxed?: boolean;
+  /**
+   * A read-only command allowed without asking ran confined: `read-only-sandbox` (nothing writable
+   * but a private temp dir, no network), or `analysis-only` where this host cannot make a sandbox.
+   */
+  confinement?: 'read-only-sandbox' | 'analysis-only';
   approval?: ApprovalSummary;
   /** Rules an allow-always answer added to `permissions.allow`. */
   rulesAdded?: string[];

@@ -1,0 +1,257 @@
+'use strict';
+// The sandbox as a small world (issue 31): what is not put in is not there. Each test runs the attack
+// in a sandboxed run and then checks the world outside it: another session's terminal, a host
+// listener, the host's lockers, the agent's environment, the loop device table. The suite runs as
+// root and again as a normal user (CI's second pass).
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const { native, waitFor, track, killTracked, tempDir, run } = require('./helpers.js');
+
+test.after(killTracked);
+
+const caps = native.sandboxCapabilities();
+const noSandbox = !caps.enforceable && `this host cannot sandbox: ${caps.problems.join('; ')}`;
+const noDev = !caps.privateDev && 'this host cannot give a run its own /dev (no mount namespace with tmpfs and devpts)';
+const noNetns = !caps.networkNamespace && 'this host cannot give a run its own network namespace';
+const noPython = spawnSync('python3', ['-c', '1']).status !== 0 && 'python3 is not installed';
+const when = (...reasons) => ({ skip: reasons.find(Boolean) || false });
+
+const py = (lines) => `python3 - <<'PY'\n${lines.join('\n')}\nPY`;
+
+/** A background PTY session running `sleep`, and the path of its terminal as the host sees it. */
+async function victimTerminal() {
+  const v = await native.exec({ command: 'tty; exec sleep 60', pty: true, background: true, scopeKey: 'small-world' });
+  track(v.pid);
+  let tty = '';
+  await waitFor(
+    async () => {
+      const p = await native.pollSession(v.sessionId, { scopeKey: 'small-world' });
+      tty = (p.output ?? '').split(/\r?\n/).find((l) => l.startsWith('/dev/pts/')) ?? '';
+      return tty !== '';
+    },
+    { what: 'the victim session to print its terminal' },
+  );
+  return { id: v.sessionId, tty: tty.trim() };
+}
+
+/** The terminal's local flags as the host reads them (ECHO is 0o10). */
+function hostLflag(tty) {
+  const r = spawnSync('python3', ['-c', `import os, termios; fd = os.open(${JSON.stringify(tty)}, os.O_RDWR | os.O_NOCTTY); print(termios.tcgetattr(fd)[3])`], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return Number(r.stdout.trim());
+}
+
+test('the run has its own /dev: only the granted nodes, no consoles, loop devices, userfaultfd or kvm', when(noSandbox, noDev), async () => {
+  const dir = tempDir();
+  const r = await run({ command: 'ls -A /dev | sort | tr "\\n" " "', cwd: dir, sandbox: { writableRoots: [dir] } });
+  assert.equal(r.exitCode, 0, r.output);
+  assert.deepEqual(r.output.trim().split(' '), ['fd', 'full', 'null', 'ptmx', 'pts', 'random', 'shm', 'stderr', 'stdin', 'stdout', 'tty', 'urandom', 'zero']);
+  // Every other device the host has is simply not there (whatever this host has of them).
+  const hostOnly = ['loop0', 'loop-control', 'tty9', 'ttyS0', 'userfaultfd', 'kvm', 'mem', 'kmsg', 'console'].filter((n) => fs.existsSync(`/dev/${n}`));
+  if (hostOnly.length) {
+    const probe = await run({ command: hostOnly.map((n) => `test -e /dev/${n} && echo present ${n}`).join('; ') + '; true', cwd: dir, sandbox: { writableRoots: [dir] } });
+    assert.equal(probe.output, '', `devices reachable inside: ${probe.output}`);
+  }
+  // The bit buckets and randomness work; shared memory is the run's own.
+  const ok = await run({ command: 'echo x > /dev/null && head -c 4 /dev/urandom | wc -c && echo y > /dev/shm/mine && cat /dev/shm/mine', cwd: dir, sandbox: { writableRoots: [dir] } });
+  assert.equal(ok.output, '4\ny\n');
+  assert.equal(fs.existsSync('/dev/shm/mine'), false);
+});
+
+test('a run reaches no other terminal: another session keeps its output and its settings', when(noSandbox, noPython), async () => {
+  const victim = await victimTerminal();
+  const before = hostLflag(victim.tty);
+  assert.ok(before & 0o10, 'the victim terminal echoes to begin with');
+  const dir = tempDir();
+  const attack = py([
+    'import os, termios, fcntl',
+    `t = ${JSON.stringify(victim.tty)}`,
+    'for what in ("open", "write", "echo", "tcflow"):',
+    '    try:',
+    '        fd = os.open(t, os.O_RDWR | os.O_NOCTTY)',
+    '        if what == "write": os.write(fd, b"INJECTED-BY-SANDBOX\\n")',
+    '        if what == "echo":',
+    '            a = termios.tcgetattr(fd); a[3] &= ~termios.ECHO; termios.tcsetattr(fd, termios.TCSANOW, a)',
+    '        if what == "tcflow": termios.tcflow(fd, termios.TCOOFF)',
+    '        print(what, "done")',
+    '    except OSError as e:',
+    '        print(what, "refused", e.errno)',
+  ]);
+  for (const pty of [false, true]) {
+    const r = await run({ command: attack, cwd: dir, pty, sandbox: { writableRoots: [dir] } });
+    assert.doesNotMatch(r.output, /done/, `pty=${pty}: ${r.output}`);
+  }
+  assert.equal(hostLflag(victim.tty), before, 'the victim terminal settings changed');
+  const p = await native.pollSession(victim.id, { scopeKey: 'small-world' });
+  assert.doesNotMatch(p.output ?? '', /INJECTED/);
+  await native.killSession(victim.id, { scopeKey: 'small-world' });
+});
+
+test('a PTY run keeps its own terminal at its own name, sees no other, and can make new ptys in a pipe run', when(noSandbox, noDev, noPython), async () => {
+  const dir = tempDir();
+  const r = await run({ command: 'tty; ls /dev/pts', cwd: dir, pty: true, sandbox: { writableRoots: [dir] } });
+  const lines = r.output.split(/\r?\n/).filter(Boolean);
+  assert.match(lines[0], /^\/dev\/pts\/\d+$/, r.output);
+  assert.deepEqual(lines.slice(1), [lines[0].slice('/dev/pts/'.length)]);
+  const piped = await run({ command: py(['import os, pty', 'm, s = pty.openpty()', 'os.write(m, b"hi\\n")', 'print(os.ttyname(s), os.read(s, 3))']), cwd: dir, sandbox: { writableRoots: [dir] } });
+  assert.equal(piped.exitCode, 0, piped.output);
+  assert.match(piped.output, /^\/dev\/pts\/\d+ b'hi\\n'/);
+});
+
+test('terminal injection, console and loop device requests are refused and recorded', when(noSandbox, noPython), async () => {
+  const dir = tempDir();
+  const losetupBefore = fs.existsSync('/sys/block') ? fs.readdirSync('/sys/block').filter((n) => n.startsWith('loop')).length : 0;
+  const r = await run({
+    command: py([
+      'import fcntl, termios, os',
+      'for name, req in (("TIOCSTI", termios.TIOCSTI), ("LOOP_CTL_ADD", 0x4C80), ("VT_ACTIVATE", 0x5606)):',
+      '    try:',
+      '        fcntl.ioctl(0, req, b"x" if name == "TIOCSTI" else 0)',
+      '        print(name, "done")',
+      '    except OSError as e:',
+      '        print(name, "refused", e.errno)',
+    ]),
+    cwd: dir,
+    pty: true,
+    sandbox: { writableRoots: [dir] },
+  });
+  for (const name of ['TIOCSTI', 'LOOP_CTL_ADD', 'VT_ACTIVATE']) assert.match(r.output, new RegExp(`${name} refused 1\\b`), r.output);
+  const details = r.sandbox.denials.map((d) => d.detail).join(' ');
+  assert.match(details, /ioctl\(TIOCSTI/);
+  assert.match(details, /ioctl\(LOOP_\*/);
+  assert.match(details, /ioctl\(VT_\*/);
+  const losetupAfter = fs.existsSync('/sys/block') ? fs.readdirSync('/sys/block').filter((n) => n.startsWith('loop')).length : 0;
+  assert.equal(losetupAfter, losetupBefore, 'the loop device table changed');
+});
+
+test('with the network off, nothing the run listens on can be reached from outside (abstract names included)', when(noSandbox, noNetns, noPython), async () => {
+  const dir = tempDir();
+  const name = `agent-exec-test-${process.pid}-${Date.now()}`;
+  const listener = await native.exec({
+    command: py([
+      'import socket, sys',
+      's = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)',
+      `s.bind("\\0${name}")`,
+      's.listen(1)',
+      'print("listening", flush=True)',
+      's.settimeout(20)',
+      'try:',
+      '    c, _ = s.accept(); c.sendall(b"reply"); print("accepted", flush=True)',
+      'except OSError as e:',
+      '    print("none", e, flush=True)',
+    ]),
+    cwd: dir,
+    background: true,
+    scopeKey: 'small-world',
+    sandbox: { writableRoots: [dir] },
+  });
+  track(listener.pid);
+  await waitFor(async () => /listening/.test((await native.pollSession(listener.sessionId, { scopeKey: 'small-world' })).output ?? ''), { what: 'the sandboxed listener' });
+  const reached = await new Promise((resolve) => {
+    const c = net.connect({ path: `\0${name}` });
+    c.on('connect', () => {
+      c.destroy();
+      resolve(true);
+    });
+    c.on('error', () => resolve(false));
+  });
+  assert.equal(reached, false, 'a host process connected to the sandbox\'s abstract socket');
+  await native.killSession(listener.sessionId, { scopeKey: 'small-world' });
+  const r = await native.pollSession(listener.sessionId, { scopeKey: 'small-world', timeoutMs: 10000 });
+  assert.doesNotMatch(r.output ?? '', /accepted/);
+});
+
+test('the agent\'s credentials are not inherited: dropped by name, passed on only by name', when(noSandbox), async () => {
+  const dir = tempDir();
+  const names = { key: `AGENT_EXEC_TEST_API_KEY`, token: `AGENT_EXEC_TEST_TOKEN`, plain: 'AGENT_EXEC_TEST_PLAIN' };
+  process.env[names.key] = 'value-of-key';
+  process.env[names.token] = 'value-of-token';
+  process.env[names.plain] = 'plain-value';
+  try {
+    const r = await run({ command: 'env', cwd: dir, sandbox: { writableRoots: [dir], passEnv: [names.token] }, env: { MY_DEPLOY_SECRET: 'given' } });
+    assert.doesNotMatch(r.output, /value-of-key/);
+    assert.match(r.output, /AGENT_EXEC_TEST_TOKEN=value-of-token/);
+    assert.match(r.output, /AGENT_EXEC_TEST_PLAIN=plain-value/);
+    // What the caller gives in env is passed on by name.
+    assert.match(r.output, /MY_DEPLOY_SECRET=given/);
+    assert.ok(r.sandbox.droppedEnv.includes(names.key));
+    assert.ok(!r.sandbox.droppedEnv.includes(names.token));
+    assert.ok(!r.sandbox.droppedEnv.some((n) => n.includes('value')), 'names only, never values');
+    // Unsandboxed runs keep the host's environment as it is.
+    const plain = await run({ command: `printenv ${names.key}`, cwd: dir });
+    assert.equal(plain.output, 'value-of-key\n');
+  } finally {
+    for (const n of Object.values(names)) delete process.env[n];
+  }
+});
+
+test('a run cannot lease or lock the host\'s files: the host\'s own lockers go on', when(noSandbox, noPython, spawnSync('flock', ['--version']).status !== 0 && 'flock (util-linux) is not installed'), async () => {
+  const dir = tempDir();
+  const outside = tempDir('agent-exec-lock-');
+  const file = path.join(outside, 'host.lock');
+  fs.writeFileSync(file, 'x');
+  fs.chmodSync(outside, 0o755);
+  fs.chmodSync(file, 0o644);
+  const holder = await native.exec({
+    command: py([
+      'import fcntl, os, time',
+      `f = open(${JSON.stringify(file)})`,
+      'for what, call in (("flock", lambda: fcntl.flock(f, fcntl.LOCK_SH)), ("lockf", lambda: fcntl.lockf(f, fcntl.LOCK_SH)), ("lease", lambda: fcntl.fcntl(f, fcntl.F_SETLEASE, fcntl.F_RDLCK))):',
+      '    try:',
+      '        call(); print(what, "held", flush=True)',
+      '    except OSError as e:',
+      '        print(what, "refused", e.errno, flush=True)',
+      'own = open("mine", "w"); fcntl.flock(own, fcntl.LOCK_EX); print("own locked", flush=True)',
+      'time.sleep(30)',
+    ]),
+    cwd: dir,
+    background: true,
+    scopeKey: 'small-world',
+    sandbox: { writableRoots: [dir] },
+  });
+  track(holder.pid);
+  let out = '';
+  await waitFor(async () => /own locked/.test((out = (await native.pollSession(holder.sessionId, { scopeKey: 'small-world' })).output ?? '')), { what: 'the sandboxed locker' });
+  assert.doesNotMatch(out, /held/, out);
+  // The host takes an exclusive lock at once, while the run lives.
+  const host = spawnSync('flock', ['-n', '-x', file, 'true']);
+  assert.equal(host.status, 0, 'the host could not lock its own file');
+  await native.killSession(holder.sessionId, { scopeKey: 'small-world' });
+  const ended = await native.pollSession(holder.sessionId, { scopeKey: 'small-world', timeoutMs: 10000 });
+  const ops = (ended.sandbox?.denials ?? []).map((d) => `${d.operation} ${d.detail}`);
+  assert.ok(ops.some((o) => o.startsWith('lock flock')), ops.join(', '));
+  assert.ok(ops.some((o) => o === 'syscall fcntl(F_SETLEASE)'), ops.join(', '));
+});
+
+test('an unprivileged run cannot use up its user\'s inotify instances: the agent\'s fs.watch still works', when(noSandbox, process.getuid() === 0 && 'root runs have no user namespace of their own (the README says so)', !caps.userNamespaces && 'no user namespaces here', noPython), async () => {
+  const dir = tempDir();
+  const hog = await native.exec({
+    command: py([
+      'import ctypes, time',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'n = 0',
+      'while n < 1000 and libc.inotify_init() >= 0:',
+      '    n += 1',
+      'print("instances", n, flush=True)',
+      'time.sleep(30)',
+    ]),
+    cwd: dir,
+    background: true,
+    scopeKey: 'small-world',
+    sandbox: { writableRoots: [dir] },
+  });
+  track(hog.pid);
+  let out = '';
+  await waitFor(async () => /instances/.test((out = (await native.pollSession(hog.sessionId, { scopeKey: 'small-world' })).output ?? '')), { what: 'the sandboxed inotify hog' });
+  const n = Number(/instances (\d+)/.exec(out)[1]);
+  assert.ok(n <= 32, `the run took ${n} inotify instances`);
+  const w = fs.watch(dir);
+  w.close();
+  await native.killSession(hog.sessionId, { scopeKey: 'small-world' });
+});
