@@ -255,3 +255,94 @@ test('an unprivileged run cannot use up its user\'s inotify instances: the agent
   w.close();
   await native.killSession(hog.sessionId, { scopeKey: 'small-world' });
 });
+
+/** A host process running `script` with the addon; its stdout lines. */
+function hostScript(script) {
+  const r = spawnSync(process.execPath, ['-e', `const native = require(${JSON.stringify(path.join(__dirname, '..', 'index.js'))});\n${script}`], { encoding: 'utf8', timeout: 60000 });
+  return { lines: r.stdout.split('\n').filter(Boolean), status: r.status, signal: r.signal, stderr: r.stderr };
+}
+
+test('a run\'s temp dir is private (mode 700) and goes when the run ends, background runs included', when(noSandbox), async () => {
+  const dir = tempDir();
+  const r = await run({ command: 'stat -c %a "$TMPDIR"; echo secret > "$TMPDIR/f"', cwd: dir, sandbox: { writableRoots: [dir] } });
+  assert.equal(r.output, '700\n');
+  assert.equal(fs.existsSync(r.sandbox.tmpDir), false, 'the temp dir outlived its run');
+  const bg = await native.exec({ command: 'echo "$TMPDIR"; exec sleep 30', cwd: dir, background: true, scopeKey: 'small-world', sandbox: { writableRoots: [dir] } });
+  track(bg.pid);
+  let tmp = '';
+  await waitFor(async () => (tmp = ((await native.pollSession(bg.sessionId, { scopeKey: 'small-world' })).output ?? '').trim()), { what: 'the background run to print its temp dir' });
+  assert.equal(fs.existsSync(tmp), true);
+  await native.killSession(bg.sessionId, { scopeKey: 'small-world' });
+  await waitFor(() => !fs.existsSync(tmp), { what: 'the killed background run\'s temp dir to go' });
+});
+
+for (const [how, end] of [
+  ['process.exit()', 'process.exit(0)'],
+  ['SIGKILL (the watchdog)', "process.kill(process.pid, 'SIGKILL')"],
+]) {
+  test(`the temp dirs of running sandboxed runs go when the host ends by ${how}`, when(noSandbox), async () => {
+    const dir = tempDir();
+    const host = hostScript(`(async () => {
+      const bg = await native.exec({ command: 'echo "$TMPDIR"; exec sleep 60', cwd: ${JSON.stringify(dir)}, background: true, sandbox: { writableRoots: [${JSON.stringify(dir)}] } });
+      for (let i = 0; i < 200; i++) {
+        const out = (await native.pollSession(bg.sessionId, {})).output.trim();
+        if (out) { console.log(out); break; }
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      ${end};
+    })()`);
+    const tmp = host.lines[0];
+    assert.match(tmp ?? '', /agent-exec-sandbox-/, host.stderr);
+    await waitFor(() => !fs.existsSync(tmp), { what: `${tmp} to be removed after the host ended`, timeoutMs: 15000 });
+  });
+}
+
+test('a run cannot read other runs\' temp dirs or the session logs', when(noSandbox), async () => {
+  const dir = tempDir();
+  const other = await native.exec({ command: 'echo other-secret > "$TMPDIR/secret"; echo "$TMPDIR"; exec sleep 30', cwd: dir, background: true, scopeKey: 'small-world', sandbox: { writableRoots: [dir] } });
+  track(other.pid);
+  let otherTmp = '';
+  await waitFor(async () => (otherTmp = ((await native.pollSession(other.sessionId, { scopeKey: 'small-world' })).output ?? '').trim()), { what: 'the other run' });
+  // A session whose output is kept in a log file from its first byte.
+  const logged = await native.exec({ command: 'echo log-secret', cwd: dir, logAboveChars: 0, scopeKey: 'small-world' });
+  assert.ok(logged.outputFile && fs.existsSync(logged.outputFile), 'the logged session has a log file');
+  const r = await run({ command: `cat ${otherTmp}/secret; cat ${logged.outputFile}; ls ${path.dirname(otherTmp)} | wc -l`, cwd: dir, sandbox: { writableRoots: [dir] } });
+  assert.doesNotMatch(r.output, /other-secret|log-secret/);
+  assert.match(r.output, /\b1\n$/, 'only its own temp dir is there');
+  await native.killSession(other.sessionId, { scopeKey: 'small-world' });
+});
+
+test('git metadata stays the host\'s: commondir, worktree config, the .git entry itself; commits still work', when(noSandbox), async () => {
+  const dir = tempDir();
+  const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e', HOME: '/nonexistent' };
+  const git = (...args) => spawnSync('git', args, { cwd: dir, env, encoding: 'utf8' });
+  git('init', '-q');
+  fs.writeFileSync(path.join(dir, 'f'), 'a\n');
+  git('add', 'f');
+  git('commit', '-qm', 'one');
+  const planted = tempDir('agent-exec-planted-');
+  const canary = path.join(planted, 'ran');
+  fs.writeFileSync(path.join(planted, 'config'), `[core]\n\tfsmonitor = "touch ${canary}; false"\n`);
+  const attack = [
+    `echo ${planted} > .git/commondir`,
+    `printf '[core]\\n\\tfsmonitor = "touch ${canary}; false"\\n' >> .git/config.worktree`,
+    'mv .git .git-moved',
+    `mkdir -p sub && echo "gitdir: ${planted}" > sub/.git`,
+    'echo b > f && git commit -qam two && echo committed',
+    'mkdir -p fresh && cd fresh && git init -q && echo x > x && git add x && git commit -qm n && echo fresh-ok',
+  ].join('; ');
+  const r = await run({ command: attack, cwd: dir, env: { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' }, sandbox: { writableRoots: [dir] } });
+  assert.match(r.output, /committed/);
+  assert.match(r.output, /fresh-ok/);
+  // The host's git there runs nothing of the command's.
+  const status = git('status', '--short');
+  assert.equal(status.status, 0, status.stderr);
+  spawnSync('git', ['status'], { cwd: path.join(dir, 'sub'), env });
+  assert.equal(fs.existsSync(canary), false, 'the host\'s git ran the command\'s fsmonitor');
+  assert.equal(fs.existsSync(path.join(dir, '.git/commondir')), false);
+  assert.equal(fs.existsSync(path.join(dir, '.git-moved')), false);
+  assert.equal(fs.existsSync(path.join(dir, 'sub/.git')), false);
+  const refused = r.sandbox.denials.map((d) => `${d.operation} ${path.basename(d.path ?? '')}`);
+  for (const want of ['write commondir', 'write config.worktree', 'rename .git', 'write .git']) assert.ok(refused.includes(want), `${want} in ${refused.join(', ')}`);
+  assert.equal(git('log', '--oneline').stdout.split('\n').filter(Boolean).length, 2);
+});

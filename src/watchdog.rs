@@ -61,6 +61,14 @@ function sweep() {
       try { process.kill(p, 'SIGKILL'); } catch {}
     }
   }
+  // The private temp dirs of the host's sandboxed runs (`agent-exec-sandbox-<ns>-<host pid>-*`).
+  const tmpParent = process.env.AGENT_EXEC_TMP_PARENT;
+  if (tmpParent) {
+    const mine = new RegExp('^agent-exec-sandbox-\\d+-' + process.argv[1] + '-');
+    let names = [];
+    try { names = fs.readdirSync(tmpParent); } catch {}
+    for (const n of names) if (mine.test(n)) { try { fs.rmSync(tmpParent + '/' + n, { recursive: true, force: true }); } catch {} }
+  }
   // The host's cgroups empty a moment after their last process is reaped.
   let tries = 0;
   const tidy = () => {
@@ -103,6 +111,7 @@ fn start(cgroup_parents: Vec<std::path::PathBuf>) -> Option<std::process::ChildS
         .args(cgroup_parents)
         // An Electron host runs the script as plain Node.
         .env("ELECTRON_RUN_AS_NODE", "1")
+        .env("AGENT_EXEC_TMP_PARENT", crate::sandbox::tmp_parent_path())
         .env_remove("NODE_OPTIONS")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())

@@ -328,12 +328,24 @@ fn install_host_exit_cleanup(env: &Env) -> Result<()> {
         registry::global().kill_all_now();
         // Allowlist use times still queued.
         crate::approval::use_log::flush();
-        // Output logs nobody asked to keep.
+        // Output logs nobody asked to keep, and the temp dirs of sandboxed runs still alive.
         registry::global().delete_all_logs();
+        crate::sandbox::remove_live_tmp_dirs();
         // Fresh cgroups made ahead for runs that will not come.
         #[cfg(target_os = "linux")]
         crate::spawn::tracking::drain_stock();
     })?;
+    // `process.exit()` ends Node without its cleanup hooks, but through the C library's exit, which
+    // runs `atexit` handlers: the files the hook would remove go there too.
+    #[cfg(unix)]
+    {
+        extern "C" fn at_exit() {
+            registry::global().delete_all_logs();
+            crate::sandbox::remove_live_tmp_dirs();
+        }
+        // SAFETY: registers a plain function with no arguments.
+        unsafe { libc::atexit(at_exit) };
+    }
     crate::watchdog::ensure_watchdog(crate::session::run_cgroup_parents);
     let _ = INSTALLED.set(());
     Ok(())

@@ -123,6 +123,8 @@ pub struct ReadOnlyBind {
 #[derive(Debug)]
 pub struct MountPlan {
     pub user: Option<UserMaps>,
+    /// Directories covered by an empty read-only tmpfs (other runs' temp dirs, the session logs).
+    pub hidden: Vec<HiddenDir>,
     /// Paths bound over themselves, writable: a mount point cannot be renamed, removed or replaced
     /// (`EBUSY`), so a repository's `.git` directory stays where the host's git looks for it.
     pub pinned: Vec<CString>,
@@ -142,6 +144,14 @@ pub struct MountPlan {
     pub network_namespace: bool,
     /// The run's own `/dev` (see [`DevPlan`]), mounted over the host's.
     pub dev: Option<DevPlan>,
+}
+
+/// A directory the run does not see into: covered by an empty tmpfs, read-only; `keep` (a directory
+/// inside it, the run's own temp dir) is bound back at its place.
+#[derive(Debug)]
+pub struct HiddenDir {
+    pub path: CString,
+    pub keep: Option<CString>,
 }
 
 /// A minimal `/dev`: built on a tmpfs at `staging` (a directory of the run's temp dir, which the
@@ -460,6 +470,9 @@ impl ChildPlan {
         if let Some(dev) = &m.dev {
             self.make_dev(dev, terminal)?;
         }
+        for h in &m.hidden {
+            self.hide(h)?;
+        }
         for p in &m.pinned {
             check(bind(Some(p), p, libc::MS_BIND), Step::Mount)?;
         }
@@ -560,6 +573,58 @@ impl ChildPlan {
         )
     }
 
+    /// Cover `h.path` with an empty read-only tmpfs, bringing `h.keep` back through a descriptor
+    /// opened before it was covered.
+    fn hide(&self, h: &HiddenDir) -> std::io::Result<()> {
+        let step = Step::Mount;
+        let keep_fd = match &h.keep {
+            // SAFETY: open with a NUL-terminated path.
+            Some(k) => {
+                let fd = unsafe {
+                    libc::open(
+                        k.as_ptr(),
+                        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                    )
+                };
+                check(fd as libc::c_long, step)?;
+                Some(fd)
+            }
+            None => None,
+        };
+        // SAFETY: mount with NUL-terminated strings.
+        let rc = unsafe {
+            libc::mount(
+                c"tmpfs".as_ptr(),
+                h.path.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                c"mode=0700,size=16k".as_ptr().cast(),
+            )
+        };
+        let result = check(rc as libc::c_long, step).and_then(|()| {
+            if let (Some(fd), Some(keep)) = (keep_fd, &h.keep) {
+                check(make_dir(keep), step)?;
+                let mut buf = [0u8; 32];
+                check(
+                    bind(Some(proc_fd_path(fd, &mut buf)), keep, libc::MS_BIND),
+                    step,
+                )?;
+            }
+            let read_only = libc::MS_BIND
+                | libc::MS_REMOUNT
+                | libc::MS_RDONLY
+                | libc::MS_NOSUID
+                | libc::MS_NODEV
+                | libc::MS_NOEXEC;
+            check(bind(None, &h.path, read_only), step)
+        });
+        if let Some(fd) = keep_fd {
+            // SAFETY: our own descriptor.
+            unsafe { libc::close(fd) };
+        }
+        result
+    }
+
     /// Add a rule to the run's (not yet enforced) Landlock ruleset: `rights` beneath `path`.
     fn allow_in_landlock(&self, path: &std::ffi::CStr, rights: u64) -> libc::c_long {
         if rights == 0 {
@@ -618,18 +683,12 @@ fn make_dir(path: &std::ffi::CStr) -> libc::c_long {
     unsafe { libc::mkdir(path.as_ptr(), 0o755) as libc::c_long }
 }
 
-/// If `fd` is a terminal of the host's devpts (`/dev/pts/N`), its path and the path of the same name
-/// under `staging_pts`, both written into `buf` (no allocation: this runs between clone and exec).
-fn own_terminal<'b>(
-    fd: libc::c_int,
-    staging_pts: &std::ffi::CStr,
-    buf: &'b mut [u8; 512],
-) -> Option<(&'b std::ffi::CStr, &'b std::ffi::CStr)> {
-    const PREFIX: &[u8] = b"/dev/pts/";
-    let mut link = [0u8; 32];
-    let mut proc_path = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0\0";
+/// `/proc/self/fd/<fd>`, written into `buf` (no allocation: this runs between clone and exec).
+fn proc_fd_path(fd: libc::c_int, buf: &mut [u8; 32]) -> &std::ffi::CStr {
+    const PREFIX: &[u8] = b"/proc/self/fd/";
+    buf[..PREFIX.len()].copy_from_slice(PREFIX);
     let mut digits = [0u8; 10];
-    let (mut n, mut len) = (fd as u32, 0);
+    let (mut n, mut len) = (fd.max(0) as u32, 0);
     loop {
         digits[len] = b'0' + (n % 10) as u8;
         len += 1;
@@ -639,16 +698,26 @@ fn own_terminal<'b>(
         }
     }
     for i in 0..len {
-        proc_path[14 + i] = digits[len - 1 - i];
+        buf[PREFIX.len() + i] = digits[len - 1 - i];
     }
+    buf[PREFIX.len() + len] = 0;
+    std::ffi::CStr::from_bytes_until_nul(&buf[..]).unwrap_or(c"/proc/self/fd/")
+}
+
+/// If `fd` is a terminal of the host's devpts (`/dev/pts/N`), its path and the path of the same name
+/// under `staging_pts`, both written into `buf` (no allocation: this runs between clone and exec).
+fn own_terminal<'b>(
+    fd: libc::c_int,
+    staging_pts: &std::ffi::CStr,
+    buf: &'b mut [u8; 512],
+) -> Option<(&'b std::ffi::CStr, &'b std::ffi::CStr)> {
+    const PREFIX: &[u8] = b"/dev/pts/";
+    let mut link = [0u8; 32];
+    let mut proc_buf = [0u8; 32];
+    let proc_path = proc_fd_path(fd, &mut proc_buf);
     // SAFETY: readlink into a buffer of the given size from a NUL-terminated path.
-    let got = unsafe {
-        libc::readlink(
-            proc_path.as_ptr().cast(),
-            link.as_mut_ptr().cast(),
-            link.len() - 1,
-        )
-    };
+    let got =
+        unsafe { libc::readlink(proc_path.as_ptr(), link.as_mut_ptr().cast(), link.len() - 1) };
     if got <= PREFIX.len() as isize || got as usize >= link.len() - 1 {
         return None;
     }
@@ -680,6 +749,17 @@ fn own_terminal<'b>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn descriptor_paths_are_written_without_allocating() {
+        let mut buf = [0u8; 32];
+        assert_eq!(proc_fd_path(0, &mut buf), c"/proc/self/fd/0");
+        assert_eq!(proc_fd_path(1234567, &mut buf), c"/proc/self/fd/1234567");
+        assert_eq!(
+            proc_fd_path(i32::MAX, &mut buf),
+            c"/proc/self/fd/2147483647"
+        );
+    }
 
     #[test]
     fn step_and_errno_survive_the_encoding() {

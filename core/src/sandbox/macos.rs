@@ -84,7 +84,7 @@ pub fn command_prefix(policy: &FsPolicy, network: bool) -> Vec<String> {
 #[cfg(target_os = "macos")]
 pub struct Armed {
     env: Vec<(String, String)>,
-    tmp: tempfile::TempDir,
+    tmp: super::PrivateTmp,
     policy: FsPolicy,
     network: bool,
     dropped_env: std::sync::OnceLock<Vec<String>>,
@@ -95,6 +95,7 @@ pub fn prepare(
     spec: &super::SandboxSpec,
     cwd: &std::path::Path,
     home: Option<&std::path::Path>,
+    _log_dir: Option<&std::path::Path>,
     _name: &str,
     _tracked_by: Option<u8>,
 ) -> Result<Armed, crate::error::AgentError> {
@@ -108,7 +109,8 @@ pub fn prepare(
         return Err(unavailable(format!("{SANDBOX_EXEC} is missing")));
     }
     let mut roots = super::resolve_roots(spec, cwd)?;
-    let (tmp, tmp_path) = super::private_tmp()?;
+    let tmp = super::private_tmp()?;
+    let tmp_path = tmp.path().to_path_buf();
     roots.push(tmp_path.clone());
     let env = super::sandbox_env(&tmp_path, spec.network);
     Ok(Armed {
@@ -128,6 +130,11 @@ impl Armed {
 
     pub fn tmp_dir(&self) -> &std::path::Path {
         self.tmp.path()
+    }
+
+    /// The run ended: its temp dir goes now, not with the session.
+    pub fn release_tmp(&self) {
+        self.tmp.release();
     }
 
     /// `sandbox-exec -p <profile> -D ... --`, which the shell runs under.

@@ -318,16 +318,119 @@ mod stale_tmp {
     }
 }
 
+/// Where every private temp dir of this user's runs lives: `<tmp>/agent-exec-sandbox-<uid>`, mode 700,
+/// so a run's mount namespace can cover it (and with it every other run's files) and bring back its own.
 #[cfg(unix)]
-pub(crate) fn private_tmp() -> Result<(tempfile::TempDir, PathBuf), AgentError> {
+pub fn tmp_parent_path() -> PathBuf {
+    // SAFETY: geteuid cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    std::env::temp_dir().join(format!("agent-exec-sandbox-{uid}"))
+}
+
+/// [`tmp_parent_path`], made (mode 700) if missing and checked to be this user's.
+#[cfg(unix)]
+pub(crate) fn tmp_parent() -> Result<PathBuf, AgentError> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    // SAFETY: geteuid cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let parent = tmp_parent_path();
+    let made = std::fs::DirBuilder::new().mode(0o700).create(&parent);
+    if let Err(e) = made {
+        if e.kind() != std::io::ErrorKind::AlreadyExists {
+            return Err(unavailable(format!(
+                "the directory of private temp dirs {} could not be made: {e}",
+                parent.display()
+            )));
+        }
+    }
+    // Another user's directory (or a link to one) under a shared /tmp is not ours to use.
+    let meta = std::fs::symlink_metadata(&parent)
+        .map_err(|e| unavailable(format!("{}: {e}", parent.display())))?;
+    if !meta.is_dir() || meta.uid() != uid {
+        return Err(unavailable(format!(
+            "{} is not a directory of this user's; remove it or set TMPDIR elsewhere",
+            parent.display()
+        )));
+    }
+    if meta.mode() & 0o077 != 0 {
+        let _ = std::fs::set_permissions(&parent, std::fs::Permissions::from_mode(0o700));
+    }
+    Ok(std::fs::canonicalize(&parent).unwrap_or(parent))
+}
+
+/// The private temp dirs of this host's runs that still exist, removed when the host exits.
+#[cfg(unix)]
+static LIVE_TMP_DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Remove the private temp dirs of every run still alive: the host is exiting (its cleanup hook,
+/// `process.exit` through `atexit`). A SIGKILLed host leaves them to its watchdog and the next host's
+/// sweep.
+#[cfg(unix)]
+pub fn remove_live_tmp_dirs() {
+    let dirs = std::mem::take(&mut *LIVE_TMP_DIRS.lock().unwrap_or_else(|e| e.into_inner()));
+    for d in dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[cfg(not(unix))]
+pub fn remove_live_tmp_dirs() {}
+
+/// A run's private temp dir (its `$TMPDIR`, always writable), mode 700: removed when the run ends
+/// ([`PrivateTmp::release`]), when the session goes, or when the host exits.
+#[cfg(unix)]
+pub(crate) struct PrivateTmp {
+    /// Canonical: the path the rules name.
+    path: PathBuf,
+    dir: std::sync::Mutex<Option<tempfile::TempDir>>,
+}
+
+#[cfg(unix)]
+impl PrivateTmp {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Remove it now (the run ended); nothing of it stays for anyone to read.
+    pub fn release(&self) {
+        let dir = self.dir.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(d) = dir {
+            LIVE_TMP_DIRS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|p| p != &self.path);
+            let _ = d.close();
+        }
+    }
+}
+
+#[cfg(unix)]
+impl Drop for PrivateTmp {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+#[cfg(unix)]
+pub(crate) fn private_tmp() -> Result<PrivateTmp, AgentError> {
+    use std::os::unix::fs::PermissionsExt;
     let prefix = stale_tmp::prefix();
-    stale_tmp::sweep_once(&std::env::temp_dir(), prefix);
+    let parent = tmp_parent()?;
+    stale_tmp::sweep_once(&parent, prefix);
     let tmp = tempfile::Builder::new()
         .prefix(&format!("{prefix}{}-", std::process::id()))
-        .tempdir()
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir_in(&parent)
         .map_err(|e| unavailable(format!("the private temp dir could not be made: {e}")))?;
     let canonical = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().into());
-    Ok((tmp, canonical))
+    LIVE_TMP_DIRS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(canonical.clone());
+    Ok(PrivateTmp {
+        path: canonical,
+        dir: std::sync::Mutex::new(Some(tmp)),
+    })
 }
 
 /// The variables every sandboxed run gets: its temp dir under the three usual names, and markers a
@@ -418,6 +521,10 @@ impl Armed {
         match *self {}
     }
 
+    pub fn release_tmp(&self) {
+        match *self {}
+    }
+
     pub fn shell_wrapper(&self) -> Option<ShellWrapper> {
         match *self {}
     }
@@ -440,6 +547,7 @@ pub fn prepare(
     _spec: &SandboxSpec,
     _cwd: &Path,
     _home: Option<&Path>,
+    _log_dir: Option<&Path>,
     _name: &str,
     _tracked_by: Option<u8>,
 ) -> Result<Armed, AgentError> {
@@ -483,7 +591,7 @@ mod linux {
         policy: Arc<FsPolicy>,
         network: bool,
         limits: ResourceLimits,
-        tmp: tempfile::TempDir,
+        tmp: super::PrivateTmp,
         cgroup: Option<super::cgroup::RunCgroup>,
         log: Arc<DenialLog>,
         mechanisms: Vec<String>,
@@ -529,6 +637,7 @@ mod linux {
         spec: &SandboxSpec,
         cwd: &Path,
         home: Option<&Path>,
+        log_dir: Option<&Path>,
         name: &str,
         tracked_by: Option<u8>,
     ) -> Result<Armed, AgentError> {
@@ -539,7 +648,8 @@ mod linux {
         if !caps.enforceable() {
             return Err(unavailable(caps.problems.join("; ")));
         }
-        let (tmp, tmp_path) = private_tmp()?;
+        let tmp = private_tmp()?;
+        let tmp_path = tmp.path().to_path_buf();
         roots.push(tmp_path.clone());
         let mut policy = FsPolicy::new(roots, home).with_unix_sockets(sockets);
         let mut mechanisms = vec![
@@ -833,9 +943,39 @@ mod linux {
                 }
                 _ => None,
             };
+            let mut hidden = Vec::new();
+            // Covered by an empty directory: every other run's temp dir (the run's own is brought
+            // back) and the session logs, unless the run works inside one of them.
+            let tmp_parent = tmp_path.parent().map(Path::to_path_buf);
+            for dir in tmp_parent.iter().map(PathBuf::as_path).chain(log_dir) {
+                let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+                let own = tmp_path.starts_with(&dir);
+                let works_in = real_cwd.starts_with(&dir)
+                    || policy
+                        .writable_roots
+                        .iter()
+                        .any(|r| r.starts_with(&dir) && !(own && r.starts_with(&tmp_path)));
+                if !dir.is_dir() || works_in {
+                    continue;
+                }
+                hidden.push(super::child::HiddenDir {
+                    path: c_path(&dir, "a hidden directory")?,
+                    keep: if own {
+                        Some(c_path(&tmp_path, "the private temp dir")?)
+                    } else {
+                        None
+                    },
+                });
+            }
+            if !hidden.is_empty() {
+                mechanisms.push(
+                    "other runs' temp dirs and the session logs hidden (mount namespace)".into(),
+                );
+            }
             Some(MountPlan {
                 user,
                 pinned,
+                hidden,
                 read_only,
                 private_shm,
                 writable_binds,
@@ -920,6 +1060,11 @@ mod linux {
 
         pub fn tmp_dir(&self) -> &Path {
             self.tmp.path()
+        }
+
+        /// The run ended: its temp dir goes now, not with the session.
+        pub fn release_tmp(&self) {
+            self.tmp.release();
         }
 
         /// Record the credentials' names the run's environment left out (for the report).
@@ -1133,6 +1278,7 @@ mod prepare_timing {
             let a = super::prepare(
                 &spec,
                 dir.path(),
+                None,
                 None,
                 &format!("agent-exec-{}-timing-{i}", std::process::id()),
                 None,

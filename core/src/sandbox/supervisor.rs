@@ -729,6 +729,10 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
         let Some(path) = resolved else {
             continue;
         };
+        if op == "mkdir" && std::fs::symlink_metadata(&path).is_ok() {
+            // The kernel's answer (`mkdir -p` of a directory that is there): nothing was refused.
+            return Verdict::Fail(libc::EEXIST);
+        }
         if makes_entry == Some(i) && path.file_name() == Some(OsStr::new(".git")) && !path.is_dir()
         {
             return Verdict::Deny(

@@ -272,6 +272,7 @@ fn arm_sandbox(
         spec,
         &req.cwd,
         home.as_deref().map(std::path::Path::new),
+        Some(&req.log_dir),
         &name,
         tracked_by,
     )
@@ -434,10 +435,12 @@ async fn drive(
             .registry
             .set_scope_cwd(session.meta.scope_key.as_deref(), dir.into());
     }
-    let sandbox = session
-        .sandbox
-        .as_ref()
-        .map(|s| s.report(exit_code, exit_signal.as_deref()));
+    let sandbox = session.sandbox.as_ref().map(|s| {
+        let report = s.report(exit_code, exit_signal.as_deref());
+        // Nothing of the run's stays behind it for other users, or later runs, to read.
+        s.release_tmp();
+        report
+    });
     #[cfg(target_os = "linux")]
     if let Some(t) = &session.tracking {
         t.remove_soon();
