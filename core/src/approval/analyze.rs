@@ -296,6 +296,8 @@ fn build(
                 .collect()
         })
         .collect();
+    let mut chains = chains;
+    mark_after_state_changes(&mut chains);
     let all: Vec<&Segment> = chains.iter().flatten().collect();
     if let Some(why) = compound_error(&all) {
         return Analysis::failed(format!("unsupported shell syntax: {why}"));
@@ -307,6 +309,38 @@ fn build(
         chains,
         operators,
     }
+}
+
+/// A command that changes the shell's state (a variable outside the harmless set, an array element,
+/// `printf -v`, `read`, `declare`, `hash`, `alias`, `shopt`, `trap`, `source`, ...) changes how every
+/// later word is looked up or run, so every segment after it is inexact: never auto-allowed, asked
+/// where a deny rule exists. (Segments of a pipeline run in subshells; they are marked all the same.)
+fn mark_after_state_changes(chains: &mut [Vec<Segment>]) {
+    let mut changed: Option<String> = None;
+    for s in chains.iter_mut().flatten() {
+        if let Some(what) = &changed {
+            note(
+                &mut s.inexact,
+                format!("{what} before it changes the shell's state, which the analyzer does not follow"),
+            );
+            continue;
+        }
+        changed = state_change(s);
+    }
+}
+
+/// What in segment `s` changes the shell's state for the segments after it, if anything.
+fn state_change(s: &Segment) -> Option<String> {
+    let Some(first) = s.effective_argv.first() else {
+        // An assignment-only segment sets shell variables; an array element is never harmless.
+        let array = s.argv.iter().any(|w| w.contains("]=") && w.contains('['));
+        if array {
+            return Some("an array assignment".to_string());
+        }
+        return super::env_names::first_harmful(s.assignments.iter().map(|(n, _)| n.as_str()))
+            .map(|n| format!("`{n}=...`"));
+    };
+    super::dispatch::changes_shell_state(basename(first), &s.effective_argv)
 }
 
 /// State shared by one analysis and its inner `sh -c` analyses: name lookups, so a long chain of
@@ -981,6 +1015,56 @@ mod tests {
             path: Some("/usr/bin:/bin"),
             home: Some("/home/u"),
         }
+    }
+
+    #[test]
+    fn shell_state_set_by_one_segment_makes_every_later_one_inexact() {
+        let c = ctx();
+        for cmd in [
+            "BASH_CMDS[grep]=/bin/sh; grep -c 'touch F'",
+            "PATH=/tmp; cat f",
+            "HOME=/tmp; git status",
+            "IFS=/; ls",
+            "CDPATH=/tmp; ls",
+            "printf -v PATH %s /x; cat f",
+            "printf -vPATH %s /x && cat f",
+            "declare PATH=/x; cat f",
+            "hash -p /bin/sh cat; cat f",
+            "export PATH=/x && ls",
+            "read -r PATH; ls",
+            "alias ls=rm; ls",
+            "shopt -s expand_aliases; ls",
+            "set -o posix; ls",
+            "enable -n echo; echo x",
+            "trap 'rm x' EXIT; ls",
+            "source ./env.sh; ls",
+            "unset PATH; ls",
+            "X=1; echo a; ls",
+        ] {
+            let a = analyze(cmd, &c);
+            assert!(a.ok, "{cmd}: {:?}", a.reason);
+            let last = a.segments().last().unwrap();
+            assert!(last.inexact.is_some(), "{cmd}: the last segment is exact");
+        }
+        for cmd in [
+            "LANG=C; ls",
+            "LC_ALL=C && ls",
+            "cd /tmp && ls",
+            "echo a; ls",
+            "printf %s x; ls",
+        ] {
+            let a = analyze(cmd, &c);
+            let last = a.segments().last().unwrap();
+            assert!(last.inexact.is_none(), "{cmd}: {:?}", last.inexact);
+        }
+        // A builtin that runs a command: inexact, and what it runs is seen by deny rules.
+        let a = analyze("jobs -x rm -f F", &c);
+        let s = a.segments().next().unwrap();
+        assert!(s.inexact.is_some());
+        assert_eq!(
+            s.runs,
+            vec![vec!["rm".to_string(), "-f".into(), "F".into()]]
+        );
     }
 
     #[test]

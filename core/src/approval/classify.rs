@@ -259,11 +259,12 @@ fn classify_segment(s: &Segment, depth: usize) -> SegmentClass {
     }
     let eff = &s.effective_argv;
     let Some(first) = eff.first() else {
+        // An assignment-only segment: read-only only when it sets nothing that matters.
         return SegmentClass {
             argv,
             kind: Kind::Neutral,
-            read_only: true,
-            reasons: vec!["empty".into()],
+            read_only: problem.is_none(),
+            reasons: vec![problem.unwrap_or_else(|| "empty".into())],
         };
     };
     let name = base(first);
@@ -377,6 +378,11 @@ mod tests {
             ("sort in.txt | uniq -c", true, true),
             ("cat package.json | sh", false, false),
             ("cat x | bash -c 'rm -rf /'", false, false),
+            // Shell state set by one segment: the next is not what it seems.
+            ("BASH_CMDS[grep]=/bin/sh; grep -c 'touch F' x", true, false),
+            ("PATH=/tmp; cat f", true, false),
+            ("printf -v PATH %s /tmp; cat f", true, false),
+            ("LANG=C; ls", true, true),
             ("git status", true, true),
             ("git diff HEAD~1", true, true),
             ("git log --oneline -5", true, true),

@@ -10,8 +10,9 @@
 //! The generator mixes quoting (single, double, escapes, `$'..'`, `$".."`), braces, globs,
 //! tildes, assignments, comments, heredocs (quoted and not, with backslash-newline and
 //! terminator look-alikes), line continuations, wrappers (env, nice, timeout, stdbuf, command,
-//! builtin, exec, time), groups and compounds (`{ ..; }`, `if`, `while`, `!`) and `sh -c`
-//! scripts. Commands run in batches: one bash process evaluates many lines, each in its own
+//! builtin, exec, time), groups and compounds (`{ ..; }`, `if`, `while`, `!`), `sh -c` scripts,
+//! and shell state set by one command for the next (`PATH=`, `BASH_CMDS[..]=`, `hash -p`,
+//! `printf -v`, `declare`, `export`, `jobs -x`). Commands run in batches: one bash process evaluates many lines, each in its own
 //! subshell with its own record directory. Lines are generated until `DIFF_COMMANDS` of them
 //! (default 10,000) are accepted by the analyzer with something to check, and all of those run.
 
@@ -23,8 +24,10 @@ use std::process::Command;
 
 use super::analyze::{analyze, Analysis, Context};
 
-/// The shared generator, and the number of the next simple command's stub.
-struct Rng(crate::test_rng::Rng, usize);
+/// The shared generator, the number of the next simple command's stub, the stubs a line surely
+/// runs whatever else happens in it (after `;`, at the top level), and how deep in `bash -c` the
+/// generator is.
+struct Rng(crate::test_rng::Rng, usize, Vec<String>, usize);
 
 impl std::ops::Deref for Rng {
     type Target = crate::test_rng::Rng;
@@ -41,7 +44,7 @@ impl std::ops::DerefMut for Rng {
 
 impl Rng {
     fn new(seed: u64) -> Self {
-        Rng(crate::test_rng::Rng(seed), 0)
+        Rng(crate::test_rng::Rng(seed), 0, Vec::new(), 0)
     }
 
     /// The next simple command's own stub.
@@ -164,7 +167,36 @@ fn unit(r: &mut Rng, last: bool) -> String {
         1 => format!("if {}; then {}; fi", simple(r, false), simple(r, false)),
         2 => format!("while false; do {}; done", simple(r, false)),
         3 => format!("sh -c {}", quote(&simple(r, false))),
-        4 => format!("bash -c {}", quote(&line(r, 0))),
+        4 => {
+            r.3 += 1;
+            let script = line(r, 0);
+            r.3 -= 1;
+            format!("bash -c {}", quote(&script))
+        }
+        8 => {
+            // Shell state set by one command and used by the next: the command after it must not
+            // be claimed unless the state cannot change it (LANG).
+            let next = r.1;
+            let setter = match r.below(9) {
+                0 => "PATH=/nonexistent".to_string(),
+                1 => format!("BASH_CMDS[s{next}]=/bin/true"),
+                2 => format!("hash -p /bin/true s{next}"),
+                3 => "printf -v PATH %s /nonexistent".to_string(),
+                4 => "declare PATH=/nonexistent".to_string(),
+                5 => "typeset -x PATH=/nonexistent".to_string(),
+                6 => "LANG=C".to_string(),
+                // A builtin that runs a command (its own stub: it is not claimed).
+                7 => format!("jobs -x {} a", r.stub()),
+                _ => "export PATH=/nonexistent".to_string(),
+            };
+            let then = simple(r, last);
+            if r.3 == 0 {
+                // After `;` at the top level it runs, whatever came before: if the analyzer claims
+                // it, bash must have run that stub (not another program by that name).
+                r.2.push(format!("s{next}"));
+            }
+            format!("{setter}; {then}")
+        }
         _ => simple(r, last),
     }
 }
@@ -378,14 +410,17 @@ fn claimed_argv_is_what_bash_runs() {
     let bench = Stubs::new();
     let ctx = bench.ctx();
     let mut r = Rng::new(0x2545_f491_4f6c_dd1d);
-    // (line, claims, every simple command claimed, every claimed command surely runs)
+    // (line, claims, every simple command claimed, every claimed command surely runs, the stubs
+    // that run whatever happens)
     let mut cases = Vec::new();
     let mut analysed_ok = 0;
     let mut generated = 0;
     while cases.len() < total && generated < total * 10 {
         generated += 1;
         r.1 = 0;
+        r.2.clear();
         let text = line(&mut r, 12);
+        let surely_runs = r.2.clone();
         assert!(r.1 <= STUBS, "{text}");
         let a = analyze(&text, &ctx);
         if !a.ok {
@@ -400,14 +435,14 @@ fn claimed_argv_is_what_bash_runs() {
         }
         // `||` and `!` may skip a claimed command; then only "what ran was claimed" holds.
         let sure = !text.contains("||") && !text.contains('!');
-        cases.push((text, c, all, sure));
+        cases.push((text, c, all, sure, surely_runs));
     }
     let started = std::time::Instant::now();
     let lines: Vec<&str> = cases.iter().map(|c| c.0.as_str()).collect();
     let results = bench.run("claims", &lines);
     let mut disagreements = Vec::new();
     let mut checked_claims = 0;
-    for ((text, claimed, all, sure), ran) in cases.iter().zip(&results) {
+    for ((text, claimed, all, sure, surely_runs), ran) in cases.iter().zip(&results) {
         checked_claims += claimed.len();
         // A claimed command that ran, ran with the claimed argv, once.
         let mut ok = claimed
@@ -417,6 +452,14 @@ fn claimed_argv_is_what_bash_runs() {
         if *all && *sure {
             ok &= claimed.keys().all(|name| ran.contains_key(name));
         }
+        // A claimed command after shell state was set ran as claimed: the state did not make bash
+        // run something else by that name (or nothing at all).
+        // (`!` inside a pipeline, `a | ! b`, is a syntax error that runs nothing, which the analyzer
+        // does not refuse: such lines are left to the check above.)
+        ok &= text.contains('!')
+            || surely_runs
+                .iter()
+                .all(|name| !claimed.contains_key(name) || ran.contains_key(name));
         // A command from a heredoc body never runs in a line the analyzer accepted.
         ok &= !ran.contains_key("h");
         if !ok {

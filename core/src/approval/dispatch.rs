@@ -51,6 +51,27 @@ const SHELL_STATE_BUILTINS: &[&str] = &[
     "popd",
 ];
 
+/// Does the command `argv` (after wrappers), named `name`, change the shell's state for the commands
+/// after it (variables, options, functions, aliases, the command hash, the directory stack)? Then
+/// nothing after it is exact: `BASH_CMDS[grep]=/bin/sh; grep ...` runs `sh`, `printf -v PATH ...;
+/// cat` runs another `cat`. Says what, when it does.
+pub fn changes_shell_state(name: &str, argv: &[String]) -> Option<String> {
+    if SHELL_STATE_BUILTINS.contains(&name) {
+        return Some(format!("the builtin {name}"));
+    }
+    // `printf -v NAME` assigns its output to a variable; options end at the format.
+    if name == "printf" {
+        let sets = argv[1..]
+            .iter()
+            .take_while(|a| a.starts_with('-') && *a != "--")
+            .any(|a| a.starts_with("-v"));
+        if sets {
+            return Some("printf -v".to_string());
+        }
+    }
+    None
+}
+
 /// Programs that run other commands named in their arguments or built at run time, which the
 /// analysis does not unwrap.
 const DISPATCHERS: &[&str] = &[
@@ -106,6 +127,13 @@ pub fn dispatch(name: &str, argv: &[String]) -> Dispatch {
             d.runs
                 .push(text.split_whitespace().map(String::from).collect());
         }
+    } else if name == "jobs" && argv[1..].iter().any(|a| a == "-x") {
+        // `jobs -x COMMAND ARGS` runs COMMAND (with job specs replaced by pids).
+        d.inexact = Some("jobs -x runs the command after it".into());
+        let at = argv.iter().position(|a| a == "-x").unwrap_or(0);
+        d.runs.push(argv[at + 1..].to_vec());
+    } else if name == "command_not_found_handle" {
+        d.inexact = Some("command_not_found_handle runs whatever a lookup misses".into());
     } else if name == "xargs" {
         d.inexact = Some("xargs runs a command with arguments read at run time".into());
         match xargs_command(&argv[1..]) {
