@@ -221,9 +221,29 @@ fn line(r: &mut Rng, heredoc_chance: usize) -> String {
         s.push_str(" # trailing comment");
     }
     if r.chance(heredoc_chance) {
-        let delim = r.pick(&["EOF", "'EOF'", "\"EOF\"", "\\EOF", "E\"O\"F", "-EOF"]);
+        let delim = r.pick(&[
+            "EOF",
+            "'EOF'",
+            "\"EOF\"",
+            "\\EOF",
+            "E\"O\"F",
+            "-EOF",
+            "\"EO\\\\F\"",
+            "\"E\\$OF\"",
+        ]);
         let (spec, end) = match delim {
             "-EOF" => ("-EOF".to_string(), "\tEOF"),
+            // Quote removal in double quotes: `\\` is `\`, `\$` is `$`. The last line is bash's
+            // terminator or the delimiter as written (a lexer that kept the backslash ends there,
+            // after bash ran what followed bash's terminator in the body).
+            "\"EO\\\\F\"" => (
+                delim.to_string(),
+                if r.chance(50) { "EO\\F" } else { "EO\\\\F" },
+            ),
+            "\"E\\$OF\"" => (
+                delim.to_string(),
+                if r.chance(50) { "E$OF" } else { "E\\$OF" },
+            ),
             d => (d.to_string(), "EOF"),
         };
         s.push_str(&format!(" <<{spec}\n"));
@@ -236,6 +256,10 @@ fn line(r: &mut Rng, heredoc_chance: usize) -> String {
                 "F",
                 "EOF\\",
                 "\\$(h hidden)",
+                "EO\\\\F",
+                "E\\$OF",
+                "EO\\F",
+                "E$OF",
                 "$\\",
                 "(h hidden)",
                 "`h hidden`",

@@ -305,13 +305,44 @@ fn parse_heredoc_start(
     let mut quoted = false;
     while let Some(&c) = chars.get(i) {
         match c {
-            '\'' | '"' => {
+            '\'' => {
                 let Some(end) = chars[i + 1..].iter().position(|&d| d == c) else {
                     return Err("unterminated shell quote/escape".into());
                 };
                 delim.extend(&chars[i + 1..i + 1 + end]);
                 quoted = true;
                 i += end + 2;
+            }
+            '"' => {
+                // Quote removal as bash does it: inside double quotes a backslash escapes only
+                // `$`, `` ` ``, `"`, `\` and a newline (`<<"A\\"` ends at a line `A\`).
+                i += 1;
+                loop {
+                    match chars.get(i) {
+                        None => return Err("unterminated shell quote/escape".into()),
+                        Some('"') => break,
+                        Some('\\') => match chars.get(i + 1) {
+                            Some('\n') => i += 2,
+                            Some(&n) if "$`\"\\".contains(n) => {
+                                delim.push(n);
+                                i += 2;
+                            }
+                            _ => {
+                                delim.push('\\');
+                                i += 1;
+                            }
+                        },
+                        Some(&other) => {
+                            delim.push(other);
+                            i += 1;
+                        }
+                    }
+                }
+                quoted = true;
+                i += 1;
+            }
+            '$' if matches!(chars.get(i + 1), Some('\'' | '"')) => {
+                return Err("unsupported heredoc delimiter: $'...' or $\"...\"".into());
             }
             '\\' => {
                 let Some(&n) = chars.get(i + 1) else {
@@ -437,6 +468,10 @@ mod tests {
             ("echo \"$'x'\" \"a$\"", &["echo", "$'x'", "a$"]),
             // Quoted delimiters keep backslashes: no joining, the body is data.
             ("cat <<'EOF'\nEO\\\nEOF", &["cat", "<heredoc>"]),
+            // In double quotes a backslash escapes `\\` and `$`: the delimiters are `A\` and `E$`.
+            ("cat <<\"A\\\\\"\nA\\\n", &["cat", "<heredoc>"]),
+            ("cat <<\"E\\$\"\nE$\n", &["cat", "<heredoc>"]),
+            ("cat <<\"E\\x\"\nE\\x\n", &["cat", "<heredoc>"]),
             ("cat <<EOF\na\\\\\nEOF", &["cat", "<heredoc>"]),
         ];
         for (cmd, expected) in cases {
