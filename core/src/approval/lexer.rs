@@ -234,6 +234,15 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
             '(' => return Err(unsupported("(")),
             ')' => return Err(unsupported(")")),
             '`' => return Err(unsupported("`")),
+            '$' if next == Some('[') => {
+                // The old arithmetic `$[...]` over numbers only (`$[1+1]`): a word bash computes,
+                // so it may be any number; names, `$` and substitutions inside are refused.
+                let body = arithmetic_body(&chars[i + 2..]).ok_or_else(|| unsupported("$["))?;
+                word.extend(&chars[i..i + 3 + body]);
+                has_glob = true;
+                in_word = true;
+                i += 3 + body;
+            }
             '$' => {
                 check_dollar(next, false)?;
                 word.push('$');
@@ -281,6 +290,13 @@ fn check_dollar(next: Option<char>, in_double_quotes: bool) -> Result<(), String
         }
         _ => Ok(()),
     }
+}
+
+/// The length of `$[`'s body up to its `]` when it holds numbers and operators only.
+fn arithmetic_body(rest: &[char]) -> Option<usize> {
+    let end = rest.iter().position(|&c| c == ']')?;
+    let allowed = |c: char| c.is_ascii_digit() || " \t+-*/%()<>=!&|^~?:,".contains(c);
+    (end > 0 && rest[..end].iter().all(|&c| allowed(c))).then_some(end)
 }
 
 /// An unquoted `~` at the start of a word other than `~` or `~/...` (which the analysis expands):
@@ -504,6 +520,9 @@ mod tests {
             ("'~root'", false),
             ("\\~root", false),
             ("a~b", false),
+            // Arithmetic over numbers: a word bash computes.
+            ("$[1+1]", true),
+            ("x$[ (2*3) % 4 ]y", true),
         ] {
             assert_eq!(only_word(word).has_glob, expands, "{word}");
         }
@@ -554,7 +573,9 @@ mod tests {
             ("$'rm' -f x", "unsupported shell token: $'...'"),
             ("find . $'-delete'", "unsupported shell token: $'...'"),
             ("$\"rm\" -f x", "unsupported shell token: $\"...\""),
-            ("echo $[1+1]", "unsupported shell token: $["),
+            ("echo $[a+1]", "unsupported shell token: $["),
+            ("echo $[x[$(id)]]", "unsupported shell token: $["),
+            ("echo $[1+1", "unsupported shell token: $["),
             ("echo \"$[1]\"", "unsupported shell token: $["),
             // Unquoted heredoc bodies: bash joins backslash-newline before it looks for `$(`
             // and before it compares the terminator.

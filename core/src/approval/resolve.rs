@@ -104,6 +104,8 @@ pub fn real_file(p: &Path) -> Option<PathBuf> {
 const IMPLEMENTATIONS: &[(&str, &[&str])] = &[
     ("awk", &["mawk", "gawk", "nawk", "original-awk"]),
     ("sh", &["dash", "bash"]),
+    // Debian's alternatives name the package that provides the program.
+    ("which", &["which.debianutils"]),
 ];
 
 /// Whether a file whose real name is `real` is the program `name` (`cat` that is `touch` is not).

@@ -12,6 +12,8 @@ enum Operands {
     Any,
     /// Only with `-l`/`--list`; otherwise an operand names a branch or tag to create.
     ListOnly,
+    /// None at all.
+    None,
 }
 
 struct Sub {
@@ -744,7 +746,165 @@ static SUBS: &[Sub] = &[
         refused: &[("--textconv", "runs textconv filter programs")],
         ..sub("blame", Kind::Read)
     },
+    Sub {
+        flags: &[&[
+            "--head",
+            "--heads",
+            "--branches",
+            "--tags",
+            "-d",
+            "--dereference",
+            "-s",
+            "--hash",
+            "--abbrev",
+            "--verify",
+            "-q",
+            "--quiet",
+            "--exists",
+            "--exclude-existing",
+        ]],
+        optional: &["--hash", "--abbrev", "--exclude-existing"],
+        ..sub("show-ref", Kind::List)
+    },
+    Sub {
+        flags: &[&[
+            "-s",
+            "--shell",
+            "-p",
+            "--perl",
+            "--python",
+            "--tcl",
+            "--ignore-case",
+            "--omit-empty",
+            "--stdin",
+        ]],
+        values: &[&["--count", "--sort", "--format", "--exclude"]],
+        last_default: LIST_FILTER_LAST_DEFAULT,
+        ..sub("for-each-ref", Kind::List)
+    },
+    Sub {
+        flags: &[&["-v", "--verbose", "-H", "--human-readable"]],
+        bundling: true,
+        operands: Operands::None,
+        ..sub("count-objects", Kind::Read)
+    },
 ];
+
+/// `git stash list [log options]`: the stash's reflog; every other stash subcommand changes it.
+fn check_stash(args: &Args) -> Result<(), String> {
+    match args.words.first().map(String::as_str) {
+        Some("list") => check_sub(
+            &LOG_LIKE,
+            &Args {
+                words: &args.words[1..],
+                expands: args.expands.get(1..).unwrap_or(&[]),
+            },
+        ),
+        Some(other) => Err(format!("{other} changes the stash")),
+        None => Err("without a subcommand it pushes a stash".into()),
+    }
+}
+
+/// `git worktree list [--porcelain] [-v] [-z] [--expire TIME]`.
+fn check_worktree(args: &Args) -> Result<(), String> {
+    let w = args.words;
+    if w.first().map(String::as_str) != Some("list") {
+        return Err("only `worktree list` is read-only".into());
+    }
+    let mut i = 1;
+    while let Some(a) = w.get(i) {
+        if args.expands(i) {
+            return Err(format!("{a} may expand to other words"));
+        }
+        match a.as_str() {
+            "--porcelain" | "-v" | "--verbose" | "-z" => i += 1,
+            "--expire" if w.get(i + 1).is_some() && !args.expands(i + 1) => i += 2,
+            s if s.starts_with("--expire=") => i += 1,
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    Ok(())
+}
+
+/// `git config` reading values: `--get`, `--get-all`, `--get-regexp`, `--get-urlmatch`, `--list`
+/// (and git 2.46's `get` and `list`), with the scope, type and output options. Anything that
+/// writes, edits (an editor) or is not known is refused.
+fn check_config(args: &Args) -> Result<(), String> {
+    const READS: &[&str] = &[
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "-l",
+        "--list",
+    ];
+    const FLAGS: &[&str] = &[
+        "--global",
+        "--system",
+        "--local",
+        "--worktree",
+        "--show-origin",
+        "--show-scope",
+        "--name-only",
+        "-z",
+        "--null",
+        "--includes",
+        "--no-includes",
+        "--bool",
+        "--int",
+        "--bool-or-int",
+        "--path",
+        "--expiry-date",
+        "--all",
+        "--fixed-value",
+    ];
+    const VALUES: &[&str] = &[
+        "-f",
+        "--file",
+        "--blob",
+        "--type",
+        "--default",
+        "--value",
+        "--url",
+    ];
+    let w = args.words;
+    let mut i = 0;
+    let mut reads = false;
+    if matches!(w.first().map(String::as_str), Some("get" | "list")) {
+        reads = true;
+        i = 1;
+    }
+    while let Some(a) = w.get(i) {
+        if args.expands(i) {
+            return Err(format!("{a} may expand to other words"));
+        }
+        let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+        if READS.contains(&a.as_str()) {
+            reads = true;
+            i += 1;
+        } else if FLAGS.contains(&a.as_str()) {
+            i += 1;
+        } else if VALUES.contains(&name) {
+            if name != a.as_str() {
+                i += 1;
+            } else if w.get(i + 1).is_some() && !args.expands(i + 1) {
+                i += 2;
+            } else {
+                return Err(format!("{a} needs a value"));
+            }
+        } else if a.starts_with('-') {
+            return Err(format!("{a} may change the configuration"));
+        } else {
+            // A name or a pattern.
+            i += 1;
+        }
+    }
+    if reads {
+        Ok(())
+    } else {
+        Err("without --get or --list it may set a value".into())
+    }
+}
 
 const DIFF: Sub = Sub {
     flags: &[DIFF_FLAGS, &["--quiet", "-q"]],
@@ -825,6 +985,9 @@ pub fn judge(args: &Args) -> Verdict {
     };
     let result = match name.as_str() {
         "remote" => Some((Kind::List, check_remote(&rest))),
+        "stash" => Some((Kind::Read, check_stash(&rest))),
+        "worktree" => Some((Kind::List, check_worktree(&rest))),
+        "config" => Some((Kind::Read, check_config(&rest))),
         "reflog" => Some((Kind::Read, check_reflog(&rest))),
         _ => SUBS
             .iter()
@@ -938,6 +1101,8 @@ fn check_sub(sub: &Sub, args: &Args) -> Result<(), String> {
             "without --list, {} creates a {}",
             w[operands[0]], sub.name
         )),
+        Operands::None if operands.is_empty() => Ok(()),
+        Operands::None => Err(format!("{} takes no operands", sub.name)),
     }
 }
 
