@@ -1,6 +1,7 @@
 //! Exec approvals: shell analysis, executable resolution, allowlist globs, safe bins, policy, store.
 
 pub mod analyze;
+pub mod blind_spots;
 pub mod classify;
 mod differential;
 mod differential_bash;

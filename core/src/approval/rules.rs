@@ -327,6 +327,15 @@ impl RuleSet {
                     reason: format!("the deny and ask rules cannot see exactly what runs: {why}"),
                 };
             }
+            // Deny rules match names: code given inline, or a file made in the same line, hides
+            // what runs behind a name no rule names.
+            if let Some(why) = super::blind_spots::first(analysis) {
+                return RuleDecision {
+                    verdict: Verdict::Ask,
+                    rules: vec![],
+                    reason: format!("the deny and ask rules cannot see what runs: {why}"),
+                };
+            }
         }
         let mut used = Vec::new();
         let blanket = self.allow.iter().any(|r| r.pattern == Pattern::Any);
@@ -495,6 +504,29 @@ mod tests {
         let d = rules.decide(&a("ls && rm -rf x"));
         assert_eq!(d.rules, vec!["Bash(rm:*)"]);
         assert_eq!(d.reason, "`rm -rf x` matches Bash(rm:*)");
+    }
+
+    #[test]
+    fn under_a_blanket_allow_a_deny_rule_is_never_passed_by_what_it_cannot_see() {
+        let rules = set(&["Bash(rm:*)"], &[], &["Bash(*)"]);
+        // A builtin that runs a command: its command is seen.
+        assert_eq!(rules.decide(&a("jobs -x rm -f F")).verdict, Verdict::Deny);
+        for cmd in [
+            "cp /usr/bin/touch ./x && ./x F",
+            "python3 -c 'import os; os.remove(\"F\")'",
+            "perl -e 'unlink q(F)'",
+            "node -e 'require(\"fs\").rmSync(\"F\")'",
+            "awk 'BEGIN{system(\"rm F\")}'",
+            "make -f -",
+            "printf -v PATH %s /tmp; ls",
+            "BASH_CMDS[ls]=/bin/rm; ls F",
+        ] {
+            assert_eq!(rules.decide(&a(cmd)).verdict, Verdict::Ask, "{cmd}");
+        }
+        assert_eq!(rules.decide(&a("python3 test.py")).verdict, Verdict::Allow);
+        // Without deny or ask rules, the allow rule decides as before.
+        let open = set(&[], &[], &["Bash(*)"]);
+        assert_eq!(open.decide(&a("python3 -c 1")).verdict, Verdict::Allow);
     }
 
     #[test]

@@ -1,0 +1,194 @@
+//! What deny rules cannot see into, asked whenever a deny (or ask) rule exists: deny rules are a
+//! convenience, not a boundary. A rule such as `Bash(rm:*)` matches what a command names; a program
+//! that runs code given inline (`python3 -c`, `perl -e`, `node -e`, an awk program, `make -f -`), or
+//! a file the same command made or replaced (`cp /usr/bin/rm ./x && ./x F`), runs what no name shows.
+//! Analysis alone cannot close this (it would have to understand every interpreter), so such
+//! commands are put to the user.
+
+use super::analyze::{Analysis, Segment};
+
+/// Interpreters and the options that hand them program text on the command line. A flag of these
+/// letters bundled with others (`perl -lne`) counts too, for the one-letter ones.
+const INLINE: &[(&[&str], &[&str])] = &[
+    (&["perl"], &["-e", "-E"]),
+    (&["ruby", "irb"], &["-e"]),
+    (
+        &["node", "nodejs", "bun"],
+        &["-e", "--eval", "-p", "--print"],
+    ),
+    (&["deno"], &["eval"]),
+    (&["php"], &["-r", "-B", "-R", "-E"]),
+    (&["lua", "luajit"], &["-e"]),
+    (&["Rscript", "R"], &["-e"]),
+    (&["make", "gmake"], &["--eval", "-E"]),
+];
+
+/// Why a deny rule cannot see what `analysis` runs, if anything in it is such a blind spot.
+pub fn first(analysis: &Analysis) -> Option<String> {
+    for (n, s) in analysis.segments().enumerate() {
+        if let Some(inner) = &s.inner {
+            if let Some(why) = first(inner) {
+                return Some(why);
+            }
+        }
+        if let Some(why) = inline_code(s).or_else(|| made_here(s, n)) {
+            return Some(why);
+        }
+    }
+    None
+}
+
+/// The program's name as the run will see it: what `PATH` found (or the word itself).
+fn program(s: &Segment) -> Option<String> {
+    let raw = s.effective_argv.first()?;
+    let name = if s.resolution.executable_name.is_empty() {
+        raw.rsplit('/').next().unwrap_or(raw).to_string()
+    } else {
+        s.resolution.executable_name.clone()
+    };
+    Some(name)
+}
+
+fn inline_code(s: &Segment) -> Option<String> {
+    let name = program(s)?;
+    let args = &s.effective_argv[1..];
+    let python = name.starts_with("python") || name.starts_with("pypy");
+    let awk = matches!(
+        name.as_str(),
+        "awk" | "gawk" | "mawk" | "nawk" | "original-awk" | "busybox"
+    );
+    if awk
+        && !args
+            .iter()
+            .any(|a| a == "-f" || a.starts_with("-f") || a == "--file")
+    {
+        return Some(format!("{name} runs the program text it is given"));
+    }
+    if python {
+        // `-c CODE`, bundled (`-Sc`), or a program read from standard input (no script operand).
+        let code = args
+            .iter()
+            .take_while(|a| a.starts_with('-'))
+            .any(|a| !a.starts_with("--") && a.len() > 1 && a.ends_with('c'));
+        let script = args.iter().any(|a| !a.starts_with('-'));
+        if code || !script && !args.iter().any(|a| a == "--version" || a == "-V") {
+            return Some(format!(
+                "{name} runs program text given inline or on its input"
+            ));
+        }
+        return None;
+    }
+    if matches!(name.as_str(), "make" | "gmake") {
+        let from_stdin = args
+            .windows(2)
+            .any(|w| matches!(w[0].as_str(), "-f" | "--file" | "--makefile") && w[1] == "-")
+            || args.iter().any(|a| a == "-f-" || a == "--file=-");
+        if from_stdin {
+            return Some(format!("{name} -f - runs a makefile read from its input"));
+        }
+    }
+    for (names, flags) in INLINE {
+        if !names.contains(&name.as_str()) {
+            continue;
+        }
+        let hit = args.iter().any(|a| {
+            let long = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+            flags.contains(&long)
+                || flags.iter().any(|f| {
+                    f.len() == 2
+                        && f.starts_with('-')
+                        && a.starts_with('-')
+                        && !a.starts_with("--")
+                        && a[1..].chars().all(|c| c.is_ascii_alphabetic())
+                        && a[1..].contains(&f[1..])
+                })
+        });
+        if hit {
+            return Some(format!(
+                "{name} runs program text given on its command line"
+            ));
+        }
+    }
+    None
+}
+
+/// A program named by a path (`./x`, `bin/tool`, `/tmp/x`) that is not there yet, or that an earlier
+/// command of the same line may have made or replaced.
+fn made_here(s: &Segment, position: usize) -> Option<String> {
+    let raw = s.effective_argv.first()?;
+    if !raw.contains('/') {
+        return None;
+    }
+    if s.resolution.resolved_path.is_none() {
+        return Some(format!(
+            "{raw} is not there yet: an earlier command may make it"
+        ));
+    }
+    let system = [
+        "/usr/bin/",
+        "/bin/",
+        "/usr/sbin/",
+        "/sbin/",
+        "/usr/local/bin/",
+    ]
+    .iter()
+    .any(|d| raw.starts_with(d));
+    (position > 0 && !system).then(|| {
+        format!("{raw} is run after other commands of the same line, which may have replaced it")
+    })
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::super::analyze::{analyze, Context};
+    use super::*;
+    use std::path::Path;
+
+    fn why(cmd: &str) -> Option<String> {
+        let a = analyze(
+            cmd,
+            &Context {
+                cwd: Path::new("/"),
+                path: Some("/usr/bin:/bin"),
+                home: None,
+            },
+        );
+        assert!(a.ok, "{cmd}: {:?}", a.reason);
+        first(&a)
+    }
+
+    #[test]
+    fn inline_programs_and_files_made_in_the_line_are_blind_spots() {
+        for cmd in [
+            "python3 -c 'import os; os.remove(\"F\")'",
+            "python3 -Sc 'x'",
+            "echo 'import os' | python3",
+            "perl -e 'unlink \"F\"'",
+            "perl -lne 'print' f",
+            "ruby -e 'File.delete(\"F\")'",
+            "node -e 'require(\"fs\").rmSync(\"F\")'",
+            "node --eval=x",
+            "awk 'BEGIN{system(\"rm F\")}'",
+            "make -f -",
+            "php -r 'unlink(\"F\");'",
+            "cp /usr/bin/touch ./x && ./x F",
+            "./not-there-yet F",
+            "echo hi && sh -c 'python3 -c 1'",
+        ] {
+            assert!(why(cmd).is_some(), "{cmd}");
+        }
+        for cmd in [
+            "python3 script.py",
+            "python3 --version",
+            "node server.js",
+            "perl script.pl",
+            "awk -f prog.awk f",
+            "make test",
+            "ls -la",
+            "/usr/bin/env ls",
+            "echo a && /bin/ls",
+        ] {
+            assert_eq!(why(cmd), None, "{cmd}");
+        }
+    }
+}
