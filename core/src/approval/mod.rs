@@ -17,6 +17,7 @@ pub mod policy;
 pub mod readonly;
 pub mod resolve;
 pub mod rules;
+pub mod runners;
 pub mod safe_bins;
 pub mod store;
 pub mod use_log;

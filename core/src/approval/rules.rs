@@ -91,6 +91,19 @@ impl Rule {
         !expands.iter().take(covered).any(|e| *e)
     }
 
+    /// A prefix or glob rule on a runner (`Bash(npm test:*)`) does not cover the runner's own
+    /// options that change what runs (see `runners`): why, for the command's words `words`.
+    fn runner_problem(&self, words: &[String]) -> Option<String> {
+        let p = match &self.pattern {
+            Pattern::Prefix(p) => p,
+            Pattern::Glob(g) => g.split('*').next().unwrap_or(""),
+            Pattern::Any | Pattern::Exact(_) => return None,
+        };
+        let prefix: Vec<&str> = p.split_whitespace().collect();
+        let covered = prefix.len().min(words.len());
+        super::runners::problem(&prefix, &words[covered..])
+    }
+
     /// Does the rule match one simple command (its words joined by single spaces)?
     pub fn matches(&self, command: &str) -> bool {
         match &self.pattern {
@@ -354,17 +367,24 @@ impl RuleSet {
                 };
             }
             let expands = &s.expands[offset.min(s.expands.len())..];
-            match self
-                .allow
-                .iter()
-                .find(|r| r.matches(&text) && r.exact_over(expands))
-            {
+            let words = &s.argv[offset.min(s.argv.len())..];
+            match self.allow.iter().find(|r| {
+                r.matches(&text) && r.exact_over(expands) && r.runner_problem(words).is_none()
+            }) {
                 Some(r) => used.push(r.source.clone()),
                 None => {
+                    // A rule that matched but for a runner option says which option.
+                    let runner = self.allow.iter().find_map(|r| {
+                        r.matches(&text)
+                            .then(|| r.runner_problem(words))
+                            .flatten()
+                            .map(|why| format!("{} does not cover this: {why}", r.source))
+                    });
                     return RuleDecision {
                         verdict: Verdict::NoMatch,
                         rules: used,
-                        reason: format!("no allow rule matches `{text}`"),
+                        reason: runner
+                            .unwrap_or_else(|| format!("no allow rule matches `{text}`")),
                     }
                 }
             }
@@ -524,6 +544,12 @@ mod tests {
             assert_eq!(rules.decide(&a(cmd)).verdict, Verdict::Ask, "{cmd}");
         }
         assert_eq!(rules.decide(&a("python3 test.py")).verdict, Verdict::Allow);
+        // A runner's own options are not covered by a prefix rule on it.
+        let npm = set(&[], &[], &["Bash(npm test:*)"]);
+        assert_eq!(npm.decide(&a("npm test -- --watch")).verdict, Verdict::Allow);
+        let d = npm.decide(&a("npm test --script-shell=/tmp/x"));
+        assert_eq!(d.verdict, Verdict::NoMatch);
+        assert!(d.reason.contains("--script-shell"), "{}", d.reason);
         // Without deny or ask rules, the allow rule decides as before.
         let open = set(&[], &[], &["Bash(*)"]);
         assert_eq!(open.decide(&a("python3 -c 1")).verdict, Verdict::Allow);

@@ -1,0 +1,226 @@
+//! Prefix rules on runners. `Bash(npm test:*)` is meant to allow the project's tests with extra
+//! arguments; it must not allow the runner's own options that change what runs: npm's
+//! `--node-options`, `--script-shell`, `--prefix`, make's `-f`/`-C`/`VAR=value`, cargo's `--config`,
+//! go's `-exec`/`-toolexec`, pytest's `-p`, or node options passed through after `--`. Each runner has
+//! a grammar of the options that only shape output or selection, as read-only tools have; an option
+//! outside it makes the rule miss (the command is then asked).
+
+/// How the words after a rule's prefix are read for one runner.
+struct Grammar {
+    /// Options that take no value.
+    flags: &'static [&'static str],
+    /// Options that take a value (`--opt v` or `--opt=v`; one-letter ones also `-jN`).
+    values: &'static [&'static str],
+    /// Operands may not be `NAME=value` (make: a variable that overrides the makefile's).
+    no_assignments: bool,
+    /// After `--` the words go to the program the runner starts: allowed unless they load code
+    /// into node.
+    passthrough_checked: bool,
+}
+
+const NPM: Grammar = Grammar {
+    flags: &[
+        "-s", "--silent", "-q", "--quiet", "-d", "-dd", "-ddd", "--verbose", "--if-present",
+        "--color", "--no-color", "--json", "--ws", "--workspaces", "--include-workspace-root",
+        "--foreground-scripts", "--ignore-scripts", "--no-fund", "--no-audit", "--no-progress",
+        "--frozen-lockfile", "--immutable", "--offline", "--prefer-offline",
+    ],
+    values: &["--loglevel", "--reporter", "--workspace", "-w", "--filter"],
+    no_assignments: false,
+    passthrough_checked: true,
+};
+
+const MAKE: Grammar = Grammar {
+    flags: &[
+        "-k", "--keep-going", "-s", "--silent", "--quiet", "-n", "--dry-run", "--just-print", "-q",
+        "--question", "-B", "--always-make", "-w", "--print-directory", "--no-print-directory", "-i",
+        "--ignore-errors", "-S", "--no-keep-going", "-r", "--no-builtin-rules", "-R",
+        "--no-builtin-variables", "-j", "--jobs",
+    ],
+    values: &["-j", "--jobs", "-l", "--load-average", "-O", "--output-sync"],
+    no_assignments: true,
+    passthrough_checked: false,
+};
+
+const CARGO: Grammar = Grammar {
+    flags: &[
+        "--release", "-r", "--workspace", "--all", "--lib", "--bins", "--tests", "--benches",
+        "--examples", "--all-targets", "--doc", "--all-features", "--no-default-features",
+        "--no-run", "--no-fail-fast", "-q", "--quiet", "-v", "-vv", "--verbose", "--locked",
+        "--frozen", "--offline", "--timings", "--keep-going", "--ignore-rust-version",
+    ],
+    values: &[
+        "-p", "--package", "--bin", "--test", "--bench", "--example", "--features", "-F",
+        "--color", "-j", "--jobs", "--target", "--target-dir", "--profile", "--message-format",
+        "--exclude",
+    ],
+    no_assignments: false,
+    passthrough_checked: false,
+};
+
+const GO: Grammar = Grammar {
+    flags: &[
+        "-v", "-race", "-cover", "-short", "-benchmem", "-failfast", "-json", "-a", "-x", "-n",
+        "-trimpath", "-args",
+    ],
+    values: &[
+        "-run", "-skip", "-count", "-timeout", "-bench", "-benchtime", "-p", "-parallel", "-tags",
+        "-coverprofile", "-covermode", "-coverpkg", "-mod", "-cpu", "-shuffle", "-o",
+    ],
+    no_assignments: false,
+    passthrough_checked: false,
+};
+
+const PYTEST: Grammar = Grammar {
+    flags: &[
+        "-q", "--quiet", "-v", "-vv", "-vvv", "--verbose", "-x", "--exitfirst", "-s", "--lf",
+        "--last-failed", "--ff", "--failed-first", "--nf", "--new-first", "--sw", "--stepwise",
+        "--no-header", "--no-summary", "--collect-only", "--co", "--disable-warnings", "-l",
+        "--showlocals", "--strict-markers", "--runxfail",
+    ],
+    values: &[
+        "-k", "-m", "--maxfail", "--tb", "-r", "--durations", "-n", "--numprocesses", "--color",
+        "--junitxml", "--capture",
+    ],
+    no_assignments: false,
+    passthrough_checked: false,
+};
+
+/// Node options that load or run code, which `npm test -- ...` would pass to a `node` script.
+const NODE_CODE_OPTIONS: &[&str] = &[
+    "-r", "--require", "--import", "--loader", "--experimental-loader", "-e", "--eval", "-p",
+    "--print", "--env-file", "--env-file-if-exists", "--inspect", "--inspect-brk", "--inspect-port",
+    "--inspect-wait", "--experimental-policy", "--experimental-vm-modules", "--conditions", "-C",
+    "--input-type", "--snapshot-blob", "--build-snapshot", "--openssl-config", "--redirect-warnings",
+];
+
+/// The grammar of the runner a rule prefix names, and how many of the prefix's words are the
+/// runner and its subcommand.
+fn grammar_for(prefix: &[&str]) -> Option<&'static Grammar> {
+    let program = prefix.first()?.rsplit('/').next()?;
+    match program {
+        "npm" | "pnpm" | "yarn" | "bun" | "npx" | "bunx" => Some(&NPM),
+        "make" | "gmake" => Some(&MAKE),
+        "cargo" => Some(&CARGO),
+        "go" => Some(&GO),
+        "pytest" | "py.test" => Some(&PYTEST),
+        p if p.starts_with("python") && prefix.get(1) == Some(&"-m") => match prefix.get(2) {
+            Some(&"pytest") => Some(&PYTEST),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Why the words `rest`, after a rule prefix `prefix` (its words), make the rule miss, if they do.
+pub fn problem(prefix: &[&str], rest: &[String]) -> Option<String> {
+    let g = grammar_for(prefix)?;
+    let runner = prefix.join(" ");
+    let mut i = 0;
+    while let Some(w) = rest.get(i) {
+        if w == "--" {
+            if g.passthrough_checked {
+                if let Some(opt) = rest[i + 1..].iter().find(|a| loads_code_into_node(a)) {
+                    return Some(format!(
+                        "`{runner}` passes {opt} to node, which loads code with it"
+                    ));
+                }
+            }
+            return None;
+        }
+        if !w.starts_with('-') || w == "-" {
+            if g.no_assignments && w.contains('=') && !w.starts_with('=') {
+                return Some(format!(
+                    "{w} sets a variable of `{runner}`, which can change what it runs"
+                ));
+            }
+            i += 1;
+            continue;
+        }
+        let (name, attached) = match w.split_once('=') {
+            Some((n, _)) => (n, true),
+            None => (w.as_str(), false),
+        };
+        if g.flags.contains(&name) && !attached {
+            i += 1;
+        } else if g.values.contains(&name) {
+            i += if attached { 1 } else { 2 };
+        } else if let Some(v) = g
+            .values
+            .iter()
+            .find(|v| v.len() == 2 && !w.starts_with("--") && w.len() > 2 && w.starts_with(*v))
+        {
+            // `-j4`, `-kEXPR`: a one-letter option with its value attached.
+            let _ = v;
+            i += 1;
+        } else {
+            return Some(format!(
+                "{w} is not an option `{runner}` may take under a prefix rule (it can change what runs)"
+            ));
+        }
+    }
+    None
+}
+
+fn loads_code_into_node(arg: &str) -> bool {
+    let name = arg.split_once('=').map_or(arg, |(n, _)| n);
+    NODE_CODE_OPTIONS.contains(&name)
+        || NODE_CODE_OPTIONS
+            .iter()
+            .any(|o| o.len() == 2 && !arg.starts_with("--") && arg.len() > 2 && arg.starts_with(o))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(prefix: &str, rest: &str) -> Option<String> {
+        let p: Vec<&str> = prefix.split_whitespace().collect();
+        let r: Vec<String> = rest.split_whitespace().map(String::from).collect();
+        problem(&p, &r)
+    }
+
+    #[test]
+    fn runner_options_that_change_what_runs_miss() {
+        for (prefix, rest) in [
+            ("npm test", "--node-options=--import=data:text/javascript,x"),
+            ("npm test", "--script-shell=/tmp/x"),
+            ("npm test", "--prefix /tmp/other"),
+            ("npm test", "-C /tmp/other"),
+            ("npm test", "-- --require=./evil.js"),
+            ("npm test", "-- -r ./evil.js"),
+            ("npm run test", "-- --import ./x.mjs"),
+            ("npm test", "--userconfig /tmp/npmrc"),
+            ("make test", "-f /tmp/Makefile"),
+            ("make test", "-C /tmp"),
+            ("make test", "SHELL=/tmp/x"),
+            ("make", "--eval=x"),
+            ("cargo test", "--config target.x.runner=/tmp/x"),
+            ("cargo test", "-Z unstable-options"),
+            ("cargo test", "--manifest-path /tmp/Cargo.toml"),
+            ("go test", "-exec /tmp/x"),
+            ("go test", "-toolexec=/tmp/x"),
+            ("pytest", "-p evil_plugin"),
+            ("pytest", "-c /tmp/pytest.ini"),
+            ("python3 -m pytest", "--rootdir=/tmp -o x=y"),
+        ] {
+            assert!(check(prefix, rest).is_some(), "{prefix} {rest}");
+        }
+        for (prefix, rest) in [
+            ("npm test", ""),
+            ("npm test", "--silent"),
+            ("npm run test", "-- --watch --coverage"),
+            ("npm test", "-- src/a.test.js"),
+            ("make test", "-j4 -k all"),
+            ("make", "check --no-print-directory"),
+            ("cargo test", "--release -p core -- --nocapture"),
+            ("cargo test", "--features=x --all-targets"),
+            ("go test", "-v -run TestX -count=1 ./..."),
+            ("pytest", "-q -k slow tests/"),
+            ("python -m pytest", "-x --maxfail=2"),
+            ("ls", "--anything -f /tmp"),
+        ] {
+            assert_eq!(check(prefix, rest), None, "{prefix} {rest}");
+        }
+    }
+}
