@@ -34,9 +34,19 @@ export interface ApprovalOptions {
   safeBinTrustedDirs?: Array<string>
   /** How long `onApproval` may take (default 120000 ms); then askFallback decides. */
   timeoutMs?: number
-  /** Claude Code style rules instead of the allowlist (`Bash(npm run test:*)`); unmatched commands ask. */
+  /**
+   * Claude Code style rules instead of the allowlist (`Bash(npm run test:*)`); unmatched commands ask.
+   * Deny rules are a convenience, not a boundary: they match what a command names, so where any
+   * deny or ask rule exists, what they cannot see into (inline code such as `python3 -c`, a file
+   * made in the same line, shell state set by an earlier segment) is asked, and a sandbox is what
+   * actually contains a command. A prefix rule on a runner (`Bash(npm test:*)`) does not cover the
+   * runner's options that change what runs (`--node-options`, `--script-shell`, `make -f`, ...).
+   */
   rules?: { deny?: string[]; ask?: string[]; allow?: string[] }
-  /** With rules: read-only commands (see classifyCommand) run without asking. */
+  /**
+   * With rules: read-only commands (see classifyCommand) run without asking, confined to a
+   * read-only sandbox where the host can make one (`approval.confinement` says how it ran).
+   */
   allowReadOnly?: boolean
   onApproval?: (request: ApprovalRequest) => Promise<'allow-once' | 'allow-always' | 'deny'> | 'allow-once' | 'allow-always' | 'deny'
 }
@@ -114,7 +124,9 @@ export declare function checkModelEnv(env: Record<string, string>): void
 /**
  * Check a command against Claude Code style rules (`Bash(npm run test:*)`): deny, then ask, then allow;
  * every segment of a compound command must be allowed. Over-broad allow rules (`Bash(sh:*)`) and
- * malformed rules throw `ERR_INVALID_RULE`.
+ * malformed rules throw `ERR_INVALID_RULE`. Deny rules are a convenience, not a boundary: where any
+ * exists, what they cannot see into (inline interpreter code, a file made in the same line, state
+ * set by an earlier segment) is `ask`, never `allow`.
  */
 export declare function checkPermissionRules(command: string, rules: { deny?: string[]; ask?: string[]; allow?: string[]; cwd?: string; env?: Record<string, string> }): RuleDecision
 
