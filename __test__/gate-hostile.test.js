@@ -86,6 +86,13 @@ function hostileDir() {
   fs.mkdirSync(path.join(dir, 'xdg', 'git'), { recursive: true });
   fs.copyFileSync(path.join(dir, 'evil.gitconfig'), path.join(dir, 'xdg', 'git', 'config'));
   fs.writeFileSync(path.join(dir, '.gitconfig'), fs.readFileSync(path.join(dir, 'evil.gitconfig')));
+  // Runners whose own options change what runs: a harmless test script and target, and a makefile
+  // and a directory that are not.
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'hostile', version: '1.0.0', scripts: { test: 'node -e 0' } }));
+  fs.writeFileSync(path.join(dir, 'Makefile'), 'test:\n\t@true\n');
+  fs.writeFileSync(path.join(dir, 'evil.mk'), `test:\n\t@touch '${canary}'\n`);
+  fs.mkdirSync(path.join(dir, 'evilmk'));
+  fs.writeFileSync(path.join(dir, 'evilmk', 'Makefile'), `test:\n\t@touch '${canary}'\n`);
   return dir;
 }
 
@@ -113,6 +120,7 @@ function policies(dir) {
     },
     { kind: 'read-only', approval: { rules: {}, allowReadOnly: true }, canary: true },
     { kind: 'prefix allow', approval: { rules: { allow: ['Bash(git status:*)', 'Bash(echo:*)', 'Bash(cat:*)', 'Bash(ls:*)', 'Bash(head:*)'] } }, canary: true },
+    { kind: 'runner prefix', approval: { rules: { allow: ['Bash(npm test:*)', 'Bash(make test:*)', 'Bash(cat:*)'] } }, canary: true },
     // Everything is allowed but rm: only the victim tells (a canary may be made legitimately).
     { kind: 'deny rules', approval: { rules: { deny: ['Bash(rm:*)', 'Bash(unlink:*)'], allow: ['Bash(*)'] } }, canary: false },
   ];
@@ -153,9 +161,11 @@ test('hostile corpus: nothing runs unasked that the analyzer cannot see exactly'
       // (find -delete, git clean) is allowed by Bash(*) and not covered by Bash(rm:*).
       const ownDelete = !checkCanary && /-delete|git (clean|rm|checkout|stash)/.test(command);
       const effect = (checkCanary && fs.existsSync(canary)) || (!ownDelete && !fs.existsSync(victim));
-      if (effect && !asked) {
+      // Ran unasked and changed the world, or was asked, denied, and ran anyway (or spawned).
+      if (effect || (asked && r.pid !== 0)) {
         perKind[kind] += 1;
-        holes.push(`[${kind}] (${section.split(':')[0]}) ${JSON.stringify(command)}: ${r.approval?.reason}`);
+        const how = asked ? 'denied, yet it' : 'unasked, it';
+        holes.push(`[${kind}] (${section.split(':')[0]}) ${how} ran: ${JSON.stringify(command)}: ${r.approval?.reason}`);
       }
     }
   }
@@ -186,6 +196,15 @@ test('benign commands still run unasked: the false positives of issue 21 stay fi
     'LANG=C ls',
     '! grep -q zzz in.txt',
     'cat <<EOF\nplain $HOME body\nEOF',
+    // The false positives of round two.
+    'which -a ls',
+    'git stash list',
+    'git show-ref',
+    'git config --get remote.origin.url',
+    'git for-each-ref --count=1',
+    'git worktree list',
+    'git count-objects -v',
+    'echo $[1+1]',
   ];
   for (const command of commands) {
     let asked = false;
@@ -199,7 +218,16 @@ test('benign commands still run unasked: the false positives of issue 21 stay fi
     assert.equal(asked, false, `${command} was asked: ${r.approval?.reason}`);
     assert.equal(r.approval.reason, 'read-only command', command);
     assert.equal(r.status, 'completed', command);
+    assert.equal(r.exitCode, 0, `${command}: ${r.output}`);
   }
+  // jq with an object constructor as a safe bin.
+  const jq = await native.exec({
+    command: "jq -c '{a: .}'",
+    cwd: dir,
+    approval: { security: 'allowlist', ask: 'on-miss', approvalsFile: path.join(approvalsDir, 'benign-jq.json'), safeBins: ['jq'], onApproval: async () => 'deny' },
+  });
+  assert.equal(jq.approval.decidedBy, 'policy', jq.approval.reason);
+  assert.equal(jq.approval.allowed, true);
 });
 
 test('oversized commands are asked with a typed reason, never a napi-internal error', async () => {
