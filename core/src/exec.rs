@@ -64,6 +64,8 @@ where
     if let Some(mut opts) = approval {
         // In a terminal git pages, and a pager runs commands typed into it.
         opts.terminal = request.pty.is_some();
+        // The model's variables are part of what runs: judged as prefix assignments.
+        opts.model_env = request.model_env.clone();
         let (path, home) = (request.env_var("PATH"), request.env_var("HOME"));
         let result = run_gate(
             &request.command,

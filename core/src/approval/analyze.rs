@@ -311,6 +311,29 @@ fn build(
     }
 }
 
+impl Analysis {
+    /// The environment the command gets from outside its own text (the model's `env` parameter):
+    /// each pair counts as a prefix assignment of every simple command, inner `sh -c` ones included,
+    /// so a name outside the harmless set (`RIPGREP_CONFIG_PATH`, `HOME`, `XDG_CONFIG_HOME`,
+    /// `NODE_V8_COVERAGE`...) keeps the command from running unasked exactly as `NAME=v cmd` would.
+    pub fn with_environment(mut self, env: &[(String, String)]) -> Analysis {
+        fn add(a: &mut Analysis, env: &[(String, String)]) {
+            for s in a.chains.iter_mut().flatten() {
+                let mut assignments = env.to_vec();
+                assignments.append(&mut s.assignments);
+                s.assignments = assignments;
+                if let Some(inner) = s.inner.as_deref_mut() {
+                    add(inner, env);
+                }
+            }
+        }
+        if !env.is_empty() {
+            add(&mut self, env);
+        }
+        self
+    }
+}
+
 /// A command that changes the shell's state (a variable outside the harmless set, an array element,
 /// `printf -v`, `read`, `declare`, `hash`, `alias`, `shopt`, `trap`, `source`, ...) changes how every
 /// later word is looked up or run, so every segment after it is inexact: never auto-allowed, asked

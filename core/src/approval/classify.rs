@@ -327,6 +327,11 @@ pub fn classify(command: &str, ctx: &Context<'_>) -> Classification {
     from_analysis(&analyze(command, ctx), 0)
 }
 
+/// [`classify`] of an analysis already made (with the environment the command gets).
+pub fn classify_analysis(analysis: &Analysis) -> Classification {
+    from_analysis(analysis, 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

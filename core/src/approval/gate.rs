@@ -33,6 +33,9 @@ pub struct ApprovalOptions {
     /// command) unless told not to: git is then read-only only with `--no-pager`/`-P`.
     /// Set by the caller of the gate that knows the run's mode.
     pub terminal: bool,
+    /// The environment the command gets from the model (`modelEnv`): judged as prefix assignments of
+    /// every simple command (see `Analysis::with_environment`). Set by the exec pipeline.
+    pub model_env: Vec<(String, String)>,
 }
 
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -197,7 +200,8 @@ pub fn prepare(
             path: path_env,
             home,
         },
-    );
+    )
+    .with_environment(&opts.model_env);
     let patterns: Vec<String> = agent.allowlist.iter().map(|e| e.pattern.clone()).collect();
     let safe_bins: Vec<String> = opts.safe_bins.clone().unwrap_or_else(|| {
         super::safe_bins::DEFAULT_SAFE_BINS
@@ -258,7 +262,7 @@ fn prepare_with_rules(
         path: path_env,
         home,
     };
-    let analysis = analyze(command, &ctx);
+    let analysis = analyze(command, &ctx).with_environment(&opts.model_env);
     let evaluation = evaluate(
         &analysis,
         &AllowRules {
@@ -274,7 +278,7 @@ fn prepare_with_rules(
         Verdict::Ask => (Decision::Ask, ruled.reason.clone()),
         Verdict::Allow => (Decision::Allow, ruled.reason.clone()),
         Verdict::NoMatch => {
-            let c = super::classify::classify(command, &ctx);
+            let c = super::classify::classify_analysis(&analysis);
             let pager = if opts.terminal {
                 pager_in_terminal(&analysis)
             } else {
@@ -540,6 +544,62 @@ mod terminal_tests {
         assert_eq!(decide("git --no-pager log -1", true), Decision::Allow);
         assert_eq!(decide("git -P diff", true), Decision::Allow);
         assert_eq!(decide("ls", true), Decision::Allow);
+    }
+}
+
+#[cfg(test)]
+mod environment_tests {
+    use super::*;
+
+    #[test]
+    fn the_models_variables_are_judged_as_prefix_assignments() {
+        let dir = tempfile::tempdir().unwrap();
+        let decide = |cmd: &str, env: &[(&str, &str)], allow: &[&str]| {
+            let mut rules = super::super::rules::RuleSet::default();
+            for r in allow {
+                rules
+                    .allow
+                    .push(super::super::rules::Rule::parse_allow(r).unwrap());
+            }
+            let opts = ApprovalOptions {
+                rules: Some(rules),
+                allow_read_only: true,
+                model_env: env
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                timeout: DEFAULT_APPROVAL_TIMEOUT,
+                ..Default::default()
+            };
+            prepare(cmd, dir.path(), Some("/usr/bin:/bin"), None, &opts)
+                .unwrap()
+                .decision
+        };
+        assert_eq!(decide("ls", &[], &[]), Decision::Allow);
+        assert_eq!(decide("ls", &[("LANG", "C")], &[]), Decision::Allow);
+        for name in [
+            "RIPGREP_CONFIG_PATH",
+            "HOME",
+            "XDG_CONFIG_HOME",
+            "NODE_V8_COVERAGE",
+            "X",
+        ] {
+            assert_eq!(
+                decide("git status", &[(name, "/tmp")], &[]),
+                Decision::Ask,
+                "{name}"
+            );
+            assert_eq!(
+                decide("git status", &[(name, "/tmp")], &["Bash(git status:*)"]),
+                Decision::Ask,
+                "{name} under an allow rule"
+            );
+        }
+        // Inside `sh -c` too.
+        assert_eq!(
+            decide("sh -c 'ls && ls'", &[("HOME", "/tmp")], &[]),
+            Decision::Ask
+        );
     }
 }
 

@@ -285,7 +285,16 @@ fn allow_text(segment: &Segment) -> (String, usize) {
         super::env_names::first_harmful(segment.assignments.iter().map(|(n, _)| n.as_str()))
             .is_some();
     if harmful {
-        (segment.argv.join(" "), 0)
+        // Assignments from outside the text (the model's `env`) are written in front, so a rule
+        // matches them as it would `NAME=v cmd`.
+        let mut words: Vec<String> = segment
+            .assignments
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .filter(|w| !segment.argv.contains(w))
+            .collect();
+        words.extend(segment.argv.iter().cloned());
+        (words.join(" "), 0)
     } else {
         (
             segment.effective_argv.join(" "),
@@ -383,9 +392,8 @@ impl RuleSet {
                     return RuleDecision {
                         verdict: Verdict::NoMatch,
                         rules: used,
-                        reason: runner
-                            .unwrap_or_else(|| format!("no allow rule matches `{text}`")),
-                    }
+                        reason: runner.unwrap_or_else(|| format!("no allow rule matches `{text}`")),
+                    };
                 }
             }
         }
@@ -546,7 +554,10 @@ mod tests {
         assert_eq!(rules.decide(&a("python3 test.py")).verdict, Verdict::Allow);
         // A runner's own options are not covered by a prefix rule on it.
         let npm = set(&[], &[], &["Bash(npm test:*)"]);
-        assert_eq!(npm.decide(&a("npm test -- --watch")).verdict, Verdict::Allow);
+        assert_eq!(
+            npm.decide(&a("npm test -- --watch")).verdict,
+            Verdict::Allow
+        );
         let d = npm.decide(&a("npm test --script-shell=/tmp/x"));
         assert_eq!(d.verdict, Verdict::NoMatch);
         assert!(d.reason.contains("--script-shell"), "{}", d.reason);
