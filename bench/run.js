@@ -182,6 +182,27 @@ async function benchSandbox() {
   record('sandboxed exec true, median', 'ms', ours.median, baselines, 'overhead measured, no goal');
   record('sandboxed exec true with memory and process limits (cgroup), median', 'ms', limited.median, { 'agent-exec unsandboxed': plain.median });
   fs.rmSync(cwd, { recursive: true, force: true });
+  // The confinement of a "yes" on analysis alone: a typical read-only command (`git status` in a small
+  // repository) allowed by the read-only class (confined in a read-only sandbox) against the same
+  // command allowed by an allow rule (the same gate, run as configured) and against no gate at all.
+  const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-exec-bench-ro-'));
+  execFileSync('git', ['init', '-q'], { cwd: repo });
+  for (let i = 0; i < 20; i++) fs.writeFileSync(path.join(repo, `f${i}.txt`), `${i}\n`);
+  execFileSync('git', ['add', '-A'], { cwd: repo });
+  execFileSync('git', ['-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-qm', 'x'], { cwd: repo });
+  const deny = async () => 'deny';
+  const confined = () => api.exec({ command: 'git status --short', cwd: repo, approval: { rules: {}, allowReadOnly: true, onApproval: deny } });
+  const byRule = () => api.exec({ command: 'git status --short', cwd: repo, approval: { rules: { allow: ['Bash(git status:*)'] }, onApproval: deny } });
+  const ungated = () => api.exec({ command: 'git status --short', cwd: repo });
+  const probe = await confined();
+  if (probe.approval?.confinement !== 'read-only-sandbox') console.log(`(the read-only run was not confined here: ${probe.approval?.confinement} ${probe.approval?.confinementNote ?? ''})`);
+  await timeMany(5, confined);
+  const [c, r, u] = await timeInterleaved(runs, [confined, byRule, ungated]);
+  record('read-only `git status` allowed unasked, confined in a read-only sandbox, median', 'ms', c.median, {
+    'the same allowed by a rule (unconfined)': r.median,
+    'agent-exec without a gate': u.median,
+  });
+  fs.rmSync(repo, { recursive: true, force: true });
   // Every open for writing is a round trip to the supervisor: the cost per created file, on tmpfs so
   // the disk does not hide it.
   const files = quick ? 1000 : 5000;

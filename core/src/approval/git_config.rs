@@ -192,24 +192,91 @@ fn runs_program(e: &Entry, trusted: bool) -> Option<String> {
     Some(format!("{name} makes git run a program"))
 }
 
-/// The git directory for `dir`: `.git` (a directory, or a file naming one) in `dir` or a parent.
-fn find_git_dir(dir: &Path) -> Option<PathBuf> {
+/// Is `dir` a git directory as git's own discovery checks one (`is_git_directory` in git's
+/// `setup.c`): a `HEAD` that is a symbolic ref or an object name, an `objects` directory and a `refs`
+/// directory (in `commondir` for a worktree's). An empty `.git`, or a directory with only some of
+/// these, is not one: git looks further up, and so does the analyzer.
+fn is_git_directory(dir: &Path) -> bool {
+    let head_ok = std::fs::symlink_metadata(dir.join("HEAD")).is_ok_and(|m| {
+        m.file_type().is_symlink()
+            || (m.is_file()
+                && std::fs::read_to_string(dir.join("HEAD")).is_ok_and(|t| {
+                    let t = t.trim();
+                    t.starts_with("ref:")
+                        || (t.len() >= 40 && t.chars().all(|c| c.is_ascii_hexdigit()))
+                }))
+    });
+    if !head_ok {
+        return false;
+    }
+    let common = std::fs::read_to_string(dir.join("commondir"))
+        .map(|c| dir.join(c.trim()))
+        .unwrap_or_else(|_| dir.to_path_buf());
+    common.join("objects").is_dir() && common.join("refs").is_dir()
+}
+
+/// What git's discovery finds for a command in a directory.
+enum Discovered {
+    /// The repository's git directory.
+    GitDir(PathBuf),
+    /// No repository: git runs outside one.
+    Nothing,
+    /// Something git would stop on that the analyzer does not follow (a `.git` file it cannot
+    /// read): fail closed.
+    Unsure(String),
+}
+
+/// The git directory for `dir`, found as git finds it: in `dir` and each parent, a `.git` file
+/// (`gitdir: PATH`) or a `.git` directory that is a valid git directory, else the directory itself
+/// when it is a bare repository; invalid ones are passed over, as git passes them over.
+fn find_git_dir(dir: &Path) -> Discovered {
     for d in dir.ancestors() {
         let dot = d.join(".git");
-        if dot.is_dir() {
-            return Some(dot);
+        match std::fs::metadata(&dot) {
+            Ok(m) if m.is_file() => {
+                let Ok(text) = std::fs::read_to_string(&dot) else {
+                    return Discovered::Unsure(format!("{} cannot be read", dot.display()));
+                };
+                let Some(target) = text.trim().strip_prefix("gitdir:") else {
+                    return Discovered::Unsure(format!("{} is not a gitdir file", dot.display()));
+                };
+                return Discovered::GitDir(d.join(target.trim()));
+            }
+            Ok(m) if m.is_dir() && is_git_directory(&dot) => return Discovered::GitDir(dot),
+            _ => {}
         }
-        if dot.is_file() {
-            let text = std::fs::read_to_string(&dot).ok()?;
-            let target = text.trim().strip_prefix("gitdir:")?.trim();
-            return Some(d.join(target));
-        }
-        // A bare repository.
-        if d.join("HEAD").is_file() && d.join("objects").is_dir() && d.join("config").is_file() {
-            return Some(d.to_path_buf());
+        if is_git_directory(d) {
+            return Discovered::GitDir(d.to_path_buf());
         }
     }
-    None
+    Discovered::Nothing
+}
+
+/// The config files of the submodule repositories a git directory keeps (`modules/**/config` and
+/// `config.worktree`): `git status` and `git diff` recurse into submodules, which read their own.
+fn submodule_configs(git_dir: &Path, out: &mut Vec<(PathBuf, bool)>) {
+    let mut dirs = vec![git_dir.join("modules")];
+    // Bounded: submodules nest under their parent's, rarely deep.
+    for _ in 0..4 {
+        let mut next = Vec::new();
+        for dir in dirs {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if !p.is_dir() {
+                    continue;
+                }
+                out.push((p.join("config"), false));
+                out.push((p.join("config.worktree"), false));
+                next.push(p.join("modules"));
+                // A submodule named with slashes (`libs/a`) nests without being a repository.
+                next.push(p);
+            }
+        }
+        dirs = next;
+    }
 }
 
 /// The config files git reads in `dir`, each with whether it is the user's own (trusted).
@@ -232,12 +299,27 @@ fn config_files(dir: &Path, home: Option<&str>) -> Vec<(PathBuf, bool)> {
             files.push((Path::new(h).join(".gitconfig"), true));
         }
     }
-    if let Some(git_dir) = find_git_dir(dir) {
+    if let Discovered::GitDir(git_dir) = find_git_dir(dir) {
         let common = std::fs::read_to_string(git_dir.join("commondir"))
             .map(|c| git_dir.join(c.trim()))
             .unwrap_or_else(|_| git_dir.clone());
         files.push((common.join("config"), false));
         files.push((git_dir.join("config.worktree"), false));
+        submodule_configs(&common, &mut files);
+        // Submodules not absorbed into `modules/` keep a `.git` directory in their work tree.
+        if let Some(work_tree) = git_dir.parent().filter(|_| git_dir.ends_with(".git")) {
+            if let Ok(text) = std::fs::read_to_string(work_tree.join(".gitmodules")) {
+                for line in text.lines() {
+                    let Some((key, value)) = line.split_once('=') else {
+                        continue;
+                    };
+                    let sub = work_tree.join(value.trim()).join(".git");
+                    if key.trim() == "path" && sub.is_dir() {
+                        files.push((sub.join("config"), false));
+                    }
+                }
+            }
+        }
     }
     files
 }
@@ -302,7 +384,33 @@ fn cache() -> &'static Mutex<HashMap<PathBuf, Cached>> {
 /// Why git run in `dir` could run a program its configuration names, or `None` when no config
 /// file it reads can.
 pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
+    // Variables that move git's discovery or name programs it runs, in the host's environment (the
+    // model's are judged as assignments): what git would then do is not what is checked here.
+    for name in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_COMMON_DIR",
+        "GIT_CEILING_DIRECTORIES",
+        "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+        "GIT_CONFIG",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_SSH_COMMAND",
+    ] {
+        if std::env::var_os(name).is_some_and(|v| !v.is_empty()) {
+            return Some(format!(
+                "{name} in the environment changes which repository or program git uses"
+            ));
+        }
+    }
+    if let Discovered::Unsure(why) = find_git_dir(dir) {
+        return Some(format!(
+            "git's repository discovery stops on something unread: {why}"
+        ));
+    }
     let key = dir.to_path_buf();
+
     let files = config_files(dir, home);
     if let Ok(map) = cache().lock() {
         if let Some((seen, verdict)) = map.get(&key) {
@@ -332,12 +440,127 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// A minimal valid git directory (HEAD, objects, refs) at `git_dir`.
+    fn git_dir_at(git_dir: &Path) {
+        std::fs::create_dir_all(git_dir.join("objects")).unwrap();
+        std::fs::create_dir_all(git_dir.join("refs/heads")).unwrap();
+        std::fs::write(git_dir.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    }
+
     fn repo(config: &str) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        git_dir_at(&dir.path().join(".git"));
         std::fs::write(dir.path().join(".git/config"), config).unwrap();
         std::fs::create_dir_all(dir.path().join("sub/deeper")).unwrap();
         dir
+    }
+
+    /// What real git finds from `dir` (`git rev-parse --absolute-git-dir`), or `None` outside a
+    /// repository.
+    fn git_finds(dir: &Path) -> Option<PathBuf> {
+        let out = std::process::Command::new("git")
+            .args(["rev-parse", "--absolute-git-dir"])
+            .current_dir(dir)
+            .env_remove("GIT_DIR")
+            .env("GIT_CEILING_DIRECTORIES", "/nonexistent-ceiling")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", "/nonexistent")
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    }
+
+    #[test]
+    fn discovery_passes_over_what_git_passes_over() {
+        let top = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(top.path()).unwrap();
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&top)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "git init");
+        // An empty `.git` directory, a directory that looks bare (HEAD, objects, config, no refs),
+        // a `.git` with HEAD but no objects: git goes on to the parent, and so must the analyzer.
+        let cases: [(&str, &[&str], &[(&str, &str)]); 3] = [
+            ("empty", &["empty/.git"], &[]),
+            (
+                "fakebare",
+                &["fakebare/objects"],
+                &[
+                    ("fakebare/HEAD", "ref: refs/heads/main\n"),
+                    ("fakebare/config", "[core]\n"),
+                ],
+            ),
+            (
+                "noobjects",
+                &["noobjects/.git/refs"],
+                &[("noobjects/.git/HEAD", "ref: refs/heads/x\n")],
+            ),
+        ];
+        for (sub, dirs, files) in cases {
+            for d in dirs {
+                std::fs::create_dir_all(top.join(d)).unwrap();
+            }
+            for (f, text) in files {
+                std::fs::write(top.join(f), text).unwrap();
+            }
+            let git = git_finds(&top.join(sub)).expect("git finds the parent repository");
+            assert_eq!(git, top.join(".git"), "{sub}: git");
+            match find_git_dir(&top.join(sub)) {
+                Discovered::GitDir(d) => {
+                    assert_eq!(std::fs::canonicalize(d).unwrap(), git, "{sub}")
+                }
+                _ => panic!("{sub}: the analyzer found no repository"),
+            }
+        }
+        // A valid nested repository is found, by both.
+        git_dir_at(&top.join("nested/.git"));
+        assert_eq!(
+            git_finds(&top.join("nested")),
+            Some(top.join("nested/.git"))
+        );
+        assert!(
+            matches!(find_git_dir(&top.join("nested")), Discovered::GitDir(d) if d == top.join("nested/.git"))
+        );
+        // The parent's fsmonitor is seen from the empty `.git`'s directory.
+        std::fs::write(
+            top.join(".git/config"),
+            "[core]\n\tfsmonitor = /tmp/payload\n",
+        )
+        .unwrap();
+        assert!(runs_commands(&top.join("empty"), None).is_some());
+        // A `.git` file that is not a gitdir file: git stops there with an error; the analyzer asks.
+        std::fs::create_dir_all(top.join("badfile")).unwrap();
+        std::fs::write(top.join("badfile/.git"), "nonsense\n").unwrap();
+        assert!(runs_commands(&top.join("badfile"), None).is_some());
+    }
+
+    #[test]
+    fn a_submodules_own_config_is_read() {
+        let dir = repo("[core]\n\tbare = false\n");
+        let module = dir.path().join(".git/modules/libs/a");
+        git_dir_at(&module);
+        assert_eq!(runs_commands(dir.path(), None), None);
+        std::fs::write(module.join("config"), "[core]\n\tfsmonitor = ./x\n").unwrap();
+        let why = runs_commands(dir.path(), None).expect("the submodule's fsmonitor is seen");
+        assert!(why.contains("modules"), "{why}");
+        // A submodule whose `.git` is still a directory in its work tree.
+        let dir = repo("[core]\n\tbare = false\n");
+        std::fs::write(
+            dir.path().join(".gitmodules"),
+            "[submodule \"s\"]\n\tpath = s\n",
+        )
+        .unwrap();
+        git_dir_at(&dir.path().join("s/.git"));
+        std::fs::write(
+            dir.path().join("s/.git/config"),
+            "[core]\n\tfsmonitor = ./x\n",
+        )
+        .unwrap();
+        assert!(runs_commands(dir.path(), None).is_some());
     }
 
     #[test]
