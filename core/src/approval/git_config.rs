@@ -484,7 +484,9 @@ mod tests {
         assert!(ok, "git init");
         // An empty `.git` directory, a directory that looks bare (HEAD, objects, config, no refs),
         // a `.git` with HEAD but no objects: git goes on to the parent, and so must the analyzer.
-        let cases: [(&str, &[&str], &[(&str, &str)]); 3] = [
+        /// A subdirectory, the directories and the files made in it.
+        type Case<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
+        let cases: [Case; 3] = [
             ("empty", &["empty/.git"], &[]),
             (
                 "fakebare",
