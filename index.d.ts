@@ -48,6 +48,13 @@ export interface ApprovalOptions {
    * read-only sandbox where the host can make one (`approval.confinement` says how it ran).
    */
   allowReadOnly?: boolean
+  /**
+   * With rules: the directories the rules are meant for (a tool set's working directories). An
+   * allow rule matches only a command that runs inside them (its cwd and every `cd` of it);
+   * elsewhere it asks: a `package.json` or `Makefile` of another directory is not the one the
+   * user allowed `npm test` or `make` for. `Bash(*)` is not limited.
+   */
+  workingDirs?: Array<string>
   onApproval?: (request: ApprovalRequest) => Promise<'allow-once' | 'allow-always' | 'deny'> | 'allow-once' | 'allow-always' | 'deny'
 }
 

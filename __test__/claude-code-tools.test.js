@@ -306,3 +306,29 @@ test('bad input and bad options are typed errors that run nothing', async () => 
   assert.throws(() => api.createClaudeCodeTools({ sandbox: 'on' }), { code: 'ERR_INVALID_OPTION' });
   assert.throws(() => api.createClaudeCodeTools({ cwd: '/nonexistent/dir' }), { code: 'ERR_INVALID_CWD' });
 });
+
+test('allow rules hold in the working directories only: a cd elsewhere, then a runner rule, asks', async () => {
+  const dir = tempDir('agent-exec-cc-');
+  const other = tempDir('agent-exec-cc-other-');
+  const canary = path.join(other, 'canary');
+  fs.writeFileSync(path.join(other, 'package.json'), JSON.stringify({ name: 'other', version: '1.0.0', scripts: { test: `node -e "require('fs').writeFileSync('${canary}', '')"` } }));
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'mine', version: '1.0.0', scripts: { test: 'node -e 0' } }));
+  const requests = [];
+  const t = tools({ cwd: dir, permissions: { allow: ['Bash(npm test:*)'] }, onPermissionRequest: (req) => (requests.push(req), 'deny') });
+  const mine = await t.bash.execute('1', { command: 'npm test' });
+  assert.equal(mine.isError, false, text(mine));
+  assert.equal(requests.length, 0);
+  const moved = await t.bash.execute('2', { command: `cd ${other}` });
+  assert.equal(moved.details.cwd, other, text(moved));
+  const r = await t.bash.execute('3', { command: 'npm test' });
+  assert.equal(requests.length, 1, 'npm test outside the working directories was not asked');
+  assert.match(requests[0].reason, /outside the working directories/);
+  assert.equal(r.isError, true);
+  assert.equal(fs.existsSync(canary), false);
+  // The runner's own options are not covered by its prefix rule either.
+  const back = await t.bash.execute('4', { command: `cd ${dir}` });
+  assert.equal(back.details.cwd, dir, text(back));
+  await t.bash.execute('5', { command: `npm test --script-shell=${path.join(other, 'x.sh')}` });
+  assert.equal(requests.length, 2);
+  assert.match(requests[1].reason, /--script-shell/);
+});

@@ -181,6 +181,11 @@ pub struct JsApprovalOptions {
     /// With rules: read-only commands (see classifyCommand) run without asking, confined to a
     /// read-only sandbox where the host can make one (`approval.confinement` says how it ran).
     pub allow_read_only: Option<bool>,
+    /// With rules: the directories the rules are meant for (a tool set's working directories). An
+    /// allow rule matches only a command that runs inside them (its cwd and every `cd` of it);
+    /// elsewhere it asks: a `package.json` or `Makefile` of another directory is not the one the
+    /// user allowed `npm test` or `make` for. `Bash(*)` is not limited.
+    pub working_dirs: Option<Vec<String>>,
     #[napi(
         ts_type = "(request: ApprovalRequest) => Promise<'allow-once' | 'allow-always' | 'deny'> | 'allow-once' | 'allow-always' | 'deny'"
     )]
@@ -287,6 +292,14 @@ pub fn parse_approval(
         o.rules = Some(set);
     }
     o.allow_read_only = f.boolean("allowReadOnly")?.unwrap_or(false);
+    if f.object("workingDirs")?.is_some() {
+        o.working_dirs = Some(
+            f.strings("workingDirs")?
+                .into_iter()
+                .map(PathBuf::from)
+                .collect(),
+        );
+    }
     let handler = if f.function("onApproval")? {
         f.obj.get::<ApprovalFn>("onApproval")?
     } else {

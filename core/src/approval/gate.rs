@@ -33,6 +33,9 @@ pub struct ApprovalOptions {
     /// command) unless told not to: git is then read-only only with `--no-pager`/`-P`.
     /// Set by the caller of the gate that knows the run's mode.
     pub terminal: bool,
+    /// With rules: allow rules match only commands that run inside these directories (and every
+    /// `cd` of theirs); `None`: anywhere.
+    pub working_dirs: Option<Vec<PathBuf>>,
     /// The environment the command gets from the model (`modelEnv`): judged as prefix assignments of
     /// every simple command (see `Analysis::with_environment`). Set by the exec pipeline.
     pub model_env: Vec<(String, String)>,
@@ -273,10 +276,24 @@ fn prepare_with_rules(
         },
     );
     let ruled = rules.decide(&analysis);
+    let outside = opts
+        .working_dirs
+        .as_ref()
+        .and_then(|dirs| outside_working_dirs(&analysis, cwd, dirs));
+    let blanket = ruled.rules.iter().all(|r| r == "Bash" || r == "Bash(*)");
     let (decision, reason) = match ruled.verdict {
         Verdict::Deny => (Decision::Deny, ruled.reason.clone()),
         Verdict::Ask => (Decision::Ask, ruled.reason.clone()),
-        Verdict::Allow => (Decision::Allow, ruled.reason.clone()),
+        Verdict::Allow => match outside.filter(|_| !blanket) {
+            Some(dir) => (
+                Decision::Ask,
+                format!(
+                    "{} is outside the working directories the allow rules are for",
+                    dir.display()
+                ),
+            ),
+            None => (Decision::Allow, ruled.reason.clone()),
+        },
         Verdict::NoMatch => {
             let c = super::classify::classify_analysis(&analysis);
             let pager = if opts.terminal {
@@ -318,6 +335,39 @@ fn prepare_with_rules(
         by_rules: true,
         suggestions,
     }
+}
+
+/// The first directory a command runs in that is outside `dirs`: its cwd, or where a `cd` (or
+/// `pushd`) of it goes (a `cd` whose target cannot be told counts as outside).
+fn outside_working_dirs(
+    analysis: &Analysis,
+    cwd: &std::path::Path,
+    dirs: &[PathBuf],
+) -> Option<PathBuf> {
+    let real = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let dirs: Vec<PathBuf> = dirs.iter().map(|d| real(d)).collect();
+    let inside = |p: &std::path::Path| dirs.iter().any(|d| p.starts_with(d));
+    let here = real(cwd);
+    if !inside(&here) {
+        return Some(here);
+    }
+    for s in analysis.segments() {
+        let name = s
+            .effective_argv
+            .first()
+            .map(|a| a.rsplit('/').next().unwrap_or(a));
+        if !matches!(name, Some("cd" | "pushd")) {
+            continue;
+        }
+        let target = match s.effective_argv.get(1) {
+            Some(t) if !t.starts_with('-') => real(&here.join(t)),
+            _ => return Some(PathBuf::from("(a cd the analyzer cannot follow)")),
+        };
+        if !inside(&target) {
+            return Some(target);
+        }
+    }
+    None
 }
 
 /// A git command that would page its output in a terminal (git pages by default when its output
@@ -599,6 +649,54 @@ mod environment_tests {
         assert_eq!(
             decide("sh -c 'ls && ls'", &[("HOME", "/tmp")], &[]),
             Decision::Ask
+        );
+    }
+}
+
+#[cfg(test)]
+mod working_dir_tests {
+    use super::*;
+
+    #[test]
+    fn allow_rules_hold_in_the_working_directories_only() {
+        let work = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::create_dir(work.path().join("sub")).unwrap();
+        let decide = |cmd: &str, cwd: &std::path::Path, allow: &[&str]| {
+            let mut rules = super::super::rules::RuleSet::default();
+            for r in allow {
+                rules
+                    .allow
+                    .push(super::super::rules::Rule::parse_allow(r).unwrap());
+            }
+            let opts = ApprovalOptions {
+                rules: Some(rules),
+                working_dirs: Some(vec![work.path().to_path_buf()]),
+                timeout: DEFAULT_APPROVAL_TIMEOUT,
+                ..Default::default()
+            };
+            prepare(cmd, cwd, Some("/usr/bin:/bin"), None, &opts)
+                .unwrap()
+                .decision
+        };
+        let npm = &["Bash(npm test:*)", "Bash(cd:*)"];
+        assert_eq!(decide("npm test", work.path(), npm), Decision::Allow);
+        assert_eq!(
+            decide("npm test", &work.path().join("sub"), npm),
+            Decision::Allow
+        );
+        assert_eq!(decide("npm test", elsewhere.path(), npm), Decision::Ask);
+        let cd_out = format!("cd {} && npm test", elsewhere.path().display());
+        assert_eq!(decide(&cd_out, work.path(), npm), Decision::Ask);
+        assert_eq!(
+            decide("cd sub && npm test", work.path(), npm),
+            Decision::Allow
+        );
+        assert_eq!(decide("cd .. && npm test", work.path(), npm), Decision::Ask);
+        // A blanket rule is not limited.
+        assert_eq!(
+            decide("npm test", elsewhere.path(), &["Bash(*)"]),
+            Decision::Allow
         );
     }
 }

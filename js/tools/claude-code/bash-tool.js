@@ -162,6 +162,7 @@ function createBashTool(cfg) {
         sandbox: sandbox.options,
         approval: {
           rules: cfg.rules,
+          workingDirs: cfg.workingDirs,
           allowReadOnly: cfg.autoAllowReadOnly,
           onApproval,
           timeoutMs: cfg.permissionTimeoutMs,

@@ -129,6 +129,9 @@ function readConfig(options = {}) {
     ask: stringList('permissions.ask', permissions.ask),
     deny: stringList('permissions.deny', permissions.deny),
   };
+  // Allow rules are for the project: a command that runs (or cd's) elsewhere is asked, as the
+  // package.json or Makefile there is not the one the rule was written for.
+  const workingDirs = [cwd, ...stringList('permissions.additionalDirectories', permissions.additionalDirectories).map((d) => path.resolve(cwd, d))];
   // Malformed and over-broad rules (`Bash(sh:*)`, `Bash(sudo:*)`) are refused now, not at the first call.
   require('../../native.js').loadNative().checkPermissionRules('true', { ...rules, cwd });
   for (const fn of ['onPermissionRequest', 'onRulesAdded', 'onProgress']) {
@@ -142,6 +145,7 @@ function readConfig(options = {}) {
   return {
     cwd,
     rules,
+    workingDirs,
     autoAllowReadOnly: options.autoAllowReadOnly ?? true,
     onPermissionRequest: options.onPermissionRequest,
     onRulesAdded: options.onRulesAdded,

@@ -92,7 +92,11 @@ export interface ClaudeCodeToolOptions {
   /** Added to every command's environment (with GIT_EDITOR=true and AGENT_EXEC_AGENT=1). */
   env?: Record<string, string>;
   /** Claude Code rules: deny, then ask, then allow; every segment of a compound command must match. */
-  permissions?: { allow?: string[]; ask?: string[]; deny?: string[] };
+  /**
+   * Claude Code's permission rules. Allow rules hold in `cwd` and `additionalDirectories` only: a
+   * command that runs (or `cd`s) elsewhere is asked. Deny rules are a convenience, not a boundary.
+   */
+  permissions?: { allow?: string[]; ask?: string[]; deny?: string[]; additionalDirectories?: string[] };
   /** Read-only commands run without asking (default true). */
   autoAllowReadOnly?: boolean;
   /** Asked when no rule allows a command; without it such commands are denied. */
