@@ -135,16 +135,14 @@ test('with the network off, nothing the run listens on can be reached from outsi
   const name = `agent-exec-test-${process.pid}-${Date.now()}`;
   const listener = await native.exec({
     command: py([
-      'import socket, sys',
+      'import socket',
+      'print("interfaces", sorted(l.split(":")[0].strip() for l in open("/proc/net/dev").readlines()[2:]), flush=True)',
       's = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)',
-      `s.bind("\\0${name}")`,
-      's.listen(1)',
-      'print("listening", flush=True)',
-      's.settimeout(20)',
       'try:',
-      '    c, _ = s.accept(); c.sendall(b"reply"); print("accepted", flush=True)',
+      `    s.bind("\\0${name}"); s.listen(1); print("listening", flush=True)`,
       'except OSError as e:',
-      '    print("none", e, flush=True)',
+      '    print("refused", e.errno, flush=True)',
+      'import time; time.sleep(2)',
     ]),
     cwd: dir,
     background: true,
@@ -152,7 +150,12 @@ test('with the network off, nothing the run listens on can be reached from outsi
     sandbox: { writableRoots: [dir] },
   });
   track(listener.pid);
-  await waitFor(async () => /listening/.test((await native.pollSession(listener.sessionId, { scopeKey: 'small-world' })).output ?? ''), { what: 'the sandboxed listener' });
+  let out = '';
+  await waitFor(async () => /listening|refused/.test((out = (await native.pollSession(listener.sessionId, { scopeKey: 'small-world' })).output ?? '')), { what: 'the sandboxed listener' });
+  // Its own network namespace: no interface but its loopback.
+  assert.match(out, /interfaces \['lo'\]/);
+  // An abstract name is refused and recorded (nothing may connect to one with the network off).
+  assert.match(out, /refused 1\b/, out);
   const reached = await new Promise((resolve) => {
     const c = net.connect({ path: `\0${name}` });
     c.on('connect', () => {
@@ -162,9 +165,9 @@ test('with the network off, nothing the run listens on can be reached from outsi
     c.on('error', () => resolve(false));
   });
   assert.equal(reached, false, 'a host process connected to the sandbox\'s abstract socket');
-  await native.killSession(listener.sessionId, { scopeKey: 'small-world' });
-  const r = await native.pollSession(listener.sessionId, { scopeKey: 'small-world', timeoutMs: 10000 });
-  assert.doesNotMatch(r.output ?? '', /accepted/);
+  const ended = await native.pollSession(listener.sessionId, { scopeKey: 'small-world', timeoutMs: 20000 });
+  assert.ok(ended.sandbox.denials.some((d) => d.operation === 'bind' && d.detail.includes(name)), JSON.stringify(ended.sandbox.denials));
+  assert.ok(ended.sandbox.mechanisms.some((m) => m.startsWith('its own network namespace')));
 });
 
 test('the agent\'s credentials are not inherited: dropped by name, passed on only by name', when(noSandbox), async () => {
@@ -345,4 +348,43 @@ test('git metadata stays the host\'s: commondir, worktree config, the .git entry
   const refused = r.sandbox.denials.map((d) => `${d.operation} ${path.basename(d.path ?? '')}`);
   for (const want of ['write commondir', 'write config.worktree', 'rename .git', 'write .git']) assert.ok(refused.includes(want), `${want} in ${refused.join(', ')}`);
   assert.equal(git('log', '--oneline').stdout.split('\n').filter(Boolean).length, 2);
+});
+
+test('without a mount namespace (forced, as on hosts that cannot make one): no other pty is writable, abstract binds are refused and recorded', when(noSandbox, noPython), async () => {
+  const victim = await victimTerminal();
+  const before = hostLflag(victim.tty);
+  const dir = tempDir();
+  const attack = py([
+    'import os, socket, termios',
+    'try:',
+    `    fd = os.open(${JSON.stringify(victim.tty)}, os.O_RDWR | os.O_NOCTTY); os.write(fd, b"INJECTED\\n"); print("pty written")`,
+    'except OSError as e:',
+    '    print("pty refused", e.errno)',
+    's = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)',
+    'try:',
+    `    s.bind("\\0agent-exec-fallback-${process.pid}"); s.listen(1); print("abstract bound")`,
+    'except OSError as e:',
+    '    print("abstract refused", e.errno)',
+  ]);
+  // A host of its own, started with the switch: capabilities are probed once per process.
+  const host = hostScript(`process.env.AGENT_EXEC_NO_MOUNT_NAMESPACE = '1';
+    (async () => {
+      const caps = native.sandboxCapabilities();
+      const r = await native.exec({ command: ${JSON.stringify(attack)}, cwd: ${JSON.stringify(dir)}, sandbox: { writableRoots: [${JSON.stringify(dir)}] } });
+      const own = await native.exec({ command: 'echo mine > "$(tty)" && echo own-ok', cwd: ${JSON.stringify(dir)}, pty: true, sandbox: { writableRoots: [${JSON.stringify(dir)}] } });
+      console.log(JSON.stringify({ privateDev: caps.privateDev, binds: caps.readOnlyBinds, output: r.output, denials: r.sandbox.denials, own: own.output }));
+    })()`);
+  const got = JSON.parse(host.lines[0] ?? 'null');
+  assert.ok(got, host.stderr);
+  assert.equal(got.privateDev, false);
+  assert.equal(got.binds, false);
+  assert.match(got.output, /pty refused/);
+  assert.match(got.output, /abstract refused 1\b/);
+  assert.ok(got.denials.some((d) => d.operation === 'bind' && /@agent-exec-fallback/.test(d.detail)), JSON.stringify(got.denials));
+  // The run's own terminal stays its own.
+  assert.match(got.own, /own-ok/);
+  assert.equal(hostLflag(victim.tty), before);
+  const p = await native.pollSession(victim.id, { scopeKey: 'small-world' });
+  assert.doesNotMatch(p.output ?? '', /INJECTED/);
+  await native.killSession(victim.id, { scopeKey: 'small-world' });
 });

@@ -62,7 +62,10 @@ fn probe() -> Capabilities {
     let user_namespaces = probe_user_namespace();
     // The read-only probe does everything the plain one does, so one forked child settles both
     // where it succeeds.
-    let could = is_root || user_namespaces;
+    // An operator's switch (like AGENT_EXEC_NO_PID_NAMESPACE below): runs as on a host that cannot
+    // make mount namespaces, to test or debug the fallbacks.
+    let no_mounts = std::env::var_os("AGENT_EXEC_NO_MOUNT_NAMESPACE").is_some_and(|v| v == "1");
+    let could = (is_root || user_namespaces) && !no_mounts;
     let read_only_mounts = could && probe_mount_namespace(is_root, true);
     let mount_namespace = read_only_mounts || (could && probe_mount_namespace(is_root, false));
     // An operator's switch, for a host where the namespaces misbehave (the filter then refuses

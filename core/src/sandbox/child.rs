@@ -273,6 +273,9 @@ pub struct ChildPlan {
     pub landlock: OwnedFd,
     pub landlock_flags: u32,
     pub filter: seccompiler::BpfProgram,
+    /// Where the run has no `/dev` of its own: the Landlock rights its own terminal gets (fd 0, when
+    /// it is a pty), added in the child, which alone knows it. No other pty is granted.
+    pub terminal_rights: Option<u64>,
     /// Answers `clone3` with ENOSYS (see `refused`); installed just before `filter`.
     pub clone3_filter: seccompiler::BpfProgram,
     pub listener_socket: OwnedFd,
@@ -358,7 +361,8 @@ impl ChildPlan {
     /// The last steps, in the process that execs the shell: limits, `no_new_privs`, Landlock, the
     /// filters (the listener handed to the runtime over the plan's socket), and no capabilities.
     pub fn finish(&self) -> std::io::Result<()> {
-        self.finish_with(|listener| {
+        // A forked child has its standard descriptors in place: fd 0 is the terminal of a PTY run.
+        self.finish_with(Some(0), |listener| {
             let handed = super::handover::give(self.listener_socket.as_raw_fd(), listener);
             // SAFETY: our own copy of the listener; the runtime holds its own once handed over.
             unsafe { libc::close(listener) };
@@ -366,11 +370,13 @@ impl ChildPlan {
         })
     }
 
-    /// [`ChildPlan::finish`], with `hand` giving the runtime the filter's listener (a negative return
-    /// is a failure with errno set). A process that shares the runtime's descriptor table just says
-    /// which descriptor it is.
+    /// [`ChildPlan::finish`], with `terminal` the descriptor that may be the run's terminal (a pty of
+    /// the host's, granted to the run alone where it has no `/dev` of its own), and `hand` giving the
+    /// runtime the filter's listener (a negative return is a failure with errno set). A process that
+    /// shares the runtime's descriptor table just says which descriptor it is.
     pub fn finish_with(
         &self,
+        terminal: Option<libc::c_int>,
         hand: impl FnOnce(libc::c_int) -> libc::c_long,
     ) -> std::io::Result<()> {
         // The namespaces come before the rlimits: a user namespace records its creator's
@@ -392,6 +398,12 @@ impl ChildPlan {
             unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } as libc::c_long,
             Step::NoNewPrivs,
         )?;
+        if let (Some(rights), Some(fd)) = (self.terminal_rights, terminal) {
+            let mut buf = [0u8; 32];
+            if let Some(tty) = terminal_path(fd, &mut buf) {
+                check(self.allow_in_landlock(tty, rights), Step::Landlock)?;
+            }
+        }
         // SAFETY: the ruleset fd is open for the life of the plan.
         check(
             unsafe {
@@ -704,6 +716,26 @@ fn proc_fd_path(fd: libc::c_int, buf: &mut [u8; 32]) -> &std::ffi::CStr {
     std::ffi::CStr::from_bytes_until_nul(&buf[..]).unwrap_or(c"/proc/self/fd/")
 }
 
+/// If `fd` is a terminal of the host's devpts, its path (`/dev/pts/N`) written into `buf` (no
+/// allocation: this runs between clone and exec).
+fn terminal_path(fd: libc::c_int, buf: &mut [u8; 32]) -> Option<&std::ffi::CStr> {
+    const PREFIX: &[u8] = b"/dev/pts/";
+    let mut proc_buf = [0u8; 32];
+    let proc_path = proc_fd_path(fd, &mut proc_buf);
+    // SAFETY: readlink into a buffer of the given size from a NUL-terminated path.
+    let got = unsafe { libc::readlink(proc_path.as_ptr(), buf.as_mut_ptr().cast(), buf.len() - 1) };
+    if got <= PREFIX.len() as isize || got as usize >= buf.len() - 1 {
+        return None;
+    }
+    let len = got as usize;
+    let name = buf[..len].strip_prefix(PREFIX)?;
+    if !name.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    buf[len] = 0;
+    std::ffi::CStr::from_bytes_with_nul(&buf[..=len]).ok()
+}
+
 /// If `fd` is a terminal of the host's devpts (`/dev/pts/N`), its path and the path of the same name
 /// under `staging_pts`, both written into `buf` (no allocation: this runs between clone and exec).
 fn own_terminal<'b>(
@@ -711,28 +743,16 @@ fn own_terminal<'b>(
     staging_pts: &std::ffi::CStr,
     buf: &'b mut [u8; 512],
 ) -> Option<(&'b std::ffi::CStr, &'b std::ffi::CStr)> {
-    const PREFIX: &[u8] = b"/dev/pts/";
     let mut link = [0u8; 32];
-    let mut proc_buf = [0u8; 32];
-    let proc_path = proc_fd_path(fd, &mut proc_buf);
-    // SAFETY: readlink into a buffer of the given size from a NUL-terminated path.
-    let got =
-        unsafe { libc::readlink(proc_path.as_ptr(), link.as_mut_ptr().cast(), link.len() - 1) };
-    if got <= PREFIX.len() as isize || got as usize >= link.len() - 1 {
-        return None;
-    }
-    let link = &link[..got as usize];
-    let name = link.strip_prefix(PREFIX)?;
-    if !name.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
+    let host = terminal_path(fd, &mut link)?.to_bytes();
+    let name = &host[b"/dev/pts/".len()..];
     let staging = staging_pts.to_bytes();
-    let host_len = link.len();
+    let host_len = host.len();
     let staged_len = staging.len() + 1 + name.len();
     if host_len + 1 + staged_len + 1 > buf.len() {
         return None;
     }
-    buf[..host_len].copy_from_slice(link);
+    buf[..host_len].copy_from_slice(host);
     buf[host_len] = 0;
     let s = host_len + 1;
     buf[s..s + staging.len()].copy_from_slice(staging);

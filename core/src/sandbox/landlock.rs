@@ -15,7 +15,7 @@ use landlock::{
     RulesetAttr, RulesetCreatedAttr, Scope, ABI,
 };
 
-use super::policy::{FsPolicy, WRITABLE_DEVICES, WRITABLE_DEVICE_DIRS};
+use super::policy::{FsPolicy, WRITABLE_DEVICES};
 
 /// The newest ABI this code knows; older kernels get the subset they support (best effort), and the
 /// ABI actually in force is reported.
@@ -92,8 +92,9 @@ pub fn build(policy: &FsPolicy, network: bool) -> Result<OwnedFd, String> {
             .add_rule(PathBeneath::new(fd, AccessFs::from_all(abi)))
             .map_err(|e| fail("the write rule on the private /dev/shm", &e))?;
     }
-    let devices = WRITABLE_DEVICES.iter().chain(WRITABLE_DEVICE_DIRS.iter());
-    for dev in devices.filter(|d| Path::new(d).exists()) {
+    // Not the whole of /dev/pts (every terminal of the user's, the agent's included): the run's own
+    // devpts, or its own terminal, is granted by the child, which alone knows it.
+    for dev in WRITABLE_DEVICES.iter().filter(|d| Path::new(d).exists()) {
         let fd = PathFd::new(dev).map_err(|e| fail(&format!("opening {dev}"), &e))?;
         let rights = if Path::new(dev).is_dir() {
             device_rw | AccessFs::ReadDir
@@ -112,6 +113,12 @@ pub fn build(policy: &FsPolicy, network: bool) -> Result<OwnedFd, String> {
 pub fn terminal_dir_rights() -> u64 {
     let abi = abi_of(kernel_abi());
     (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::ReadDir | ioctl_dev(abi)).bits()
+}
+
+/// The rights on a terminal itself (the run's own pty where it has no `/dev` of its own).
+pub fn terminal_file_rights() -> u64 {
+    let abi = abi_of(kernel_abi());
+    (AccessFs::ReadFile | AccessFs::WriteFile | ioctl_dev(abi)).bits()
 }
 
 fn ioctl_dev(abi: ABI) -> BitFlags<AccessFs> {

@@ -844,7 +844,8 @@ mod linux {
         if let Some(v) = tracked_by {
             mechanisms.push(format!("cgroup v{v} (tracking)"));
         }
-        let made = match cg_host.filter(|_| needed || track) {
+        let default_limit = pids_in_cgroup && default_processes;
+        let made = match cg_host.filter(|_| needed || track || default_limit) {
             None => None,
             Some(host) => match super::cgroup::RunCgroup::create(
                 host,
@@ -870,7 +871,9 @@ mod linux {
                 if memory_in_cgroup {
                     what.push("memory");
                 }
-                if pids_in_cgroup {
+                if pids_in_cgroup && default_processes {
+                    what.push("pids, the default limit");
+                } else if pids_in_cgroup {
                     what.push("pids");
                 }
                 if what.is_empty() && tracked_by.is_none() {
@@ -994,6 +997,7 @@ mod linux {
         let own_pid_namespace = mounts
             .as_ref()
             .is_some_and(|m| m.process_namespaces.is_some());
+        let has_own_dev = mounts.as_ref().is_some_and(|m| m.dev.is_some());
         if !own_pid_namespace {
             mechanisms.push(
                 "changes to other processes (limits, priority, CPUs, scheduling) refused: no PID namespace here"
@@ -1019,6 +1023,7 @@ mod linux {
                 mounts,
                 landlock,
                 landlock_flags: 0,
+                terminal_rights: (!has_own_dev).then(super::landlock::terminal_file_rights),
                 filter,
                 clone3_filter,
                 listener_socket: child_socket,

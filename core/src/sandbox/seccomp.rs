@@ -160,6 +160,9 @@ fn unconditional_calls(network: bool) -> BTreeSet<i64> {
         // Every sendmsg and sendmmsg: their headers (and the address they may name) are in memory
         // too, which may change after the check; the supervisor makes them (see `unix_send`).
         calls.extend([libc::SYS_connect, libc::SYS_sendmsg, libc::SYS_sendmmsg].map(nr));
+        // Every bind: an abstract name is not a file Landlock can refuse, and where the run has no
+        // network namespace of its own, one it listens on is reachable from outside.
+        calls.insert(nr(libc::SYS_bind));
     }
     calls
 }

@@ -588,6 +588,7 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
             )
         }
         libc::SYS_connect if !network => return decide_connect(req, policy),
+        libc::SYS_bind if !network => return decide_bind(req),
         libc::SYS_flock | libc::SYS_fcntl => return decide_lock(req, policy),
         libc::SYS_sendto | libc::SYS_sendmsg | libc::SYS_sendmmsg if !network => {
             return decide_send(req, policy)
@@ -765,6 +766,34 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
         }
     }
     Verdict::Continue
+}
+
+/// A `bind` with the network off: a socket file is Landlock's to allow (under the roots only); an
+/// abstract name is refused, since nothing may connect to one with the network off and, without a
+/// network namespace of the run's own, a name it listens on is reachable from outside (or squats a
+/// name host clients use: X11, D-Bus).
+fn decide_bind(req: &libc::seccomp_notif) -> Verdict {
+    let (pid, a) = (req.pid, req.data.args);
+    let len = a[2] as usize;
+    if len > unix_connect::MAX_ADDRESS {
+        return Verdict::Fail(libc::EINVAL);
+    }
+    let Ok(addr) = caller_memory::read_exact(pid, a[1], len) else {
+        return Verdict::Fail(libc::EFAULT);
+    };
+    match unix_connect::parse(&addr) {
+        unix_connect::Address::Abstract(name) => Verdict::Deny(
+            libc::EPERM,
+            denial(
+                "bind",
+                None,
+                format!("bind(AF_UNIX @{})", String::from_utf8_lossy(&name)),
+                "network is off (no listening on abstract Unix socket names)".into(),
+                pid,
+            ),
+        ),
+        _ => Verdict::Continue,
+    }
 }
 
 /// A lock (`flock`, or an `fcntl` lock command) on a file the run may not write is refused: a read

@@ -557,7 +557,8 @@ extern "C" fn shell_main(arg: *mut c_void) -> ! {
             None => c"",
         };
         let entered = ChildPlan::mount_proc(proc_options).and_then(|()| {
-            plan.sandbox.finish_with(|listener| {
+            let terminal = plan.terminal.then(|| plan.stdio[0].as_raw_fd());
+            plan.sandbox.finish_with(terminal, |listener| {
                 a.listener = listener;
                 0
             })
