@@ -11,6 +11,7 @@ pub mod approval;
 pub mod confine;
 pub mod error;
 pub mod exec;
+pub mod git_layout;
 pub mod kill;
 pub mod output;
 pub mod preflight;

@@ -597,6 +597,18 @@ mod terminal_tests {
     }
 }
 
+/// A rule set of allow rules only, for the tests below.
+#[cfg(test)]
+fn allowing(allow: &[&str]) -> super::rules::RuleSet {
+    let mut rules = super::rules::RuleSet::default();
+    for r in allow {
+        rules
+            .allow
+            .push(super::rules::Rule::parse_allow(r).unwrap());
+    }
+    rules
+}
+
 #[cfg(test)]
 mod environment_tests {
     use super::*;
@@ -605,12 +617,7 @@ mod environment_tests {
     fn the_models_variables_are_judged_as_prefix_assignments() {
         let dir = tempfile::tempdir().unwrap();
         let decide = |cmd: &str, env: &[(&str, &str)], allow: &[&str]| {
-            let mut rules = super::super::rules::RuleSet::default();
-            for r in allow {
-                rules
-                    .allow
-                    .push(super::super::rules::Rule::parse_allow(r).unwrap());
-            }
+            let rules = allowing(allow);
             let opts = ApprovalOptions {
                 rules: Some(rules),
                 allow_read_only: true,
@@ -663,12 +670,7 @@ mod working_dir_tests {
         let elsewhere = tempfile::tempdir().unwrap();
         std::fs::create_dir(work.path().join("sub")).unwrap();
         let decide = |cmd: &str, cwd: &std::path::Path, allow: &[&str]| {
-            let mut rules = super::super::rules::RuleSet::default();
-            for r in allow {
-                rules
-                    .allow
-                    .push(super::super::rules::Rule::parse_allow(r).unwrap());
-            }
+            let rules = allowing(allow);
             let opts = ApprovalOptions {
                 rules: Some(rules),
                 working_dirs: Some(vec![work.path().to_path_buf()]),

@@ -252,33 +252,6 @@ fn find_git_dir(dir: &Path) -> Discovered {
     Discovered::Nothing
 }
 
-/// The config files of the submodule repositories a git directory keeps (`modules/**/config` and
-/// `config.worktree`): `git status` and `git diff` recurse into submodules, which read their own.
-fn submodule_configs(git_dir: &Path, out: &mut Vec<(PathBuf, bool)>) {
-    let mut dirs = vec![git_dir.join("modules")];
-    // Bounded: submodules nest under their parent's, rarely deep.
-    for _ in 0..4 {
-        let mut next = Vec::new();
-        for dir in dirs {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let p = e.path();
-                if !p.is_dir() {
-                    continue;
-                }
-                out.push((p.join("config"), false));
-                out.push((p.join("config.worktree"), false));
-                next.push(p.join("modules"));
-                // A submodule named with slashes (`libs/a`) nests without being a repository.
-                next.push(p);
-            }
-        }
-        dirs = next;
-    }
-}
-
 /// The config files git reads in `dir`, each with whether it is the user's own (trusted).
 fn config_files(dir: &Path, home: Option<&str>) -> Vec<(PathBuf, bool)> {
     let mut files = Vec::new();
@@ -305,7 +278,11 @@ fn config_files(dir: &Path, home: Option<&str>) -> Vec<(PathBuf, bool)> {
             .unwrap_or_else(|_| git_dir.clone());
         files.push((common.join("config"), false));
         files.push((git_dir.join("config.worktree"), false));
-        submodule_configs(&common, &mut files);
+        // `git status` and `git diff` recurse into submodules, which read their own config.
+        for sub in crate::git_layout::submodule_git_dirs(&common) {
+            files.push((sub.join("config"), false));
+            files.push((sub.join("config.worktree"), false));
+        }
         // Submodules not absorbed into `modules/` keep a `.git` directory in their work tree.
         if let Some(work_tree) = git_dir.parent().filter(|_| git_dir.ends_with(".git")) {
             if let Ok(text) = std::fs::read_to_string(work_tree.join(".gitmodules")) {

@@ -257,26 +257,8 @@ fn protected_in_git_dir(git_dir: &Path) -> Vec<PathBuf> {
             out.extend(PROTECTED_WORKTREE_ENTRIES.iter().map(|n| e.path().join(n)));
         }
     }
-    let mut modules = vec![git_dir.join("modules")];
-    // Bounded: a submodule's own submodules nest under it, never in a cycle, rarely deep.
-    for _ in 0..4 {
-        let mut next = Vec::new();
-        for dir in modules {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.join("HEAD").exists() {
-                    out.extend(PROTECTED_GIT_ENTRIES.iter().map(|n| p.join(n)));
-                    next.push(p.join("modules"));
-                } else if p.is_dir() {
-                    // A submodule named with slashes (`libs/a`) nests without being a repository.
-                    next.push(p);
-                }
-            }
-        }
-        modules = next;
+    for sub in crate::git_layout::submodule_git_dirs(git_dir) {
+        out.extend(PROTECTED_GIT_ENTRIES.iter().map(|n| sub.join(n)));
     }
     out
 }
