@@ -24,6 +24,13 @@ const when = (...reasons) => ({ skip: reasons.find(Boolean) || false });
 
 const py = (lines) => `python3 - <<'PY'\n${lines.join('\n')}\nPY`;
 
+/** The output of background session `id` once `match` finds something in it (a RegExp, or any output). */
+async function outputOnce(id, what, match = /\S/) {
+  let out = '';
+  await waitFor(async () => match.test((out = (await native.pollSession(id, { scopeKey: 'small-world' })).output ?? '')), { what });
+  return out;
+}
+
 /** A background PTY session running `sleep`, and the path of its terminal as the host sees it. */
 async function victimTerminal() {
   const v = await native.exec({ command: 'tty; exec sleep 60', pty: true, background: true, scopeKey: 'small-world' });
@@ -150,8 +157,7 @@ test('with the network off, nothing the run listens on can be reached from outsi
     sandbox: { writableRoots: [dir] },
   });
   track(listener.pid);
-  let out = '';
-  await waitFor(async () => /listening|refused/.test((out = (await native.pollSession(listener.sessionId, { scopeKey: 'small-world' })).output ?? '')), { what: 'the sandboxed listener' });
+  const out = await outputOnce(listener.sessionId, 'the sandboxed listener', /listening|refused/);
   // Its own network namespace: no interface but its loopback.
   assert.match(out, /interfaces \['lo'\]/);
   // An abstract name is refused and recorded (nothing may connect to one with the network off).
@@ -219,8 +225,7 @@ test('a run cannot lease or lock the host\'s files: the host\'s own lockers go o
     sandbox: { writableRoots: [dir] },
   });
   track(holder.pid);
-  let out = '';
-  await waitFor(async () => /own locked/.test((out = (await native.pollSession(holder.sessionId, { scopeKey: 'small-world' })).output ?? '')), { what: 'the sandboxed locker' });
+  const out = await outputOnce(holder.sessionId, 'the sandboxed locker', /own locked/);
   assert.doesNotMatch(out, /held/, out);
   // The host takes an exclusive lock at once, while the run lives.
   const host = spawnSync('flock', ['-n', '-x', file, 'true']);
@@ -250,8 +255,7 @@ test('an unprivileged run cannot use up its user\'s inotify instances: the agent
     sandbox: { writableRoots: [dir] },
   });
   track(hog.pid);
-  let out = '';
-  await waitFor(async () => /instances/.test((out = (await native.pollSession(hog.sessionId, { scopeKey: 'small-world' })).output ?? '')), { what: 'the sandboxed inotify hog' });
+  const out = await outputOnce(hog.sessionId, 'the sandboxed inotify hog', /instances/);
   const n = Number(/instances (\d+)/.exec(out)[1]);
   assert.ok(n <= 32, `the run took ${n} inotify instances`);
   const w = fs.watch(dir);
@@ -272,8 +276,7 @@ test('a run\'s temp dir is private (mode 700) and goes when the run ends, backgr
   assert.equal(fs.existsSync(r.sandbox.tmpDir), false, 'the temp dir outlived its run');
   const bg = await native.exec({ command: 'echo "$TMPDIR"; exec sleep 30', cwd: dir, background: true, scopeKey: 'small-world', sandbox: { writableRoots: [dir] } });
   track(bg.pid);
-  let tmp = '';
-  await waitFor(async () => (tmp = ((await native.pollSession(bg.sessionId, { scopeKey: 'small-world' })).output ?? '').trim()), { what: 'the background run to print its temp dir' });
+  const tmp = (await outputOnce(bg.sessionId, 'the background run to print its temp dir')).trim();
   assert.equal(fs.existsSync(tmp), true);
   await native.killSession(bg.sessionId, { scopeKey: 'small-world' });
   await waitFor(() => !fs.existsSync(tmp), { what: 'the killed background run\'s temp dir to go' });
@@ -304,8 +307,7 @@ test('a run cannot read other runs\' temp dirs or the session logs', when(noSand
   const dir = tempDir();
   const other = await native.exec({ command: 'echo other-secret > "$TMPDIR/secret"; echo "$TMPDIR"; exec sleep 30', cwd: dir, background: true, scopeKey: 'small-world', sandbox: { writableRoots: [dir] } });
   track(other.pid);
-  let otherTmp = '';
-  await waitFor(async () => (otherTmp = ((await native.pollSession(other.sessionId, { scopeKey: 'small-world' })).output ?? '').trim()), { what: 'the other run' });
+  const otherTmp = (await outputOnce(other.sessionId, 'the other run')).trim();
   // A session whose output is kept in a log file from its first byte.
   const logged = await native.exec({ command: 'echo log-secret', cwd: dir, logAboveChars: 0, scopeKey: 'small-world' });
   assert.ok(logged.outputFile && fs.existsSync(logged.outputFile), 'the logged session has a log file');
