@@ -11,7 +11,7 @@ const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 
 const api = require('../js/index.js');
-const { native, killTracked, tempDir, run } = require('./helpers.js');
+const { native, killTracked, tempDir, run, waitFor } = require('./helpers.js');
 
 test.after(killTracked);
 
@@ -109,5 +109,34 @@ test('the Claude Code Bash tool names the confinement of a read-only command it 
     assert.match(diff.content[0].text, /canary/);
   } finally {
     await t.dispose();
+  }
+});
+
+test('nothing of a confined run outlives it: a process it leaves behind ends with it', { skip: (!caps.enforceable || !caps.processNamespaces) && 'needs a sandbox with PID namespaces' }, async () => {
+  const { dir, env } = misjudgedGitDiff();
+  const marker = `agent-exec-confined-leftover-${process.pid}-${Date.now()}`;
+  // The external diff program leaves a process behind and returns at once.
+  const tool = path.join(tempDir('agent-exec-confine-bin-'), 'xdiff-bg');
+  fs.writeFileSync(tool, `#!/bin/sh\npython3 -c 'import time; time.sleep(60)' ${marker} </dev/null >/dev/null 2>&1 &\nexit 0\n`, { mode: 0o755 });
+  const withMarker = () =>
+    fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+      try {
+        return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(marker);
+      } catch {
+        return false;
+      }
+    });
+  const r = await run({ command: 'git diff', cwd: dir, env: { ...env, GIT_EXTERNAL_DIFF: tool }, approval: { rules: noRules, allowReadOnly: true, onApproval: deny } });
+  assert.equal(r.approval.confinement, 'read-only-sandbox');
+  assert.ok(r.sandbox.mechanisms.some((m) => m.startsWith('nothing outlives the command')), r.sandbox.mechanisms.join());
+  await waitFor(() => withMarker().length === 0, { what: 'the confined run\'s leftover process to end', timeoutMs: 10000 });
+  // A sandbox the host asked for keeps its background jobs until they end, as unsandboxed runs do.
+  const kept = await run({ command: 'git diff', cwd: dir, env: { ...env, GIT_EXTERNAL_DIFF: tool }, sandbox: { writableRoots: [dir] } });
+  assert.ok(!kept.sandbox.mechanisms.some((m) => m.startsWith('nothing outlives the command')));
+  await waitFor(() => withMarker().length > 0, { what: 'the leftover of an ordinary sandboxed run' });
+  for (const p of withMarker()) {
+    try {
+      process.kill(Number(p), 'SIGKILL');
+    } catch {}
   }
 });

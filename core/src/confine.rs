@@ -39,6 +39,7 @@ pub fn confine_read_only(request: &mut ExecRequest) -> Confinement {
     spec.writable_roots = Some(Vec::new());
     spec.network = false;
     spec.unix_sockets.clear();
+    spec.ends_with_command = true;
     for (k, v) in GIT_READ_ONLY_ENV {
         request.env.retain(|(name, _)| name != k);
         request.env.push((k.to_string(), v.to_string()));
@@ -63,6 +64,7 @@ mod tests {
                 ..Default::default()
             },
             pass_env: Vec::new(),
+            ends_with_command: false,
         });
         asked.env.push(("GIT_CONFIG_COUNT".into(), "9".into()));
         for r in [&mut plain, &mut asked] {
@@ -70,7 +72,7 @@ mod tests {
                 Confinement::ReadOnlySandbox => {
                     let s = r.sandbox.as_ref().unwrap();
                     assert_eq!(s.writable_roots.as_deref(), Some(&[][..]));
-                    assert!(!s.network && s.unix_sockets.is_empty());
+                    assert!(!s.network && s.unix_sockets.is_empty() && s.ends_with_command);
                     assert_eq!(r.env_var("GIT_OPTIONAL_LOCKS").as_deref(), Some("0"));
                     assert_eq!(r.env_var("GIT_CONFIG_COUNT").as_deref(), Some("2"));
                     assert_eq!(

@@ -182,6 +182,9 @@ pub struct ProcessNamespaces {
     pub arg_range: Option<(usize, usize)>,
     /// The data of the namespace's `/proc` mount (see [`ChildPlan::mount_proc`]).
     pub proc_options: &'static std::ffi::CStr,
+    /// The init leaves (and the kernel ends every process of the namespace) as soon as the shell
+    /// is gone, not once nothing is left.
+    pub leave_with_shell: bool,
 }
 
 /// `/proc` options that hide from the command the processes it may not inspect (`hidepid=2`): its
@@ -308,11 +311,13 @@ impl ChildPlan {
         self.enter(Some(0))?;
         if let Some(ns) = self.mounts.as_ref().and_then(|m| m.process_namespaces) {
             // Returns in the shell only, pid 2 of the new namespace.
-            super::reaper::split(ns.lifeline, ns.arg_range).map_err(|errno| {
-                std::io::Error::from_raw_os_error(
-                    ((Step::ProcessNamespace as i32) << STEP_SHIFT) | errno,
-                )
-            })?;
+            super::reaper::split(ns.lifeline, ns.arg_range, ns.leave_with_shell).map_err(
+                |errno| {
+                    std::io::Error::from_raw_os_error(
+                        ((Step::ProcessNamespace as i32) << STEP_SHIFT) | errno,
+                    )
+                },
+            )?;
             Self::mount_proc(ns.proc_options)?;
         }
         self.finish()

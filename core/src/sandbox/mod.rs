@@ -89,6 +89,10 @@ pub struct SandboxSpec {
     pub limits: ResourceLimits,
     /// Variables that look like credentials (see `secrets`) the run still inherits, by name.
     pub pass_env: Vec<String>,
+    /// Nothing of the run outlives its command: when the shell exits, every process it left in the
+    /// run's PID namespace is killed (a confined "yes", see `confine`). Otherwise background jobs
+    /// live on until they end, as they do unsandboxed.
+    pub ends_with_command: bool,
 }
 
 impl SandboxSpec {
@@ -938,10 +942,17 @@ mod linux {
                         "PID, IPC and UTS namespaces (host processes invisible, an init that dies with the host)"
                             .into(),
                     );
+                    if spec.ends_with_command {
+                        mechanisms.push(
+                            "nothing outlives the command (its PID namespace ends with its shell)"
+                                .into(),
+                        );
+                    }
                     Some(super::child::ProcessNamespaces {
                         lifeline,
                         arg_range: super::reaper::host_arg_range(),
                         proc_options: super::child::proc_options(caps.is_root),
+                        leave_with_shell: spec.ends_with_command,
                     })
                 }
                 _ => None,
@@ -1276,6 +1287,7 @@ mod prepare_timing {
             unix_sockets: Vec::new(),
             limits: Default::default(),
             pass_env: Vec::new(),
+            ends_with_command: false,
         };
         let n = 200;
         let t = std::time::Instant::now();

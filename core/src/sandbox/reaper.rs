@@ -118,7 +118,11 @@ fn close_range(first: u32, last: u32) {
 /// Split the calling child (already in the new PID namespace's parent role) into relay, init and shell.
 /// Returns only in the shell, with 0; the relay and the init never return. An error is the errno of
 /// the fork that failed (nothing was left behind: an init without a relay exits by itself).
-pub fn split(lifeline: RawFd, arg_range: Option<(usize, usize)>) -> Result<(), i32> {
+pub fn split(
+    lifeline: RawFd,
+    arg_range: Option<(usize, usize)>,
+    leave_with_shell: bool,
+) -> Result<(), i32> {
     let mut alive = [0 as RawFd; 2];
     // SAFETY: pipe2 writes two descriptors into the array.
     if unsafe { libc::pipe2(alive.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -127,7 +131,7 @@ pub fn split(lifeline: RawFd, arg_range: Option<(usize, usize)>) -> Result<(), i
     let (alive_read, alive_write) = (alive[0], alive[1]);
     match raw_fork() {
         -1 => return Err(errno()),
-        0 => init(lifeline, alive_read, arg_range),
+        0 => init(lifeline, alive_read, arg_range, leave_with_shell),
         _ => {}
     }
     // SAFETY: our copy of the read end; the init holds its own.
@@ -205,8 +209,13 @@ fn relay(shell: libc::pid_t, alive_write: RawFd) -> ! {
 }
 
 /// The namespace's init: reap whatever is reparented to it; exit when the host is gone, or when the
-/// relay is gone and no process is left.
-fn init(lifeline: RawFd, alive_read: RawFd, arg_range: Option<(usize, usize)>) -> ! {
+/// relay is gone and no process is left (or at once when the relay is gone, with `leave_with_shell`).
+fn init(
+    lifeline: RawFd,
+    alive_read: RawFd,
+    arg_range: Option<(usize, usize)>,
+    leave_with_shell: bool,
+) -> ! {
     let mut keep = [lifeline, alive_read];
     keep.sort_unstable();
     close_all_but(&keep);
@@ -261,6 +270,10 @@ fn init(lifeline: RawFd, alive_read: RawFd, arg_range: Option<(usize, usize)>) -
             }
             if fds[2].revents != 0 {
                 relay_gone = true;
+                if leave_with_shell {
+                    // The command is over: nothing of it lives on.
+                    libc::_exit(0);
+                }
             }
             if fds[1].revents != 0 {
                 let mut info = [0u8; std::mem::size_of::<libc::signalfd_siginfo>()];
@@ -307,7 +320,7 @@ mod tests {
                 if super::super::child::bind(None, c"/", libc::MS_REC | libc::MS_SLAVE) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                super::split(lifeline, None).map_err(std::io::Error::from_raw_os_error)?;
+                super::split(lifeline, None, false).map_err(std::io::Error::from_raw_os_error)?;
                 super::super::child::ChildPlan::mount_proc(c"")
             });
         }

@@ -4,7 +4,7 @@
 //! passes one on by naming it (`sandbox.passEnv`) or by giving it in `env` itself.
 
 /// Parts of a name that mark a credential, matched case-insensitively anywhere in it.
-const MARKS: [&str; 10] = [
+const MARKS: [&str; 15] = [
     "KEY",
     "SECRET",
     "TOKEN",
@@ -12,9 +12,14 @@ const MARKS: [&str; 10] = [
     "PASSWD",
     "PASSPHRASE",
     "CREDENTIAL",
+    "CREDS",
     "COOKIE",
     "AUTH",
     "SESSION_ID",
+    "JWT",
+    "WEBHOOK",
+    "PRIVATE",
+    "CONNECTION_STRING",
 ];
 
 /// Prefixes of whole families of credentials (cloud and forge accounts).
@@ -23,7 +28,7 @@ const PREFIXES: [&str; 8] = [
 ];
 
 /// Suffixes that name a credential by convention.
-const SUFFIXES: [&str; 3] = ["_PAT", "_PWD", "_DSN"];
+const SUFFIXES: [&str; 5] = ["_PAT", "_PWD", "_DSN", "_PASS", "_PW"];
 
 /// Does `name` look like a credential's variable?
 pub fn looks_like_secret(name: &str) -> bool {
@@ -74,6 +79,13 @@ mod tests {
             "XAUTHORITY",
             "sentry_dsn",
             "api_key",
+            "DOCKER_CREDS",
+            "SMTP_PASS",
+            "DB_PW",
+            "MY_JWT",
+            "SLACK_WEBHOOK_URL",
+            "AZURE_STORAGE_CONNECTION_STRING",
+            "SIGNING_PRIVATE_PEM",
         ] {
             assert!(looks_like_secret(name), "{name}");
         }

@@ -279,6 +279,27 @@ fn arm_sandbox(
     .map(Some)
 }
 
+/// What a run's EXIT trap wrote into its cwd report: read only from a regular file, at most 64 KiB,
+/// never through a link and never waiting. The file lies where the command can write (a sandboxed
+/// run's temp dir), so a FIFO planted there would otherwise block this read, and the host, forever.
+fn read_cwd_report(path: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(64 * 1024).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
 /// The pid of the run's namespace init, where the host spawned one it knows (the fork-free spawn).
 fn namespace_inits(session: &Session) -> Vec<u32> {
     #[cfg(target_os = "linux")]
@@ -425,7 +446,7 @@ async fn drive(
         Err(_) => (None, None),
     };
     let final_cwd = session.cwd_report.as_ref().and_then(|report| {
-        let dir = std::fs::read_to_string(report).ok();
+        let dir = read_cwd_report(report);
         let _ = std::fs::remove_file(report);
         dir.map(|d| d.trim_end_matches('\n').to_string())
             .filter(|d| !d.is_empty())
@@ -533,6 +554,29 @@ impl std::future::Future for JoinAll {
         } else {
             Poll::Pending
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod cwd_report_tests {
+    #[test]
+    fn a_cwd_report_is_read_only_from_a_regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("final-cwd");
+        std::fs::write(&file, "/somewhere\n").unwrap();
+        assert_eq!(
+            super::read_cwd_report(&file).as_deref(),
+            Some("/somewhere\n")
+        );
+        // A FIFO with no writer: an open that waited would never return.
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert_eq!(super::read_cwd_report(&fifo), None);
+        // A link to a file elsewhere is not followed.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert_eq!(super::read_cwd_report(&link), None);
+        assert_eq!(super::read_cwd_report(&dir.path().join("missing")), None);
     }
 }
 

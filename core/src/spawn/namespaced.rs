@@ -88,6 +88,8 @@ const INIT_STACK_BYTES: usize = 64 * 1024;
 #[repr(C)]
 struct InitMemory {
     lifeline: c_int,
+    /// Non-zero: leave (taking the namespace) as soon as the shell is gone.
+    leave_with_shell: c_int,
     /// 0 until the outer child has made the shell; then 1, or 2 when there is no shell to wait for.
     shell_ready: AtomicU32,
     stack: [u128; INIT_STACK_BYTES / 16],
@@ -129,6 +131,10 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Spawned, SpawnError> {
     }
     let mut init = Box::new(InitMemory {
         lifeline: plan.lifeline,
+        leave_with_shell: plan
+            .sandbox
+            .process_namespaces()
+            .is_some_and(|n| n.leave_with_shell) as c_int,
         shell_ready: AtomicU32::new(0),
         stack: [0; INIT_STACK_BYTES / 16],
     });
@@ -732,6 +738,10 @@ extern "C" fn init_main(arg: *mut c_void) -> ! {
                 shell_gone = true;
                 sys(libc::SYS_close, [shell as usize, 0, 0, 0]);
                 shell = -1;
+                if m.leave_with_shell != 0 {
+                    // The command is over: nothing of it lives on.
+                    exit(0);
+                }
             }
             if fds[1].revents != 0 {
                 let mut info = [0u8; 128];
