@@ -64,6 +64,38 @@ pub const PROTECTED_RC_FILES: [&str; 10] = [
     ".zlogout",
 ];
 
+/// Files and directories of a project (at the top of each writable root) that tools or the user's
+/// editor run, or that grant an agent more: never writable in a sandbox, so a command cannot plant
+/// what the host later runs (an editor's tasks on folder open, direnv on `cd`, hooks a commit runs,
+/// an agent's own settings and MCP servers).
+pub const PROTECTED_IN_ROOTS: [&str; 8] = [
+    ".claude",
+    ".mcp.json",
+    ".vscode",
+    ".idea",
+    ".envrc",
+    ".husky",
+    ".pre-commit-config.yaml",
+    ".devcontainer",
+];
+
+/// In a home directory a root holds, besides the shell start-up files: the configs that make git,
+/// ssh, npm or cargo run programs, and what a desktop session starts.
+pub const PROTECTED_HOME_ENTRIES: [&str; 12] = [
+    ".gitconfig",
+    ".config/git",
+    ".ssh",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".cargo/config.toml",
+    ".cargo/config",
+    ".inputrc",
+    ".config/systemd",
+    ".config/autostart",
+    ".config/environment.d",
+];
+
 /// Why a write was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DenyRule {
@@ -133,6 +165,9 @@ impl FsPolicy {
         };
         let mut git_entries = Vec::new();
         for root in &writable_roots {
+            for entry in PROTECTED_IN_ROOTS {
+                protect(root.join(entry));
+            }
             for work_tree in work_trees(root) {
                 let dot_git = work_tree.join(".git");
                 if std::fs::symlink_metadata(&dot_git).is_err() {
@@ -155,7 +190,7 @@ impl FsPolicy {
         if let Some(home) = home {
             let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
             if under_any(&home, &writable_roots) {
-                for rc in PROTECTED_RC_FILES {
+                for rc in PROTECTED_RC_FILES.iter().chain(&PROTECTED_HOME_ENTRIES) {
                     protect(home.join(rc));
                 }
             }
@@ -356,8 +391,14 @@ mod tests {
         let root = canon(dir.path());
         std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
         let p = FsPolicy::new(vec![root.clone()], None);
+        let git_protected: Vec<PathBuf> = p
+            .protected
+            .iter()
+            .filter(|x| x.starts_with(root.join(".git")))
+            .cloned()
+            .collect();
         assert_eq!(
-            p.protected,
+            git_protected,
             ["hooks", "config", "commondir", "info", "config.worktree"]
                 .map(|e| root.join(".git").join(e))
         );
@@ -396,6 +437,32 @@ mod tests {
         let p = FsPolicy::new(vec![wt, base.clone()], None);
         assert!(p.protected.contains(&real.join("hooks")), "{p:?}");
         assert!(p.protected.contains(&base.join("repo.git/config")), "{p:?}");
+    }
+
+    #[test]
+    fn what_editors_agents_and_hooks_run_is_protected_at_the_top_of_every_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = canon(dir.path());
+        let p = FsPolicy::new(vec![root.clone()], None);
+        for entry in [
+            ".claude/settings.json",
+            ".mcp.json",
+            ".vscode/tasks.json",
+            ".envrc",
+            ".husky/pre-commit",
+            ".pre-commit-config.yaml",
+        ] {
+            assert!(
+                matches!(
+                    p.check_write(&root.join(entry)),
+                    Err(DenyRule::Protected(_))
+                ),
+                "{entry}"
+            );
+        }
+        // Deeper in the tree they are ordinary files of the project.
+        assert_eq!(p.check_write(&root.join("docs/.vscode/x")), Ok(()));
+        assert_eq!(p.check_write(&root.join("src/main.rs")), Ok(()));
     }
 
     #[test]
@@ -448,10 +515,19 @@ mod tests {
             Err(DenyRule::Protected(home.join(".bashrc")))
         );
         assert_eq!(p.check_write(&home.join("notes.txt")), Ok(()));
+        for entry in [".gitconfig", ".ssh/config", ".config/git/config", ".npmrc"] {
+            assert!(
+                matches!(
+                    p.check_write(&home.join(entry)),
+                    Err(DenyRule::Protected(_))
+                ),
+                "{entry}"
+            );
+        }
         // A root elsewhere leaves home's files alone (they are outside the roots anyway).
         let other = tempfile::tempdir().unwrap();
         let p = FsPolicy::new(vec![canon(other.path())], Some(&home));
-        assert!(p.protected.is_empty());
+        assert!(p.protected.iter().all(|x| !x.starts_with(&home)));
     }
 
     #[test]
