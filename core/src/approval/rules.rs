@@ -93,7 +93,7 @@ impl Rule {
 
     /// A prefix or glob rule on a runner (`Bash(npm test:*)`) does not cover the runner's own
     /// options that change what runs (see `runners`): why, for the command's words `words`.
-    fn runner_problem(&self, words: &[String]) -> Option<String> {
+    fn runner_problem(&self, words: &[String], expands: &[bool]) -> Option<String> {
         let p = match &self.pattern {
             Pattern::Prefix(p) => p,
             Pattern::Glob(g) => g.split('*').next().unwrap_or(""),
@@ -101,7 +101,8 @@ impl Rule {
         };
         let prefix: Vec<&str> = p.split_whitespace().collect();
         let covered = prefix.len().min(words.len());
-        super::runners::problem(&prefix, &words[covered..])
+        let rest_expands = expands.get(covered..).unwrap_or(&[]);
+        super::runners::problem(&prefix, &words[covered..], rest_expands)
     }
 
     /// Does the rule match one simple command (its words joined by single spaces)?
@@ -378,14 +379,16 @@ impl RuleSet {
             let expands = &s.expands[offset.min(s.expands.len())..];
             let words = &s.argv[offset.min(s.argv.len())..];
             match self.allow.iter().find(|r| {
-                r.matches(&text) && r.exact_over(expands) && r.runner_problem(words).is_none()
+                r.matches(&text)
+                    && r.exact_over(expands)
+                    && r.runner_problem(words, expands).is_none()
             }) {
                 Some(r) => used.push(r.source.clone()),
                 None => {
                     // A rule that matched but for a runner option says which option.
                     let runner = self.allow.iter().find_map(|r| {
                         r.matches(&text)
-                            .then(|| r.runner_problem(words))
+                            .then(|| r.runner_problem(words, expands))
                             .flatten()
                             .map(|why| format!("{} does not cover this: {why}", r.source))
                     });

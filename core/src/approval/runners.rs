@@ -271,9 +271,16 @@ fn grammar_for(prefix: &[&str]) -> Option<&'static Grammar> {
 }
 
 /// Why the words `rest`, after a rule prefix `prefix` (its words), make the rule miss, if they do.
-pub fn problem(prefix: &[&str], rest: &[String]) -> Option<String> {
+/// `expands` says which of `rest` bash may expand (braces, globs): such a word can become any
+/// option (`{--config,x}`, a file named `-p evil` matched by `*`), so it misses too.
+pub fn problem(prefix: &[&str], rest: &[String], expands: &[bool]) -> Option<String> {
     let g = grammar_for(prefix)?;
     let runner = prefix.join(" ");
+    if let Some((w, _)) = rest.iter().zip(expands).find(|(_, e)| **e) {
+        return Some(format!(
+            "{w} may expand into options of `{runner}` (braces or a glob)"
+        ));
+    }
     let mut i = 0;
     while let Some(w) = rest.get(i) {
         if w == "--" {
@@ -335,7 +342,15 @@ mod tests {
     fn check(prefix: &str, rest: &str) -> Option<String> {
         let p: Vec<&str> = prefix.split_whitespace().collect();
         let r: Vec<String> = rest.split_whitespace().map(String::from).collect();
-        problem(&p, &r)
+        let plain = vec![false; r.len()];
+        problem(&p, &r, &plain)
+    }
+
+    #[test]
+    fn words_that_expand_miss() {
+        let rest = vec!["{--config,x}".to_string()];
+        assert!(problem(&["cargo", "test"], &rest, &[true]).is_some());
+        assert!(problem(&["ls"], &rest, &[true]).is_none());
     }
 
     #[test]
