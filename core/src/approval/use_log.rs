@@ -49,6 +49,11 @@ pub fn flush() {
     SCHEDULED.store(false, Ordering::Release);
     let pending = std::mem::take(&mut *PENDING.lock().unwrap_or_else(|e| e.into_inner()));
     for (path, uses) in pending {
+        // The file's directory is gone (a host removed its temp dir on its way out): a use time is
+        // bookkeeping, not a reason to make the directory again.
+        if !path.parent().is_some_and(|d| d.is_dir()) {
+            continue;
+        }
         if let Err(e) = store::record_uses(&path, &uses) {
             tracing::debug!("could not record allowlist uses in {}: {e}", path.display());
         }
