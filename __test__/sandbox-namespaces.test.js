@@ -189,6 +189,9 @@ test('a process limit counts the command\'s processes, not the sandbox\'s own', 
   // The shell and three jobs: four processes, the limit.
   const ok = await run({ command: 'sleep 0.3 & sleep 0.3 & sleep 0.3 & wait; echo all-ran', cwd: tempDir(), sandbox: { limits: { processes: 4 } } });
   assert.match(ok.output, /^all-ran$/m);
+  // Not one fork was refused: bash retries a refused fork and would still print all-ran.
+  assert.doesNotMatch(ok.output, /fork|retry|Resource temporarily unavailable/i, ok.output);
+  assert.equal(ok.sandbox.limitExceeded, undefined, ok.sandbox.limitMessage);
   const over = await run({ command: 'for i in 1 2 3 4 5 6; do sleep 0.5 & done; wait; echo done', cwd: tempDir(), sandbox: { limits: { processes: 4 } } });
   assert.match(over.output, /fork|Resource temporarily unavailable|retry/i, over.output);
 });
