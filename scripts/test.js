@@ -12,7 +12,8 @@ const root = path.join(__dirname, '..');
 
 function step(title, cmd, args) {
   process.stdout.write(`\n== ${title}: ${cmd} ${args.join(' ')}\n`);
-  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
+  // A step that hangs fails after 30 minutes rather than stalling CI.
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', timeout: 30 * 60 * 1000, killSignal: 'SIGKILL' });
   if (r.status !== 0) {
     process.stdout.write(`\n== ${title} failed (exit ${r.status ?? r.signal})\n`);
     process.exit(r.status || 1);
@@ -46,11 +47,17 @@ const tapDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-exec-tap-'));
 const tap = path.join(tapDir, 'report.tap');
 const reporter = process.stdout.isTTY ? 'spec' : 'tap';
 process.stdout.write(`\n== node tests (as ${os.userInfo().username}): node --test ${files.length} files\n`);
+// Deadlines, so a hang fails instead of stalling CI: every test without its own gets 5 minutes, and
+// the whole run 40.
+const RUN_DEADLINE_MS = 40 * 60 * 1000;
 const r = spawnSync(
   process.execPath,
-  ['--test', '--test-concurrency=1', `--test-reporter=${reporter}`, '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...files],
-  { cwd: root, stdio: 'inherit' },
+  ['--test', '--test-concurrency=1', '--test-timeout=300000', `--test-reporter=${reporter}`, '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...files],
+  { cwd: root, stdio: 'inherit', timeout: RUN_DEADLINE_MS, killSignal: 'SIGKILL' },
 );
+if (r.error && r.error.code === 'ETIMEDOUT') {
+  process.stdout.write(`\n== the node tests did not finish within ${RUN_DEADLINE_MS / 60000} minutes: a test hangs\n`);
+}
 const report = fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : '';
 fs.rmSync(tapDir, { recursive: true, force: true });
 
