@@ -299,14 +299,13 @@ mod tests {
 
     /// Run `sh -c script` split as a sandboxed run is on the forking way (relay, init, shell), in new
     /// mount and PID namespaces (root only: a normal user would need a user namespace too). `None`
-    /// where the namespaces cannot be had here.
-    fn run_split(script: &str) -> Option<(std::process::ExitStatus, String)> {
+    /// only when not root; as root every failure to run it fails the test (it never passes empty).
+    fn run_split(script: &str, leave_with_shell: bool) -> Option<(std::process::ExitStatus, String)> {
         // SAFETY: geteuid cannot fail.
         if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: needs root for the namespaces");
             return None;
         }
-        let lifeline = super::lifeline()?;
+        let lifeline = super::lifeline().expect("a root test process has a lifeline");
         let mut cmd = std::process::Command::new("/bin/sh");
         cmd.args(["-c", script])
             .stdout(std::process::Stdio::piped())
@@ -320,11 +319,14 @@ mod tests {
                 if super::super::child::bind(None, c"/", libc::MS_REC | libc::MS_SLAVE) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                super::split(lifeline, None, false).map_err(std::io::Error::from_raw_os_error)?;
+                super::split(lifeline, None, leave_with_shell)
+                    .map_err(std::io::Error::from_raw_os_error)?;
                 super::super::child::ChildPlan::mount_proc(c"")
             });
         }
-        let out = cmd.output().ok()?;
+        let out = cmd
+            .output()
+            .expect("the split run starts (namespaces as root)");
         Some((
             out.status,
             String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -334,7 +336,7 @@ mod tests {
     #[test]
     fn the_relay_exits_as_the_shell_did_and_the_shell_is_pid_2() {
         let Some((status, out)) =
-            run_split("echo $$; ps -e -o pid=,comm= | tr -s ' ' | sort -n; exit 3")
+            run_split("echo $$; ps -e -o pid=,comm= | tr -s ' ' | sort -n; exit 3", false)
         else {
             return;
         };
@@ -348,7 +350,7 @@ mod tests {
                 .any(|l| l.contains("cargo") || l.contains("agent_exec")),
             "{out}"
         );
-        let Some((status, _)) = run_split("kill -TERM $$") else {
+        let Some((status, _)) = run_split("kill -TERM $$", false) else {
             return;
         };
         assert_eq!(status.signal(), Some(libc::SIGTERM));
@@ -364,7 +366,7 @@ mod tests {
             "(sleep 0.3; cat /proc/1/comm > {m}; exec awk '/^PPid/ {{ print $2 }}' /proc/self/status >> {m}) & exit 0",
             m = mark.display()
         );
-        let Some((status, _)) = run_split(&script) else {
+        let Some((status, _)) = run_split(&script, false) else {
             let _ = std::fs::remove_dir_all(&dir);
             return;
         };
@@ -380,6 +382,25 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         // Its parent, once the shell was gone, is the namespace's init.
         assert_eq!(text, "agent-exec-init\n1\n");
+    }
+
+    #[test]
+    fn with_leave_with_shell_nothing_outlives_the_shell() {
+        let dir = std::env::temp_dir().join(format!("agent-exec-leave-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mark = dir.join("mark");
+        // The job would write after its shell has gone; the init leaves with the shell and the kernel
+        // ends the job first. The job holds the run's stdout, so the output is read to its end only
+        // once the job is gone, written or killed: no waiting on time.
+        let script = format!("(sleep 0.5; echo ran > {m}) & exit 0", m = mark.display());
+        let Some((status, _)) = run_split(&script, true) else {
+            let _ = std::fs::remove_dir_all(&dir);
+            return;
+        };
+        assert_eq!(status.code(), Some(0));
+        let wrote = mark.exists();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(!wrote, "a job of the run outlived its shell");
     }
 
     #[test]
