@@ -300,7 +300,10 @@ mod tests {
     /// Run `sh -c script` split as a sandboxed run is on the forking way (relay, init, shell), in new
     /// mount and PID namespaces (root only: a normal user would need a user namespace too). `None`
     /// only when not root; as root every failure to run it fails the test (it never passes empty).
-    fn run_split(script: &str, leave_with_shell: bool) -> Option<(std::process::ExitStatus, String)> {
+    fn run_split(
+        script: &str,
+        leave_with_shell: bool,
+    ) -> Option<(std::process::ExitStatus, String)> {
         // SAFETY: geteuid cannot fail.
         if unsafe { libc::geteuid() } != 0 {
             return None;
@@ -335,9 +338,10 @@ mod tests {
 
     #[test]
     fn the_relay_exits_as_the_shell_did_and_the_shell_is_pid_2() {
-        let Some((status, out)) =
-            run_split("echo $$; ps -e -o pid=,comm= | tr -s ' ' | sort -n; exit 3", false)
-        else {
+        let Some((status, out)) = run_split(
+            "echo $$; ps -e -o pid=,comm= | tr -s ' ' | sort -n; exit 3",
+            false,
+        ) else {
             return;
         };
         assert_eq!(status.code(), Some(3), "{out}");
