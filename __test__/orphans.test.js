@@ -183,8 +183,9 @@ test('200 concurrent mixed runs with random kills and timeouts: all accounted fo
     kinds.push('kill');
     return native.exec({ command: 'setsid sleep 300 & sleep 301', env, background: true }).then(async (bg) => {
       await new Promise((res) => setTimeout(res, Math.floor(rand() * 300)));
-      await native.killSession(bg.sessionId);
-      return { ...bg, killed: true };
+      const killed = await native.killSession(bg.sessionId);
+      const after = await native.pollSession(bg.sessionId);
+      return { ...bg, killed, after };
     });
   });
   const results = await Promise.all(runs);
@@ -194,7 +195,15 @@ test('200 concurrent mixed runs with random kills and timeouts: all accounted fo
     if (kinds[i] === 'quick') assert.equal(r.output, `echo run-${i}`.slice(5) + '\n');
     if (kinds[i] === 'timeout') assert.equal(r.timedOut, true);
     if (kinds[i] === 'abort') assert.equal(r.aborted, true);
-    if (kinds[i] === 'kill') assert.equal(r.killed, true);
+    if (kinds[i] === 'kill') {
+      // What killSession answered: the session, nothing that survived SIGKILL, and a run that ended by
+      // a signal (or exited on SIGTERM), which the session shows as no longer running.
+      assert.equal(r.killed.sessionId, r.sessionId);
+      assert.deepEqual(r.killed.survivors, []);
+      assert.ok(r.killed.exitSignal || r.killed.exitCode !== undefined, JSON.stringify(r.killed));
+      assert.equal(r.after.exited, true);
+      assert.notEqual(r.after.status, 'running');
+    }
   });
   await waitFor(() => withEnv('MIXED_MARK', mark).length === 0, { what: 'no marked process left', timeoutMs: 10000 });
 });
