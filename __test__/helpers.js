@@ -14,14 +14,19 @@ process.env.SHELL = '/bin/bash';
 
 const native = require('../js/index.js');
 
-/** True while `pid` exists and is not a zombie. */
+/**
+ * True while `pid` exists and is not a zombie. Not a pid (a pid file never written) or a `/proc` that
+ * cannot be read is an error, never "not alive": a check must not pass when there is nothing to check.
+ */
 function alive(pid) {
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`alive(${pid}): not a pid`);
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
     return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
+  } catch (e) {
+    if (e.code === 'ENOENT' || e.code === 'ESRCH') return false;
+    throw e;
   }
 }
 

@@ -161,9 +161,11 @@ test('kill and timeout end a PTY tree', async () => {
   assert.equal(alive(r.pid), false);
 
   const pids2 = path.join(dir, 'pids2');
-  const t = await native.exec({ command: `sleep 300 & echo $! > ${pids2}; wait`, pty: true, timeoutMs: 500, killGraceMs: 300 });
+  const t = await native.exec({ command: `sleep 300 & echo $! > ${pids2}; wait`, pty: true, timeoutMs: 2000, killGraceMs: 300 });
   track(t.pid, readPids(pids2));
   assert.equal(t.timedOut, true);
+  // The child was started and its pid written: the check below has something to check.
+  assert.equal(readPids(pids2).length, 1, 'the timed-out run never wrote its child\'s pid');
   assert.equal(alive(readPids(pids2)[0]), false);
 });
 
