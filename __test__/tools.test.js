@@ -543,10 +543,12 @@ test('approval-pending, then the run after the decision', async () => {
 
 test('approvals awaited by default: a denial is a failed result', async () => {
   const dir = tempDir();
-  const exec = api.createExecTool({ security: 'allowlist', ask: 'on-miss', approvalsFile: path.join(dir, 'a.json'), onApproval: async () => 'deny' });
+  const exec = api.createExecTool({ cwd: dir, security: 'allowlist', ask: 'on-miss', approvalsFile: path.join(dir, 'a.json'), onApproval: async () => 'deny' });
   const r = await exec.execute('1', { command: 'touch nope' });
   assert.equal(r.details.status, 'failed');
   assert.equal(text(r), 'exec denied: user denied');
+  // Nothing ran: the file the command would have made is not there.
+  assert.equal(fs.existsSync(path.join(dir, 'nope')), false);
 });
 
 test('OpenClaw environment variables and their clamps', () => {
