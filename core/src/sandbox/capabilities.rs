@@ -201,47 +201,22 @@ fn probe_mount_namespace(is_root: bool, read_only: bool) -> bool {
 /// mapped as a run's is), fork its first process, and mount a `/proc` of it from inside.
 #[cfg(target_os = "linux")]
 fn probe_process_namespaces(is_root: bool) -> bool {
-    // SAFETY: getuid/getgid cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let uid_map = format!("{uid} {uid} 1");
-    let gid_map = format!("{gid} {gid} 1");
-    let mut flags =
-        libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
-    if !is_root {
-        flags |= libc::CLONE_NEWUSER;
-    }
+    let flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+    let maps = run_maps();
     probe_in_child(move || {
-        use super::child::bind;
+        use super::child::{bind, mount_fs};
         let ok = |rc: libc::c_long| match rc {
             0 => Ok(()),
             _ => Err(std::io::Error::last_os_error()),
         };
-        // SAFETY: unshare, writes of our own maps, a raw fork and a wait, in the forked child.
+        unshare_as_a_run(is_root, flags, &maps)?;
+        ok(bind(None, c"/", libc::MS_REC | libc::MS_SLAVE))?;
+        // SAFETY: a raw fork and a wait, in the forked child.
         unsafe {
-            ok(libc::unshare(flags) as libc::c_long)?;
-            if !is_root {
-                for (file, map) in [
-                    (c"/proc/self/setgroups", "deny"),
-                    (c"/proc/self/uid_map", uid_map.as_str()),
-                    (c"/proc/self/gid_map", gid_map.as_str()),
-                ] {
-                    let fd = libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                    if fd < 0 || libc::write(fd, map.as_ptr().cast(), map.len()) < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    libc::close(fd);
-                }
-            }
-            ok(bind(None, c"/", libc::MS_REC | libc::MS_SLAVE))?;
             let pid = libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_ulong, 0, 0, 0, 0);
             if pid == 0 {
-                let rc = libc::mount(
-                    c"proc".as_ptr(),
-                    c"/proc".as_ptr(),
-                    c"proc".as_ptr(),
-                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                    std::ptr::null(),
-                );
+                let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                let rc = mount_fs(c"proc", c"/proc", proc_flags, None);
                 libc::_exit(if rc == 0 { 0 } else { 1 });
             }
             if pid < 0 {
@@ -319,27 +294,14 @@ fn probe_private_dev(is_root: bool) -> bool {
             0 => Ok(()),
             _ => Err(std::io::Error::last_os_error()),
         };
+        use super::child::{bind, mount_fs, DEVPTS_OPTIONS, DEV_TMPFS_OPTIONS};
         unshare_as_a_run(is_root, libc::CLONE_NEWNS, &maps)?;
-        ok(super::child::bind(None, c"/", libc::MS_REC | libc::MS_SLAVE) as libc::c_int)?;
-        // SAFETY: mounts and a mkdir with NUL-terminated strings, in a forked child.
-        unsafe {
-            ok(libc::mount(
-                c"tmpfs".as_ptr(),
-                dir_c.as_ptr(),
-                c"tmpfs".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NOEXEC,
-                c"mode=0755,size=64k".as_ptr().cast(),
-            ))?;
-            ok(libc::mkdir(pts_c.as_ptr(), 0o755))?;
-            ok(libc::mount(
-                c"devpts".as_ptr(),
-                pts_c.as_ptr(),
-                c"devpts".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NOEXEC,
-                c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
-            ))?;
-        }
-        Ok(())
+        ok(bind(None, c"/", libc::MS_REC | libc::MS_SLAVE) as libc::c_int)?;
+        let flags = libc::MS_NOSUID | libc::MS_NOEXEC;
+        ok(mount_fs(c"tmpfs", &dir_c, flags, Some(DEV_TMPFS_OPTIONS)) as libc::c_int)?;
+        // SAFETY: mkdir with a NUL-terminated path, in a forked child.
+        ok(unsafe { libc::mkdir(pts_c.as_ptr(), 0o755) })?;
+        ok(mount_fs(c"devpts", &pts_c, flags, Some(DEVPTS_OPTIONS)) as libc::c_int)
     })
 }
 

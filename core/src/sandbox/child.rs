@@ -230,6 +230,28 @@ pub fn bind(
     }
 }
 
+/// `mount(2)` of a file system of `kind` (a tmpfs, a devpts instance, `/proc`) on `target`, with
+/// `flags` and its options `data`: what a run's own `/dev`, its covers and its `/proc` are made of
+/// (and what the capability probes try).
+pub fn mount_fs(
+    kind: &std::ffi::CStr,
+    target: &std::ffi::CStr,
+    flags: libc::c_ulong,
+    data: Option<&std::ffi::CStr>,
+) -> libc::c_long {
+    let data = data.map_or(std::ptr::null(), |d| d.as_ptr().cast());
+    // SAFETY: mount reads NUL-terminated strings that outlive the call.
+    unsafe {
+        libc::mount(kind.as_ptr(), target.as_ptr(), kind.as_ptr(), flags, data) as libc::c_long
+    }
+}
+
+/// The options of the tmpfs a run's own `/dev` is built on.
+pub const DEV_TMPFS_OPTIONS: &std::ffi::CStr = c"mode=0755,size=64k";
+
+/// The options of a run's own devpts instance.
+pub const DEVPTS_OPTIONS: &std::ffi::CStr = c"newinstance,ptmxmode=0666,mode=0620";
+
 /// `struct mount_attr` of `mount_setattr(2)`.
 #[repr(C)]
 struct MountAttr {
@@ -346,21 +368,12 @@ impl ChildPlan {
     /// whoever mounts it), so the host's processes are not there to be read. `options` (see
     /// [`proc_options`]) also hide the processes the command may not inspect.
     pub fn mount_proc(options: &std::ffi::CStr) -> std::io::Result<()> {
-        // SAFETY: mount with static NUL-terminated strings.
-        let mount = |data: *const libc::c_void| unsafe {
-            libc::mount(
-                c"proc".as_ptr(),
-                c"/proc".as_ptr(),
-                c"proc".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                data,
-            )
-        };
+        let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
         // A kernel or a policy that refuses the option still gets the namespace's own /proc.
-        if mount(options.as_ptr().cast()) == 0 {
+        if mount_fs(c"proc", c"/proc", flags, Some(options)) == 0 {
             return Ok(());
         }
-        check(mount(std::ptr::null()) as libc::c_long, Step::ProcMount)
+        check(mount_fs(c"proc", c"/proc", flags, None), Step::ProcMount)
     }
 
     /// The last steps, in the process that execs the shell: limits, `no_new_privs`, Landlock, the
@@ -510,23 +523,9 @@ impl ChildPlan {
     /// Build the run's `/dev` (see [`DevPlan`]) and move it over the host's.
     fn make_dev(&self, dev: &DevPlan, terminal: Option<libc::c_int>) -> std::io::Result<()> {
         let step = Step::Devices;
-        let fs = |source: &std::ffi::CStr,
-                  target: &std::ffi::CStr,
-                  kind: &std::ffi::CStr,
-                  data: &std::ffi::CStr| {
-            // SAFETY: mount with NUL-terminated strings that outlive the call.
-            unsafe {
-                libc::mount(
-                    source.as_ptr(),
-                    target.as_ptr(),
-                    kind.as_ptr(),
-                    libc::MS_NOSUID | libc::MS_NOEXEC,
-                    data.as_ptr().cast(),
-                ) as libc::c_long
-            }
-        };
+        let flags = libc::MS_NOSUID | libc::MS_NOEXEC;
         check(
-            fs(c"tmpfs", &dev.staging, c"tmpfs", c"mode=0755,size=64k"),
+            mount_fs(c"tmpfs", &dev.staging, flags, Some(DEV_TMPFS_OPTIONS)),
             step,
         )?;
         for (host, staged) in &dev.nodes {
@@ -546,7 +545,12 @@ impl ChildPlan {
             Some((host, staged)) => {
                 // A PTY run keeps its terminal at its own name, and sees no other pty.
                 check(
-                    fs(c"tmpfs", &dev.staging_pts, c"tmpfs", c"mode=0755,size=4k"),
+                    mount_fs(
+                        c"tmpfs",
+                        &dev.staging_pts,
+                        flags,
+                        Some(c"mode=0755,size=4k"),
+                    ),
                     step,
                 )?;
                 check(make_file(staged), step)?;
@@ -554,12 +558,7 @@ impl ChildPlan {
             }
             None => {
                 check(
-                    fs(
-                        c"devpts",
-                        &dev.staging_pts,
-                        c"devpts",
-                        c"newinstance,ptmxmode=0666,mode=0620",
-                    ),
+                    mount_fs(c"devpts", &dev.staging_pts, flags, Some(DEVPTS_OPTIONS)),
                     step,
                 )?;
             }
@@ -608,17 +607,13 @@ impl ChildPlan {
             }
             None => None,
         };
-        // SAFETY: mount with NUL-terminated strings.
-        let rc = unsafe {
-            libc::mount(
-                c"tmpfs".as_ptr(),
-                h.path.as_ptr(),
-                c"tmpfs".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                c"mode=0700,size=16k".as_ptr().cast(),
-            )
-        };
-        let result = check(rc as libc::c_long, step).and_then(|()| {
+        let rc = mount_fs(
+            c"tmpfs",
+            &h.path,
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            Some(c"mode=0700,size=16k"),
+        );
+        let result = check(rc, step).and_then(|()| {
             if let (Some(fd), Some(keep)) = (keep_fd, &h.keep) {
                 check(make_dir(keep), step)?;
                 let mut buf = [0u8; 32];

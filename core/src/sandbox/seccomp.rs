@@ -48,24 +48,28 @@ fn condition(arg: u8, op: SeccompCmpOp, value: u64) -> SeccompCondition {
     SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).expect("valid condition")
 }
 
+/// A rule of one condition on a 32-bit argument.
+fn rule(arg: u8, op: SeccompCmpOp, value: u64) -> SeccompRule {
+    SeccompRule::new(vec![condition(arg, op, value)]).expect("rule")
+}
+
+/// A rule matching when every bit of `flags` is set in argument `arg`.
+fn all_set(arg: u8, flags: u64) -> SeccompRule {
+    rule(arg, SeccompCmpOp::MaskedEq(flags), flags)
+}
+
 /// Rules matching an `open`-like call whose flags (argument `arg`) ask for writing.
 fn write_open_rules(arg: u8) -> Vec<SeccompRule> {
     let mut rules = Vec::new();
     for access in WRITE_ACCESS {
-        rules.push(
-            SeccompRule::new(vec![condition(
-                arg,
-                SeccompCmpOp::MaskedEq(libc::O_ACCMODE as u64),
-                access,
-            )])
-            .expect("rule"),
-        );
+        rules.push(rule(
+            arg,
+            SeccompCmpOp::MaskedEq(libc::O_ACCMODE as u64),
+            access,
+        ));
     }
     for flag in WRITE_FLAGS {
-        rules.push(
-            SeccompRule::new(vec![condition(arg, SeccompCmpOp::MaskedEq(flag), flag)])
-                .expect("rule"),
-        );
+        rules.push(all_set(arg, flag));
     }
     rules
 }
@@ -191,11 +195,7 @@ fn conditional_rules(network: bool, other_processes: bool) -> BTreeMap<i64, Vec<
     }
     for call in [libc::SYS_unshare, libc::SYS_clone] {
         let any_namespace = refused::namespace_flags_of(call)
-            .map(|(flag, _)| {
-                let flag = flag as u64;
-                SeccompRule::new(vec![condition(0, SeccompCmpOp::MaskedEq(flag), flag)])
-                    .expect("rule")
-            })
+            .map(|(flag, _)| all_set(0, flag as u64))
             .collect();
         rules.insert(nr(call), any_namespace);
     }
@@ -205,14 +205,7 @@ fn conditional_rules(network: bool, other_processes: bool) -> BTreeMap<i64, Vec<
         nr(libc::SYS_ioctl),
         refused::REFUSED_IOCTLS
             .iter()
-            .map(|(mask, value, _)| {
-                SeccompRule::new(vec![condition(
-                    1,
-                    SeccompCmpOp::MaskedEq(*mask as u64),
-                    *value as u64,
-                )])
-                .expect("rule")
-            })
+            .map(|(mask, value, _)| rule(1, SeccompCmpOp::MaskedEq(*mask as u64), *value as u64))
             .collect(),
     );
     // Leases are refused; locks are judged by their file (the host's files are not the run's to
@@ -223,9 +216,7 @@ fn conditional_rules(network: bool, other_processes: bool) -> BTreeMap<i64, Vec<
             .iter()
             .map(|(cmd, _)| *cmd)
             .chain([libc::F_SETLEASE])
-            .map(|cmd| {
-                SeccompRule::new(vec![condition(1, SeccompCmpOp::Eq, cmd as u64)]).expect("rule")
-            })
+            .map(|cmd| rule(1, SeccompCmpOp::Eq, cmd as u64))
             .collect(),
     );
     // flock with LOCK_SH or LOCK_EX (an unlock passes).
@@ -233,23 +224,13 @@ fn conditional_rules(network: bool, other_processes: bool) -> BTreeMap<i64, Vec<
         nr(libc::SYS_flock),
         [libc::LOCK_SH, libc::LOCK_EX]
             .iter()
-            .map(|&op| {
-                SeccompRule::new(vec![condition(
-                    1,
-                    SeccompCmpOp::MaskedEq(op as u64),
-                    op as u64,
-                )])
-                .expect("rule")
-            })
+            .map(|&op| all_set(1, op as u64))
             .collect(),
     );
     if !network {
         rules.insert(
             nr(libc::SYS_socket),
-            vec![
-                SeccompRule::new(vec![condition(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)])
-                    .expect("rule"),
-            ],
+            vec![rule(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)],
         );
         // A sendto whose address pointer and length are both set (its registers, fixed at the call):
         // judged like a connect, then made by the supervisor (see `unix_send`).

@@ -384,15 +384,23 @@ fn judge_address(
     }
 }
 
+/// The socket address a `connect` or `bind` of process `pid` names (`len` bytes at `at`), or the
+/// kernel's answer to one no Unix socket can have (too long) or that cannot be read.
+fn socket_address(pid: u32, at: u64, len: u64) -> Result<Vec<u8>, Verdict> {
+    let len = len as usize;
+    if len > unix_connect::MAX_ADDRESS {
+        return Err(Verdict::Fail(libc::EINVAL));
+    }
+    caller_memory::read_exact(pid, at, len).map_err(|_| Verdict::Fail(libc::EFAULT))
+}
+
 /// A `connect` with the network off: only Unix sockets exist, and only some may be reached.
 fn decide_connect(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
     let (pid, a) = (req.pid, req.data.args);
-    let (socket, len) = (a[0] as i32, a[2] as usize);
-    if len > unix_connect::MAX_ADDRESS {
-        return Verdict::Fail(libc::EINVAL);
-    }
-    let Ok(addr) = caller_memory::read_exact(pid, a[1], len) else {
-        return Verdict::Fail(libc::EFAULT);
+    let socket = a[0] as i32;
+    let addr = match socket_address(pid, a[1], a[2]) {
+        Ok(addr) => addr,
+        Err(v) => return v,
     };
     let to = match judge_address(pid, "connect", "connect", &addr, policy) {
         Ok(Judged::Path(path)) => ConnectTo::Path(path),
@@ -774,12 +782,9 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
 /// name host clients use: X11, D-Bus).
 fn decide_bind(req: &libc::seccomp_notif) -> Verdict {
     let (pid, a) = (req.pid, req.data.args);
-    let len = a[2] as usize;
-    if len > unix_connect::MAX_ADDRESS {
-        return Verdict::Fail(libc::EINVAL);
-    }
-    let Ok(addr) = caller_memory::read_exact(pid, a[1], len) else {
-        return Verdict::Fail(libc::EFAULT);
+    let addr = match socket_address(pid, a[1], a[2]) {
+        Ok(addr) => addr,
+        Err(v) => return v,
     };
     match unix_connect::parse(&addr) {
         unix_connect::Address::Abstract(name) => Verdict::Deny(
