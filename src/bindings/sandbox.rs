@@ -338,7 +338,7 @@ pub fn sandbox_capabilities() -> JsSandboxCapabilities {
         rl(true, "cgroup")
     } else {
         rl(
-            linux && !caps.is_root && caps.user_namespaces && caps.mount_namespace,
+            linux && caps.process_limit_in_user_namespace(),
             "rlimit-userns",
         )
     };

@@ -45,6 +45,12 @@ impl Capabilities {
     pub fn enforceable(&self) -> bool {
         self.problems.is_empty()
     }
+
+    /// Can a run's process limit be `RLIMIT_NPROC` in a user namespace of its own (entered with its
+    /// mount namespace), where it counts the run's processes only? Not for root, whom it does not bind.
+    pub fn process_limit_in_user_namespace(&self) -> bool {
+        !self.is_root && self.user_namespaces && self.mount_namespace
+    }
 }
 
 /// The host's capabilities, probed on first use.

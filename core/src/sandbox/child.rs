@@ -109,7 +109,7 @@ pub struct UserMaps {
     pub gid_map: Vec<u8>,
     /// The namespace's own ceiling on inotify instances (`/proc/sys/user/max_inotify_instances`,
     /// a decimal), so a run cannot use up its user's shared quota; best effort.
-    pub inotify_instances: Option<&'static [u8]>,
+    pub inotify_instances: Option<Vec<u8>>,
 }
 
 /// A path bound read-only over itself, with the flags its mount already has (a remount inside a
@@ -479,7 +479,7 @@ impl ChildPlan {
                 write_proc_file(b"/proc/self/gid_map\0", &u.gid_map),
                 Step::UserMap,
             )?;
-            if let Some(n) = u.inotify_instances {
+            if let Some(n) = &u.inotify_instances {
                 // A kernel without per-namespace ucounts refuses it; the run goes on without.
                 let _ = write_proc_file(b"/proc/sys/user/max_inotify_instances\0", n);
             }

@@ -57,7 +57,7 @@ pub const DEFAULT_PROCESSES: u64 = 2048;
 
 /// The ceiling on inotify instances in an unprivileged run's user namespace (the user's own default
 /// quota is 128, shared by every process of theirs: the agent's `fs.watch` included).
-pub const INOTIFY_INSTANCES: &[u8] = b"32";
+pub const INOTIFY_INSTANCES: u32 = 32;
 
 /// Resource limits of a sandboxed run. Each is optional.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -664,13 +664,12 @@ mod linux {
             "system calls no command needs refused (mounts, namespaces, keyrings, ...)".to_string(),
         ];
         let mut limits = spec.limits;
-        let caps_cgroup_pids = caps.cgroup.as_ref().is_some_and(|h| h.has_pids());
-        let nproc_in_userns = !caps.is_root && caps.user_namespaces && caps.mount_namespace;
         let default_processes = limits.processes.is_none();
         if default_processes {
             // A fork bomb ends against the run's own ceiling, not the machine's pid_max, wherever the
             // ceiling can be the run's alone.
-            if caps_cgroup_pids || nproc_in_userns {
+            let cgroup_pids = caps.cgroup.as_ref().is_some_and(|h| h.has_pids());
+            if cgroup_pids || caps.process_limit_in_user_namespace() {
                 limits.processes = Some(DEFAULT_PROCESSES);
             } else {
                 mechanisms.push(
@@ -723,7 +722,7 @@ mod linux {
         }
         if let (Some(n), false) = (limits.processes, pids_in_cgroup) {
             // (The run's user namespace is entered with its mount namespace, so both must work.)
-            if caps.is_root || !caps.user_namespaces || !caps.mount_namespace {
+            if !caps.process_limit_in_user_namespace() {
                 return Err(unavailable(
                     "a process limit needs a writable cgroup with the pids controller here (RLIMIT_NPROC does not bind root, and without a user namespace it would count every process of the user)",
                 ));
@@ -843,12 +842,12 @@ mod linux {
         // A cgroup also tracks the run for the kill path, limits or not, where one can be made and
         // the run has no tracking cgroup already; only a cgroup that carries a limit is required.
         // (The default process limit is not worth failing a run for.)
-        let needed = memory_in_cgroup || (pids_in_cgroup && !default_processes);
+        let default_limit = pids_in_cgroup && default_processes;
+        let needed = memory_in_cgroup || (pids_in_cgroup && !default_limit);
         let track = tracked_by.is_none() && cg_host.is_some_and(|h| h.has_pids());
         if let Some(v) = tracked_by {
             mechanisms.push(format!("cgroup v{v} (tracking)"));
         }
-        let default_limit = pids_in_cgroup && default_processes;
         let made = match cg_host.filter(|_| needed || track || default_limit) {
             None => None,
             Some(host) => match super::cgroup::RunCgroup::create(
@@ -875,7 +874,7 @@ mod linux {
                 if memory_in_cgroup {
                     what.push("memory");
                 }
-                if pids_in_cgroup && default_processes {
+                if default_limit {
                     what.push("pids, the default limit");
                 } else if pids_in_cgroup {
                     what.push("pids");
@@ -887,7 +886,7 @@ mod linux {
                 (Some(cg), fds)
             }
             None => {
-                if default_processes && pids_in_cgroup {
+                if default_limit {
                     // The default limit could not be had here: the report does not claim it.
                     limits.processes = None;
                     mechanisms.push(
@@ -905,7 +904,7 @@ mod linux {
                 UserMaps {
                     uid_map: format!("{uid} {uid} 1").into_bytes(),
                     gid_map: format!("{gid} {gid} 1").into_bytes(),
-                    inotify_instances: Some(INOTIFY_INSTANCES),
+                    inotify_instances: Some(INOTIFY_INSTANCES.to_string().into_bytes()),
                 }
             });
             let mut read_only = Vec::new();
@@ -927,8 +926,7 @@ mod linux {
             }
             if user.is_some() {
                 mechanisms.push(format!(
-                    "inotify instances bounded to {} in the run's user namespace",
-                    std::str::from_utf8(INOTIFY_INSTANCES).unwrap_or("?")
+                    "inotify instances bounded to {INOTIFY_INSTANCES} in the run's user namespace"
                 ));
             }
             if need_user_ns {
