@@ -250,14 +250,7 @@ pub fn parse_approval(
                 .collect(),
         );
     }
-    if f.object("safeBinTrustedDirs")?.is_some() {
-        o.trusted_dirs = Some(
-            f.strings("safeBinTrustedDirs")?
-                .into_iter()
-                .map(PathBuf::from)
-                .collect(),
-        );
-    }
+    o.trusted_dirs = f.paths("safeBinTrustedDirs")?;
     if let Some(ms) = f.non_negative("timeoutMs")? {
         o.timeout = Duration::from_millis(ms as u64);
     }
@@ -271,35 +264,18 @@ pub fn parse_approval(
         let rf = Fields {
             obj: f.obj.get::<Object>("rules")?.expect("checked above"),
         };
-        let mut set = crate::approval::rules::RuleSet::default();
-        for (name, allow) in [("deny", false), ("ask", false), ("allow", true)] {
-            for text in rf.strings(name)? {
-                let rule = if allow {
-                    crate::approval::rules::Rule::parse_allow(&text)
-                } else {
-                    crate::approval::rules::Rule::parse(&text)
-                };
-                match rule {
-                    Ok(r) => match name {
-                        "deny" => set.deny.push(r),
-                        "ask" => set.ask.push(r),
-                        _ => set.allow.push(r),
-                    },
-                    Err(m) => return Err(AgentError::new(ErrorCode::InvalidRule, m).into()),
-                }
-            }
-        }
-        o.rules = Some(set);
+        let parse = |name: &str, allow: bool| -> BindResult<Vec<crate::approval::rules::Rule>> {
+            crate::approval::rules::Rule::parse_list(&rf.strings(name)?, allow)
+                .map_err(|m| AgentError::new(ErrorCode::InvalidRule, m).into())
+        };
+        o.rules = Some(crate::approval::rules::RuleSet {
+            deny: parse("deny", false)?,
+            ask: parse("ask", false)?,
+            allow: parse("allow", true)?,
+        });
     }
     o.allow_read_only = f.boolean("allowReadOnly")?.unwrap_or(false);
-    if f.object("workingDirs")?.is_some() {
-        o.working_dirs = Some(
-            f.strings("workingDirs")?
-                .into_iter()
-                .map(PathBuf::from)
-                .collect(),
-        );
-    }
+    o.working_dirs = f.paths("workingDirs")?;
     let handler = if f.function("onApproval")? {
         f.obj.get::<ApprovalFn>("onApproval")?
     } else {
@@ -662,23 +638,14 @@ pub fn check_permission_rules(
     let (w, fields) = parse_where(env, &options).map_err(|e| e.into_napi(env))?;
     let mut set = RuleSet::default();
     if let Some(f) = fields {
-        let list = |name: &str| f.strings(name).map_err(|e| e.into_napi(env));
-        let parse = |texts: Vec<String>, allow: bool| -> Result<Vec<Rule>> {
-            texts
-                .iter()
-                .map(|t| {
-                    let parsed = if allow {
-                        Rule::parse_allow(t)
-                    } else {
-                        Rule::parse(t)
-                    };
-                    parsed.map_err(|m| to_napi(env, &AgentError::new(ErrorCode::InvalidRule, m)))
-                })
-                .collect()
+        let parse = |name: &str, allow: bool| -> Result<Vec<Rule>> {
+            let texts = f.strings(name).map_err(|e| e.into_napi(env))?;
+            Rule::parse_list(&texts, allow)
+                .map_err(|m| to_napi(env, &AgentError::new(ErrorCode::InvalidRule, m)))
         };
-        set.deny = parse(list("deny")?, false)?;
-        set.ask = parse(list("ask")?, false)?;
-        set.allow = parse(list("allow")?, true)?;
+        set.deny = parse("deny", false)?;
+        set.ask = parse("ask", false)?;
+        set.allow = parse("allow", true)?;
     }
     let analysis = analyze(
         &command,

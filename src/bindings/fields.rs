@@ -112,6 +112,19 @@ impl<'a> Fields<'a> {
         self.raw(name)
     }
 
+    /// An array of paths, or `None` when the option is absent.
+    pub fn paths(&self, name: &str) -> BindResult<Option<Vec<std::path::PathBuf>>> {
+        if self.object(name)?.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(
+            self.strings(name)?
+                .into_iter()
+                .map(std::path::PathBuf::from)
+                .collect(),
+        ))
+    }
+
     /// An array of strings (missing means empty).
     pub fn strings(&self, name: &str) -> BindResult<Vec<String>> {
         let bad = || {

@@ -334,6 +334,12 @@ impl Analysis {
     }
 }
 
+/// Whether `word` reads as an array element's assignment (`NAME[..]=value`), which the analyzer does
+/// not model.
+fn array_assignment(word: &str) -> bool {
+    word.contains("]=") && word.contains('[')
+}
+
 /// A command that changes the shell's state (a variable outside the harmless set, an array element,
 /// `printf -v`, `read`, `declare`, `hash`, `alias`, `shopt`, `trap`, `source`, ...) changes how every
 /// later word is looked up or run, so every segment after it is inexact: never auto-allowed, asked
@@ -356,7 +362,7 @@ fn mark_after_state_changes(chains: &mut [Vec<Segment>]) {
 fn state_change(s: &Segment) -> Option<String> {
     let Some(first) = s.effective_argv.first() else {
         // An assignment-only segment sets shell variables; an array element is never harmless.
-        let array = s.argv.iter().any(|w| w.contains("]=") && w.contains('['));
+        let array = s.argv.iter().any(|w| array_assignment(w));
         if array {
             return Some("an array assignment".to_string());
         }
@@ -487,7 +493,7 @@ fn segment(
             }
             assignments.push((name.to_string(), value.to_string()));
             i += 1;
-        } else if w.first_quoted.is_none() && w.text.contains("]=") && w.text.contains('[') {
+        } else if w.first_quoted.is_none() && array_assignment(&w.text) {
             note(
                 &mut inexact,
                 format!("the array assignment {} is not modelled", w.text),

@@ -124,15 +124,10 @@ fn made_here(s: &Segment, position: usize) -> Option<String> {
             "{raw} is not there yet: an earlier command may make it"
         ));
     }
-    let system = [
-        "/usr/bin/",
-        "/bin/",
-        "/usr/sbin/",
-        "/sbin/",
-        "/usr/local/bin/",
-    ]
-    .iter()
-    .any(|d| raw.starts_with(d));
+    let system = super::classify::SYSTEM_DIRS.iter().any(|d| {
+        raw.strip_prefix(d)
+            .is_some_and(|rest| rest.starts_with('/'))
+    });
     (position > 0 && !system).then(|| {
         format!("{raw} is run after other commands of the same line, which may have replaced it")
     })

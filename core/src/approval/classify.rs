@@ -31,7 +31,8 @@ fn base(s: &str) -> &str {
 }
 
 /// Directories whose programs are the system's own.
-const SYSTEM_DIRS: [&str; 5] = ["/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"];
+pub(super) const SYSTEM_DIRS: [&str; 5] =
+    ["/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"];
 
 /// Environment variables a read-only command may set: see `env_names`.
 fn harmless_env(name: &str) -> bool {

@@ -245,9 +245,6 @@ pub fn prepare(
     })
 }
 
-/// The reason of an allow by the read-only class.
-const READ_ONLY_REASON: &str = "read-only command";
-
 /// The second policy kind: deny, ask and allow rules decide; an unmatched command asks, unless it is
 /// read-only and the caller opted in.
 fn prepare_with_rules(
@@ -281,9 +278,10 @@ fn prepare_with_rules(
         .as_ref()
         .and_then(|dirs| outside_working_dirs(&analysis, cwd, dirs));
     let blanket = ruled.rules.iter().all(|r| r == "Bash" || r == "Bash(*)");
-    let (decision, reason) = match ruled.verdict {
-        Verdict::Deny => (Decision::Deny, ruled.reason.clone()),
-        Verdict::Ask => (Decision::Ask, ruled.reason.clone()),
+    // (decision, reason, whether an allow rests on the read-only class alone)
+    let (decision, reason, by_analysis) = match ruled.verdict {
+        Verdict::Deny => (Decision::Deny, ruled.reason.clone(), false),
+        Verdict::Ask => (Decision::Ask, ruled.reason.clone(), false),
         Verdict::Allow => match outside.filter(|_| !blanket) {
             Some(dir) => (
                 Decision::Ask,
@@ -291,8 +289,9 @@ fn prepare_with_rules(
                     "{} is outside the working directories the allow rules are for",
                     dir.display()
                 ),
+                false,
             ),
-            None => (Decision::Allow, ruled.reason.clone()),
+            None => (Decision::Allow, ruled.reason.clone(), false),
         },
         Verdict::NoMatch => {
             let c = super::classify::classify_analysis(&analysis);
@@ -302,11 +301,11 @@ fn prepare_with_rules(
                 None
             };
             if let (true, true, Some(why)) = (opts.allow_read_only, c.is_read_only, &pager) {
-                (Decision::Ask, why.clone())
+                (Decision::Ask, why.clone(), false)
             } else if opts.allow_read_only && c.is_read_only {
-                (Decision::Allow, READ_ONLY_REASON.to_string())
+                (Decision::Allow, "read-only command".to_string(), true)
             } else {
-                (Decision::Ask, ruled.reason.clone())
+                (Decision::Ask, ruled.reason.clone(), false)
             }
         }
     };
@@ -315,7 +314,6 @@ fn prepare_with_rules(
     } else {
         Vec::new()
     };
-    let by_analysis = decision == Decision::Allow && reason == READ_ONLY_REASON;
     Prepared {
         by_analysis,
         analysis,
@@ -600,13 +598,10 @@ mod terminal_tests {
 /// A rule set of allow rules only, for the tests below.
 #[cfg(test)]
 fn allowing(allow: &[&str]) -> super::rules::RuleSet {
-    let mut rules = super::rules::RuleSet::default();
-    for r in allow {
-        rules
-            .allow
-            .push(super::rules::Rule::parse_allow(r).unwrap());
+    super::rules::RuleSet {
+        allow: super::rules::Rule::parse_list(allow, true).unwrap(),
+        ..Default::default()
     }
-    rules
 }
 
 #[cfg(test)]

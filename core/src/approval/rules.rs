@@ -64,6 +64,21 @@ impl Rule {
         })
     }
 
+    /// Parse a list of rules as written: allow rules (`allow`) through [`Rule::parse_allow`], deny and
+    /// ask rules as they are. The first malformed rule's message.
+    pub fn parse_list<S: AsRef<str>>(texts: &[S], allow: bool) -> Result<Vec<Rule>, String> {
+        texts
+            .iter()
+            .map(|t| {
+                if allow {
+                    Rule::parse_allow(t.as_ref())
+                } else {
+                    Rule::parse(t.as_ref())
+                }
+            })
+            .collect()
+    }
+
     /// Parse a rule meant for an allow list: over-broad wrapper rules are refused.
     pub fn parse_allow(text: &str) -> Result<Rule, String> {
         let rule = Self::parse(text)?;
