@@ -7,7 +7,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 
-const { native, track, killTracked, tempDir, waitFor } = require('./helpers.js');
+const { native, track, killTracked, tempDir, waitFor, watchSpawns } = require('./helpers.js');
 const api = require('../js/index.js');
 
 test.after(killTracked);
@@ -16,6 +16,15 @@ function approvalsFile(dir, content) {
   const file = path.join(dir, 'exec-approvals.json');
   if (content !== undefined) fs.writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
   return file;
+}
+
+/** exec for a call that must be refused: nothing spawned (no pid, no process left below this one). */
+async function execDenied(options) {
+  const { result, spawned } = await watchSpawns(() => native.exec(options));
+  assert.equal(result.approval?.allowed, false, `${options.command} was allowed: ${result.approval?.reason}`);
+  assert.equal(result.pid, 0, `${options.command} was denied but has a pid`);
+  assert.deepEqual(spawned, [], `${options.command} was denied but left processes`);
+  return result;
 }
 
 function policy(dir, extra = {}) {
@@ -83,11 +92,16 @@ test('exec with permission rules: allow runs, deny refuses, unmatched asks, read
   assert.equal(ok.output, 'ruled\n');
   assert.equal(ok.approval.reason, 'every segment matches an allow rule');
   assert.equal(asked, 0);
-  const denied = await native.exec({ command: 'echo a && rm -rf x', cwd: dir, approval: approval() });
+  fs.mkdirSync(path.join(dir, 'x'));
+  fs.writeFileSync(path.join(dir, 'x', 'victim'), 'kept');
+  const denied = await execDenied({ command: 'echo a && rm -rf x', cwd: dir, approval: approval() });
   assert.equal(denied.reason, 'exec denied: `rm -rf x` matches Bash(rm:*)');
+  assert.equal(denied.pid, 0, 'a denied command spawns nothing');
+  assert.equal(fs.readFileSync(path.join(dir, 'x', 'victim'), 'utf8'), 'kept', 'the deny rule let rm run');
   assert.equal(asked, 0, 'a deny rule needs nobody');
-  const unmatched = await native.exec({ command: 'touch made', cwd: dir, approval: approval() });
+  const unmatched = await execDenied({ command: 'touch made', cwd: dir, approval: approval() });
   assert.equal(unmatched.reason, 'exec denied: user denied');
+  assert.equal(unmatched.pid, 0);
   assert.equal(asked, 1);
   assert.deepEqual(unmatched.approval.suggestions, ['Bash(touch:*)']);
   assert.equal(fs.existsSync(path.join(dir, 'made')), false);
@@ -137,8 +151,7 @@ test('allowReadOnly: writing forms of read-only tools are asked, and a denial le
   };
   const writers = ['uniq in.txt out.txt', 'sort -oout.txt in.txt', 'sort -uo out.txt in.txt', 'sort --out=out.txt in.txt'];
   for (const command of writers) {
-    const r = await native.exec({ command, cwd: dir, approval });
-    track(r.pid);
+    const r = await execDenied({ command, cwd: dir, approval });
     assert.equal(r.reason, 'exec denied: user denied', command);
     assert.equal(fs.existsSync(path.join(dir, 'out.txt')), false, `${command} wrote out.txt`);
   }
@@ -268,7 +281,7 @@ test('deny, a throwing handler, a rejecting one and a wrong answer are all denia
     [() => 42, /exec denied: approval handler failed/],
   ];
   for (const [onApproval, reason] of cases) {
-    const r = await native.exec({ command: 'touch should-not-exist', cwd: dir, approval: { ...policy(dir), onApproval } });
+    const r = await execDenied({ command: 'touch should-not-exist', cwd: dir, approval: { ...policy(dir), onApproval } });
     assert.equal(r.status, 'failed');
     assert.match(r.reason, reason instanceof RegExp ? reason : new RegExp(reason.replace(/[()]/g, '\\$&')));
     assert.equal(r.pid, 0);
@@ -280,16 +293,22 @@ test('deny, a throwing handler, a rejecting one and a wrong answer are all denia
 test('a handler that never answers times out and askFallback decides (default deny)', async () => {
   const dir = tempDir();
   const never = () => new Promise(() => {});
-  const denied = await native.exec({ command: 'echo x', approval: { ...policy(dir), timeoutMs: 200, onApproval: never } });
+  const made = (name) => fs.existsSync(path.join(dir, name));
+  const denied = await execDenied({ command: 'touch timed-out', cwd: dir, approval: { ...policy(dir), timeoutMs: 200, onApproval: never } });
   assert.equal(denied.status, 'failed');
   assert.equal(denied.reason, 'exec denied: approval-timeout');
   assert.equal(denied.approval.decidedBy, 'fallback');
+  assert.equal(denied.pid, 0);
+  assert.equal(made('timed-out'), false, 'a timed-out approval ran the command');
   // A caller may only tighten askFallback; the file may set it looser.
-  const loose = await native.exec({
-    command: 'echo no',
+  const loose = await execDenied({
+    command: 'touch loosened',
+    cwd: dir,
     approval: { ...policy(dir), timeoutMs: 200, onApproval: never, askFallback: 'full' },
   });
   assert.equal(loose.reason, 'exec denied: approval-timeout');
+  assert.equal(loose.pid, 0);
+  assert.equal(made('loosened'), false, 'a caller loosened askFallback and the command ran');
   approvalsFile(dir, { version: 1, defaults: { askFallback: 'full' } });
   const allowed = await native.exec({
     command: 'echo via-fallback',
@@ -302,8 +321,16 @@ test('a handler that never answers times out and askFallback decides (default de
 
 test('security deny refuses everything; a malformed approvals file is a typed error and stays untouched', async () => {
   const dir = tempDir();
-  const r = await native.exec({ command: 'echo no', approval: { security: 'deny', approvalsFile: approvalsFile(dir) } });
+  let asked = 0;
+  const r = await execDenied({
+    command: 'touch refused',
+    cwd: dir,
+    approval: { security: 'deny', approvalsFile: approvalsFile(dir), onApproval: async () => (asked++, 'allow-once') },
+  });
   assert.equal(r.reason, 'exec denied: security=deny');
+  assert.equal(r.pid, 0);
+  assert.equal(asked, 0, 'security=deny asks nobody');
+  assert.equal(fs.existsSync(path.join(dir, 'refused')), false, 'security=deny ran the command');
   const bad = approvalsFile(dir, '{"version": 1, "agents": [');
   const before = fs.readFileSync(bad);
   await assert.rejects(native.exec({ command: 'echo no', approval: { approvalsFile: bad } }), (e) => {
@@ -350,9 +377,10 @@ test('allowReadOnly in a PTY: git, which would open a pager there, is asked unle
   const asked = [];
   const approval = { rules: { deny: ['Bash(rm:*)'] }, allowReadOnly: true, onApproval: async (req) => (asked.push(req.command), 'deny') };
   const env = { GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_SYSTEM: '/dev/null' };
-  const paged = await native.exec({ command: 'git log --oneline', cwd: dir, pty: true, env, approval });
+  const paged = await execDenied({ command: 'git log --oneline', cwd: dir, pty: true, env, approval });
   assert.deepEqual(asked, ['git log --oneline']);
   assert.equal(paged.approval.allowed, false);
+  assert.equal(paged.pid, 0);
   const plain = await native.exec({ command: 'git --no-pager log --oneline', cwd: dir, pty: true, env, approval });
   track(plain.pid);
   assert.equal(plain.approval.allowed, true);

@@ -10,7 +10,7 @@ const path = require('node:path');
 
 const api = require('../js/index.js');
 const { pickShell } = require('../js/tools/claude-code/config.js');
-const { native, alive, waitFor, track, killTracked, tempDir } = require('./helpers.js');
+const { native, alive, waitFor, track, killTracked, tempDir, watchSpawns } = require('./helpers.js');
 
 const text = (r) => r.content[0].text;
 const allowAll = () => 'allow';
@@ -55,7 +55,8 @@ test('deny rules win, and a denied command does not run', async () => {
   const canary = path.join(dir, 'canary');
   let asked = 0;
   const t = tools({ cwd: dir, permissions: { allow: ['Bash(touch:*)'], deny: ['Bash(touch:*)'] }, onPermissionRequest: () => (asked++, 'allow') });
-  const r = await t.bash.execute('1', { command: `touch ${canary}` });
+  const { result: r, spawned } = await watchSpawns(() => t.bash.execute('1', { command: `touch ${canary}` }));
+  assert.deepEqual(spawned, []);
   assert.equal(r.isError, true);
   assert.match(text(r), /^Permission to run this command was denied: .*matches Bash\(touch:\*\)/);
   assert.equal(asked, 0, 'a deny rule is not a question');
@@ -66,7 +67,8 @@ test('every segment of a compound command must match; the rest asks, and no answ
   const dir = tempDir('agent-exec-cc-');
   const canary = path.join(dir, 'canary');
   const t = tools({ cwd: dir, permissions: { allow: ['Bash(echo:*)'] } });
-  const r = await t.bash.execute('1', { command: `echo ok && touch ${canary}` });
+  const { result: r, spawned } = await watchSpawns(() => t.bash.execute('1', { command: `echo ok && touch ${canary}` }));
+  assert.deepEqual(spawned, []);
   assert.equal(r.isError, true);
   assert.match(text(r), /no one can be asked/);
   assert.equal(fs.existsSync(canary), false);
@@ -77,7 +79,8 @@ test('a command that cannot be parsed is never auto-allowed, even by a matching 
   const canary = path.join(dir, 'canary');
   const requests = [];
   const t = tools({ cwd: dir, permissions: { allow: ['Bash(echo:*)'] }, onPermissionRequest: (req) => (requests.push(req), 'deny') });
-  const r = await t.bash.execute('1', { command: `echo $(touch ${canary})` });
+  const { result: r, spawned } = await watchSpawns(() => t.bash.execute('1', { command: `echo $(touch ${canary})` }));
+  assert.deepEqual(spawned, []);
   assert.equal(requests.length, 1, 'it was asked');
   assert.match(requests[0].reason, /does not parse/);
   assert.equal(text(r), 'The user denied permission to run this command. It was not run.');
@@ -94,9 +97,11 @@ test('read-only commands run without asking when enabled, and ask when not', asy
   assert.equal(text(r), '1');
   assert.equal(asked, 0);
   const off = tools({ cwd: dir, autoAllowReadOnly: false, onPermissionRequest: count });
-  const r2 = await off.bash.execute('1', { command: 'cat file.txt' });
+  const { result: r2, spawned } = await watchSpawns(() => off.bash.execute('1', { command: 'cat file.txt' }));
+  assert.deepEqual(spawned, []);
   assert.equal(asked, 1);
   assert.equal(r2.isError, true);
+  assert.doesNotMatch(text(r2), /inside/, 'a denied read-only command ran');
 });
 
 test('allow-always adds the narrowest rule, never a wrapper rule, and the next call runs unasked', async () => {
@@ -280,22 +285,31 @@ test('isSearchOrReadCommand and isReadOnly', () => {
 });
 
 test('bad input and bad options are typed errors that run nothing', async () => {
-  const t = tools({ onPermissionRequest: allowAll });
+  const dir = tempDir('agent-exec-cc-');
+  let asked = 0;
+  const t = tools({ cwd: dir, onPermissionRequest: (req) => (asked++, allowAll(req)) });
+  // Each well-formed command would leave a file named after its case; a typed error must leave none.
+  const touch = (name) => `touch ${path.join(dir, name)}`;
   const cases = [
     [undefined, 'ERR_INVALID_OPTION'],
     [{}, 'ERR_INVALID_COMMAND'],
     [{ command: '   ' }, 'ERR_INVALID_COMMAND'],
     [{ command: 42 }, 'ERR_INVALID_COMMAND'],
-    [{ command: 'true', timeout: '10' }, 'ERR_INVALID_OPTION'],
-    [{ command: 'true', timeout: -1 }, 'ERR_INVALID_OPTION'],
-    [{ command: 'true', timeout: Number.NaN }, 'ERR_INVALID_OPTION'],
-    [{ command: 'true', run_in_background: 'yes' }, 'ERR_INVALID_OPTION'],
-    [{ command: 'true', dangerouslyDisableSandbox: 1 }, 'ERR_INVALID_OPTION'],
-    [{ command: 'true', description: {} }, 'ERR_INVALID_OPTION'],
+    [{ command: touch('timeout-string'), timeout: '10' }, 'ERR_INVALID_OPTION'],
+    [{ command: touch('timeout-negative'), timeout: -1 }, 'ERR_INVALID_OPTION'],
+    [{ command: touch('timeout-nan'), timeout: Number.NaN }, 'ERR_INVALID_OPTION'],
+    [{ command: touch('background-string'), run_in_background: 'yes' }, 'ERR_INVALID_OPTION'],
+    [{ command: touch('sandbox-number'), dangerouslyDisableSandbox: 1 }, 'ERR_INVALID_OPTION'],
+    [{ command: touch('description-object'), description: {} }, 'ERR_INVALID_OPTION'],
   ];
   for (const [input, code] of cases) {
-    await assert.rejects(t.bash.execute('x', input), (e) => e.code === code && e.message.length > 20, JSON.stringify(input));
+    const { spawned } = await watchSpawns(() =>
+      assert.rejects(t.bash.execute('x', input), (e) => e.code === code && e.message.length > 20, JSON.stringify(input)),
+    );
+    assert.deepEqual(spawned, [], JSON.stringify(input));
   }
+  assert.deepEqual(fs.readdirSync(dir), [], 'a rejected call ran its command');
+  assert.equal(asked, 0, 'a rejected call asked for permission');
   await assert.rejects(t.bashOutput.execute('x', { bash_id: 7 }), { code: 'ERR_INVALID_OPTION' });
   await assert.rejects(t.bashOutput.execute('x', { bash_id: 'a', filter: '(' }), { code: 'ERR_INVALID_OPTION' });
   await assert.rejects(t.killShell.execute('x', null), { code: 'ERR_INVALID_OPTION' });

@@ -12,7 +12,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 
-const { native, track, killTracked, tempDir } = require('./helpers.js');
+const { native, track, killTracked, tempDir, watchSpawns } = require('./helpers.js');
 
 test.after(killTracked);
 
@@ -150,19 +150,22 @@ test('hostile corpus: nothing runs unasked that the analyzer cannot see exactly'
       fs.writeFileSync(victim, 'v');
       fs.rmSync(canary, { force: true });
       let asked = false;
-      const r = await native.exec({
-        command,
-        cwd: dir,
-        timeoutMs: 5000,
-        approval: { ...approval, timeoutMs: 5000, onApproval: async () => ((asked = true), 'deny') },
-      });
-      track(r.pid);
+      const { result: r, spawned } = await watchSpawns(() =>
+        native.exec({
+          command,
+          cwd: dir,
+          timeoutMs: 5000,
+          approval: { ...approval, timeoutMs: 5000, onApproval: async () => ((asked = true), 'deny') },
+        }),
+      );
+      track(r.pid, spawned);
       // Under deny rules only a run of rm counts: a program deleting through its own option
       // (find -delete, git clean) is allowed by Bash(*) and not covered by Bash(rm:*).
       const ownDelete = !checkCanary && /-delete|git (clean|rm|checkout|stash)/.test(command);
       const effect = (checkCanary && fs.existsSync(canary)) || (!ownDelete && !fs.existsSync(victim));
       // Ran unasked and changed the world, or was asked, denied, and ran anyway (or spawned).
-      if (effect || (asked && r.pid !== 0)) {
+      const denied = r.approval?.allowed === false;
+      if (effect || (denied && (r.pid !== 0 || spawned.length > 0))) {
         perKind[kind] += 1;
         const how = asked ? 'denied, yet it' : 'unasked, it';
         holes.push(`[${kind}] (${section.split(':')[0]}) ${how} ran: ${JSON.stringify(command)}: ${r.approval?.reason}`);

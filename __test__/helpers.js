@@ -76,6 +76,58 @@ function hostPids(arg) {
   return found;
 }
 
+/** The orphan watchdog (`node -e <script>` started once per host) is this process's child by design. */
+function isWatchdog(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('AGENT_EXEC_SESSION=');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Every live process below this one (children, theirs, ...), the watchdog left out. A denial is proved
+ * by comparing two of these around the call: a spawn is synchronous, so a denied command that was
+ * spawned anyway is either still below us or has finished, and then its effect (a canary) shows.
+ */
+function descendants() {
+  const children = new Map();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    let stat;
+    try {
+      stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+    } catch {
+      continue; // ended while we looked
+    }
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (!children.has(ppid)) children.set(ppid, []);
+    children.get(ppid).push(Number(d));
+  }
+  const found = new Set();
+  const walk = (pid) => {
+    for (const c of children.get(pid) || []) {
+      if (found.has(c) || isWatchdog(c)) continue;
+      found.add(c);
+      walk(c);
+    }
+  };
+  walk(process.pid);
+  return found;
+}
+
+/** Processes below this one that were not in `before` (a `descendants()` taken earlier). */
+function spawnedSince(before) {
+  return [...descendants()].filter((p) => !before.has(p) && alive(p));
+}
+
+/** Runs `call` and returns its result with the processes it left below this one (see `descendants`). */
+async function watchSpawns(call) {
+  const before = descendants();
+  const result = await call();
+  return { result, spawned: spawnedSince(before) };
+}
+
 /** Read pids a command wrote, one per line, into a file. */
 function readPids(file) {
   try {
@@ -132,4 +184,18 @@ async function run(options) {
   return outcome;
 }
 
-module.exports = { native, alive, waitFor, track, killTracked, readPids, tempDir, run, hostPids, worldReadableEntry };
+module.exports = {
+  native,
+  alive,
+  waitFor,
+  track,
+  killTracked,
+  readPids,
+  tempDir,
+  run,
+  hostPids,
+  worldReadableEntry,
+  descendants,
+  spawnedSince,
+  watchSpawns,
+};

@@ -7,7 +7,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const api = require('../js/index.js');
-const { alive, waitFor, track, killTracked, tempDir, readPids } = require('./helpers.js');
+const { alive, waitFor, track, killTracked, tempDir, readPids, watchSpawns } = require('./helpers.js');
 
 test.after(killTracked);
 
@@ -522,9 +522,17 @@ test('approval-pending, then the run after the decision', async () => {
     onApproval: async () => 'deny',
     onSystemEvent: (t) => events.push(t),
   });
-  const d = await denying.execute('2', { command: 'rm -rf /tmp/nothing-here' });
-  assert.equal(d.details.status, 'approval-pending');
-  await waitFor(() => events.some((e) => e === `Exec denied (gateway id=${d.details.approvalId}, user denied): rm -rf /tmp/nothing-here`), { what: 'the denied event' });
+  const victim = path.join(dir, 'victim');
+  fs.mkdirSync(victim);
+  const { result: d, spawned } = await watchSpawns(async () => {
+    const pending = await denying.execute('2', { command: `rm -rf ${victim}` });
+    assert.equal(pending.details.status, 'approval-pending');
+    await waitFor(() => events.some((e) => e === `Exec denied (gateway id=${pending.details.approvalId}, user denied): rm -rf ${victim}`), { what: 'the denied event' });
+    return pending;
+  });
+  assert.ok(d.details.approvalId);
+  assert.deepEqual(spawned, [], 'a deferred denial left processes');
+  assert.equal(fs.existsSync(victim), true, 'a deferred denial ran rm');
   // The approval events carry the model's command and its output: untrusted, like exit notices.
   const contexts = [];
   const watched = api.createExecTool({
@@ -544,8 +552,9 @@ test('approval-pending, then the run after the decision', async () => {
 test('approvals awaited by default: a denial is a failed result', async () => {
   const dir = tempDir();
   const exec = api.createExecTool({ cwd: dir, security: 'allowlist', ask: 'on-miss', approvalsFile: path.join(dir, 'a.json'), onApproval: async () => 'deny' });
-  const r = await exec.execute('1', { command: 'touch nope' });
+  const { result: r, spawned } = await watchSpawns(() => exec.execute('1', { command: 'touch nope' }));
   assert.equal(r.details.status, 'failed');
+  assert.deepEqual(spawned, [], 'a denial left processes');
   assert.equal(text(r), 'exec denied: user denied');
   // Nothing ran: the file the command would have made is not there.
   assert.equal(fs.existsSync(path.join(dir, 'nope')), false);
