@@ -12,22 +12,37 @@ const { killTracked, tempDir, run } = require('./helpers.js');
 test.after(killTracked);
 
 /**
- * A Python script that writes `hex` (the bytes) in pieces cut at `cuts`, pausing between writes so
- * each piece reaches the reader as its own read.
+ * A Python script that writes `hex` (the bytes) in pieces cut at `cuts`, each as its own read.
+ *
+ * Over pipes the split is certain: before the next piece the writer waits (FIONREAD on its own end)
+ * until the reader has taken every byte of the pipe, so no two pieces can be merged into one read; it
+ * exits with status 3 if the reader never drains it. A PTY's slave side cannot see what the reader took,
+ * so there the writer pauses instead; the decoder is the same for both, and its every-split property
+ * is proved in `core/src/output/sanitize.rs` (proptest over all cuts).
  */
 function writer(dir, hex, cuts) {
   const script = path.join(dir, 'writer.py');
   fs.writeFileSync(
     script,
     [
-      'import os, sys, time',
+      'import fcntl, os, stat, struct, termios, time',
       `data = bytes.fromhex(${JSON.stringify(hex)})`,
       `cuts = ${JSON.stringify(cuts)}`,
+      'pipe = stat.S_ISFIFO(os.fstat(1).st_mode)',
+      'def unread():',
+      "    return struct.unpack('i', fcntl.ioctl(1, termios.FIONREAD, b'\\0' * 4))[0]",
       'start = 0',
       'for end in cuts + [len(data)]:',
       '    os.write(1, data[start:end])',
       '    start = end',
-      '    time.sleep(0.05)',
+      '    if not pipe:',
+      '        time.sleep(0.05)',
+      '        continue',
+      '    deadline = time.monotonic() + 10',
+      '    while unread() > 0:',
+      '        if time.monotonic() > deadline:',
+      '            os._exit(3)',
+      '        time.sleep(0.001)',
     ].join('\n'),
   );
   return `python3 ${script}`;
