@@ -30,7 +30,18 @@ if (!built) {
   step('build the addon', process.execPath, [path.join(root, 'node_modules/@napi-rs/cli/dist/cli.js'), 'build', '--platform', '--release']);
 }
 if (hasCargo) {
+  // Rust tests that need what a host may lack (root, a cgroup hierarchy) record their skips in a file,
+  // printed here since cargo hides a passing test's output; AGENT_EXEC_TEST_REQUIRE turns a listed
+  // need's skip into a failure (core/src/test_needs.rs).
+  const skipsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-exec-rust-skips-'));
+  const skips = path.join(skipsDir, 'skips.txt');
+  process.env.AGENT_EXEC_TEST_SKIPS = skips;
   step('rust unit tests', 'cargo', ['test', '--workspace', '--lib', '--', '--test-threads=2']);
+  const skipped = fs.existsSync(skips) ? fs.readFileSync(skips, 'utf8').split('\n').filter(Boolean).sort() : [];
+  fs.rmSync(skipsDir, { recursive: true, force: true });
+  delete process.env.AGENT_EXEC_TEST_SKIPS;
+  process.stdout.write(`\n== rust unit tests skipped for lack of what they need: ${skipped.length}${process.env.AGENT_EXEC_TEST_REQUIRE ? ` (required here: ${process.env.AGENT_EXEC_TEST_REQUIRE})` : ''}\n`);
+  for (const line of skipped) process.stdout.write(`   ${line}\n`);
 } else {
   // A built checkout handed to a user without a toolchain (CI's unprivileged run): the addon's
   // behaviour is what the Node tests check; the Rust tests need cargo.

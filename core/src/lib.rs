@@ -19,5 +19,7 @@ pub mod sandbox;
 pub mod session;
 pub mod spawn;
 #[cfg(test)]
+mod test_needs;
+#[cfg(test)]
 mod test_rng;
 pub mod util;
