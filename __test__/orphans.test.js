@@ -66,6 +66,11 @@ function hostScript(dir, ending) {
       }
       const wait = () => new Promise((r) => setTimeout(r, 20));
       while ((fs.existsSync('${dir}/pids') ? fs.readFileSync('${dir}/pids', 'utf8').trim().split('\\n').length : 0) < 20) await wait();
+      // Output logs: in the default dir, in a dir of the caller's, and one kept on purpose.
+      const logged = await api.exec({ command: 'seq 1 2000', logAboveChars: 0 });
+      const custom = await api.exec({ command: 'seq 1 2000', logAboveChars: 0, logDir: '${dir}/logs' });
+      const kept = await api.exec({ command: 'seq 1 2000', logAboveChars: 0, logDir: '${dir}/kept', keepLogs: true });
+      fs.writeFileSync('${dir}/logs.json', JSON.stringify({ gone: [logged.outputFile, custom.outputFile], kept: kept.outputFile }));
       fs.writeFileSync('${dir}/ready', String(process.pid));
       const end = ${JSON.stringify(ending === 'throw' ? "throw new Error('boom')" : ending === 'exit' ? 'process.exit(0)' : '')};
       const go = setInterval(() => {
@@ -75,7 +80,7 @@ function hostScript(dir, ending) {
 }
 
 for (const ending of ['SIGKILL', 'SIGTERM', 'SIGINT', 'throw', 'exit']) {
-  test(`a host ended by ${ending} takes its 20 sessions (pipes and PTYs) with it`, async () => {
+  test(`a host ended by ${ending} takes its 20 sessions (pipes and PTYs) and its output logs with it`, async () => {
     const dir = tempDir();
     const mark = `orphan-test-${ending}-${process.pid}`;
     const script = hostScript(dir, ending);
@@ -95,6 +100,11 @@ for (const ending of ['SIGKILL', 'SIGTERM', 'SIGINT', 'throw', 'exit']) {
         what: `every session process to end after ${ending}`,
         timeoutMs: 10000,
       });
+      const logs = JSON.parse(fs.readFileSync(path.join(dir, 'logs.json'), 'utf8'));
+      assert.equal(logs.gone.length, 2);
+      for (const log of logs.gone) assert.ok(typeof log === 'string' && log.endsWith('.log'), `a log file was made: ${log}`);
+      await waitFor(() => logs.gone.every((log) => !fs.existsSync(log)), { what: `the host's output logs to be removed after ${ending}`, timeoutMs: 10000 });
+      assert.ok(fs.existsSync(logs.kept), 'a log kept on purpose (keepLogs) outlives the host');
     } finally {
       for (const p of withEnv('ORPHAN_MARK', mark)) {
         try {

@@ -69,6 +69,14 @@ function sweep() {
     try { names = fs.readdirSync(tmpParent); } catch {}
     for (const n of names) if (mine.test(n)) { try { fs.rmSync(tmpParent + '/' + n, { recursive: true, force: true }); } catch {} }
   }
+  // Output logs and cwd reports the host did not get to remove (`run-<host pid>-*`, `cwd-<host pid>-*`)
+  // in the default log dir and any other the host named on the pipe.
+  const owned = new RegExp('^(run|cwd)-' + process.argv[1] + '-');
+  for (const dir of logDirs) {
+    let names = [];
+    try { names = fs.readdirSync(dir); } catch {}
+    for (const n of names) if (owned.test(n)) { try { fs.unlinkSync(dir + '/' + n); } catch {} }
+  }
   // The host's cgroups empty a moment after their last process is reaped.
   let tries = 0;
   const tidy = () => {
@@ -77,7 +85,14 @@ function sweep() {
   };
   tidy();
 }
-process.stdin.on('data', () => {});
+// The host writes each log dir it uses besides the default, one per line.
+const logDirs = new Set(process.env.AGENT_EXEC_LOG_DIR ? [process.env.AGENT_EXEC_LOG_DIR] : []);
+let partial = '';
+process.stdin.on('data', (d) => {
+  const lines = (partial + d.toString('utf8')).split('\n');
+  partial = lines.pop();
+  for (const l of lines) if (l.startsWith('/')) logDirs.add(l);
+});
 process.stdin.on('end', sweep);
 process.stdin.on('error', sweep);
 process.stdin.resume();
@@ -89,7 +104,50 @@ static WATCHDOG: OnceLock<Mutex<Option<std::process::ChildStdin>>> = OnceLock::n
 /// Start the watchdog once (Linux; elsewhere the cleanup hook is all there is). `cgroup_parents` are
 /// the directories where this host makes its runs' cgroups.
 pub fn ensure_watchdog(cgroup_parents: impl FnOnce() -> Vec<std::path::PathBuf>) {
-    WATCHDOG.get_or_init(|| Mutex::new(start(cgroup_parents())));
+    let mut started = false;
+    let pipe = WATCHDOG.get_or_init(|| {
+        started = true;
+        Mutex::new(start(cgroup_parents()))
+    });
+    if started {
+        // Dirs named before the watchdog existed; one named from now on is sent by watch_log_dir.
+        let dirs = LOG_DIRS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut pipe = pipe.lock().unwrap_or_else(|e| e.into_inner());
+        for dir in &dirs {
+            send_log_dir(&mut pipe, dir);
+        }
+    }
+}
+
+/// Log dirs other than the default that runs of this host used (`logDir`), for the watchdog.
+static LOG_DIRS: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+
+/// Tell the watchdog about a log dir besides the default, so it removes this host's logs there too.
+pub fn watch_log_dir(dir: &std::path::Path) {
+    let Ok(dir) = std::path::absolute(dir) else {
+        return;
+    };
+    {
+        let mut dirs = LOG_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+        if dirs.contains(&dir) {
+            return;
+        }
+        dirs.push(dir.clone());
+    }
+    // Not started yet: ensure_watchdog sends every dir named so far once it is.
+    if let Some(pipe) = WATCHDOG.get() {
+        send_log_dir(&mut pipe.lock().unwrap_or_else(|e| e.into_inner()), &dir);
+    }
+}
+
+fn send_log_dir(pipe: &mut Option<std::process::ChildStdin>, dir: &std::path::Path) {
+    use std::io::Write;
+    let Some(line) = dir.to_str().filter(|s| !s.contains('\n')) else {
+        return; // not a name the line protocol can carry; its logs stay to the host's own cleanup
+    };
+    if let Some(stdin) = pipe.as_mut() {
+        let _ = writeln!(stdin, "{line}");
+    }
 }
 
 /// Whether a watchdog is running for this host.
@@ -112,6 +170,10 @@ fn start(cgroup_parents: Vec<std::path::PathBuf>) -> Option<std::process::ChildS
         // An Electron host runs the script as plain Node.
         .env("ELECTRON_RUN_AS_NODE", "1")
         .env("AGENT_EXEC_TMP_PARENT", crate::sandbox::tmp_parent_path())
+        .env(
+            "AGENT_EXEC_LOG_DIR",
+            crate::output::spool::default_log_dir(),
+        )
         .env_remove("NODE_OPTIONS")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())

@@ -197,6 +197,7 @@ pub fn parse_exec_options<'a>(env: &Env, options: Unknown<'a>) -> BindResult<Par
     }
     if let Some(dir) = f.string("logDir", ErrorCode::InvalidOption)? {
         req.log_dir = PathBuf::from(dir);
+        crate::watchdog::watch_log_dir(&req.log_dir);
     }
     let mut yield_after = f
         .non_negative("yieldMs")?

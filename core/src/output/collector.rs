@@ -219,6 +219,11 @@ impl OutputCollector {
         self.spool.set_max_file_bytes(max);
     }
 
+    /// The log is kept after the host is gone (`keepLogs`), so its name does not tie it to the host.
+    pub fn set_log_kept(&mut self, kept: bool) {
+        self.spool.set_kept(kept);
+    }
+
     pub fn cursor_key_mode(&self) -> CursorKeyMode {
         self.cursor_key_mode
     }

@@ -26,6 +26,9 @@ pub struct RawSpool {
     dir: PathBuf,
     failure: Option<String>,
     total: u64,
+    /// The log outlives this process (`keepLogs`): its name then does not carry the host's pid, which
+    /// is what the host watchdog removes after a host that died without cleaning up.
+    kept: bool,
 }
 
 impl RawSpool {
@@ -40,7 +43,13 @@ impl RawSpool {
             dir,
             failure: None,
             total: 0,
+            kept: false,
         }
+    }
+
+    /// Whether the log is kept after the host is gone (see [`log_name_prefix`]).
+    pub fn set_kept(&mut self, kept: bool) {
+        self.kept = kept;
     }
 
     /// Bytes the log file may hold; what comes after is counted but not written.
@@ -103,7 +112,7 @@ impl RawSpool {
     fn open_file(&self) -> Result<(PathBuf, BufWriter<File>), AgentError> {
         ensure_private_dir(&self.dir)?;
         let file = tempfile::Builder::new()
-            .prefix("run-")
+            .prefix(&log_name_prefix(self.kept))
             .suffix(".log")
             .tempfile_in(&self.dir)
             .map_err(|e| {
@@ -168,6 +177,16 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), AgentError> {
             ),
         )
     })
+}
+
+/// How a log file's name starts: `run-<host pid>-` for a log that goes with the host (the watchdog
+/// removes those of a host that died, by that prefix), plain `run-` for one kept on purpose.
+pub fn log_name_prefix(kept: bool) -> String {
+    if kept {
+        "run-".to_string()
+    } else {
+        format!("run-{}-", std::process::id())
+    }
 }
 
 /// The default directory for output logs: `<tmp>/agent-exec-<uid>`.

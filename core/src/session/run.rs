@@ -175,6 +175,7 @@ pub fn start(
             collector: {
                 let mut c = OutputCollector::new(req.limits, req.log_dir.clone(), is_pty);
                 c.set_max_log_bytes(req.max_log_bytes);
+                c.set_log_kept(req.keep_logs);
                 c.set_spill_above(req.log_above_chars);
                 if let (true, Some(size)) = (is_pty, req.pty) {
                     c.enable_screen(size.rows, size.cols);
