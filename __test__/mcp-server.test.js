@@ -23,10 +23,12 @@ async function connect(flags, { elicit } = {}) {
   const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...flags], stderr: 'pipe', env: { ...process.env } });
   const client = new Client({ name: 'agent-exec-test', version: '1.0.0' }, { capabilities: elicit ? { elicitation: {} } : {} });
   if (elicit) client.setRequestHandler(ElicitRequestSchema, elicit);
+  let stderr = '';
+  transport.stderr.on('data', (d) => (stderr += d));
   await client.connect(transport);
   track(transport.pid);
   open.push(client);
-  return { client, pid: transport.pid };
+  return { client, pid: transport.pid, stderr: () => stderr };
 }
 
 async function call(client, name, args) {
@@ -88,14 +90,61 @@ test('background, poll, write, log and list', async () => {
   await client.close();
 });
 
-test('a command the policy does not allow is denied when nobody can be asked, and does not run', async () => {
+test('a client without elicitation: a notice at startup, refusals that say why and which flag helps', async () => {
   const dir = tempDir('agent-exec-mcp-');
   const canary = path.join(dir, 'canary');
-  const { client } = await connect(['--cwd', dir]);
+  const { client, stderr } = await connect(['--cwd', dir]);
+  await waitFor(() => /does not offer elicitation/.test(stderr()), { what: 'the startup notice on stderr' });
+  assert.match(stderr(), /agent-exec-test does not offer elicitation.*--allow-read-only/);
   const r = await call(client, 'run', { command: `touch ${canary}` });
   assert.equal(r.isError, true);
-  assert.match(r.text, /^Not run: it needs approval, nobody could be asked/);
+  assert.match(r.text, /^Not run: it needs approval, and this MCP client cannot ask the user/);
+  assert.match(r.text, /--allow 'Bash\(touch:\*\)'/);
+  assert.doesNotMatch(r.text, /timeout|timed out|in time/i, 'nothing timed out');
   assert.equal(fs.existsSync(canary), false);
+  await client.close();
+});
+
+test('--allow-read-only on its own: read-only commands run, the rest is refused', async () => {
+  const dir = tempDir('agent-exec-mcp-');
+  fs.writeFileSync(path.join(dir, 'file.txt'), 'inside\n');
+  const { client } = await connect(['--cwd', dir, '--allow-read-only']);
+  const read = await call(client, 'run', { command: 'cat file.txt | wc -l' });
+  assert.equal(read.isError, false, read.text);
+  assert.match(read.text, /^1\n/);
+  const write = await call(client, 'run', { command: 'touch made' });
+  assert.equal(write.isError, true);
+  assert.match(write.text, /^Not run/);
+  assert.equal(fs.existsSync(path.join(dir, 'made')), false);
+  await client.close();
+});
+
+test('an argument a tool does not take is refused and runs nothing; unknown sessions point to list', async () => {
+  const dir = tempDir('agent-exec-mcp-');
+  const { client } = await connect(['--security', 'full', '--cwd', dir]);
+  const r = await call(client, 'run', { command: 'touch made', bogus: true });
+  assert.equal(r.isError, true);
+  assert.match(r.text, /^\[ERR_INVALID_OPTION\] run has no argument "bogus"; it takes command, cwd/);
+  assert.equal(fs.existsSync(path.join(dir, 'made')), false);
+  const unknown = await call(client, 'log', { session_id: 'no-such-session' });
+  assert.match(unknown.text, /the list tool shows the current ones/);
+  assert.doesNotMatch(unknown.text, /listSessions/);
+  await client.close();
+});
+
+test('a cancelled call ends its command and every process it started', async () => {
+  const dir = tempDir('agent-exec-mcp-');
+  const token = `60.${process.pid}${Date.now() % 100000}`;
+  const { client } = await connect(['--security', 'full', '--cwd', dir]);
+  const ac = new AbortController();
+  const pending = client.callTool({ name: 'run', arguments: { command: `sh -c 'sleep ${token}' & sleep ${token}; touch late`, yield_ms: 600000 } }, undefined, { signal: ac.signal });
+  await waitFor(() => hostPids(token).length >= 2, { what: 'both sleeps to start' });
+  track(hostPids(token));
+  ac.abort('the user pressed stop');
+  await assert.rejects(pending);
+  await waitFor(() => hostPids(token).length === 0, { what: 'every process of the cancelled run to end', timeoutMs: 15000 });
+  await waitFor(async () => !/running/.test((await call(client, 'list', {})).text), { what: 'the run to end (not left running)' });
+  assert.equal(fs.existsSync(path.join(dir, 'late')), false, 'the shell went on after its sleep was killed');
   await client.close();
 });
 
@@ -113,7 +162,7 @@ test('where the client supports elicitation the user decides', async () => {
   assert.equal(denied.text, 'Not run: the user denied it.');
   assert.equal(fs.existsSync(path.join(dir, 'denied.txt')), false);
   assert.match(forms[0].message, /touch denied\.txt/);
-  assert.deepEqual(forms[0].requestedSchema.properties.decision.enum.includes('allow-once'), true);
+  assert.deepEqual(forms[0].requestedSchema.properties.decision.oneOf.map((o) => o.const), ['allow-once', 'allow-always', 'deny']);
   answer = 'allow-once';
   const allowed = await call(client, 'run', { command: 'touch allowed.txt' });
   assert.equal(allowed.isError, false, allowed.text);
@@ -144,6 +193,10 @@ test('a config file sets the policy; bad flags stop the server with a message', 
     [['--cwd', path.join(dir, 'missing')], /is not a directory/],
     [['--config', path.join(dir, 'missing.json')], /cannot be read/],
     [['--no-such-flag'], /Unknown option/],
+    [['--allow', 'Bash(sh:*)'], /\[ERR_INVALID_RULE\] Bash\(sh:\*\) would allow any command through sh/],
+    [['--allow', 'npm test'], /\[ERR_INVALID_RULE\] "npm test" is not a Bash rule/],
+    [['--deny', 'Edit(x)'], /ERR_INVALID_RULE/],
+    [['--approvals-file', config], /ERR_INVALID_APPROVALS_FILE/],
   ]) {
     const r = spawnSync(process.execPath, [CLI, 'mcp', ...flags], { encoding: 'utf8', input: '' });
     assert.equal(r.status, 2, r.stderr);

@@ -48,13 +48,14 @@ Every session it starts ends when it exits (its client disconnects, or it is kil
   --approvals-file <path>  --agent <id>   OpenClaw's approvals file and agent
   --allow <rule>  --ask-rule <rule>  --deny <rule>   Claude Code rules such as "Bash(npm test:*)"
                            (repeatable; any rule switches to the rule kind of policy)
-  --allow-read-only        with rules: read-only commands run without asking
+  --allow-read-only        read-only commands run without asking (with rules, or alone: the rest asks)
   --approval-timeout <ms>  how long a person has to answer (default 120000)
   --timeout <seconds>      default lifetime of a run (default 1800, 0 = none)
   --max-output <chars>     characters of output a result shows (default 30000)
 
 Asking: where the client supports elicitation, a command the policy does not allow is put to the user;
-otherwise --ask-fallback decides (deny unless told otherwise).
+otherwise --ask-fallback decides (deny unless told otherwise). A client without elicitation therefore
+runs only what the policy allows: give it --allow rules, --allow-read-only, or --ask-fallback.
 `;
 
 function oneOf(name, value, allowed) {
@@ -86,6 +87,19 @@ function readFile(file) {
   }
 }
 
+/**
+ * The policy judged once on a harmless command, so a bad rule or approvals file stops the server at
+ * startup with its message instead of failing every later call for a model that cannot fix the flags.
+ */
+function checkPolicy(approval, cwd) {
+  const native = require('../native.js').loadNative();
+  try {
+    native.evaluateCommand('true', { ...approval, cwd });
+  } catch (e) {
+    throw new ConfigError(`${e.code ? `[${e.code}] ` : ''}${e.message}`);
+  }
+}
+
 /** The server's settings from its command-line arguments. Throws ConfigError with a usable message. */
 function readServerConfig(args) {
   let values;
@@ -109,7 +123,9 @@ function readServerConfig(args) {
   if (sandbox && !Array.isArray(sandbox.writableRoots)) sandbox.writableRoots = [cwd];
 
   const rulesFromFile = fileApproval.rules && typeof fileApproval.rules === 'object' ? fileApproval.rules : null;
-  const flagRules = values.allow || values['ask-rule'] || values.deny;
+  const allowReadOnly = values['allow-read-only'] ?? fileApproval.allowReadOnly ?? false;
+  // Read-only commands running unasked is a rule-kind policy: on its own it is one with no rules yet.
+  const flagRules = values.allow || values['ask-rule'] || values.deny || allowReadOnly;
   const rules =
     rulesFromFile || flagRules
       ? {
@@ -128,8 +144,9 @@ function readServerConfig(args) {
     safeBins: fileApproval.safeBins,
     timeoutMs: count('--approval-timeout', values['approval-timeout'] ?? fileApproval.timeoutMs) ?? 120000,
     rules,
-    allowReadOnly: values['allow-read-only'] ?? fileApproval.allowReadOnly ?? false,
+    allowReadOnly,
   };
+  checkPolicy(approval, cwd);
 
   const timeoutSec = count('--timeout', values.timeout ?? file.timeoutSec) ?? 1800;
   const maxOutputChars = Math.max(1000, count('--max-output', values['max-output'] ?? file.maxOutputChars) ?? 30000);

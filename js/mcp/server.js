@@ -23,16 +23,23 @@ function approvalForm(request) {
     requestedSchema: {
       type: 'object',
       properties: {
+        // A titled single-select (the schema's oneOf of const/title; enumNames is the legacy form).
         decision: {
           type: 'string',
           title: 'Decision',
-          enum: request.allowedDecisions,
-          enumNames: request.allowedDecisions.map((d) => DECISION_TITLES[d] ?? d),
+          oneOf: request.allowedDecisions.map((d) => ({ const: d, title: DECISION_TITLES[d] ?? d })),
         },
       },
       required: ['decision'],
     },
   };
+}
+
+/** Whether some command could need a person's answer under this policy. */
+function needsAsking(approval) {
+  if (approval.rules) return true;
+  if (approval.security === 'deny' || approval.ask === 'off') return false;
+  return approval.security !== 'full' || approval.ask === 'always';
 }
 
 function createServer(config, { version = require('../../package.json').version } = {}) {
@@ -51,7 +58,17 @@ function createServer(config, { version = require('../../package.json').version 
   const handlers = toolHandlers(config, { asker: () => (canElicit() ? askUser : undefined) });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
-  server.setRequestHandler(CallToolRequestSchema, async (req) => callTool(handlers, req.params.name, req.params.arguments));
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => callTool(handlers, req.params.name, req.params.arguments, extra));
+  // A client that cannot be asked runs only what the policy allows: say so once, where the person
+  // who configured the server looks (stderr; stdout is the protocol).
+  server.oninitialized = () => {
+    if (!canElicit() && needsAsking(config.approval)) {
+      const client = server.getClientVersion()?.name ?? 'this client';
+      process.stderr.write(
+        `agent-exec mcp: ${client} does not offer elicitation, so nobody can be asked to approve a command: what the policy does not allow is refused (--ask-fallback ${config.approval.askFallback}). Allow commands with --allow 'Bash(npm test:*)', --allow-read-only, or --ask-fallback allowlist|full.\n`,
+      );
+    }
+  };
   return server;
 }
 

@@ -96,16 +96,55 @@ function ending(r) {
   return `exit code ${r.exitCode ?? 0}`;
 }
 
-/** Why the approval gate did not let a command run, for the model. */
-function notRun(approval) {
+/**
+ * Why the approval gate did not let a command run, for the model (and the person reading along).
+ * `couldAsk` says whether the client offered elicitation: without it nothing timed out, nobody was
+ * there to ask, and what helps is a server flag, which the text names.
+ */
+function notRun(approval, { command, couldAsk, timeoutMs }) {
   if (approval.decidedBy === 'user') {
     if (approval.answer === 'deny') return 'Not run: the user denied it.';
     return `Not run: ${approval.reason}.`;
   }
   if (approval.decidedBy === 'fallback') {
-    return `Not run: it needs approval, nobody could be asked (the client offers no elicitation, or no answer came in time), and the server's askFallback refused it (${approval.reason}).`;
+    const fixes = [...ruleFlags(approval, command), '--allow-read-only (for commands that only read)', '--ask-fallback allowlist or full'];
+    if (!couldAsk) {
+      return `Not run: it needs approval, and this MCP client cannot ask the user (it does not offer elicitation). The server's --ask-fallback (deny) refused it. The person who starts the server can allow such commands with ${fixes.join(', ')}.`;
+    }
+    return `Not run: it needs approval and the user did not answer within ${Math.round(timeoutMs / 1000)} s; the server's --ask-fallback refused it. Ask the user, then run it again.`;
   }
   return `Not run: the server's policy refused it (${approval.reason}).`;
+}
+
+/** The --allow flags that would let `command` run (the narrowest rules), e.g. `--allow 'Bash(npm test:*)'`. */
+function ruleFlags(approval, command) {
+  let rules = approval.suggestions ?? [];
+  if (rules.length === 0) {
+    try {
+      rules = native.checkPermissionRules(command, {}).suggestions;
+    } catch {
+      rules = [];
+    }
+  }
+  return rules.length ? [rules.map((r) => `--allow '${r}'`).join(' ')] : [];
+}
+
+/** The runtime's typed errors name its JS API; over MCP the tools are what the model can use. */
+function forModel(message) {
+  return message.replace(/listSessions shows the current ones/g, 'the list tool shows the current ones');
+}
+
+/** Arguments a tool's schema does not name are refused (its additionalProperties: false), not ignored. */
+function checkArguments(tool, args) {
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+    throw shared.typedError('ERR_INVALID_OPTION', `The arguments of ${tool.name} must be an object, but they are ${shared.describeType(args)}.`);
+  }
+  const known = Object.keys(tool.inputSchema.properties);
+  for (const key of Object.keys(args)) {
+    if (!known.includes(key)) {
+      throw shared.typedError('ERR_INVALID_OPTION', `${tool.name} has no argument "${key}"; it takes ${known.length ? known.join(', ') : 'none'}. Nothing was run.`);
+    }
+  }
 }
 
 function number(args, name, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}) {
@@ -139,7 +178,7 @@ function sessionId(args) {
 function toolHandlers(config, { asker }) {
   const budget = config.maxOutputChars;
 
-  async function run(args) {
+  async function run(args, { signal } = {}) {
     const command = args.command;
     if (typeof command !== 'string' || command.trim() === '') {
       throw shared.typedError('ERR_INVALID_COMMAND', `command must be a non-empty string of shell code, but it is ${shared.describeType(command)}.`);
@@ -147,6 +186,7 @@ function toolHandlers(config, { asker }) {
     if (args.cwd !== undefined && typeof args.cwd !== 'string') throw shared.typedError('ERR_INVALID_OPTION', `cwd must be a path, but it is ${shared.describeType(args.cwd)}.`);
     const timeoutMs = number(args, 'timeout_ms') ?? config.timeoutSec * 1000;
     const yieldMs = number(args, 'yield_ms', { max: 600000 }) ?? 10000;
+    const ask = asker();
     const outcome = await native.exec({
       command,
       cwd: args.cwd ? path.resolve(config.cwd, args.cwd) : config.cwd,
@@ -157,9 +197,15 @@ function toolHandlers(config, { asker }) {
       stdin: stdinMode(args),
       logAboveChars: budget,
       sandbox: config.sandbox,
-      approval: { ...config.approval, onApproval: asker() },
+      approval: { ...config.approval, onApproval: ask },
+      // The client's cancellation (notifications/cancelled) ends a foreground run's whole tree; a run
+      // already handed back as a session stays one, listed, until killed.
+      signal,
     });
-    if (outcome.approval && !outcome.approval.allowed) return text(notRun(outcome.approval), true);
+    if (outcome.approval && !outcome.approval.allowed) {
+      return text(notRun(outcome.approval, { command, couldAsk: Boolean(ask), timeoutMs: config.approval.timeoutMs }), true);
+    }
+    if (outcome.aborted) return text(`Cancelled: the command was stopped (with every process it started) after ${outcome.durationMs} ms.\n\n${outcome.output || '(no output)'}`, true);
     const output = shared.budgetText(outcome.output.replace(/\n+$/, ''), budget, outcome) || '(no output)';
     if (outcome.status === 'running') {
       return text(`Still running as session ${outcome.sessionId} (pid ${outcome.pid}). Poll it with poll {"session_id": "${outcome.sessionId}"}; stop it with kill.\n\n${output}`);
@@ -216,13 +262,15 @@ function toolHandlers(config, { asker }) {
 }
 
 /** One call, with runtime errors as in-band results the model can read. */
-async function callTool(handlers, name, args) {
+async function callTool(handlers, name, args, extra = {}) {
   const handler = handlers[name];
-  if (!handler) return text(`Unknown tool "${name}". Tools: ${Object.keys(handlers).join(', ')}.`, true);
+  const tool = TOOLS.find((t) => t.name === name);
+  if (!handler || !tool) return text(`Unknown tool "${name}". Tools: ${Object.keys(handlers).join(', ')}.`, true);
   try {
-    return await handler(args ?? {});
+    checkArguments(tool, args ?? {});
+    return await handler(args ?? {}, { signal: extra.signal });
   } catch (e) {
-    return text(`${e.code ? `[${e.code}] ` : ''}${e.message}`, true);
+    return text(`${e.code ? `[${e.code}] ` : ''}${forModel(e.message)}`, true);
   }
 }
 

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Mutation testing of the core's gate, sandbox supervisor and kill code (issue 32): cargo-mutants changes
+# one thing at a time (a condition flipped, a function returning a default) and runs the unit tests of
+# that module; a mutant the tests do not catch ("missed") is a behaviour nothing checks. Slow (each
+# mutant is a build and a test run: about an hour per file on 2 cores), so it runs on demand, not in CI.
+#
+#   bash scripts/mutants.sh [gate|supervisor|kill|all]    results in mutants.out/<set>/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
+run() {
+  local name=$1 filter=$2
+  shift 2
+  echo "== mutants of $* (tests: $filter)"
+  mkdir -p "mutants.out/$name"
+  # --lib: the core's unit tests; the test binary's filter keeps each run to the module's own tests.
+  cargo mutants --package agent-exec-core --output "mutants.out/$name" --timeout 300 \
+    "${@/#/--file=}" -- --lib -- "$filter" || true
+  echo "== $name: $(wc -l < "mutants.out/$name/mutants.out/caught.txt") caught," \
+    "$(wc -l < "mutants.out/$name/mutants.out/missed.txt") missed," \
+    "$(wc -l < "mutants.out/$name/mutants.out/timeout.txt") timed out," \
+    "$(wc -l < "mutants.out/$name/mutants.out/unviable.txt") unviable"
+  cat "mutants.out/$name/mutants.out/missed.txt"
+}
+case "${1:-all}" in
+  gate) run gate approval:: core/src/approval/gate.rs ;;
+  supervisor) run supervisor sandbox:: core/src/sandbox/supervisor.rs ;;
+  kill) run kill kill:: 'core/src/kill/*.rs' ;;
+  all)
+    run gate approval:: core/src/approval/gate.rs
+    run supervisor sandbox:: core/src/sandbox/supervisor.rs
+    run kill kill:: 'core/src/kill/*.rs'
+    ;;
+  *) echo "usage: $0 [gate|supervisor|kill|all]" >&2; exit 2 ;;
+esac
