@@ -638,7 +638,7 @@ export interface SandboxDenial {
 
 export interface SandboxLimitMechanisms {
   cpuSeconds?: 'rlimit' | undefined
-  memoryBytes?: 'cgroup' | 'rlimit-as' | undefined
+  memoryBytes?: 'cgroup' | 'rlimit-data' | undefined
   processes?: 'cgroup' | 'rlimit-userns' | undefined
   fileSizeBytes?: 'rlimit' | undefined
   openFiles?: 'rlimit' | undefined

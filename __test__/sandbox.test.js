@@ -737,19 +737,30 @@ test('the memory limit ends a run and is named', { ...when(needs.sandbox, needs.
   assert.doesNotMatch(r.output, /536870912/);
 });
 
-test('without a memory cgroup the memory limit still holds, through RLIMIT_AS', { ...when(needs.sandbox, !String(caps.limits.memoryBytes).startsWith('rlimit') && `memory is limited by ${caps.limits.memoryBytes} here (the cgroup test covers it)`), timeout: 60000 }, async () => {
-  const r = await run({
-    command: `python3 -c "x = b'\\x01' * (512 << 20); print(len(x))"`,
-    cwd: tempDir(),
-    sandbox: { limits: { memoryBytes: 64 * 1024 * 1024 } },
-    timeoutMs: 30000,
-  });
-  assert.ok(r.sandbox.mechanisms.some((m) => /^rlimits \(as\b/.test(m)), r.sandbox.mechanisms.join());
-  // The allocation was refused: the program saw it fail (an address-space limit is not a kill, so the
-  // run is not named as stopped by the sandbox).
+test('without a memory cgroup the memory limit holds per process through RLIMIT_DATA, and Node still starts under it', { ...when(needs.sandbox, !String(caps.limits.memoryBytes).startsWith('rlimit') && `memory is limited by ${caps.limits.memoryBytes} here (the cgroup test covers it)`), timeout: 60000 }, async () => {
+  assert.equal(caps.limits.memoryBytes, 'rlimit-data');
+  const limits = { memoryBytes: 256 * 1024 * 1024 };
+  const r = await run({ command: `python3 -c "x = b'\\x01' * (512 << 20); print(len(x))"`, cwd: tempDir(), sandbox: { limits }, timeoutMs: 30000 });
+  assert.ok(r.sandbox.mechanisms.some((m) => /^rlimits \(.*\bdata\b/.test(m)), r.sandbox.mechanisms.join());
+  // The allocation was refused: the program saw it fail.
   assert.doesNotMatch(r.output, /536870912/);
   assert.match(r.output, /MemoryError/);
   assert.notEqual(r.exitCode, 0);
+  // A runtime that reserves gigabytes of address space at start (V8) runs under the same limit...
+  const node = await run({ command: `${JSON.stringify(process.execPath)} -e "console.log('node-ran', Buffer.alloc(16 << 20).length)"`, cwd: tempDir(), sandbox: { limits }, timeoutMs: 30000 });
+  assert.equal(node.exitCode, 0, node.output);
+  assert.match(node.output, /node-ran 16777216/);
+  assert.equal(node.sandbox.limitExceeded, undefined);
+  // ...and when it outgrows the limit, the run is named as stopped by it, whatever signal ended it.
+  const big = await run({
+    command: `${JSON.stringify(process.execPath)} -e "const a = []; for (;;) a.push(new Array(1e6).fill(1.5))"`,
+    cwd: tempDir(),
+    sandbox: { limits },
+    timeoutMs: 30000,
+  });
+  assert.equal(big.status, 'failed', big.output);
+  assert.equal(big.sandbox.limitExceeded, 'memory', `${big.exitCode} ${big.exitSignal} ${big.output.slice(-300)}`);
+  assert.match(big.reason, /^Command stopped by the sandbox: the memory limit \(256 MiB, per process\) was likely reached: the run ended by SIG[A-Z]+/);
 });
 
 test('the CPU limit ends a run and is named', { ...when(needs.sandbox), timeout: 60000 }, async () => {

@@ -99,7 +99,7 @@ import type { SandboxCapabilities, SandboxDenial, SandboxOptions, SandboxReport 
 async function sandboxes(): Promise<void> {
   const caps: SandboxCapabilities = sandboxCapabilities();
   const abi: number = caps.landlockAbi;
-  const memory: 'cgroup' | 'rlimit-as' | undefined = caps.limits.memoryBytes;
+  const memory: 'cgroup' | 'rlimit-data' | undefined = caps.limits.memoryBytes;
   const sandbox: SandboxOptions = { writableRoots: ['/tmp'], network: false, unixSockets: ['/run/user/1000/ssh-agent.sock'], limits: { memoryBytes: 1 << 28, processes: 64 } };
   const r = await exec({ command: 'make', sandbox });
   const report: SandboxReport | undefined = r.sandbox;

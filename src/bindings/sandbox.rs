@@ -309,7 +309,7 @@ pub struct JsSandboxCapabilities {
 pub struct JsLimitMechanisms {
     #[napi(ts_type = "'rlimit' | undefined")]
     pub cpu_seconds: Option<String>,
-    #[napi(ts_type = "'cgroup' | 'rlimit-as' | undefined")]
+    #[napi(ts_type = "'cgroup' | 'rlimit-data' | undefined")]
     pub memory_bytes: Option<String>,
     #[napi(ts_type = "'cgroup' | 'rlimit-userns' | undefined")]
     pub processes: Option<String>,
@@ -362,7 +362,7 @@ pub fn sandbox_capabilities() -> JsSandboxCapabilities {
             memory_bytes: if cg_memory {
                 rl(true, "cgroup")
             } else {
-                rl(linux, "rlimit-as")
+                rl(linux, "rlimit-data")
             },
             processes,
             file_size_bytes: rl(linux, "rlimit"),

@@ -599,6 +599,9 @@ mod linux {
         cgroup: Option<super::cgroup::RunCgroup>,
         log: Arc<DenialLog>,
         mechanisms: Vec<String>,
+        /// The memory limit is per process (RLIMIT_DATA), not the run's cgroup: no kernel count of
+        /// kills exists, so the verdict reads how the run ended.
+        memory_by_rlimit: bool,
         landlock_abi: u32,
         /// Credentials' names the run did not inherit.
         dropped_env: std::sync::OnceLock<Vec<String>>,
@@ -716,9 +719,13 @@ mod linux {
         let memory_in_cgroup =
             limits.memory_bytes.is_some() && cg_host.is_some_and(|h| h.has_memory());
         let pids_in_cgroup = limits.processes.is_some() && cg_host.is_some_and(|h| h.has_pids());
+        let memory_by_rlimit = limits.memory_bytes.is_some() && !memory_in_cgroup;
         if let (Some(n), false) = (limits.memory_bytes, memory_in_cgroup) {
-            rlimits.push((libc::RLIMIT_AS, n, n));
-            rlimit_names.push("as");
+            // RLIMIT_DATA, not RLIMIT_AS: it counts the private writable memory a process has
+            // (heap, anonymous mappings) and not address space only reserved, which V8, the JVM and
+            // Go reserve by gigabytes at start (RLIMIT_AS kills Node at 512 MiB before it runs).
+            rlimits.push((libc::RLIMIT_DATA, n, n));
+            rlimit_names.push("data");
         }
         if let (Some(n), false) = (limits.processes, pids_in_cgroup) {
             // (The run's user namespace is entered with its mount namespace, so both must work.)
@@ -1047,6 +1054,7 @@ mod linux {
             cgroup,
             log: Arc::new(DenialLog::default()),
             mechanisms,
+            memory_by_rlimit,
             landlock_abi: super::landlock::abi_in_force(),
             dropped_env: std::sync::OnceLock::new(),
         })
@@ -1190,6 +1198,29 @@ mod linux {
                             format_bytes(n),
                             kills,
                             if kills == 1 { "" } else { "es" }
+                        )),
+                    );
+                }
+            }
+            if let (Some(n), true) = (self.limits.memory_bytes, self.memory_by_rlimit) {
+                // A program refused memory by RLIMIT_DATA most often aborts (Node and V8: SIGABRT or
+                // SIGTRAP; C++'s bad_alloc: SIGABRT) or faults; the kernel keeps no count, so these
+                // endings under a memory rlimit are named as the limit, said as likely.
+                let ended_by = [
+                    (libc::SIGABRT, "SIGABRT"),
+                    (libc::SIGTRAP, "SIGTRAP"),
+                    (libc::SIGSEGV, "SIGSEGV"),
+                    (libc::SIGBUS, "SIGBUS"),
+                    (libc::SIGKILL, "SIGKILL"),
+                ]
+                .into_iter()
+                .find(|&(sig, name)| by_signal(sig, name));
+                if let Some((_, name)) = ended_by {
+                    return (
+                        Some(LimitKind::Memory),
+                        Some(format!(
+                            "the memory limit ({}, per process) was likely reached: the run ended by {name}, as programs refused memory do",
+                            format_bytes(n)
                         )),
                     );
                 }
