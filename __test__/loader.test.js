@@ -34,3 +34,21 @@ test('the loader loaded the binary of the detected platform, which is a supporte
   const ours = loaded.filter((f) => f.startsWith('agent-exec.'));
   assert.deepEqual(ours, [`agent-exec.${triple}.node`], `loaded ${loaded.join(', ')}`);
 });
+
+test('a clone whose addon was never built says to build it, not to reinstall', () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const root = path.join(__dirname, '..');
+  const clone = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-exec-unbuilt-'));
+  try {
+    // What a fresh clone has: the sources and the JS, no .node file.
+    for (const f of ['index.js', 'package.json', 'Cargo.toml']) fs.copyFileSync(path.join(root, f), path.join(clone, f));
+    fs.cpSync(path.join(root, 'js'), path.join(clone, 'js'), { recursive: true });
+    const r = spawnSync(process.execPath, [path.join(clone, 'js', 'cli.js'), 'demo'], { encoding: 'utf8', timeout: 30000, env: { ...process.env, NODE_PATH: '' } });
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /\[ERR_AGENT_EXEC_NOT_BUILT\] agent-exec's native addon is not built in this checkout .*install Rust \(https:\/\/rustup\.rs\), then run `npm run build`/);
+    assert.doesNotMatch(r.stderr, /Reinstall/);
+  } finally {
+    fs.rmSync(clone, { recursive: true, force: true });
+  }
+});

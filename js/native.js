@@ -19,19 +19,32 @@ const SUPPORTED = [
   'win32-x64-msvc',
 ];
 
+/**
+ * A clone of the repository (the Rust sources sit beside package.json; the published package ships
+ * only index.js and js/) whose addon was never built: the fix is a build, not a reinstall.
+ */
+function unbuiltCheckout(root) {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  return fs.existsSync(path.join(root, 'Cargo.toml')) && !fs.readdirSync(root).some((f) => f.endsWith('.node'));
+}
+
 function loadNative() {
   try {
     return require('../index.js');
   } catch (cause) {
     const triple = platformTriple();
     const known = SUPPORTED.includes(triple);
-    const message = known
+    const root = require('node:path').join(__dirname, '..');
+    const message = unbuiltCheckout(root)
+      ? `agent-exec's native addon is not built in this checkout (${root}): install Rust (https://rustup.rs), then run \`npm run build\` there (\`npm install\` builds it too).`
+      : known
       ? `agent-exec could not load its native binary for ${triple}: the package agent-exec-${triple} is missing or broken. ` +
         'Reinstall without --no-optional / --omit=optional (remove node_modules and package-lock.json first if npm skipped it).'
       : `agent-exec has no prebuilt binary for this platform (${triple}). Prebuilt platforms: ${SUPPORTED.join(', ')}. ` +
         'To build from source, install Rust and run `npm run build` in the agent-exec package.';
     const err = new Error(message, { cause });
-    err.code = 'ERR_AGENT_EXEC_UNSUPPORTED_PLATFORM';
+    err.code = unbuiltCheckout(root) ? 'ERR_AGENT_EXEC_NOT_BUILT' : 'ERR_AGENT_EXEC_UNSUPPORTED_PLATFORM';
     err.platform = triple;
     throw err;
   }
