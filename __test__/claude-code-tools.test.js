@@ -169,7 +169,7 @@ test('timeout: the default, the cap, and the text of a timed-out command', async
 test('past the blocking budget a command moves to the background, with its output file', async () => {
   const t = tools({ onPermissionRequest: allowAll, blockingBudgetMs: 400 });
   const r = await t.bash.execute('1', { command: 'echo start; sleep 1.5; echo end' });
-  const m = /^Command running in background with ID: (\S+)\. It was still running after 400ms, so it was moved to the background\. Output is being written to: (\S+) /.exec(text(r));
+  const m = /^Command running in background with ID: (\S+)\. It was still running after 400ms, so it was moved to the background\. Output is being written to: (\S+)\. Use BashOutput /.exec(text(r));
   assert.ok(m, text(r));
   const [, id, file] = m;
   assert.equal(r.details.backgroundId, id);

@@ -20,6 +20,8 @@ function step(title, cmd, args) {
   }
 }
 
+// Repeated in the closing summary: a step skipped at the top is easy to miss ~1,000 lines later.
+let rustSummary = '';
 const hasCargo = spawnSync('cargo', ['--version'], { stdio: 'ignore' }).status === 0;
 const built = fs.readdirSync(root).some((f) => f.endsWith('.node'));
 if (!built) {
@@ -40,11 +42,13 @@ if (hasCargo) {
   const skipped = fs.existsSync(skips) ? fs.readFileSync(skips, 'utf8').split('\n').filter(Boolean).sort() : [];
   fs.rmSync(skipsDir, { recursive: true, force: true });
   delete process.env.AGENT_EXEC_TEST_SKIPS;
+  rustSummary = `rust unit tests: passed, ${skipped.length} skipped for lack of what they need`;
   process.stdout.write(`\n== rust unit tests skipped for lack of what they need: ${skipped.length}${process.env.AGENT_EXEC_TEST_REQUIRE ? ` (required here: ${process.env.AGENT_EXEC_TEST_REQUIRE})` : ''}\n`);
   for (const line of skipped) process.stdout.write(`   ${line}\n`);
 } else {
   // A built checkout handed to a user without a toolchain (CI's unprivileged run): the addon's
   // behaviour is what the Node tests check; the Rust tests need cargo.
+  rustSummary = 'rust unit tests: not run, cargo is not on PATH (the addon was already built)';
   process.stdout.write('\n== rust unit tests: skipped, cargo is not on PATH (the addon is already built)\n');
 }
 
@@ -81,6 +85,7 @@ for (const line of report.split('\n')) {
 const count = (key) => Number((new RegExp(`^# ${key} (\\d+)$`, 'm').exec(report) ?? [])[1] ?? NaN);
 process.stdout.write(`\n== node tests as ${os.userInfo().username} (uid ${process.getuid?.() ?? '?'}): ${count('pass')} passed, ${count('fail')} failed, ${count('skipped')} skipped\n`);
 for (const [reason, n] of [...reasons].sort((a, b) => b[1] - a[1])) process.stdout.write(`   ${String(n).padStart(3)} skipped: ${reason}\n`);
+if (rustSummary) process.stdout.write(`== ${rustSummary}\n`);
 if (r.status !== 0) {
   process.stdout.write(`\n== node tests failed (exit ${r.status ?? r.signal})\n`);
   process.exit(r.status || 1);

@@ -43,7 +43,7 @@ function finished(outcome, { max, timeoutMs }) {
 
 function movedToBackground(outcome, { budgetMs, requested }) {
   const why = requested ? '' : ` It was still running after ${duration(budgetMs)}, so it was moved to the background.`;
-  const where = outcome.outputFile ? ` Output is being written to: ${outcome.outputFile}` : '';
+  const where = outcome.outputFile ? ` Output is being written to: ${outcome.outputFile}.` : '';
   return `Command running in background with ID: ${outcome.sessionId}.${why}${where} Use BashOutput with this ID to read new output, KillShell to stop it.`;
 }
 
