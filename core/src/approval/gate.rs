@@ -739,3 +739,50 @@ mod request_tests {
         assert!(ask(&allowlist, "touch a").suggestions.is_empty());
     }
 }
+
+#[cfg(test)]
+mod resolved_path_tests {
+    use super::*;
+
+    fn resolved(cmd: &str) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = ApprovalOptions {
+            security: Some(Security::Allowlist),
+            ask: Some(Ask::OnMiss),
+            approvals_file: Some(dir.path().join("approvals.json")),
+            timeout: DEFAULT_APPROVAL_TIMEOUT,
+            ..Default::default()
+        };
+        let p = prepare(cmd, dir.path(), Some("/usr/bin:/bin"), None, &opts).unwrap();
+        build_request(&p, cmd, "/", DEFAULT_APPROVAL_TIMEOUT).resolved_paths
+    }
+
+    fn which(name: &str) -> String {
+        crate::spawn::shell::find_executable(name, Some("/usr/bin:/bin"))
+            .unwrap_or_else(|| panic!("{name} is in /usr/bin or /bin"))
+            .display()
+            .to_string()
+    }
+
+    #[test]
+    fn the_request_names_each_program_once_and_those_inside_a_wrapped_chain() {
+        // Every segment's program, once each, in order.
+        assert_eq!(resolved("ls | wc -l && ls"), vec![which("ls"), which("wc")]);
+        // A shell wrapper with a chain inside: the programs it runs, not the wrapper.
+        assert_eq!(
+            resolved("sh -c 'cat a; head b'"),
+            vec![which("cat"), which("head")]
+        );
+        // One command inside: the wrapper's own segment stands for it.
+        assert_eq!(resolved("sh -c 'cat a'").len(), 1);
+    }
+
+    #[test]
+    fn confinement_kinds_have_the_names_the_bindings_report() {
+        assert_eq!(Confinement::ReadOnlySandbox.as_str(), "read-only-sandbox");
+        assert_eq!(
+            Confinement::AnalysisOnly("no sandbox here".into()).as_str(),
+            "analysis-only"
+        );
+    }
+}
