@@ -46,6 +46,33 @@ test('the exit code survives the tracking, and an explicit cwd wins', async () =
   assert.equal(explicit.output, `${base}\n`);
 });
 
+test('the tracking is invisible to the command: bash errors quote only its text, line numbers are its own', async () => {
+  const base = fs.realpathSync(tempDir());
+  const shell = { shell: '/bin/bash' };
+  for (const sandbox of [undefined, { writableRoots: [base] }]) {
+    if (sandbox && !native.sandboxCapabilities().enforceable) continue;
+    const how = sandbox ? 'sandboxed' : 'plain';
+    // A syntax error: bash quotes the offending line, which must be the model's, as without tracking.
+    const tracked = await run({ command: 'echo (', cwd: base, sandbox, ...shell });
+    const plain = await native.exec({ command: 'echo (', cwd: base, sandbox, ...shell });
+    assert.equal(tracked.output, plain.output, how);
+    assert.doesNotMatch(tracked.output, /trap|AGENT_EXEC/, how);
+    const lines = await run({ command: 'echo "$LINENO"\ncd / && echo "$LINENO"', cwd: base, sandbox, ...shell });
+    assert.equal(lines.output, '1\n2\n', how);
+    assert.equal(lines.finalCwd, '/', how);
+    // A bash the command starts does not inherit the trap (it would report its own directory).
+    const child = await run({ command: 'bash -c "cd /; echo inner"; echo "[$BASH_ENV]"', cwd: base, sandbox, ...shell });
+    assert.equal(child.output, 'inner\n[]\n', how);
+    assert.equal(child.finalCwd, base, how);
+  }
+  // The caller's own BASH_ENV is still read, and handed on to the command's children.
+  const rc = path.join(base, 'rc.sh');
+  fs.writeFileSync(rc, 'export FROM_RC=yes\n');
+  const own = await run({ command: 'cd / && echo "$FROM_RC $BASH_ENV"', cwd: base, env: { BASH_ENV: rc }, shell: '/bin/bash' });
+  assert.equal(own.output, `yes ${rc}\n`);
+  assert.equal(own.finalCwd, '/');
+});
+
 test('a cd into a directory that is then deleted falls back with a warning', async () => {
   const base = fs.realpathSync(tempDir());
   const doomed = path.join(base, 'doomed');

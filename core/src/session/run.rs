@@ -40,6 +40,8 @@ pub fn start(
     let path = req.env_var("PATH");
     let env_shell = std::env::var("SHELL").ok();
     let shell = resolve_shell(req.shell.as_deref(), env_shell.as_deref(), path.as_deref())?;
+    // The shell itself, before a sandbox may wrap it.
+    let bash_candidate = shell.program.clone();
 
     let id = registry.reserve_id();
     let marker = format!("{}-{}-{}", std::process::id(), id, now_ms());
@@ -89,6 +91,15 @@ pub fn start(
             (&sandboxed_req, shell.wrapped(s.shell_wrapper()))
         }
         None => (req, shell),
+    };
+    // bash: the cwd trap comes from a BASH_ENV file, so the script is the model's command alone.
+    let trapped_req;
+    let req = match crate::spawn::request::bash_cwd_trap(req, &bash_candidate) {
+        Some(r) => {
+            trapped_req = r;
+            &trapped_req
+        }
+        None => req,
     };
     #[cfg(target_os = "linux")]
     let tracking_ref = tracking.as_ref();
@@ -449,6 +460,7 @@ async fn drive(
     let final_cwd = session.cwd_report.as_ref().and_then(|report| {
         let dir = read_cwd_report(report);
         let _ = std::fs::remove_file(report);
+        let _ = std::fs::remove_file(report.with_extension("bash"));
         dir.map(|d| d.trim_end_matches('\n').to_string())
             .filter(|d| !d.is_empty())
     });

@@ -115,6 +115,8 @@ pub struct EnvPlan<'a> {
     pub marker: &'a str,
     /// Where the shell's EXIT trap writes its final directory (cwd tracking).
     pub cwd_report: Option<&'a Path>,
+    /// bash's `BASH_ENV` file that sets that trap (see `request::bash_cwd_trap`).
+    pub cwd_trap_file: Option<&'a Path>,
     /// A sandboxed run: inherited and model variables that look like credentials are left out,
     /// except these names (see `sandbox::secrets`). `None`: nothing is left out for that reason.
     pub secrets_passed: Option<&'a [String]>,
@@ -155,6 +157,13 @@ pub fn build_env(plan: &EnvPlan<'_>) -> BTreeMap<OsString, OsString> {
     if let Some(report) = plan.cwd_report {
         env.insert("AGENT_EXEC_CWD_FILE".into(), report.as_os_str().to_owned());
     }
+    if let Some(file) = plan.cwd_trap_file {
+        // The caller's own BASH_ENV is kept aside; our file restores it and reads it.
+        if let Some(outer) = env.remove(std::ffi::OsStr::new("BASH_ENV")) {
+            env.insert("AGENT_EXEC_OUTER_BASH_ENV".into(), outer);
+        }
+        env.insert("BASH_ENV".into(), file.as_os_str().to_owned());
+    }
     env.insert(SESSION_MARKER_VAR.into(), plan.marker.into());
     env
 }
@@ -178,6 +187,7 @@ mod tests {
             cwd: Path::new("/tmp"),
             marker: "m1",
             cwd_report: None,
+            cwd_trap_file: None,
             secrets_passed: None,
         });
         assert_eq!(env.get(&OsString::from("PAGER")).unwrap(), "less");
@@ -203,6 +213,7 @@ mod tests {
             cwd: Path::new("/"),
             marker: "m",
             cwd_report: None,
+            cwd_trap_file: None,
             secrets_passed: None,
         });
         assert_eq!(env.get(&OsString::from("TERM")).unwrap(), "xterm-256color");
@@ -220,6 +231,7 @@ mod tests {
             cwd: Path::new("/"),
             marker: "m",
             cwd_report: None,
+            cwd_trap_file: None,
             secrets_passed: None,
         });
         assert_eq!(
@@ -279,6 +291,7 @@ mod tests {
             cwd: Path::new("/"),
             marker: "m",
             cwd_report: None,
+            cwd_trap_file: None,
             secrets_passed: None,
         });
         assert!(env.keys().all(|k| !is_dangerous_key(&k.to_string_lossy())));

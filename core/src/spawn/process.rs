@@ -147,6 +147,7 @@ fn env_plan<'a>(req: &'a ExecRequest, marker: &'a str) -> impl Fn(bool) -> EnvPl
         cwd: &req.cwd,
         marker,
         cwd_report: req.cwd_report.as_deref(),
+        cwd_trap_file: req.cwd_trap_file.as_deref(),
         secrets_passed: req.sandbox.as_ref().map(|s| s.pass_env.as_slice()),
     }
 }

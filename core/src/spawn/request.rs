@@ -70,6 +70,9 @@ pub struct ExecRequest {
     pub keep_logs: bool,
     /// Report the directory the shell ended in (written by an EXIT trap to this file).
     pub cwd_report: Option<PathBuf>,
+    /// The file bash reads through `BASH_ENV` to set that EXIT trap (see [`bash_cwd_trap`]): set,
+    /// the script is the command alone.
+    pub cwd_trap_file: Option<PathBuf>,
     /// Warnings found while preparing the request, reported with the outcome.
     pub warnings: Vec<String>,
     /// Run inside a sandbox (file rules, network cut, limits).
@@ -100,6 +103,7 @@ impl ExecRequest {
             keep_logs: false,
             log_above_chars: None,
             cwd_report: None,
+            cwd_trap_file: None,
             warnings: Vec::new(),
             sandbox: None,
         }
@@ -131,6 +135,9 @@ impl ExecRequest {
             return std::borrow::Cow::Borrowed(&self.command);
         }
         match &self.cwd_report {
+            // bash sets the trap from its BASH_ENV file: nothing of ours in the script, so a
+            // syntax error bash quotes with its line shows the model's command alone.
+            _ if self.cwd_trap_file.is_some() => std::borrow::Cow::Borrowed(&self.command),
             None => std::borrow::Cow::Borrowed(&self.command),
             // On the command's first line, so `$LINENO` and the shell's error line numbers are the
             // command's own.
@@ -219,6 +226,31 @@ pub fn validate_cwd(cwd: &Path) -> Result<(), AgentError> {
             format!("The cwd {shown} cannot be used: {e}."),
         )),
     }
+}
+
+/// What bash reads through `BASH_ENV` before the command of a run that tracks its directory: the EXIT
+/// trap, and the caller's own `BASH_ENV` (kept aside in `AGENT_EXEC_OUTER_BASH_ENV`), which is
+/// restored for the command's children and read as it would have been.
+pub const BASH_CWD_TRAP: &str = "\
+# agent-exec: the EXIT trap that reports the final directory of a run (trackCwd).
+if [ -n \"${AGENT_EXEC_OUTER_BASH_ENV+set}\" ]; then BASH_ENV=$AGENT_EXEC_OUTER_BASH_ENV; unset AGENT_EXEC_OUTER_BASH_ENV; else unset BASH_ENV; fi
+trap 'pwd -P > \"$AGENT_EXEC_CWD_FILE\" 2>/dev/null' EXIT
+if [ -n \"${BASH_ENV-}\" ]; then . \"$BASH_ENV\"; fi
+";
+
+/// For bash, the request with its EXIT trap moved out of the script into a file next to the cwd
+/// report (bash quotes a line with a syntax error in its message, and the trap shared the command's
+/// first line to keep its line numbers). `None`: another shell, no tracking, or the file could not be
+/// written (then the trap stays in the script).
+pub fn bash_cwd_trap(req: &ExecRequest, shell: &std::path::Path) -> Option<ExecRequest> {
+    if cfg!(windows) || shell.file_name()? != "bash" {
+        return None;
+    }
+    let file = req.cwd_report.as_ref()?.with_extension("bash");
+    std::fs::write(&file, BASH_CWD_TRAP).ok()?;
+    let mut r = req.clone();
+    r.cwd_trap_file = Some(file);
+    Some(r)
 }
 
 #[cfg(test)]
