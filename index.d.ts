@@ -12,6 +12,24 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 /** Parse a command the way the approval gate does: chains, pipelines, argv, wrappers, resolved paths. */
 export declare function analyzeCommand(command: string, options?: { cwd?: string; env?: Record<string, string> }): CommandAnalysis
 
+/** What `allow-always` would keep for one request. */
+export interface ApprovalAlwaysGrant {
+  /** The allowlist patterns (executables) or allow rules it adds. Empty when it adds nothing. */
+  entries: Array<string>
+  /**
+   * The approvals file the allowlist patterns are written to (allowlist policies); absent for
+   * permission rules, which the host keeps (`onRulesAdded`).
+   */
+  file?: string
+  /** The agent whose allowlist they join. */
+  agentId?: string
+  /**
+   * Why `allow-always` is not offered for this command (not in `allowedDecisions`), e.g. it would
+   * add a shell, interpreter or package runner, which would then run anything unasked.
+   */
+  withheld?: string
+}
+
 /** Approval modes after tightening. */
 export interface ApprovalModes {
   security: 'deny' | 'allowlist' | 'full'
@@ -86,6 +104,8 @@ export interface ApprovalRequest {
    * asking (one per segment, never a wrapper rule such as `Bash(sh:*)`); empty otherwise.
    */
   suggestions: Array<string>
+  /** What answering `allow-always` keeps, and where; show it to the person asked. */
+  allowAlways: ApprovalAlwaysGrant
 }
 
 export interface ApprovalRequestSegment {
@@ -194,6 +214,8 @@ export interface CommandEvaluation {
   matches: Array<string>
   segments: Array<SegmentVerdict>
   analysis: CommandAnalysis
+  /** What an `allow-always` answer would keep, and where (as in `ApprovalRequest`). */
+  allowAlways: ApprovalAlwaysGrant
 }
 
 export interface CommandSegment {

@@ -404,3 +404,41 @@ test('B\'s analyzer texts: a line break is named by the character itself; a not-
   const climb = native.evaluateCommand(`${path.join(dir, 'build', '..', '..', 'tool')}`, { security: 'allowlist', ask: 'on-miss', approvalsFile, cwd: dir });
   assert.notEqual(climb.decision, 'allow');
 });
+
+test('allow-always says what it keeps and where, and never keeps a shell, interpreter or runner', async () => {
+  const dir = tempDir();
+  const file = approvalsFile(dir);
+  const requests = [];
+  const answer = (decision) => async (req) => (requests.push(req), decision);
+  const stored = () => (fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')).agents?.main?.allowlist ?? [] : []).map((e) => e.pattern);
+  // A plain program: the request names the executable, the file and the agent; the answer stores exactly that.
+  const uname = await native.exec({ command: 'uname -s', cwd: dir, approval: { ...policy(dir), onApproval: answer('allow-always') } });
+  track(uname.pid);
+  const unameReq = requests.at(-1);
+  assert.deepEqual(unameReq.allowAlways.entries, [fs.realpathSync(require('node:child_process').execFileSync('sh', ['-c', 'command -v uname'], { encoding: 'utf8' }).trim())]);
+  assert.equal(unameReq.allowAlways.file, file);
+  assert.equal(unameReq.allowAlways.agentId, 'main');
+  assert.equal(unameReq.allowAlways.withheld, undefined);
+  assert.deepEqual(stored(), unameReq.allowAlways.entries);
+  // A runner: storing its executable would let it run anything, so allow-always is not offered, and
+  // an answer of allow-always anyway stores nothing.
+  fs.writeFileSync(path.join(dir, 'build.sh'), 'true\n');
+  for (const command of ['python3 -c "print(1)"', 'bash build.sh', `${JSON.stringify(process.execPath)} -e 0`]) {
+    const r = await native.exec({ command, cwd: dir, approval: { ...policy(dir), onApproval: answer('allow-always') } });
+    track(r.pid);
+    const req = requests.at(-1);
+    assert.equal(req.command, command);
+    assert.deepEqual(req.allowedDecisions, ['allow-once', 'deny'], command);
+    assert.match(req.allowAlways.withheld, /would add \S+ to the allowlist, and \S+ would then run any script or command unasked/, command);
+    assert.deepEqual(req.allowAlways.entries, [], command);
+  }
+  assert.deepEqual(stored(), unameReq.allowAlways.entries, 'a withheld allow-always stored something');
+  // A shell wrapping a chain: what it runs is what is kept, not the shell.
+  await native.exec({ command: 'sh -c "true; uname"', cwd: dir, approval: { ...policy(dir), onApproval: answer('deny') } });
+  assert.ok(requests.at(-1).allowAlways.entries.every((e) => !/\/(sh|dash|bash)$/.test(e)), requests.at(-1).allowAlways.entries.join());
+  // Rules: the rules it would add, kept by the host (no file).
+  const ruled = await native.exec({ command: 'touch made', cwd: dir, approval: { rules: { allow: [] }, onApproval: answer('deny') } });
+  assert.equal(ruled.pid, 0);
+  assert.deepEqual(requests.at(-1).allowAlways.entries, ['Bash(touch:*)']);
+  assert.equal(requests.at(-1).allowAlways.file, undefined);
+});

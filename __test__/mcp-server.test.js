@@ -18,9 +18,9 @@ const CLI = path.join(__dirname, '..', 'js', 'cli.js');
 const open = [];
 
 /** A server with these flags and a connected client; `elicit` answers approval forms when given. */
-async function connect(flags, { elicit } = {}) {
+async function connect(flags, { elicit, env = {} } = {}) {
   // The whole environment: the SDK passes only a few variables by default, and an emulated node (qemu) needs its own.
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...flags], stderr: 'pipe', env: { ...process.env } });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...flags], stderr: 'pipe', env: { ...process.env, ...env } });
   const client = new Client({ name: 'agent-exec-test', version: '1.0.0' }, { capabilities: elicit ? { elicitation: {} } : {} });
   if (elicit) client.setRequestHandler(ElicitRequestSchema, elicit);
   let stderr = '';
@@ -175,6 +175,47 @@ test('where the client supports elicitation the user decides', async () => {
   assert.equal(forms.length, asked);
   assert.ok(fs.existsSync(path.join(dir, 'keep')));
   await client.close();
+});
+
+test('allow always says what it keeps and where; the server keeps its own approvals file', async () => {
+  const home = tempDir('agent-exec-mcp-home-');
+  const dir = tempDir('agent-exec-mcp-');
+  const forms = [];
+  const { client } = await connect(['--cwd', dir], {
+    env: { HOME: home },
+    // Allow always where it is offered, else allow once (the SDK refuses an answer outside the form).
+    elicit: async (req) => {
+      forms.push(req.params);
+      const offered = req.params.requestedSchema.properties.decision.oneOf.map((o) => o.const);
+      return { action: 'accept', content: { decision: offered.includes('allow-always') ? 'allow-always' : 'allow-once' } };
+    },
+  });
+  const r = await call(client, 'run', { command: 'uname -s' });
+  assert.equal(r.isError, false, r.text);
+  const own = path.join(home, '.agent-exec', 'mcp-exec-approvals.json');
+  assert.match(forms[0].message, new RegExp(`Allow always adds /\\S*uname to the allowlist of agent "main" in ${own.replace(/[.]/g, '\\.')}`));
+  const stored = JSON.parse(fs.readFileSync(own, 'utf8')).agents.main.allowlist.map((e) => e.pattern);
+  assert.equal(stored.length, 1);
+  assert.match(stored[0], /\/uname$/);
+  assert.equal(fs.existsSync(path.join(home, '.openclaw')), false, "OpenClaw's approvals file was touched");
+  // A runner is not offered for always, and the form says why.
+  const py = await call(client, 'run', { command: 'python3 -c "print(6*7)"' });
+  assert.match(py.text, /^42\n/);
+  assert.deepEqual(forms[1].requestedSchema.properties.decision.oneOf.map((o) => o.const), ['allow-once', 'deny']);
+  assert.match(forms[1].message, /Allow always is not offered: allow always would add \S*python3\S* to the allowlist/);
+  await client.close();
+  // Under rules, allow always adds the rule the form named, for the server's life.
+  const ruled = await connect(['--cwd', dir, '--allow', 'Bash(echo:*)'], {
+    env: { HOME: home },
+    elicit: async (req) => (forms.push(req.params), { action: 'accept', content: { decision: 'allow-always' } }),
+  });
+  const asked = forms.length;
+  assert.equal((await call(ruled.client, 'run', { command: 'touch one' })).isError, false);
+  assert.match(forms.at(-1).message, /Allow always adds the rule Bash\(touch:\*\) for as long as this server runs/);
+  assert.equal((await call(ruled.client, 'run', { command: 'touch two' })).isError, false);
+  assert.equal(forms.length, asked + 1, 'the rule allow always added did not hold');
+  assert.ok(fs.existsSync(path.join(dir, 'two')));
+  await ruled.client.close();
 });
 
 test('a config file sets the policy; bad flags stop the server with a message', async () => {

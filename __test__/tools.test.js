@@ -589,3 +589,14 @@ test('OpenClaw environment variables and their clamps', () => {
     yieldMs: 10000, max: 200000, pending: 30000, ttl: 120000, nativeTtl: 120000,
   });
 });
+
+test('approval-pending offers allow-always only where it would not trust a whole runner', async () => {
+  const dir = tempDir();
+  const exec = api.createExecTool({ cwd: dir, security: 'allowlist', ask: 'on-miss', approvalsFile: path.join(dir, 'a.json'), deferApprovals: true, onApproval: async () => 'deny' });
+  const runner = await exec.execute('1', { command: 'python3 -c "print(1)"' });
+  assert.equal(runner.details.status, 'approval-pending');
+  assert.deepEqual(runner.details.allowedDecisions, ['allow-once', 'deny']);
+  assert.match(text(runner), /Reply with: \/approve [0-9a-f]{8} allow-once\|deny$/m);
+  const plain = await exec.execute('2', { command: 'uname -s' });
+  assert.deepEqual(plain.details.allowedDecisions, ['allow-once', 'allow-always', 'deny']);
+});

@@ -56,7 +56,7 @@ async function approvals(): Promise<void> {
     approval: {
       security: 'allowlist',
       ask: 'on-miss',
-      onApproval: async (req: ApprovalRequest) => (req.resolvedPaths.length > 0 ? 'allow-once' : 'deny'),
+      onApproval: async (req: ApprovalRequest) => (req.resolvedPaths.length > 0 && !req.allowAlways.withheld ? 'allow-once' : 'deny'),
     },
   });
   const allowed: boolean | undefined = outcome.approval?.allowed;

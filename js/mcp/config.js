@@ -9,6 +9,9 @@ const { parseArgs } = require('node:util');
 
 class ConfigError extends Error {}
 
+/** The MCP server's own approvals file (the OpenClaw format), apart from OpenClaw's. */
+const DEFAULT_APPROVALS_FILE = path.join(require('node:os').homedir(), '.agent-exec', 'mcp-exec-approvals.json');
+
 const FLAGS = {
   config: { type: 'string' },
   cwd: { type: 'string' },
@@ -45,7 +48,9 @@ Every session it starts ends when it exits (its client disconnects, or it is kil
   --security <deny|allowlist|full>    default allowlist: commands not on the allowlist ask
   --ask <off|on-miss|always>          default on-miss
   --ask-fallback <deny|allowlist|full> what decides when nobody can be asked (default deny)
-  --approvals-file <path>  --agent <id>   OpenClaw's approvals file and agent
+  --approvals-file <path>  --agent <id>   the approvals file (OpenClaw's format) and agent; default
+                           ~/.agent-exec/mcp-exec-approvals.json, the server's own: pass
+                           ~/.openclaw/exec-approvals.json to share OpenClaw's allowlist
   --allow <rule>  --ask-rule <rule>  --deny <rule>   Claude Code rules such as "Bash(npm test:*)"
                            (repeatable; any rule switches to the rule kind of policy)
   --allow-read-only        read-only commands run without asking (with rules, or alone: the rest asks)
@@ -140,7 +145,9 @@ function readServerConfig(args) {
     ask: oneOf('--ask', values.ask ?? fileApproval.ask ?? 'on-miss', ['off', 'on-miss', 'always']),
     askFallback: oneOf('--ask-fallback', values['ask-fallback'] ?? fileApproval.askFallback ?? 'deny', ['deny', 'allowlist', 'full']),
     agentId: values.agent ?? fileApproval.agentId,
-    approvalsFile: values['approvals-file'] ? path.resolve(values['approvals-file']) : fileApproval.approvalsFile,
+    // Its own file by default: an answer given to this server does not widen OpenClaw's allowlist
+    // (~/.openclaw/exec-approvals.json) unless the user points it there.
+    approvalsFile: values['approvals-file'] ? path.resolve(values['approvals-file']) : (fileApproval.approvalsFile ?? DEFAULT_APPROVALS_FILE),
     safeBins: fileApproval.safeBins,
     timeoutMs: count('--approval-timeout', values['approval-timeout'] ?? fileApproval.timeoutMs) ?? 120000,
     rules,
@@ -153,4 +160,4 @@ function readServerConfig(args) {
   return { cwd, sandbox: sandbox || undefined, approval, timeoutSec, maxOutputChars };
 }
 
-module.exports = { readServerConfig, ConfigError, USAGE };
+module.exports = { readServerConfig, ConfigError, USAGE, DEFAULT_APPROVALS_FILE };

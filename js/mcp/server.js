@@ -14,10 +14,19 @@ const { TOOLS, toolHandlers, callTool } = require('./tools.js');
 
 const DECISION_TITLES = { 'allow-once': 'Allow once', 'allow-always': 'Allow always', deny: 'Deny' };
 
+/** What "Allow always" keeps and where, or why it is not offered: the grant is never wider than what the user read. */
+function allowAlwaysLine(always) {
+  if (always.withheld) return `Allow always is not offered: ${always.withheld}.`;
+  if (always.entries.length === 0) return 'Allow always adds nothing here (the command could not be resolved): it acts as allow once.';
+  if (always.file) return `Allow always adds ${always.entries.join(', ')} to the allowlist of agent "${always.agentId}" in ${always.file}: later commands running ${always.entries.length === 1 ? 'it' : 'them'} are not asked.`;
+  return `Allow always adds the rule${always.entries.length === 1 ? '' : 's'} ${always.entries.join(', ')} for as long as this server runs.`;
+}
+
 /** The question put to the user for one approval request, as an elicitation form. */
 function approvalForm(request) {
   const lines = [`Run this command?`, '', request.command, '', `Directory: ${request.cwd}`, `Why you are asked: ${request.reason}`];
   if (request.analysisReason) lines.push(`Analysis: ${request.analysisReason}`);
+  lines.push(allowAlwaysLine(request.allowAlways));
   return {
     message: lines.join('\n'),
     requestedSchema: {
@@ -50,7 +59,14 @@ function createServer(config, { version = require('../../package.json').version 
     const result = await server.elicitInput(approvalForm(request), { timeout: config.approval.timeoutMs });
     if (result.action !== 'accept') return 'deny';
     const decision = result.content?.decision;
-    return request.allowedDecisions.includes(decision) ? decision : 'deny';
+    if (!request.allowedDecisions.includes(decision)) return 'deny';
+    // Under rules the server keeps what the form said it would: the rules, for as long as it runs.
+    if (decision === 'allow-always' && config.approval.rules && !request.allowAlways.file) {
+      for (const rule of request.allowAlways.entries) {
+        if (!config.approval.rules.allow.includes(rule)) config.approval.rules.allow.push(rule);
+      }
+    }
+    return decision;
   }
 
   const canElicit = () => Boolean(server.getClientCapabilities()?.elicitation);

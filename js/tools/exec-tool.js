@@ -441,7 +441,8 @@ function createExecTool(defaults = {}) {
   /** B's approval-pending result; the run starts in the background once the handler decides. */
   function deferred(toolCallId, base, ev, warnings) {
     const expiresAtMs = Date.now() + 1800000;
-    const allowedDecisions = ev.ask === 'always' ? ['allow-once', 'deny'] : ['allow-once', 'allow-always', 'deny'];
+    // allow-always is not offered where it would keep a shell, interpreter or runner (ev.allowAlways.withheld).
+    const allowedDecisions = ev.ask === 'always' || ev.allowAlways?.withheld ? ['allow-once', 'deny'] : ['allow-once', 'allow-always', 'deny'];
     const id = require('node:crypto').randomUUID();
     const warningText = warnings.join('\n');
     const events = (text) => sendEvent(defaults, text, { contextKey: `exec:${id}` });

@@ -46,6 +46,24 @@ pub struct JsApprovalRequest {
     /// With permission rules: the narrowest allow rules that would let this command run without
     /// asking (one per segment, never a wrapper rule such as `Bash(sh:*)`); empty otherwise.
     pub suggestions: Vec<String>,
+    /// What answering `allow-always` keeps, and where; show it to the person asked.
+    #[napi(ts_type = "ApprovalAlwaysGrant")]
+    pub allow_always: JsAlwaysGrant,
+}
+
+/// What `allow-always` would keep for one request.
+#[napi(object, js_name = "ApprovalAlwaysGrant")]
+pub struct JsAlwaysGrant {
+    /// The allowlist patterns (executables) or allow rules it adds. Empty when it adds nothing.
+    pub entries: Vec<String>,
+    /// The approvals file the allowlist patterns are written to (allowlist policies); absent for
+    /// permission rules, which the host keeps (`onRulesAdded`).
+    pub file: Option<String>,
+    /// The agent whose allowlist they join.
+    pub agent_id: Option<String>,
+    /// Why `allow-always` is not offered for this command (not in `allowedDecisions`), e.g. it would
+    /// add a shell, interpreter or package runner, which would then run anything unasked.
+    pub withheld: Option<String>,
 }
 
 #[napi(object, js_name = "ApprovalRequestSegment")]
@@ -83,6 +101,12 @@ impl From<ApprovalRequest> for JsApprovalRequest {
             expires_at_ms: r.expires_at_ms as f64,
             allowed_decisions: r.allowed_decisions.into_iter().map(String::from).collect(),
             suggestions: r.suggestions,
+            allow_always: JsAlwaysGrant {
+                entries: r.allow_always.entries,
+                file: r.allow_always.file,
+                agent_id: r.allow_always.agent_id,
+                withheld: r.allow_always.withheld,
+            },
         }
     }
 }
@@ -477,6 +501,7 @@ pub fn evaluate_command(env: &Env, command: Unknown, options: Option<Unknown>) -
         "matches": p.evaluation.matches,
         "segments": p.evaluation.verdicts.iter().map(verdict_json).collect::<Vec<_>>(),
         "analysis": analysis_json(&p.analysis),
+        "allowAlways": always_json(&gate::always_grant(&p)),
     })))
 }
 
@@ -534,6 +559,13 @@ pub struct JsCommandEvaluation {
     #[napi(ts_type = "Array<SegmentVerdict>")]
     pub segments: Vec<JsSegmentVerdict>,
     pub analysis: JsCommandAnalysis,
+    /// What an `allow-always` answer would keep, and where (as in `ApprovalRequest`).
+    #[napi(ts_type = "ApprovalAlwaysGrant")]
+    pub allow_always: JsAlwaysGrant,
+}
+
+fn always_json(g: &crate::approval::gate::AlwaysGrant) -> Value {
+    json!({ "entries": g.entries, "file": g.file, "agentId": g.agent_id, "withheld": g.withheld })
 }
 
 #[napi(object, js_name = "SegmentVerdict")]

@@ -64,6 +64,23 @@ pub struct ApprovalRequest {
     pub allowed_decisions: Vec<&'static str>,
     /// With permission rules: the narrowest allow rules that would let this command run unasked.
     pub suggestions: Vec<String>,
+    /// What `allow-always` keeps, said before anyone answers.
+    pub allow_always: AlwaysGrant,
+}
+
+/// What an `allow-always` answer to one request would keep, and where: shown to the person asked, so
+/// the grant is never wider than what they saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AlwaysGrant {
+    /// The allowlist patterns (executables) or the allow rules it adds.
+    pub entries: Vec<String>,
+    /// The approvals file the patterns go to (allowlist policies); `None` for rules, which the
+    /// host keeps (`onRulesAdded`).
+    pub file: Option<String>,
+    /// The agent whose allowlist they join.
+    pub agent_id: Option<String>,
+    /// Why `allow-always` is not offered for this command, when it is not.
+    pub withheld: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -393,7 +410,45 @@ fn pager_in_terminal(analysis: &Analysis) -> Option<String> {
     walk(analysis)
 }
 
+/// What `allow-always` would keep for `p`: the executables for an allowlist (none of them a shell,
+/// interpreter or runner, which would admit every script it starts), the suggested rules for rules.
+pub fn always_grant(p: &Prepared) -> AlwaysGrant {
+    if p.policy.ask == Ask::Always {
+        return AlwaysGrant {
+            withheld: Some("every command is asked under this policy (ask=always)".into()),
+            ..Default::default()
+        };
+    }
+    if p.by_rules {
+        return AlwaysGrant {
+            entries: p.suggestions.clone(),
+            ..Default::default()
+        };
+    }
+    let entries = resolved_paths(&p.analysis);
+    let withheld = entries
+        .iter()
+        .find(|path| super::runners::is_code_runner(path))
+        .map(|path| {
+            format!(
+                "allow always would add {path} to the allowlist, and {} would then run any script or command unasked; allow once, or add a narrower entry by hand",
+                path.rsplit('/').next().unwrap_or(path)
+            )
+        });
+    AlwaysGrant {
+        entries: if withheld.is_some() {
+            Vec::new()
+        } else {
+            entries
+        },
+        file: Some(p.file.display().to_string()),
+        agent_id: Some(p.agent_id.clone()),
+        withheld,
+    }
+}
+
 pub fn build_request(p: &Prepared, command: &str, cwd: &str, timeout: Duration) -> ApprovalRequest {
+    let always = always_grant(p);
     let segments = p
         .analysis
         .segments()
@@ -422,12 +477,13 @@ pub fn build_request(p: &Prepared, command: &str, cwd: &str, timeout: Duration) 
         segments,
         resolved_paths: resolved_paths(&p.analysis),
         expires_at_ms: crate::util::now_ms() + timeout.as_millis() as u64,
-        allowed_decisions: if p.policy.ask == Ask::Always {
+        allowed_decisions: if always.withheld.is_some() {
             vec!["allow-once", "deny"]
         } else {
             vec!["allow-once", "allow-always", "deny"]
         },
         suggestions: p.suggestions.clone(),
+        allow_always: always,
     }
 }
 
@@ -478,7 +534,7 @@ where
         let request = build_request(&p, command, &cwd.display().to_string(), opts.timeout);
         result.request_id = Some(request.id.clone());
         let allow_always_offered = request.allowed_decisions.contains(&"allow-always");
-        let resolved = request.resolved_paths.clone();
+        let resolved = request.allow_always.entries.clone();
         let answer = match ask {
             None => Answer::TimedOut,
             Some(f) => match tokio::time::timeout(opts.timeout, f(request)).await {

@@ -397,3 +397,147 @@ mod tests {
         }
     }
 }
+
+/// Programs whose executable says nothing of what they run: shells, interpreters, package runners,
+/// build tools and command wrappers. An allowlist entry for one (`/usr/bin/python3`, npm's
+/// `npm-cli.js`) would let every script or command it can start run unasked, so `allow-always` does
+/// not store one (see `gate::build_request`).
+const CODE_RUNNERS: &[&str] = &[
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "fish",
+    "ash",
+    "busybox",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "bunx",
+    "npm",
+    "npx",
+    "pnpm",
+    "pnpx",
+    "yarn",
+    "yarnpkg",
+    "corepack",
+    "python",
+    "pypy",
+    "ruby",
+    "perl",
+    "php",
+    "lua",
+    "luajit",
+    "tclsh",
+    "wish",
+    "Rscript",
+    "java",
+    "jshell",
+    "kotlin",
+    "scala",
+    "groovy",
+    "dotnet",
+    "pwsh",
+    "osascript",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+    "make",
+    "gmake",
+    "cmake",
+    "ninja",
+    "cargo",
+    "go",
+    "gradle",
+    "mvn",
+    "ant",
+    "rake",
+    "bundle",
+    "pip",
+    "pipx",
+    "uv",
+    "poetry",
+    "tox",
+    "nox",
+    "env",
+    "xargs",
+    "sudo",
+    "doas",
+    "su",
+    "nohup",
+    "nice",
+    "ionice",
+    "timeout",
+    "stdbuf",
+    "time",
+    "watch",
+    "flock",
+    "setsid",
+    "chroot",
+    "unshare",
+    "nsenter",
+    "runuser",
+    "ssh",
+    "docker",
+    "podman",
+    "kubectl",
+    "parallel",
+    "script",
+    "expect",
+    "gdb",
+    "strace",
+    "ltrace",
+    "valgrind",
+];
+
+/// Whether an executable (a path or a name) is a [`CODE_RUNNERS`] program: by its name, with a
+/// version (`python3.11`, `ruby3.1`), or as a runner's own script (`npm-cli.js`, `yarn.js`).
+pub fn is_code_runner(executable: &str) -> bool {
+    let name = executable.rsplit('/').next().unwrap_or(executable);
+    let stem = name
+        .strip_suffix(".js")
+        .or_else(|| name.strip_suffix(".cjs"))
+        .or_else(|| name.strip_suffix(".mjs"))
+        .or_else(|| name.strip_suffix(".exe"))
+        .unwrap_or(name);
+    let stem = stem.strip_suffix("-cli").unwrap_or(stem);
+    // A version after the name: python3, python3.11, ruby3.1, node20, lua5.4.
+    let bare = stem.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    CODE_RUNNERS.contains(&stem) || (!bare.is_empty() && CODE_RUNNERS.contains(&bare))
+}
+
+#[cfg(test)]
+mod code_runner_tests {
+    use super::is_code_runner;
+
+    #[test]
+    fn runners_are_known_by_name_version_and_script() {
+        for r in [
+            "/usr/bin/python3.11",
+            "python3",
+            "/usr/lib/node_modules/npm/bin/npm-cli.js",
+            "/usr/bin/node",
+            "yarn.js",
+            "/bin/bash",
+            "ruby3.1",
+            "/usr/bin/env",
+            "lua5.4",
+        ] {
+            assert!(is_code_runner(r), "{r}");
+        }
+        for p in [
+            "/usr/bin/uname",
+            "ls",
+            "/home/u/proj/build.sh",
+            "wc",
+            "/usr/bin/head",
+            "nodes",
+            "/usr/bin/git",
+        ] {
+            assert!(!is_code_runner(p), "{p}");
+        }
+    }
+}
