@@ -218,6 +218,20 @@ test('allow always says what it keeps and where; the server keeps its own approv
   await ruled.client.close();
 });
 
+test('sandboxed runs: refusals a passing command coped with do not read as a failure', { skip: !require('../js/index.js').sandboxCapabilities().enforceable && 'this host cannot sandbox' }, async () => {
+  const dir = tempDir('agent-exec-mcp-');
+  const outside = path.join(tempDir('agent-exec-mcp-outside-'), 'nope');
+  const { client } = await connect(['--security', 'full', '--cwd', dir, '--sandbox']);
+  const coped = await call(client, 'run', { command: `touch ${outside} 2>/dev/null; echo built` });
+  assert.equal(coped.isError, false, coped.text);
+  assert.match(coped.text, new RegExp(`The command succeeded; the sandbox refused along the way, and the command coped: \\S+ ${outside.replace(/[.]/g, '\\.')}`));
+  const failed = await call(client, 'run', { command: `touch ${outside}` });
+  assert.equal(failed.isError, true);
+  assert.match(failed.text, /The sandbox refused: .* \(one of these may be why it failed\)/);
+  assert.equal(fs.existsSync(outside), false);
+  await client.close();
+});
+
 test('a config file sets the policy; bad flags stop the server with a message', async () => {
   const dir = tempDir('agent-exec-mcp-');
   const config = path.join(dir, 'mcp.json');

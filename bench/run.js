@@ -370,6 +370,11 @@ async function benchSessions() {
   if (only && !groups[only]) throw new Error(`--only takes one of ${Object.keys(groups).join(', ')}`);
   for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();
   if (only) return;
+  // A quick run is a smoke test with fewer rounds: its figures do not replace the committed ones.
+  if (quick) {
+    console.log('a quick run: bench/results/ left as it was (run without --quick to record figures)');
+    return;
+  }
   const dir = path.join(__dirname, 'results');
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'latest.json'), JSON.stringify(results, null, 2) + '\n');

@@ -210,8 +210,10 @@ function toolHandlers(config, { asker }) {
     if (outcome.status === 'running') {
       return text(`Still running as session ${outcome.sessionId} (pid ${outcome.pid}). Poll it with poll {"session_id": "${outcome.sessionId}"}; stop it with kill.\n\n${output}`);
     }
-    const denials = outcome.sandbox?.denials?.length ? `\nThe sandbox refused: ${outcome.sandbox.denials.map((d) => `${d.operation} ${d.path ?? d.detail}`).join('; ')}` : '';
     const failed = outcome.status === 'failed' || (outcome.exitCode ?? 0) !== 0;
+    const refused = outcome.sandbox?.denials?.map((d) => `${d.operation} ${d.path ?? d.detail}`).join('; ');
+    // A run that succeeded despite refusals (npm's ~/.npm cache, a netlink probe) should not read as a failure.
+    const denials = refused ? (failed ? `\nThe sandbox refused: ${refused} (one of these may be why it failed)` : `\nThe command succeeded; the sandbox refused along the way, and the command coped: ${refused}`) : '';
     const took = outcome.durationMs < 1000 ? `${outcome.durationMs} ms` : `${(outcome.durationMs / 1000).toFixed(1)} s`;
     return text(`${output}\n\n[${ending(outcome)} after ${took}${outcome.reason ? `: ${outcome.reason}` : ''}]${denials}`, failed);
   }
