@@ -264,7 +264,8 @@ async function demo(out = process.stdout) {
     ['ANSI colours and progress redraws come out clean', { command: 'printf "\\033[32mgreen\\033[0m\\n"; for p in 10 50 100; do printf "\\r%s%%" $p; done; echo' }],
     ['a timeout ends the whole pipeline (SIGTERM, then SIGKILL)', { command: 'sleep 30 | sleep 31 | cat', timeoutMs: 500, killGraceMs: 500 }],
     ['stdin is closed: cat returns at once instead of hanging', { command: 'cat; echo "cat saw EOF"' }],
-    ['big output keeps its head and tail; the full log goes to a file', { command: 'seq 1 100000', maxOutputChars: 200 }],
+    // Shown as the tools show it: head and tail cut at line boundaries, the full log named.
+    ['big output keeps its head and tail; the full log goes to a file', { command: 'seq 1 100000', logAboveChars: 200 }, { showChars: 200 }],
     ['a background child holding the pipes does not hang the call', { command: 'sleep 30 & echo started', drainTimeoutMs: 300 }],
   ];
   if (require('./index.js').sandboxCapabilities().enforceable) {
@@ -273,10 +274,12 @@ async function demo(out = process.stdout) {
       { command: 'echo ok > inside.txt && cat inside.txt; echo no > ~/agent-exec-demo-outside.txt; exec 3<>/dev/tcp/127.0.0.1/9', sandbox: true },
     ]);
   }
-  for (const [title, request] of steps) {
+  const { budgetText } = require('./tools/shared.js');
+  for (const [title, request, { showChars } = {}] of steps) {
     out.write(`\n$ ${request.command}\n# ${title}\n`);
     const outcome = await exec({ cwd: dir, ...request });
-    if (outcome.output) out.write(outcome.output.endsWith('\n') ? outcome.output : outcome.output + '\n');
+    const shown = showChars ? budgetText(outcome.output, showChars, outcome) : outcome.output;
+    if (shown) out.write(shown.endsWith('\n') ? shown : shown + '\n');
     out.write(describe(outcome) + '\n');
     for (const pid of outcome.leftRunning) {
       try {
