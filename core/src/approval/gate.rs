@@ -842,3 +842,63 @@ mod resolved_path_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod by_analysis_tests {
+    use super::*;
+
+    /// Whether an allowlist policy's "yes" rests on analysis alone (a safe bin), which is what makes
+    /// the run confined (`GateResult::analysis_only`).
+    fn by_analysis(cmd: &str, security: Security, allowlist: &[&str]) -> (Decision, bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("approvals.json");
+        let entries: Vec<String> = allowlist
+            .iter()
+            .map(|p| format!("{{\"pattern\":\"{p}\"}}"))
+            .collect();
+        std::fs::write(
+            &file,
+            format!(
+                "{{\"version\":1,\"agents\":{{\"main\":{{\"allowlist\":[{}]}}}}}}",
+                entries.join(",")
+            ),
+        )
+        .unwrap();
+        let opts = ApprovalOptions {
+            security: Some(security),
+            ask: Some(Ask::OnMiss),
+            approvals_file: Some(file),
+            timeout: DEFAULT_APPROVAL_TIMEOUT,
+            ..Default::default()
+        };
+        let p = prepare(cmd, dir.path(), Some("/usr/bin:/bin"), None, &opts).unwrap();
+        (p.decision, p.by_analysis)
+    }
+
+    #[test]
+    fn only_an_allowlist_yes_from_safe_bins_rests_on_analysis() {
+        // A safe bin reading stdin: allowed by analysis, so confined.
+        assert_eq!(
+            by_analysis("head -n 1", Security::Allowlist, &[]),
+            (Decision::Allow, true)
+        );
+        // An entry the user trusted: not analysis alone.
+        let wc = crate::spawn::shell::find_executable("wc", Some("/usr/bin:/bin"))
+            .expect("wc is in /usr/bin or /bin");
+        let wc = std::fs::canonicalize(wc).unwrap();
+        assert_eq!(
+            by_analysis("wc -l", Security::Allowlist, &[wc.to_str().unwrap()]),
+            (Decision::Allow, false)
+        );
+        // security=full trusts everything: nothing rests on analysis.
+        assert_eq!(
+            by_analysis("head -n 1", Security::Full, &[]),
+            (Decision::Allow, false)
+        );
+        // A question is not a yes.
+        assert_eq!(
+            by_analysis("touch x", Security::Allowlist, &[]),
+            (Decision::Ask, false)
+        );
+    }
+}
