@@ -625,6 +625,12 @@ export interface SandboxCapabilities {
    * Otherwise the filter refuses IP sockets and abstract connects, but not an abstract `bind`.
    */
   networkNamespace: boolean
+  /**
+   * Reads can be taken away (`denyRead`, and the credential locations hidden by default: `~/.ssh`,
+   * `~/.aws`, ...): runs get a mount namespace. Otherwise those stay readable, and `denyRead` is
+   * `ERR_SANDBOX_UNAVAILABLE`.
+   */
+  denyRead: boolean
   noNewPrivs: boolean
   rlimits: boolean
   /** `1` or `2` when a per-run cgroup can be created. */
@@ -704,6 +710,19 @@ export interface SandboxOptions {
    * variables given in `env` itself are always passed.
    */
   passEnv?: Array<string>
+  /**
+   * Files and directories the command may not read (`~` for the home directory; relative to the
+   * cwd), on top of the credential locations hidden by default (`~/.ssh`, `~/.aws`, `~/.netrc`...,
+   * see the README). Needs a mount namespace for the run (`ERR_SANDBOX_UNAVAILABLE` without one).
+   */
+  denyRead?: Array<string>
+  /** Paths brought back inside what `denyRead` or the default set hides, e.g. `~/.ssh/known_hosts`. */
+  allowRead?: Array<string>
+  /**
+   * Paths or globs inside the writable roots that stay read-only, e.g. `.env`, `secrets/**`,
+   * `*.pem` (relative ones apply in each root; `~` for the home directory).
+   */
+  denyWrite?: Array<string>
 }
 
 /** What a sandboxed run reports. */

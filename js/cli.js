@@ -26,6 +26,10 @@ Options for run:
   --writable <dir>      a writable root of the sandbox (repeatable; replaces the cwd; implies --sandbox)
   --network             let the sandbox use the network
   --unix-socket <path>  a Unix socket (or directory of them) the sandbox may connect to (repeatable)
+  --deny-read <path>    a file or directory the sandbox may not read (repeatable; ~/.ssh, ~/.aws and
+                        other credential locations are hidden by default)
+  --allow-read <path>   a path brought back inside a hidden one (repeatable, e.g. ~/.ssh/known_hosts)
+  --deny-write <path|glob>  read-only inside the writable roots (repeatable, e.g. .env, 'secrets/**')
   --memory <MiB>  --cpu <seconds>  --processes <n>   sandbox limits (imply --sandbox)
   --json                print the outcome as JSON instead of text
 
@@ -49,6 +53,9 @@ const RUN_OPTIONS = {
   writable: { type: 'string', multiple: true },
   network: { type: 'boolean' },
   'unix-socket': { type: 'string', multiple: true },
+  'deny-read': { type: 'string', multiple: true },
+  'allow-read': { type: 'string', multiple: true },
+  'deny-write': { type: 'string', multiple: true },
   memory: { type: 'string' },
   cpu: { type: 'string' },
   processes: { type: 'string' },
@@ -89,6 +96,10 @@ function parseRun(args) {
   if (v.network) sandbox().network = true;
   if (v.writable) sandbox().writableRoots = v.writable.map((d) => path.resolve(d));
   if (v['unix-socket']) sandbox().unixSockets = v['unix-socket'].map((d) => path.resolve(d));
+  // Paths as given: the runtime reads ~ and resolves relative ones against the cwd (denyWrite: each root).
+  if (v['deny-read']) sandbox().denyRead = v['deny-read'];
+  if (v['allow-read']) sandbox().allowRead = v['allow-read'];
+  if (v['deny-write']) sandbox().denyWrite = v['deny-write'];
   if (v.memory !== undefined) limits().memoryBytes = Math.round(number('memory', v.memory) * 1048576);
   if (v.cpu !== undefined) limits().cpuSeconds = number('cpu', v.cpu);
   if (v.processes !== undefined) limits().processes = number('processes', v.processes);
@@ -132,6 +143,7 @@ function sandboxInfo(args, out = process.stdout) {
     lines.push(`landlock ABI: ${caps.landlockAbi}`, `seccomp supervisor: ${caps.seccomp ? 'yes' : 'no'}`);
     const yes = (v) => (v ? 'yes' : 'no');
     lines.push(`user namespaces: ${yes(caps.userNamespaces)}; read-only binds: ${yes(caps.readOnlyBinds)}; read-only mounts outside the roots: ${yes(caps.readOnlyMounts)}`);
+    lines.push(`hidden from reads (credentials by default, --deny-read): ${caps.denyRead ? 'yes (mount namespace)' : 'no: no mount namespace here'}`);
     lines.push(`cgroup: ${caps.cgroupVersion ? `v${caps.cgroupVersion}` : 'none writable'}`);
     for (const [k, v] of Object.entries(caps.limits)) lines.push(`limit ${k}: ${v ?? 'not enforceable here'}`);
     out.write(lines.join('\n') + '\n');

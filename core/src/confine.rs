@@ -65,6 +65,7 @@ mod tests {
             },
             pass_env: Vec::new(),
             ends_with_command: false,
+            ..Default::default()
         });
         asked.env.push(("GIT_CONFIG_COUNT".into(), "9".into()));
         for r in [&mut plain, &mut asked] {

@@ -18,6 +18,9 @@ const FLAGS = {
   sandbox: { type: 'boolean' },
   writable: { type: 'string', multiple: true },
   network: { type: 'boolean' },
+  'deny-read': { type: 'string', multiple: true },
+  'allow-read': { type: 'string', multiple: true },
+  'deny-write': { type: 'string', multiple: true },
   security: { type: 'string' },
   ask: { type: 'string' },
   'ask-fallback': { type: 'string' },
@@ -45,6 +48,9 @@ Every session it starts ends when it exits (its client disconnects, or it is kil
   --sandbox                run every command sandboxed (writes only under the cwd and a private temp dir)
   --writable <dir>         a writable root of the sandbox (repeatable; implies --sandbox)
   --network                let the sandbox use the network
+  --deny-read <path>  --allow-read <path>  --deny-write <path|glob>
+                           what the sandbox may not read (credential locations are hidden by default),
+                           brings back, and keeps read-only in the roots (repeatable; imply --sandbox)
   --security <deny|allowlist|full>    default allowlist: commands not on the allowlist ask
   --ask <off|on-miss|always>          default on-miss
   --ask-fallback <deny|allowlist|full> what decides when nobody can be asked (default deny)
@@ -121,7 +127,11 @@ function readServerConfig(args) {
   if (!fs.existsSync(cwd) || !fs.statSync(cwd).isDirectory()) throw new ConfigError(`--cwd ${cwd} is not a directory`);
 
   let sandbox = file.sandbox ?? false;
-  if (values.sandbox || values.writable || values.network) sandbox = typeof sandbox === 'object' && sandbox ? { ...sandbox } : {};
+  const fsFlags = values['deny-read'] || values['allow-read'] || values['deny-write'];
+  if (values.sandbox || values.writable || values.network || fsFlags) sandbox = typeof sandbox === 'object' && sandbox ? { ...sandbox } : {};
+  if (values['deny-read']) sandbox.denyRead = [...(sandbox.denyRead ?? []), ...values['deny-read']];
+  if (values['allow-read']) sandbox.allowRead = [...(sandbox.allowRead ?? []), ...values['allow-read']];
+  if (values['deny-write']) sandbox.denyWrite = [...(sandbox.denyWrite ?? []), ...values['deny-write']];
   if (values.writable) sandbox.writableRoots = values.writable.map((w) => path.resolve(cwd, w));
   if (values.network) sandbox.network = true;
   if (sandbox === true) sandbox = {};

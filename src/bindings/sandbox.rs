@@ -31,6 +31,15 @@ pub struct JsSandboxOptions {
     /// sandboxed run inherits none of them (the report's `droppedEnv` names what was left out);
     /// variables given in `env` itself are always passed.
     pub pass_env: Option<Vec<String>>,
+    /// Files and directories the command may not read (`~` for the home directory; relative to the
+    /// cwd), on top of the credential locations hidden by default (`~/.ssh`, `~/.aws`, `~/.netrc`...,
+    /// see the README). Needs a mount namespace for the run (`ERR_SANDBOX_UNAVAILABLE` without one).
+    pub deny_read: Option<Vec<String>>,
+    /// Paths brought back inside what `denyRead` or the default set hides, e.g. `~/.ssh/known_hosts`.
+    pub allow_read: Option<Vec<String>>,
+    /// Paths or globs inside the writable roots that stay read-only, e.g. `.env`, `secrets/**`,
+    /// `*.pem` (relative ones apply in each root; `~` for the home directory).
+    pub deny_write: Option<Vec<String>>,
 }
 
 #[napi(object, js_name = "SandboxLimits")]
@@ -47,12 +56,15 @@ pub struct JsSandboxLimits {
     pub open_files: Option<f64>,
 }
 
-const SANDBOX_KEYS: [&str; 5] = [
+const SANDBOX_KEYS: [&str; 8] = [
     "writableRoots",
     "network",
     "unixSockets",
     "limits",
     "passEnv",
+    "denyRead",
+    "allowRead",
+    "denyWrite",
 ];
 const LIMIT_KEYS: [&str; 5] = [
     "cpuSeconds",
@@ -159,6 +171,15 @@ pub fn parse_sandbox(f: &Fields) -> BindResult<Option<SandboxSpec>> {
                 .into()),
             };
     }
+    spec.deny_read = path_list(&sf, "denyRead")?
+        .into_iter()
+        .map(PathBuf::from)
+        .collect();
+    spec.allow_read = path_list(&sf, "allowRead")?
+        .into_iter()
+        .map(PathBuf::from)
+        .collect();
+    spec.deny_write = path_list(&sf, "denyWrite")?;
     match sf.object("limits")? {
         None => {}
         Some((ValueType::Object, _)) => {
@@ -181,6 +202,47 @@ pub fn parse_sandbox(f: &Fields) -> BindResult<Option<SandboxSpec>> {
         .into()),
     }
     Ok(Some(spec))
+}
+
+/// `sandbox.<name>`: an array of paths, `~` or `~/...` meaning the home directory.
+fn path_list(sf: &Fields, name: &str) -> BindResult<Vec<String>> {
+    if sf.object(name)?.is_none() {
+        return Ok(Vec::new());
+    }
+    let paths = match sf.strings(name) {
+        Ok(p) => p,
+        Err(BindError::Napi(e)) => return Err(e.into()),
+        Err(BindError::Agent(_)) => {
+            return Err(AgentError::invalid_option(format!(
+                "sandbox.{name} must be an array of paths, such as [\"~/.ssh\", \".env\"]."
+            ))
+            .into())
+        }
+    };
+    let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
+    paths
+        .into_iter()
+        .map(|p| {
+            if p.is_empty() || p.contains('\0') {
+                return Err(AgentError::invalid_option(format!(
+                    "sandbox.{name} has an empty path or one with a NUL byte ({p:?})."
+                ))
+                .into());
+            }
+            match (p.strip_prefix('~'), &home) {
+                (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => {
+                    Ok(format!("{h}{rest}"))
+                }
+                (Some(rest), None) if rest.is_empty() || rest.starts_with('/') => {
+                    Err(AgentError::invalid_option(format!(
+                        "sandbox.{name} has {p:?}, but HOME is not set, so ~ means nothing. Give an absolute path."
+                    ))
+                    .into())
+                }
+                _ => Ok(p),
+            }
+        })
+        .collect()
 }
 
 /// One operation the sandbox refused.
@@ -296,6 +358,10 @@ pub struct JsSandboxCapabilities {
     /// Unix socket names private to the run (nothing it listens on can be reached from outside).
     /// Otherwise the filter refuses IP sockets and abstract connects, but not an abstract `bind`.
     pub network_namespace: bool,
+    /// Reads can be taken away (`denyRead`, and the credential locations hidden by default: `~/.ssh`,
+    /// `~/.aws`, ...): runs get a mount namespace. Otherwise those stay readable, and `denyRead` is
+    /// `ERR_SANDBOX_UNAVAILABLE`.
+    pub deny_read: bool,
     pub no_new_privs: bool,
     pub rlimits: bool,
     /// `1` or `2` when a per-run cgroup can be created.
@@ -353,6 +419,7 @@ pub fn sandbox_capabilities() -> JsSandboxCapabilities {
         read_only_mounts: caps.read_only_mounts,
         process_namespaces: caps.process_namespaces,
         private_dev: caps.private_dev,
+        deny_read: caps.mount_namespace,
         network_namespace: caps.network_namespace,
         no_new_privs: linux,
         rlimits: linux,

@@ -123,8 +123,11 @@ pub struct ReadOnlyBind {
 #[derive(Debug)]
 pub struct MountPlan {
     pub user: Option<UserMaps>,
-    /// Directories covered by an empty read-only tmpfs (other runs' temp dirs, the session logs).
+    /// Directories covered by an empty read-only tmpfs (other runs' temp dirs, the session logs,
+    /// credential directories and `denyRead`).
     pub hidden: Vec<HiddenDir>,
+    /// Files covered by an empty file nobody may read (credential files and `denyRead`).
+    pub hidden_files: Vec<HiddenFile>,
     /// Paths bound over themselves, writable: a mount point cannot be renamed, removed or replaced
     /// (`EBUSY`), so a repository's `.git` directory stays where the host's git looks for it.
     pub pinned: Vec<CString>,
@@ -146,12 +149,35 @@ pub struct MountPlan {
     pub dev: Option<DevPlan>,
 }
 
-/// A directory the run does not see into: covered by an empty tmpfs, read-only; `keep` (a directory
-/// inside it, the run's own temp dir) is bound back at its place.
+/// At most this many paths come back inside one hidden directory (their descriptors are held in a
+/// fixed array: nothing is allocated between clone and exec).
+pub const MAX_KEPT: usize = 16;
+
+/// A directory the run does not see into: covered by an empty tmpfs, read-only, whose top gets
+/// `mode` (0000: nobody may list it; 0111: only the paths brought back can be reached); `keep`
+/// (the run's own temp dir, `allowRead` paths) is bound back at its place, after `make_dirs`
+/// (their missing ancestors inside, outermost first) are made.
 #[derive(Debug)]
 pub struct HiddenDir {
     pub path: CString,
-    pub keep: Option<CString>,
+    pub mode: libc::mode_t,
+    pub keep: Vec<KeptPath>,
+    pub make_dirs: Vec<CString>,
+}
+
+/// A path brought back inside a hidden directory.
+#[derive(Debug)]
+pub struct KeptPath {
+    pub path: CString,
+    pub is_dir: bool,
+}
+
+/// A file the run may not read: `empty` (an empty file of mode 0000 in the run's temp dir) bound
+/// over it, read-only.
+#[derive(Debug)]
+pub struct HiddenFile {
+    pub path: CString,
+    pub empty: CString,
 }
 
 /// A minimal `/dev`: built on a tmpfs at `staging` (a directory of the run's temp dir, which the
@@ -503,6 +529,17 @@ impl ChildPlan {
         for h in &m.hidden {
             self.hide(h)?;
         }
+        for f in &m.hidden_files {
+            let step = Step::Mount;
+            check(bind(Some(&f.empty), &f.path, libc::MS_BIND), step)?;
+            let read_only = libc::MS_BIND
+                | libc::MS_REMOUNT
+                | libc::MS_RDONLY
+                | libc::MS_NOSUID
+                | libc::MS_NODEV
+                | libc::MS_NOEXEC;
+            check(bind(None, &f.path, read_only), step)?;
+        }
         for p in &m.pinned {
             check(bind(Some(p), p, libc::MS_BIND), Step::Mount)?;
         }
@@ -589,24 +626,28 @@ impl ChildPlan {
         )
     }
 
-    /// Cover `h.path` with an empty read-only tmpfs, bringing `h.keep` back through a descriptor
-    /// opened before it was covered.
+    /// Cover `h.path` with an empty read-only tmpfs, bringing each of `h.keep` back through a
+    /// descriptor opened before it was covered.
     fn hide(&self, h: &HiddenDir) -> std::io::Result<()> {
         let step = Step::Mount;
-        let keep_fd = match &h.keep {
-            // SAFETY: open with a NUL-terminated path.
-            Some(k) => {
-                let fd = unsafe {
-                    libc::open(
-                        k.as_ptr(),
-                        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-                    )
-                };
-                check(fd as libc::c_long, step)?;
-                Some(fd)
+        let mut fds: [libc::c_int; MAX_KEPT] = [-1; MAX_KEPT];
+        let close_all = |fds: &[libc::c_int; MAX_KEPT]| {
+            for &fd in fds.iter().filter(|&&fd| fd >= 0) {
+                // SAFETY: our own descriptor.
+                unsafe { libc::close(fd) };
             }
-            None => None,
         };
+        for (slot, k) in fds.iter_mut().zip(&h.keep) {
+            let dir = if k.is_dir { libc::O_DIRECTORY } else { 0 };
+            // SAFETY: open with a NUL-terminated path.
+            let fd = unsafe { libc::open(k.path.as_ptr(), libc::O_PATH | dir | libc::O_CLOEXEC) };
+            if fd < 0 {
+                let e = fail(step);
+                close_all(&fds);
+                return Err(e);
+            }
+            *slot = fd;
+        }
         let rc = mount_fs(
             c"tmpfs",
             &h.path,
@@ -614,14 +655,26 @@ impl ChildPlan {
             Some(c"mode=0700,size=16k"),
         );
         let result = check(rc, step).and_then(|()| {
-            if let (Some(fd), Some(keep)) = (keep_fd, &h.keep) {
-                check(make_dir(keep), step)?;
+            for d in &h.make_dirs {
+                check(make_dir(d), step)?;
+            }
+            for (&fd, k) in fds.iter().zip(&h.keep) {
+                if k.is_dir {
+                    check(make_dir(&k.path), step)?;
+                } else {
+                    check(make_file(&k.path), step)?;
+                }
                 let mut buf = [0u8; 32];
                 check(
-                    bind(Some(proc_fd_path(fd, &mut buf)), keep, libc::MS_BIND),
+                    bind(Some(proc_fd_path(fd, &mut buf)), &k.path, libc::MS_BIND),
                     step,
                 )?;
             }
+            // SAFETY: chmod with a NUL-terminated path.
+            check(
+                unsafe { libc::chmod(h.path.as_ptr(), h.mode) } as libc::c_long,
+                step,
+            )?;
             let read_only = libc::MS_BIND
                 | libc::MS_REMOUNT
                 | libc::MS_RDONLY
@@ -630,10 +683,7 @@ impl ChildPlan {
                 | libc::MS_NOEXEC;
             check(bind(None, &h.path, read_only), step)
         });
-        if let Some(fd) = keep_fd {
-            // SAFETY: our own descriptor.
-            unsafe { libc::close(fd) };
-        }
+        close_all(&fds);
         result
     }
 
@@ -673,7 +723,7 @@ impl ChildPlan {
     }
 }
 
-/// An empty file to bind a device node over.
+/// An empty file to bind a device node, or a file brought back, over.
 fn make_file(path: &std::ffi::CStr) -> libc::c_long {
     // SAFETY: open with a NUL-terminated path; the fd is closed at once.
     unsafe {

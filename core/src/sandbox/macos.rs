@@ -105,6 +105,20 @@ pub fn prepare(
             "resource limits are not implemented on macOS yet",
         ));
     }
+    if !spec.deny_read.is_empty() || !spec.allow_read.is_empty() {
+        return Err(unavailable(
+            "sandbox.denyRead and allowRead are not implemented on macOS yet",
+        ));
+    }
+    if spec
+        .deny_write
+        .iter()
+        .any(|e| e.contains(['*', '?', '[', '{']))
+    {
+        return Err(unavailable(
+            "sandbox.denyWrite globs are not implemented on macOS yet (paths are)",
+        ));
+    }
     if !std::path::Path::new(SANDBOX_EXEC).exists() {
         return Err(unavailable(format!("{SANDBOX_EXEC} is missing")));
     }
@@ -116,7 +130,10 @@ pub fn prepare(
     Ok(Armed {
         env,
         tmp,
-        policy: FsPolicy::new(roots, home).with_unix_sockets(super::resolve_unix_sockets(spec)?),
+        policy: FsPolicy::new(roots, home)
+            .with_unix_sockets(super::resolve_unix_sockets(spec)?)
+            .with_deny_write(&spec.deny_write)
+            .map_err(crate::error::AgentError::invalid_option)?,
         network: spec.network,
         dropped_env: std::sync::OnceLock::new(),
     })
@@ -192,6 +209,7 @@ mod tests {
             git_entries: Vec::new(),
             unix_sockets: vec![PathBuf::from("/run/agent.sock")],
             private_shm: None,
+            deny_write_globs: Default::default(),
         }
     }
 

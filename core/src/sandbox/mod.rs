@@ -27,6 +27,8 @@ pub mod child;
 #[cfg(target_os = "linux")]
 mod handover;
 #[cfg(target_os = "linux")]
+pub mod hidden;
+#[cfg(target_os = "linux")]
 pub mod landlock;
 pub mod macos;
 pub mod policy;
@@ -93,6 +95,14 @@ pub struct SandboxSpec {
     /// run's PID namespace is killed (a confined "yes", see `confine`). Otherwise background jobs
     /// live on until they end, as they do unsandboxed.
     pub ends_with_command: bool,
+    /// Files and directories the run may not read (absolute; see `hidden`), on top of the default
+    /// credential locations.
+    pub deny_read: Vec<PathBuf>,
+    /// Paths brought back inside what `deny_read` or the default set hides (absolute).
+    pub allow_read: Vec<PathBuf>,
+    /// Paths and globs inside the writable roots that stay read-only (absolute, or relative to each
+    /// root; `*`, `**`, `?` and `[...]` as in `globset`).
+    pub deny_write: Vec<String>,
 }
 
 impl SandboxSpec {
@@ -104,12 +114,16 @@ impl SandboxSpec {
             .writable_roots
             .take()
             .unwrap_or_else(|| vec![host_cwd.to_path_buf()]);
-        self.writable_roots = Some(
-            roots
-                .into_iter()
-                .map(|r| if r.is_absolute() { r } else { host_cwd.join(r) })
-                .collect(),
-        );
+        let pin = |r: PathBuf| if r.is_absolute() { r } else { host_cwd.join(r) };
+        self.writable_roots = Some(roots.into_iter().map(pin).collect());
+        self.deny_read = std::mem::take(&mut self.deny_read)
+            .into_iter()
+            .map(pin)
+            .collect();
+        self.allow_read = std::mem::take(&mut self.allow_read)
+            .into_iter()
+            .map(pin)
+            .collect();
     }
 }
 
@@ -583,6 +597,101 @@ mod linux {
     use super::supervisor::DenialLog;
     use super::*;
 
+    /// The paths `spec` and the default credential set hide, for the homes the run can name (its
+    /// HOME, ours, the user's passwd entry), minus those the run works in (its cwd or a writable
+    /// root is inside one: hiding it would hide the run's own work).
+    fn secrets_to_hide(
+        spec: &SandboxSpec,
+        home: Option<&Path>,
+        real_cwd: &Path,
+        roots: &[std::path::PathBuf],
+    ) -> Vec<super::hidden::Hide> {
+        let mut homes: Vec<std::path::PathBuf> = home.map(Path::to_path_buf).into_iter().collect();
+        homes.extend(std::env::var_os("HOME").map(std::path::PathBuf::from));
+        if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::getuid()) {
+            homes.push(user.dir);
+        }
+        super::hidden::plan(&homes, &spec.deny_read, &spec.allow_read)
+            .into_iter()
+            .filter(|h| {
+                !real_cwd.starts_with(&h.path) && !roots.iter().any(|r| r.starts_with(&h.path))
+            })
+            .collect()
+    }
+
+    /// The child's side of `unreadable`: directories covered by tmpfs (with their `allowRead`
+    /// paths brought back), files covered by an empty file of mode 0000 made in the run's temp dir.
+    fn hide_plan(
+        unreadable: &[super::hidden::Hide],
+        tmp_path: &Path,
+    ) -> Result<(Vec<super::child::HiddenDir>, Vec<super::child::HiddenFile>), AgentError> {
+        use std::os::unix::fs::PermissionsExt;
+        let mut dirs = Vec::new();
+        let mut files = Vec::new();
+        let mut empty = None;
+        for h in unreadable {
+            if h.is_dir {
+                if h.keep.len() > super::child::MAX_KEPT {
+                    return Err(AgentError::invalid_option(format!(
+                        "sandbox.allowRead brings back {} paths inside {}; at most {} can come back inside one hidden directory. Allow their common parent instead.",
+                        h.keep.len(),
+                        h.path.display(),
+                        super::child::MAX_KEPT
+                    )));
+                }
+                let mut make_dirs = Vec::new();
+                for k in &h.keep {
+                    for d in super::hidden::dirs_to_make(&h.path, k) {
+                        let d = c_path(&d, "a directory inside a hidden one")?;
+                        if !make_dirs.contains(&d) {
+                            make_dirs.push(d);
+                        }
+                    }
+                }
+                dirs.push(super::child::HiddenDir {
+                    path: c_path(&h.path, "a hidden path")?,
+                    mode: if h.keep.is_empty() { 0o000 } else { 0o111 },
+                    keep: h
+                        .keep
+                        .iter()
+                        .map(|k| {
+                            Ok(super::child::KeptPath {
+                                path: c_path(k, "an allowRead path")?,
+                                is_dir: k.is_dir(),
+                            })
+                        })
+                        .collect::<Result<_, AgentError>>()?,
+                    make_dirs,
+                });
+            } else {
+                let empty = match &empty {
+                    Some(e) => std::ffi::CString::clone(e),
+                    None => {
+                        let path = tmp_path.join(".unreadable");
+                        std::fs::write(&path, b"")
+                            .and_then(|()| {
+                                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000))
+                            })
+                            .map_err(|e| {
+                                unavailable(format!(
+                                    "the empty file that hides unreadable files could not be made in {}: {e}",
+                                    tmp_path.display()
+                                ))
+                            })?;
+                        let c = c_path(&path, "the private temp dir")?;
+                        empty = Some(c.clone());
+                        c
+                    }
+                };
+                files.push(super::child::HiddenFile {
+                    path: c_path(&h.path, "a hidden path")?,
+                    empty,
+                });
+            }
+        }
+        Ok((dirs, files))
+    }
+
     /// A sandbox made ready for one spawn: the child's plan, the environment it adds, and the run-side
     /// state (supervisor, cgroup, temp dir) that lives as long as the session.
     pub struct Armed {
@@ -658,7 +767,10 @@ mod linux {
         let tmp = private_tmp()?;
         let tmp_path = tmp.path().to_path_buf();
         roots.push(tmp_path.clone());
-        let mut policy = FsPolicy::new(roots, home).with_unix_sockets(sockets);
+        let mut policy = FsPolicy::new(roots, home)
+            .with_unix_sockets(sockets)
+            .with_deny_write(&spec.deny_write)
+            .map_err(AgentError::invalid_option)?;
         let mut mechanisms = vec![
             format!("landlock (ABI {})", super::landlock::abi_in_force()),
             "seccomp supervisor".to_string(),
@@ -904,6 +1016,20 @@ mod linux {
             }
         };
 
+        // What the run may not read: credentials in every home it can name, and `denyRead`.
+        let unreadable = secrets_to_hide(spec, home, &real_cwd, &policy.writable_roots);
+        if !mount_ns {
+            if !spec.deny_read.is_empty() {
+                return Err(unavailable(
+                    "sandbox.denyRead needs a mount namespace for the run, which this host cannot make (unprivileged user namespaces are off, or AGENT_EXEC_NO_MOUNT_NAMESPACE is set): Landlock grants reads by directory and cannot take one back. Run as root, allow user namespaces, or leave denyRead out",
+                ));
+            }
+            if !unreadable.is_empty() {
+                mechanisms.push(
+                    "credential files NOT hidden: no mount namespace here (~/.ssh, ~/.aws... stay readable)".into(),
+                );
+            }
+        }
         let mounts = if mount_ns {
             let user = (!caps.is_root).then(|| {
                 // SAFETY: getuid/getgid cannot fail.
@@ -914,8 +1040,10 @@ mod linux {
                     inotify_instances: Some(INOTIFY_INSTANCES.to_string().into_bytes()),
                 }
             });
+            // Nothing is bound inside a hidden path: it is not there to bind.
+            let is_hidden = |p: &Path| unreadable.iter().any(|h| p.starts_with(&h.path));
             let mut read_only = Vec::new();
-            for p in &existing {
+            for p in existing.iter().filter(|p| !is_hidden(p)) {
                 read_only.push(ReadOnlyBind {
                     path: c_path(p, "a protected path")?,
                     keep_flags: statvfs_keep_flags(p),
@@ -925,7 +1053,11 @@ mod linux {
                 mechanisms.push("read-only binds (mount namespace)".into());
             }
             let mut pinned = Vec::new();
-            for g in policy.git_entries.iter().filter(|g| g.is_dir()) {
+            for g in policy
+                .git_entries
+                .iter()
+                .filter(|g| g.is_dir() && !is_hidden(g))
+            {
                 pinned.push(c_path(g, "a .git directory")?);
             }
             if !pinned.is_empty() {
@@ -977,13 +1109,18 @@ mod linux {
                 if !dir.is_dir() || works_in {
                     continue;
                 }
+                let mut keep = Vec::new();
+                if own {
+                    keep.push(super::child::KeptPath {
+                        path: c_path(&tmp_path, "the private temp dir")?,
+                        is_dir: true,
+                    });
+                }
                 hidden.push(super::child::HiddenDir {
                     path: c_path(&dir, "a hidden directory")?,
-                    keep: if own {
-                        Some(c_path(&tmp_path, "the private temp dir")?)
-                    } else {
-                        None
-                    },
+                    mode: 0o700,
+                    keep,
+                    make_dirs: Vec::new(),
                 });
             }
             if !hidden.is_empty() {
@@ -991,10 +1128,27 @@ mod linux {
                     "other runs' temp dirs and the session logs hidden (mount namespace)".into(),
                 );
             }
+            let mut hidden_files = Vec::new();
+            if !unreadable.is_empty() {
+                let (dirs, files) = hide_plan(&unreadable, &tmp_path)?;
+                hidden.extend(dirs);
+                hidden_files = files;
+                mechanisms.push(format!(
+                    "{} credential or denyRead path{} hidden (mount namespace): {}",
+                    unreadable.len(),
+                    if unreadable.len() == 1 { "" } else { "s" },
+                    unreadable
+                        .iter()
+                        .map(|h| h.path.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
             Some(MountPlan {
                 user,
                 pinned,
                 hidden,
+                hidden_files,
                 read_only,
                 private_shm,
                 writable_binds,
@@ -1317,6 +1471,7 @@ mod prepare_timing {
             limits: Default::default(),
             pass_env: Vec::new(),
             ends_with_command: false,
+            ..Default::default()
         };
         let n = 200;
         let t = std::time::Instant::now();

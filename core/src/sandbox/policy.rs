@@ -68,15 +68,19 @@ pub const PROTECTED_RC_FILES: [&str; 10] = [
 /// editor run, or that grant an agent more: never writable in a sandbox, so a command cannot plant
 /// what the host later runs (an editor's tasks on folder open, direnv on `cd`, hooks a commit runs,
 /// an agent's own settings and MCP servers).
-pub const PROTECTED_IN_ROOTS: [&str; 8] = [
+pub const PROTECTED_IN_ROOTS: [&str; 12] = [
     ".claude",
     ".mcp.json",
     ".vscode",
     ".idea",
+    ".cursor",
     ".envrc",
     ".husky",
     ".pre-commit-config.yaml",
     ".devcontainer",
+    ".gitconfig",
+    ".npmrc",
+    ".yarnrc.yml",
 ];
 
 /// In a home directory a root holds, besides the shell start-up files: the configs that make git,
@@ -136,6 +140,38 @@ pub struct FsPolicy {
     /// shared memory and semaphores (Python's multiprocessing, Chromium) work, and the host's
     /// segments stay out of reach.
     pub private_shm: Option<PrivateShm>,
+    /// `denyWrite` globs, made absolute (relative ones under each root): what they match is
+    /// protected, whether it exists yet or not.
+    pub deny_write_globs: WriteGlobs,
+}
+
+/// Globs of paths no write may touch, compiled once per run.
+#[derive(Debug, Clone, Default)]
+pub struct WriteGlobs {
+    patterns: Vec<String>,
+    set: Option<globset::GlobSet>,
+}
+
+impl PartialEq for WriteGlobs {
+    fn eq(&self, other: &Self) -> bool {
+        self.patterns == other.patterns
+    }
+}
+impl Eq for WriteGlobs {}
+
+impl WriteGlobs {
+    /// The pattern that matches `path`, if one does.
+    pub fn matching(&self, path: &Path) -> Option<&str> {
+        let set = self.set.as_ref()?;
+        set.matches(path)
+            .first()
+            .map(|&i| self.patterns[i].as_str())
+    }
+}
+
+/// Whether a `denyWrite` entry is a glob rather than a path.
+fn is_glob(entry: &str) -> bool {
+    entry.contains(['*', '?', '[', '{'])
 }
 
 /// A directory of the run's mounted where POSIX shared memory lives.
@@ -165,7 +201,9 @@ impl FsPolicy {
         };
         let mut git_entries = Vec::new();
         for root in &writable_roots {
-            for entry in PROTECTED_IN_ROOTS {
+            // A root may be someone's home, or be used as one (HOME pointed at it): its shell
+            // start-up files run in the next shell there.
+            for entry in PROTECTED_IN_ROOTS.iter().chain(&PROTECTED_RC_FILES) {
                 protect(root.join(entry));
             }
             for work_tree in work_trees(root) {
@@ -204,7 +242,54 @@ impl FsPolicy {
             git_entries,
             unix_sockets: Vec::new(),
             private_shm: None,
+            deny_write_globs: WriteGlobs::default(),
         }
+    }
+
+    /// The same policy, with the caller's `denyWrite` entries: paths (absolute, or relative to each
+    /// root) join the protected paths; globs are matched by the supervisor on every write. An
+    /// invalid glob is the caller's error, with its text.
+    pub fn with_deny_write(mut self, entries: &[String]) -> Result<FsPolicy, String> {
+        let mut patterns = Vec::new();
+        let mut builder = globset::GlobSetBuilder::new();
+        for entry in entries {
+            let absolute: Vec<PathBuf> = if Path::new(entry).is_absolute() {
+                vec![PathBuf::from(entry)]
+            } else {
+                self.writable_roots.iter().map(|r| r.join(entry)).collect()
+            };
+            for p in absolute {
+                if is_glob(entry) {
+                    let text = p.to_string_lossy().into_owned();
+                    let glob = globset::GlobBuilder::new(&text)
+                        .literal_separator(true)
+                        .build()
+                        .map_err(|e| {
+                            format!(
+                                "sandbox.denyWrite has {entry:?}, which is not a valid glob: {e}"
+                            )
+                        })?;
+                    builder.add(glob);
+                    patterns.push(text);
+                } else {
+                    // Links resolved where the path exists, as the supervisor resolves what it checks.
+                    let p = std::fs::canonicalize(&p).unwrap_or(p);
+                    if !self.protected.contains(&p) {
+                        self.protected.push(p);
+                    }
+                }
+            }
+        }
+        if !patterns.is_empty() {
+            let set = builder
+                .build()
+                .map_err(|e| format!("sandbox.denyWrite could not be compiled: {e}"))?;
+            self.deny_write_globs = WriteGlobs {
+                patterns,
+                set: Some(set),
+            };
+        }
+        Ok(self)
     }
 
     /// The same policy, with a directory of the run's standing in for `/dev/shm`.
@@ -235,6 +320,9 @@ impl FsPolicy {
     pub fn check_write(&self, path: &Path) -> Result<(), DenyRule> {
         if let Some(p) = self.protected.iter().find(|p| path.starts_with(p)) {
             return Err(DenyRule::Protected(p.clone()));
+        }
+        if let Some(g) = self.deny_write_globs.matching(path) {
+            return Err(DenyRule::Protected(PathBuf::from(g)));
         }
         // The `.git` entry itself: renaming, removing or replacing it would repoint the repository.
         if let Some(p) = self.git_entries.iter().find(|p| path == p.as_path()) {
@@ -353,6 +441,60 @@ pub fn normalize(path: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn deny_write_paths_and_globs_are_protected_in_each_root() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let (a, b) = (
+            std::fs::canonicalize(a.path()).unwrap(),
+            std::fs::canonicalize(b.path()).unwrap(),
+        );
+        let p = FsPolicy::new(vec![a.clone(), b.clone()], None)
+            .with_deny_write(&[".env".into(), "secrets/**".into(), "**/*.pem".into()])
+            .unwrap();
+        for root in [&a, &b] {
+            assert_eq!(
+                p.check_write(&root.join(".env")),
+                Err(DenyRule::Protected(root.join(".env")))
+            );
+            assert!(p.check_write(&root.join("secrets/x/y")).is_err());
+            assert!(p.check_write(&root.join("k.pem")).is_err());
+            assert!(p.check_write(&root.join("deep/er/k.pem")).is_err());
+            assert_eq!(p.check_write(&root.join("notes.txt")), Ok(()));
+            assert_eq!(p.check_write(&root.join("secretsx")), Ok(()));
+        }
+        // A glob does not reach past its root or across a separator where it says `*`.
+        let one = FsPolicy::new(vec![a.clone()], None)
+            .with_deny_write(&["*.key".into()])
+            .unwrap();
+        assert!(one.check_write(&a.join("x.key")).is_err());
+        assert_eq!(one.check_write(&a.join("sub/x.key")), Ok(()));
+        assert!(FsPolicy::new(vec![a.clone()], None)
+            .with_deny_write(&["[oops".into()])
+            .unwrap_err()
+            .contains("not a valid glob"));
+    }
+
+    #[test]
+    fn tool_configs_and_shell_start_up_files_are_protected_at_every_root() {
+        let a = tempfile::tempdir().unwrap();
+        let a = std::fs::canonicalize(a.path()).unwrap();
+        let p = FsPolicy::new(vec![a.clone()], None);
+        for f in [
+            ".bashrc",
+            ".zshrc",
+            ".profile",
+            ".gitconfig",
+            ".npmrc",
+            ".cursor/mcp.json",
+            ".yarnrc.yml",
+        ] {
+            assert!(p.check_write(&a.join(f)).is_err(), "{f}");
+        }
+        assert_eq!(p.check_write(&a.join("src/.bashrc.txt")), Ok(()));
+    }
+
     use super::*;
 
     fn canon(p: &Path) -> PathBuf {

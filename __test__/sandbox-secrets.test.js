@@ -1,0 +1,150 @@
+'use strict';
+// What a sandboxed run may not read or write beyond its roots' defaults (issue 34, items 2 and 3): the
+// credential locations of every home it can name are hidden, `denyRead` hides more, `allowRead` brings
+// paths back, `denyWrite` keeps paths and globs inside the roots read-only, and the files that make
+// tools run code stay protected at the top of every root. Each test reads or writes from inside and
+// checks from outside that the files are there and unchanged. Root and normal user (CI's second pass).
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const { native, killTracked, tempDir, run } = require('./helpers.js');
+
+test.after(killTracked);
+
+const caps = native.sandboxCapabilities();
+const noSandbox = !caps.enforceable && `this host cannot sandbox: ${caps.problems.join('; ')}`;
+const noHiding = !caps.denyRead && 'this host cannot give a run a mount namespace, so nothing can be hidden from reads';
+const when = (...reasons) => ({ skip: reasons.find(Boolean) || false });
+
+/** A home directory with a secret in each default location, and what each holds. */
+function homeWithSecrets() {
+  const home = fs.realpathSync(tempDir('agent-exec-home-'));
+  const secrets = {
+    '.ssh/id_ed25519': 'ssh-private-key',
+    '.aws/credentials': 'aws-secret',
+    '.config/gcloud/credentials.db': 'gcloud-secret',
+    '.gnupg/private-keys-v1.d/k.key': 'gpg-secret',
+    '.kube/config': 'kube-secret',
+    '.docker/config.json': 'docker-secret',
+    '.netrc': 'netrc-secret',
+    '.git-credentials': 'git-credential-secret',
+    '.npmrc': 'npm-token-secret',
+    '.pypirc': 'pypi-secret',
+    '.config/gh/hosts.yml': 'gh-secret',
+    '.password-store/x.gpg': 'pass-secret',
+    '.mozilla/firefox/p/cookies.sqlite': 'cookie-secret',
+  };
+  for (const [rel, content] of Object.entries(secrets)) {
+    fs.mkdirSync(path.dirname(path.join(home, rel)), { recursive: true });
+    fs.writeFileSync(path.join(home, rel), content);
+  }
+  fs.writeFileSync(path.join(home, '.ssh', 'known_hosts'), 'github.com ssh-ed25519 AAAA');
+  fs.mkdirSync(path.join(home, 'project'));
+  return { home, secrets };
+}
+
+test('the credential locations of the run\'s home are unreadable inside and intact outside', when(noSandbox, noHiding), async () => {
+  const { home, secrets } = homeWithSecrets();
+  const cwd = path.join(home, 'project');
+  // By ~ (the run's HOME), by absolute path, by listing, by a link planted in the project.
+  fs.symlinkSync(path.join(home, '.aws', 'credentials'), path.join(cwd, 'link-to-aws'));
+  const reads = Object.keys(secrets).map((rel) => `cat ~/${rel} 2>/dev/null; cat ${path.join(home, rel)} 2>/dev/null`);
+  const r = await run({
+    command: [...reads, 'ls -R ~/.ssh ~/.aws 2>/dev/null', 'cat link-to-aws 2>/dev/null', 'cp -r ~/.ssh ./copied 2>/dev/null', 'echo end'].join('; '),
+    cwd,
+    env: { HOME: home },
+    sandbox: { writableRoots: [cwd] },
+  });
+  assert.match(r.output, /end\n$/);
+  for (const content of Object.values(secrets)) assert.doesNotMatch(r.output, new RegExp(content), `${content} was read inside`);
+  assert.doesNotMatch(r.output, /id_ed25519|known_hosts/, 'a hidden directory was listed');
+  assert.equal(fs.existsSync(path.join(cwd, 'copied', 'id_ed25519')), false);
+  assert.ok(r.sandbox.mechanisms.some((m) => /credential or denyRead paths? hidden/.test(m)), r.sandbox.mechanisms.join());
+  // Outside, everything is there as it was.
+  for (const [rel, content] of Object.entries(secrets)) assert.equal(fs.readFileSync(path.join(home, rel), 'utf8'), content);
+  // Unsandboxed, the same command reads them (the test's reads are real).
+  const plain = await run({ command: `cat ${path.join(home, '.aws', 'credentials')}`, cwd });
+  assert.equal(plain.output, 'aws-secret');
+});
+
+test('allowRead brings a path back inside a hidden directory; denyRead hides more, ~ and relative paths too', when(noSandbox, noHiding), async () => {
+  const { home } = homeWithSecrets();
+  const cwd = path.join(home, 'project');
+  fs.writeFileSync(path.join(cwd, '.env'), 'DB_PASSWORD=hunter2');
+  fs.mkdirSync(path.join(cwd, 'secrets', 'deep'), { recursive: true });
+  fs.writeFileSync(path.join(cwd, 'secrets', 'deep', 'token'), 'deep-token');
+  fs.writeFileSync(path.join(cwd, 'readme.txt'), 'public');
+  const r = await run({
+    command: 'cat ~/.ssh/known_hosts; cat ~/.ssh/id_ed25519 2>/dev/null; cat .env 2>/dev/null; cat secrets/deep/token 2>/dev/null; cat readme.txt; echo; { echo x >> .env; } 2>/dev/null || echo env-not-writable',
+    cwd,
+    env: { HOME: home },
+    sandbox: { writableRoots: [cwd], allowRead: [path.join(home, '.ssh', 'known_hosts')], denyRead: ['.env', 'secrets'] },
+  });
+  assert.match(r.output, /^github\.com ssh-ed25519 AAAA/);
+  assert.doesNotMatch(r.output, /ssh-private-key|hunter2|deep-token/);
+  assert.match(r.output, /public\nenv-not-writable\n$/);
+  assert.equal(fs.readFileSync(path.join(cwd, '.env'), 'utf8'), 'DB_PASSWORD=hunter2');
+  // allowRead of a whole default location: readable again.
+  const aws = await run({ command: 'cat ~/.aws/credentials', cwd, env: { HOME: home }, sandbox: { writableRoots: [cwd], allowRead: [path.join(home, '.aws')] } });
+  assert.equal(aws.output, 'aws-secret');
+});
+
+test('denyRead without a mount namespace is refused with a typed error, never ignored', when(noSandbox), () => {
+  const script = `
+    const api = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+    api.exec({ command: 'true', sandbox: { denyRead: ['/etc/hostname'] } })
+      .then((r) => console.log('ran', JSON.stringify(r.sandbox && r.sandbox.mechanisms)), (e) => console.log(e.code, e.message));`;
+  const out = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 30000, env: { ...process.env, AGENT_EXEC_NO_MOUNT_NAMESPACE: '1' } });
+  assert.match(out.stdout, /^ERR_SANDBOX_UNAVAILABLE .*denyRead needs a mount namespace/, out.stdout + out.stderr);
+});
+
+test('denyWrite keeps paths and globs inside the roots read-only, and names each refusal', when(noSandbox), async () => {
+  const cwd = fs.realpathSync(tempDir());
+  fs.writeFileSync(path.join(cwd, '.env'), 'KEEP=1');
+  fs.mkdirSync(path.join(cwd, 'secrets'));
+  fs.writeFileSync(path.join(cwd, 'secrets', 'a.txt'), 'a');
+  const r = await run({
+    command: [
+      'echo over > .env',
+      'rm -f .env',
+      'echo new > secrets/b.txt',
+      'rm secrets/a.txt',
+      'echo key > server.pem',
+      'mkdir -p sub && echo key > sub/nested.pem',
+      'echo fine > notes.txt',
+      'echo done',
+    ].map((c) => `{ ${c}; } 2>/dev/null`).join('; '),
+    cwd,
+    sandbox: { writableRoots: [cwd], denyWrite: ['.env', 'secrets/**', '**/*.pem'] },
+  });
+  assert.match(r.output, /done\n$/);
+  assert.equal(fs.readFileSync(path.join(cwd, '.env'), 'utf8'), 'KEEP=1');
+  assert.equal(fs.existsSync(path.join(cwd, 'secrets', 'b.txt')), false);
+  assert.equal(fs.readFileSync(path.join(cwd, 'secrets', 'a.txt'), 'utf8'), 'a');
+  assert.equal(fs.existsSync(path.join(cwd, 'server.pem')), false);
+  assert.equal(fs.existsSync(path.join(cwd, 'sub', 'nested.pem')), false);
+  assert.equal(fs.readFileSync(path.join(cwd, 'notes.txt'), 'utf8'), 'fine\n');
+  const rules = r.sandbox.denials.map((d) => `${d.path} ${d.rule}`);
+  assert.ok(rules.some((x) => x === `${path.join(cwd, 'server.pem')} protected path ${path.join(cwd, '**/*.pem')}`), rules.join('\n'));
+  assert.ok(rules.some((x) => x.startsWith(path.join(cwd, 'secrets', 'b.txt'))), rules.join('\n'));
+  await assert.rejects(native.exec({ command: 'true', cwd, sandbox: { denyWrite: ['[unclosed'] } }), { code: 'ERR_INVALID_OPTION', message: /denyWrite has "\[unclosed", which is not a valid glob/ });
+  await assert.rejects(native.exec({ command: 'true', cwd, sandbox: { denyRead: 'x' } }), { code: 'ERR_INVALID_OPTION', message: /sandbox\.denyRead must be an array of paths/ });
+});
+
+test('the files that make tools run code stay protected at the top of every root', when(noSandbox), async () => {
+  const cwd = fs.realpathSync(tempDir());
+  const planted = ['.cursor/mcp.json', '.npmrc', '.gitconfig', '.bashrc', '.zshrc', '.profile', '.yarnrc.yml', '.vscode/tasks.json', '.claude/settings.json'];
+  const r = await run({
+    command: planted.map((p) => `{ mkdir -p $(dirname ${p}); echo planted > ${p}; } 2>/dev/null`).join('; ') + '; echo done',
+    cwd,
+    sandbox: { writableRoots: [cwd] },
+  });
+  assert.match(r.output, /done\n$/);
+  for (const p of planted) assert.equal(fs.existsSync(path.join(cwd, p)), false, `${p} was planted`);
+  const refused = new Set(r.sandbox.denials.map((d) => d.path));
+  for (const p of ['.npmrc', '.gitconfig', '.bashrc']) assert.ok(refused.has(path.join(cwd, p)), `${p} refused without a record`);
+});
