@@ -346,3 +346,59 @@ test('allow rules hold in the working directories only: a cd elsewhere, then a r
   assert.equal(requests.length, 2);
   assert.match(requests[1].reason, /--script-shell/);
 });
+
+const canSandbox = api.sandboxCapabilities().enforceable && api.sandboxCapabilities().denyRead;
+
+test("Claude Code's sandbox settings, from options or a settings file: filesystem lists, auto-allow, no domain widening", { skip: !canSandbox && 'this host cannot sandbox with hidden paths' }, async () => {
+  const dir = fs.realpathSync(tempDir('agent-exec-cc-'));
+  const extra = fs.realpathSync(tempDir('agent-exec-cc-extra-'));
+  fs.writeFileSync(path.join(dir, '.env'), 'SECRET=1');
+  fs.writeFileSync(path.join(dir, 'private.txt'), 'private');
+  fs.mkdirSync(path.join(dir, '.claude'));
+  const settings = {
+    permissions: { deny: ['Bash(rm:*)'] },
+    sandbox: {
+      enabled: true,
+      autoAllowBashIfSandboxed: true,
+      allowUnsandboxedCommands: false,
+      filesystem: { allowWrite: [extra], denyWrite: ['.env'], denyRead: ['private.txt'] },
+    },
+  };
+  fs.writeFileSync(path.join(dir, '.claude', 'settings.json'), JSON.stringify(settings));
+  let asked = 0;
+  const t = tools({ cwd: dir, settingsFile: '.claude/settings.json', onPermissionRequest: () => (asked++, 'deny') });
+  // Sandboxed and auto-allowed: a writing command runs unasked, where the settings let it write
+  // (with a deny rule, each segment is checked: written so the analyzer reads it).
+  const r = await t.bash.execute('1', { command: `echo made | tee made.txt; echo far | tee ${extra}/far.txt; echo over | tee .env; cat private.txt; echo end` });
+  assert.equal(asked, 0, 'a sandboxed command was asked');
+  assert.match(text(r), /end/);
+  assert.equal(fs.readFileSync(path.join(dir, 'made.txt'), 'utf8'), 'made\n');
+  assert.equal(fs.readFileSync(path.join(extra, 'far.txt'), 'utf8'), 'far\n');
+  assert.equal(fs.readFileSync(path.join(dir, '.env'), 'utf8'), 'SECRET=1', 'denyWrite did not hold');
+  assert.doesNotMatch(text(r), /^private$/m, 'denyRead did not hold');
+  // Deny rules still apply to sandboxed commands, and the model cannot leave the sandbox.
+  fs.writeFileSync(path.join(dir, 'keep'), 'x');
+  const rm = await t.bash.execute('2', { command: 'rm keep' });
+  assert.equal(rm.isError, true);
+  assert.ok(fs.existsSync(path.join(dir, 'keep')));
+  const out = await t.bash.execute('3', { command: 'touch /tmp/agent-exec-cc-outside', dangerouslyDisableSandbox: true });
+  assert.equal(out.isError, true);
+  assert.equal(fs.existsSync('/tmp/agent-exec-cc-outside'), false);
+  // Without deny or ask rules there is nothing to check: any sandboxed command runs unasked.
+  const free = tools({ cwd: dir, sandbox: { autoAllowBashIfSandboxed: true, denyWrite: ['.env'] }, onPermissionRequest: () => (asked++, 'deny') });
+  const redirect = await free.bash.execute('5', { command: 'echo $(echo redirected) > r.txt; echo over > .env' });
+  assert.equal(asked, 0, text(redirect));
+  assert.equal(fs.readFileSync(path.join(dir, 'r.txt'), 'utf8'), 'redirected\n');
+  assert.equal(fs.readFileSync(path.join(dir, '.env'), 'utf8'), 'SECRET=1');
+  // A list of allowed domains is refused at creation, never read as "the whole network".
+  assert.throws(() => api.createClaudeCodeTools({ cwd: dir, sandbox: { network: { allowedDomains: ['github.com'] } } }), {
+    code: 'ERR_SANDBOX_UNAVAILABLE',
+    message: /allowedDomains \(github\.com\) asks for network access by domain/,
+  });
+  // srt's own settings file: network and filesystem at the top.
+  fs.writeFileSync(path.join(dir, 'srt.json'), JSON.stringify({ filesystem: { denyRead: ['private.txt'], allowWrite: [], denyWrite: [] }, network: { allowedDomains: [] } }));
+  const srt = tools({ cwd: dir, settingsFile: 'srt.json', permissions: { allow: ['Bash(cat:*)'] } });
+  const read = await srt.bash.execute('4', { command: 'cat private.txt' });
+  assert.doesNotMatch(text(read), /^private$/m);
+  assert.throws(() => api.createClaudeCodeTools({ cwd: dir, settingsFile: 'missing.json' }), { code: 'ERR_INVALID_OPTION', message: /settingsFile .*missing\.json cannot be read/ });
+});

@@ -104,6 +104,19 @@ function normaliseAnswer(answer) {
   return 'deny';
 }
 
+/**
+ * The approval policy of one call. With autoAllowBashIfSandboxed, a command that runs sandboxed is
+ * not asked: with no deny or ask rule there is nothing to check (the sandbox is the boundary); with
+ * some, every segment is checked against them and what they cannot read is asked (fail closed). A
+ * command that runs outside the sandbox takes the normal flow.
+ */
+function approvalFor(sandbox, cfg, onApproval) {
+  const normal = { rules: cfg.rules, workingDirs: cfg.workingDirs, allowReadOnly: cfg.autoAllowReadOnly, onApproval, timeoutMs: cfg.permissionTimeoutMs };
+  if (!sandbox.options || !cfg.sandbox.autoAllow) return normal;
+  if (cfg.rules.deny.length === 0 && cfg.rules.ask.length === 0) return undefined;
+  return { ...normal, rules: { ...cfg.rules, allow: [...cfg.rules.allow, 'Bash(*)'] } };
+}
+
 function createBashTool(cfg) {
   async function execute(toolUseId, input, signal, onProgress) {
     const warnings = [];
@@ -160,13 +173,7 @@ function createBashTool(cfg) {
         signal,
         onOutput: report && !background ? progress.onOutput : undefined,
         sandbox: sandbox.options,
-        approval: {
-          rules: cfg.rules,
-          workingDirs: cfg.workingDirs,
-          allowReadOnly: cfg.autoAllowReadOnly,
-          onApproval,
-          timeoutMs: cfg.permissionTimeoutMs,
-        },
+        approval: approvalFor(sandbox, cfg, onApproval),
       });
     } finally {
       progress.stop();

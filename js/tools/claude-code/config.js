@@ -4,6 +4,7 @@
 // permission rules. Bad settings are typed errors here, before any command runs.
 
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 
 const shared = require('../shared.js');
@@ -69,18 +70,78 @@ function pickShell(env = process.env) {
   return onPath('bash', env.PATH) ? 'bash' : 'sh';
 }
 
+/** `value` as a list of strings (absent: empty), or the typed error naming `name`. */
+function pathList(name, value) {
+  return stringList(name, value);
+}
+
 /**
- * The sandbox policy: `sandbox: true` or `{...SandboxOptions, excludedCommands, allowUnsandboxedCommands}`.
- * The writable roots are fixed here, beneath the host's cwd: never the model's `cd`.
+ * Claude Code's `sandbox` settings (and srt's settings file, whose top level has the same
+ * `network` and `filesystem`) as runtime sandbox options: `filesystem.allowWrite` adds writable
+ * roots beside the project, `denyWrite`/`denyRead`/`allowRead` pass through, `network.allowUnixSockets`
+ * becomes `unixSockets`. Domains cannot be allowed one by one yet: a list of them is refused with what
+ * to do instead, never widened to the whole network.
+ */
+function fromClaudeSettings(s, hostCwd) {
+  const options = {};
+  const fsSettings = s.filesystem ?? {};
+  if (typeof s.network === 'boolean') options.network = s.network;
+  const net = typeof s.network === 'boolean' ? {} : s.network ?? {};
+  if (typeof fsSettings !== 'object' || Array.isArray(fsSettings)) throw invalid(`sandbox.filesystem must be an object, but it is ${shared.describeType(fsSettings)}.`);
+  if (typeof net !== 'object' || Array.isArray(net)) throw invalid(`sandbox.network must be an object or a boolean, but it is ${shared.describeType(net)}.`);
+  const allowWrite = pathList('sandbox.filesystem.allowWrite', fsSettings.allowWrite);
+  if (allowWrite.length) options.writableRoots = [hostCwd, ...allowWrite.map((p) => path.resolve(hostCwd, p.replace(/^~(?=$|\/)/, os.homedir())))];
+  for (const key of ['denyWrite', 'denyRead', 'allowRead']) {
+    const list = pathList(`sandbox.filesystem.${key}`, fsSettings[key]);
+    if (list.length) options[key] = list;
+  }
+  const sockets = pathList('sandbox.network.allowUnixSockets', net.allowUnixSockets);
+  if (sockets.length) options.unixSockets = sockets.map((p) => path.resolve(hostCwd, p.replace(/^~(?=$|\/)/, os.homedir())));
+  const domains = pathList('sandbox.network.allowedDomains', net.allowedDomains);
+  if (domains.length) {
+    throw shared.typedError(
+      'ERR_SANDBOX_UNAVAILABLE',
+      `sandbox.network.allowedDomains (${domains.join(', ')}) asks for network access by domain, which agent-exec cannot enforce yet. The sandbox's network stays off; remove allowedDomains to run with it off, or give network: true to allow every host.`,
+    );
+  }
+  return options;
+}
+
+/**
+ * The sandbox policy: `sandbox: true`, `{...SandboxOptions, excludedCommands, allowUnsandboxedCommands,
+ * autoAllowBashIfSandboxed, failIfUnavailable}`, or Claude Code's own `sandbox` settings (`enabled`,
+ * `filesystem`, `network`, ...). The writable roots are fixed here, beneath the host's cwd: never the
+ * model's `cd`.
  */
 function sandboxPolicy(sandbox, hostCwd) {
   if (sandbox === undefined || sandbox === null || sandbox === false) return null;
   if (sandbox !== true && (typeof sandbox !== 'object' || Array.isArray(sandbox))) {
     throw invalid(`sandbox must be true, false or an object of sandbox options, but it is ${shared.describeType(sandbox)}.`);
   }
-  const { excludedCommands, allowUnsandboxedCommands, ...options } = sandbox === true ? {} : sandbox;
-  if (allowUnsandboxedCommands !== undefined && typeof allowUnsandboxedCommands !== 'boolean') {
-    throw invalid(`sandbox.allowUnsandboxedCommands must be true or false, but it is ${shared.describeType(allowUnsandboxedCommands)}.`);
+  const {
+    excludedCommands,
+    allowUnsandboxedCommands,
+    autoAllowBashIfSandboxed,
+    failIfUnavailable,
+    enabled,
+    filesystem,
+    enableWeakerNestedSandbox,
+    ...rest
+  } = sandbox === true ? {} : sandbox;
+  if (enabled === false) return null;
+  for (const [name, v] of Object.entries({ allowUnsandboxedCommands, autoAllowBashIfSandboxed, failIfUnavailable, enabled })) {
+    if (v !== undefined && typeof v !== 'boolean') throw invalid(`sandbox.${name} must be true or false, but it is ${shared.describeType(v)}.`);
+  }
+  // Claude Code's settings shape: network as an object, filesystem lists.
+  const claude = filesystem !== undefined || (rest.network !== undefined && typeof rest.network === 'object' && rest.network !== null);
+  const options = claude ? { ...rest, network: undefined, ...fromClaudeSettings({ filesystem, network: rest.network }, hostCwd) } : { ...rest };
+  if (claude && options.network === undefined) delete options.network;
+  const caps = require('../../native.js').loadNative().sandboxCapabilities();
+  if (!caps.enforceable) {
+    const why = caps.problems.join('; ');
+    // Claude Code runs commands unsandboxed where the sandbox cannot be had, unless told to fail.
+    if (failIfUnavailable === true) throw shared.typedError('ERR_SANDBOX_UNAVAILABLE', `The sandbox was asked for (failIfUnavailable) but this host cannot make one: ${why}.`);
+    if (failIfUnavailable === false) return null;
   }
   const roots = Array.isArray(options.writableRoots) ? options.writableRoots : [hostCwd];
   return {
@@ -88,6 +149,28 @@ function sandboxPolicy(sandbox, hostCwd) {
     // Claude Code's form: a command name or a prefix rule body (`docker`, `git push:*`, `npm run *`).
     excludedRules: stringList('sandbox.excludedCommands', excludedCommands).map((c) => (c.startsWith('Bash(') ? c : `Bash(${/[*:]/.test(c) ? c : `${c}:*`})`)),
     allowUnsandboxed: allowUnsandboxedCommands ?? true,
+    // Sandboxed commands run without asking (deny and ask rules still apply); what runs outside the
+    // sandbox takes the normal permission flow.
+    autoAllow: autoAllowBashIfSandboxed === true,
+  };
+}
+
+/**
+ * A Claude Code settings file (`.claude/settings.json`: `{permissions, sandbox}`) or srt's settings
+ * file (`{network, filesystem}` at the top), read as the options it stands for.
+ */
+function readSettingsFile(file) {
+  let parsed;
+  try {
+    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw invalid(`settingsFile ${file} cannot be read as JSON: ${e.message}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid(`settingsFile ${file} is not a JSON object.`);
+  const srt = parsed.sandbox === undefined && (parsed.network !== undefined || parsed.filesystem !== undefined);
+  return {
+    permissions: parsed.permissions,
+    sandbox: srt ? { enabled: true, network: parsed.network, filesystem: parsed.filesystem } : parsed.sandbox,
   };
 }
 
@@ -107,6 +190,7 @@ const KNOWN = new Set([
   'progressEveryMs',
   'onProgress',
   'sandbox',
+  'settingsFile',
   'scopeKey',
   'killGraceMs',
 ]);
@@ -120,7 +204,10 @@ function readConfig(options = {}) {
   }
   const cwd = path.resolve(options.cwd ?? process.cwd());
   if (!fs.existsSync(cwd) || !fs.statSync(cwd).isDirectory()) throw shared.typedError('ERR_INVALID_CWD', `cwd ${cwd} is not a directory.`);
-  const permissions = options.permissions ?? {};
+  if (options.settingsFile !== undefined && typeof options.settingsFile !== 'string') throw invalid(`settingsFile must be a path, but it is ${shared.describeType(options.settingsFile)}.`);
+  // The options given win over the file's.
+  const file = options.settingsFile ? readSettingsFile(path.resolve(cwd, options.settingsFile)) : {};
+  const permissions = options.permissions ?? file.permissions ?? {};
   if (typeof permissions !== 'object' || Array.isArray(permissions)) {
     throw invalid(`permissions must be an object such as {"allow": ["Bash(npm test:*)"]}, but it is ${shared.describeType(permissions)}.`);
   }
@@ -158,7 +245,7 @@ function readConfig(options = {}) {
     progressEveryMs: Math.max(50, msSetting('progressEveryMs', options.progressEveryMs, null, 1000)),
     onProgress: options.onProgress,
     killGraceMs: options.killGraceMs,
-    sandbox: sandboxPolicy(options.sandbox, cwd),
+    sandbox: sandboxPolicy(options.sandbox ?? file.sandbox, cwd),
     shell: pickShell(),
     env: { ...(options.env || {}), GIT_EDITOR: 'true', [AGENT_MARKER]: '1' },
     // Every tool set has a scope of its own: its sessions and its tracked directory.

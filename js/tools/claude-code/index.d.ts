@@ -79,11 +79,22 @@ export interface PermissionRequest {
 
 export type PermissionAnswer = 'allow' | 'allow-once' | 'allow-always' | 'deny' | { decision: 'allow' | 'allow-once' | 'allow-always' | 'deny' };
 
-export interface ClaudeSandboxPolicy extends SandboxOptions {
+export interface ClaudeSandboxPolicy extends Omit<SandboxOptions, 'network'> {
   /** Commands that run outside the sandbox: names or rule bodies (`docker`, `git push:*`). */
   excludedCommands?: string[];
   /** Whether `dangerouslyDisableSandbox` is honoured (default true). */
   allowUnsandboxedCommands?: boolean;
+  /** Sandboxed commands run without asking; deny and ask rules still apply (Claude Code's setting). */
+  autoAllowBashIfSandboxed?: boolean;
+  /** Where the host cannot sandbox: true throws at creation, false runs unsandboxed; unset, each call fails. */
+  failIfUnavailable?: boolean;
+  /** Claude Code's setting: false turns the sandbox off. */
+  enabled?: boolean;
+  /** Claude Code's settings: writable roots beside the project, and what may not be written or read. */
+  filesystem?: { allowWrite?: string[]; denyWrite?: string[]; denyRead?: string[]; allowRead?: string[] };
+  /** true/false, or Claude Code's settings (allowUnixSockets; allowedDomains is refused: not enforceable yet). */
+  network?: boolean | { allowedDomains?: string[]; allowUnixSockets?: string[]; allowLocalBinding?: boolean };
+  enableWeakerNestedSandbox?: boolean;
 }
 
 export interface ClaudeCodeToolOptions {
@@ -119,6 +130,11 @@ export interface ClaudeCodeToolOptions {
   onProgress?: (progress: BashProgress) => void;
   /** Sandbox every command (writes only under the cwd and a private temp dir, no network). */
   sandbox?: boolean | ClaudeSandboxPolicy;
+  /**
+   * A Claude Code settings file (`.claude/settings.json`: its `permissions` and `sandbox`) or srt's
+   * settings file (`{network, filesystem}`), relative to `cwd`; `permissions` and `sandbox` given here win.
+   */
+  settingsFile?: string;
   /** The tool set's scope: its sessions and tracked directory (default: one of its own). */
   scopeKey?: string;
   killGraceMs?: number;
