@@ -395,6 +395,9 @@ test('B\'s analyzer texts: a line break is named by the character itself; a not-
   assert.equal(native.analyzeCommand('ls\nrm -rf x').reason, 'unsupported shell token: \n');
   assert.equal(native.analyzeCommand('echo a\rb').reason, 'unsupported shell token: \r');
   assert.equal(native.analyzeCommand('echo "a\\\nb"').reason, 'unsupported shell token: newline');
+  // B's CRLF cases: a line break inside double quotes is "newline", escaped or not.
+  assert.equal(native.analyzeCommand('echo "ok $\\\r\n(id -u)"').reason, 'unsupported shell token: newline');
+  assert.equal(native.analyzeCommand('echo "a\r\nb"').reason, 'unsupported shell token: newline');
   const dir = tempDir();
   const approvalsFile = path.join(dir, 'approvals.json');
   const tool = path.join(dir, 'build', 'bin', 'tool');

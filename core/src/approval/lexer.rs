@@ -173,8 +173,10 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
                             i += 1;
                             break;
                         }
+                        // B's texts: a line break inside double quotes (LF, CR or CRLF, escaped
+                        // or not) is "newline"; outside quotes it is the character itself.
                         '\\' => match chars.get(i + 1) {
-                            Some('\n') => return Err(unsupported("newline")),
+                            Some('\n' | '\r') => return Err(unsupported("newline")),
                             Some(&e @ ('\\' | '"' | '$' | '`')) => {
                                 word.push(e);
                                 i += 2;
@@ -186,7 +188,7 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
                             None => return Err("unterminated shell quote/escape".into()),
                         },
                         '`' => return Err(unsupported("`")),
-                        '\n' => return Err(unsupported("\n")),
+                        '\n' | '\r' => return Err(unsupported("newline")),
                         '$' => {
                             check_dollar(chars.get(i + 1).copied(), true)?;
                             word.push('$');
@@ -542,10 +544,16 @@ mod tests {
             ("diff <(ls) <(ls)", "unsupported shell token: <"),
             ("sleep 1 &", "unsupported shell token: &"),
             ("ls |& cat", "unsupported shell token: |&"),
-            // OpenClaw B's texts name a line break by the character itself.
+            // OpenClaw B's texts name a line break by the character itself outside quotes, and
+            // "newline" inside double quotes (LF, CR, CRLF, escaped or not).
             ("ls\nrm -rf /", "unsupported shell token: \n"),
-            ("echo \"a\nb\"", "unsupported shell token: \n"),
+            ("echo \"a\nb\"", "unsupported shell token: newline"),
+            ("echo \"a\r\nb\"", "unsupported shell token: newline"),
             ("echo \"a\\\nb\"", "unsupported shell token: newline"),
+            (
+                "echo \"ok $\\\r\n(id -u)\"",
+                "unsupported shell token: newline",
+            ),
             (
                 "echo a \\\n b",
                 "unsupported shell token: line continuation",

@@ -56,6 +56,9 @@ fn segments_run_approve(analysis: &Analysis, cwd: &Path, path: Option<&str>, dep
 fn argv_runs_approve(argv: &[String], cwd: &Path, path: Option<&str>, depth: usize) -> bool {
     let mut rest: Vec<String> = argv.to_vec();
     loop {
+        // Variable assignments before the program (`FOO=1 /approve ...`) change nothing of what runs.
+        let assignments = rest.iter().take_while(|w| is_assignment(w)).count();
+        rest.drain(..assignments);
         let Some(first) = rest.first().cloned() else {
             return false;
         };
@@ -149,6 +152,17 @@ fn skip_options(args: &[String], with_value: &[&str]) -> Vec<String> {
     args[i.min(args.len())..].to_vec()
 }
 
+/// `NAME=value`, as the shell reads a word before the program.
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        let mut chars = name.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
 fn is_approve(argv: &[String]) -> bool {
     argv.len() >= 3
         && argv[0] == "/approve"
@@ -178,6 +192,9 @@ mod tests {
     fn approve_in_any_position_or_wrapper_is_refused() {
         for cmd in [
             "/approve abc allow-once",
+            "FOO=1 /approve abc allow-once",
+            "A=1 B=2 env C=3 /approve abc deny",
+            "sudo FOO=1 /approve abc allow-once",
             "echo ok && /approve abc allow-once",
             "true; /approve abc deny",
             "false || /approve abc1234 allow-always",
