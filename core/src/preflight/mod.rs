@@ -8,6 +8,7 @@
 //! or outside the working directory is not checked (the command runs and fails on its own).
 
 pub mod approve_guard;
+mod fail_closed;
 pub mod scan;
 
 use std::path::{Path, PathBuf};
@@ -30,7 +31,7 @@ pub fn check(command: &str, cwd: &Path, path: Option<&str>) -> Result<(), AgentE
 
 /// The script preflight alone (for runs whose scripts are on this machine).
 pub fn check_scripts(command: &str, cwd: &Path, path: Option<&str>) -> Result<(), AgentError> {
-    if !mentions_script(command) {
+    if !mentions_script(command) && !mentions_interpreter(command) {
         return Ok(());
     }
     let home = std::env::var("HOME").ok();
@@ -45,8 +46,9 @@ pub fn check_scripts(command: &str, cwd: &Path, path: Option<&str>) -> Result<()
     let segments: Vec<&Segment> = analysis.segments().collect();
     let simple = analysis.ok && segments.len() == 1 && segments[0].inner.is_none();
     if !simple {
-        // Only an interpreter next to a script name makes the form ambiguous.
-        return if mentions_interpreter(command) {
+        // B's rule: refused only where an interpreter that runs a script shares its segment or
+        // pipeline with a script name, or a process substitution feeds it.
+        return if fail_closed::fails_closed(command) {
             Err(rejected(COMPLEX.to_string()))
         } else {
             Ok(())
@@ -54,7 +56,12 @@ pub fn check_scripts(command: &str, cwd: &Path, path: Option<&str>) -> Result<()
     }
     let segment = segments[0];
     let Some(kind) = interpreter(&segment.resolution.executable_name) else {
-        return Ok(());
+        // A wrapper the analyzer keeps whole (`bash --rcfile F -c "python x.py"`) is B's to judge.
+        return if fail_closed::fails_closed(command) {
+            Err(rejected(COMPLEX.to_string()))
+        } else {
+            Ok(())
+        };
     };
     for script in scripts(kind, &segment.effective_argv) {
         check_script(&script, cwd, kind)?;
@@ -289,6 +296,27 @@ mod tests {
             "bash -c 'python ok.py'",
         ] {
             assert_eq!(run(cmd, d.path()), Err(COMPLEX.to_string()), "{cmd}");
+        }
+        // B's decisions, through the whole preflight (the analyzer's split included).
+        for cmd in [
+            "bash --rcfile shell.rc -c \"python ok.py\"",
+            "bash --noprofile --norc -c \"python ok.py\"",
+            "bash -xc \"python ok.py\"",
+            "bash -O extglob -c \"python ok.py\"",
+            "bash -o errexit -c \"python ok.py\"",
+            "bash -ceu \"python ok.py\"",
+        ] {
+            assert_eq!(run(cmd, d.path()), Err(COMPLEX.to_string()), "{cmd}");
+        }
+        for cmd in [
+            "echo time python ok.py; cat",
+            "echo ok.py; python --version",
+            "node --version && ls *.py",
+            "echo ok.py | node --version",
+            "echo ok.py | node -c ok.js",
+            "node -e \"console.log('ok.py')\" | cat",
+        ] {
+            assert_eq!(run(cmd, d.path()), Ok(()), "{cmd}");
         }
         for cmd in [
             "grep -n foo ok.py",
