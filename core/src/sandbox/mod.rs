@@ -35,6 +35,8 @@ pub mod policy;
 #[cfg(target_os = "linux")]
 mod privileges;
 #[cfg(target_os = "linux")]
+pub mod proxy;
+#[cfg(target_os = "linux")]
 pub mod reaper;
 #[cfg(target_os = "linux")]
 mod refused;

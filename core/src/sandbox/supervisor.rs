@@ -35,7 +35,7 @@ pub struct DenialLog {
 const MAX_DISTINCT_DENIALS: usize = 200;
 
 impl DenialLog {
-    fn record(&self, d: Denial) {
+    pub(crate) fn record(&self, d: Denial) {
         let mut e = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(same) = e
             .iter_mut()
