@@ -685,6 +685,16 @@ export interface SandboxLimits {
   openFiles?: number
 }
 
+/** `sandbox.network` by domain. */
+export interface SandboxNetwork {
+  /** Host patterns the command may reach: `example.com`, or `*.example.com` for its subdomains. */
+  allow?: Array<string>
+  /** Patterns refused even where `allow` matches. */
+  deny?: Array<string>
+  /** Ports on this machine (loopback) the command may reach through the proxy. */
+  allowLocalhost?: Array<number>
+}
+
 /** `sandbox` of `exec`: `true` for the defaults, or the settings. */
 export interface SandboxOptions {
   /**
@@ -694,9 +704,11 @@ export interface SandboxOptions {
   writableRoots?: Array<string>
   /**
    * Networking (default false). Off: no IP sockets, and only the Unix sockets under the writable
-   * roots or in `unixSockets`. On: every socket.
+   * roots or in `unixSockets`. On: every socket. By domain: `{allow: ['registry.npmjs.org',
+   * '*.github.com'], deny?, allowLocalhost?: [8080]}`: HTTP, HTTPS and SOCKS5 through the sandbox's
+   * proxy (the proxy variables are set), to the allowed names only; everything else refused.
    */
-  network?: boolean
+  network?: boolean | SandboxNetwork
   /**
    * Unix socket files (or directories of them) outside the roots that the command may connect to
    * while the network is off, such as an ssh-agent's. Absolute paths.

@@ -19,8 +19,11 @@ pub struct JsSandboxOptions {
     /// `$TMPDIR`, is always writable. `[]` makes everything else read-only.
     pub writable_roots: Option<Vec<String>>,
     /// Networking (default false). Off: no IP sockets, and only the Unix sockets under the writable
-    /// roots or in `unixSockets`. On: every socket.
-    pub network: Option<bool>,
+    /// roots or in `unixSockets`. On: every socket. By domain: `{allow: ['registry.npmjs.org',
+    /// '*.github.com'], deny?, allowLocalhost?: [8080]}`: HTTP, HTTPS and SOCKS5 through the sandbox's
+    /// proxy (the proxy variables are set), to the allowed names only; everything else refused.
+    #[napi(ts_type = "boolean | SandboxNetwork")]
+    pub network: Option<serde_json::Value>,
     /// Unix socket files (or directories of them) outside the roots that the command may connect to
     /// while the network is off, such as an ssh-agent's. Absolute paths.
     pub unix_sockets: Option<Vec<String>>,
@@ -40,6 +43,17 @@ pub struct JsSandboxOptions {
     /// Paths or globs inside the writable roots that stay read-only, e.g. `.env`, `secrets/**`,
     /// `*.pem` (relative ones apply in each root; `~` for the home directory).
     pub deny_write: Option<Vec<String>>,
+}
+
+/// `sandbox.network` by domain.
+#[napi(object, js_name = "SandboxNetwork")]
+pub struct JsSandboxNetwork {
+    /// Host patterns the command may reach: `example.com`, or `*.example.com` for its subdomains.
+    pub allow: Option<Vec<String>>,
+    /// Patterns refused even where `allow` matches.
+    pub deny: Option<Vec<String>>,
+    /// Ports on this machine (loopback) the command may reach through the proxy.
+    pub allow_localhost: Option<Vec<u32>>,
 }
 
 #[napi(object, js_name = "SandboxLimits")]
@@ -142,8 +156,16 @@ pub fn parse_sandbox(f: &Fields) -> BindResult<Option<SandboxSpec>> {
         }
         spec.writable_roots = Some(roots.into_iter().map(PathBuf::from).collect());
     }
-    if let Some(n) = sf.boolean("network")? {
-        spec.network = n;
+    match sf.object("network")? {
+        None => {}
+        Some((ValueType::Boolean, _)) => spec.network = sf.boolean("network")?.unwrap_or(false),
+        Some((ValueType::Object, _)) => spec.domains = Some(parse_domains(&sf)?),
+        Some(_) => {
+            return Err(AgentError::invalid_option(
+                "sandbox.network must be true, false, or { allow: [\"example.com\", \"*.example.com\"], deny, allowLocalhost: [8080] }.",
+            )
+            .into())
+        }
     }
     if sf.object("unixSockets")?.is_some() {
         let sockets = match sf.strings("unixSockets") {
@@ -202,6 +224,50 @@ pub fn parse_sandbox(f: &Fields) -> BindResult<Option<SandboxSpec>> {
         .into()),
     }
     Ok(Some(spec))
+}
+
+const NETWORK_KEYS: [&str; 3] = ["allow", "deny", "allowLocalhost"];
+
+/// `sandbox.network` as an object: the network by domain, through the sandbox's proxy.
+fn parse_domains(sf: &Fields) -> BindResult<crate::sandbox::DomainPolicy> {
+    let obj: Object = sf.obj.get("network")?.expect("checked by the caller");
+    if let Some(e) = unknown_key(&obj, &NETWORK_KEYS, "sandbox.network")? {
+        return Err(e.into());
+    }
+    let nf = Fields { obj };
+    let list = |name: &str| -> BindResult<Vec<String>> {
+        nf.strings(name).map_err(|e| match e {
+            BindError::Napi(e) => e.into(),
+            BindError::Agent(_) => AgentError::invalid_option(format!(
+                "sandbox.network.{name} must be an array of host patterns, such as [\"registry.npmjs.org\", \"*.github.com\"]."
+            ))
+            .into(),
+        })
+    };
+    let bad_ports = || {
+        AgentError::invalid_option(
+            "sandbox.network.allowLocalhost must be an array of port numbers (1-65535) on this machine the command may reach, such as [5432].",
+        )
+    };
+    let mut ports = Vec::new();
+    if let Some((t, value)) = nf.object("allowLocalhost")? {
+        if t != ValueType::Object || !value.is_array()? {
+            return Err(bad_ports().into());
+        }
+        let arr: Array = nf.obj.get("allowLocalhost")?.expect("checked above");
+        for i in 0..arr.len() {
+            let n: Option<f64> = arr.get(i).ok().flatten();
+            match n {
+                Some(n) if n.fract() == 0.0 && (1.0..=65535.0).contains(&n) => ports.push(n as u16),
+                _ => return Err(bad_ports().into()),
+            }
+        }
+    }
+    Ok(crate::sandbox::DomainPolicy {
+        allow: list("allow")?,
+        deny: list("deny")?,
+        allow_localhost: ports,
+    })
 }
 
 /// `sandbox.<name>`: an array of paths, `~` or `~/...` meaning the home directory.

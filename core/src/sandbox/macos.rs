@@ -105,6 +105,11 @@ pub fn prepare(
             "resource limits are not implemented on macOS yet",
         ));
     }
+    if spec.domains.is_some() {
+        return Err(unavailable(
+            "sandbox.network by domain is not implemented on macOS yet (true or false are)",
+        ));
+    }
     if !spec.deny_read.is_empty() || !spec.allow_read.is_empty() {
         return Err(unavailable(
             "sandbox.denyRead and allowRead are not implemented on macOS yet",

@@ -78,6 +78,15 @@ pub struct ResourceLimits {
     pub open_files: Option<u64>,
 }
 
+/// The network of a run allowed by domain (see `proxy`): host patterns (`example.com`,
+/// `*.example.com`), refused patterns, and the loopback ports the run may reach.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DomainPolicy {
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+    pub allow_localhost: Vec<u16>,
+}
+
 /// What the caller asked for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxSpec {
@@ -105,6 +114,8 @@ pub struct SandboxSpec {
     /// Paths and globs inside the writable roots that stay read-only (absolute, or relative to each
     /// root; `*`, `**`, `?` and `[...]` as in `globset`).
     pub deny_write: Vec<String>,
+    /// The network by domain, through the sandbox's proxy (`network` stays false: nothing else).
+    pub domains: Option<DomainPolicy>,
 }
 
 impl SandboxSpec {
@@ -716,6 +727,73 @@ mod linux {
         landlock_abi: u32,
         /// Credentials' names the run did not inherit.
         dropped_env: std::sync::OnceLock<Vec<String>>,
+        /// The proxy of a run whose network is by domain: ended with the run.
+        proxy: Option<RunProxy>,
+    }
+
+    /// A run's proxy: where it listens (host loopback), and its task, aborted when the run is done.
+    pub struct RunProxy {
+        pub addr: std::net::SocketAddr,
+        task: tokio::task::AbortHandle,
+    }
+
+    impl Drop for RunProxy {
+        fn drop(&mut self) {
+            self.task.abort();
+        }
+    }
+
+    /// Start the proxy of a run with `policy`, recording into `log`, on the async runtime.
+    fn start_proxy(
+        policy: &super::DomainPolicy,
+        log: Arc<DenialLog>,
+    ) -> Result<RunProxy, AgentError> {
+        policy.validate().map_err(AgentError::invalid_option)?;
+        let rt = tokio::runtime::Handle::try_current().map_err(|_| {
+            unavailable("the network by domain needs the async runtime, which is not running here")
+        })?;
+        let std_listener = std::net::TcpListener::bind(("127.0.0.1", 0))
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
+            .map_err(|e| unavailable(format!("the sandbox's proxy could not listen: {e}")))?;
+        let addr = std_listener
+            .local_addr()
+            .map_err(|e| unavailable(format!("the sandbox's proxy has no address: {e}")))?;
+        let _entered = rt.enter();
+        let listener = tokio::net::TcpListener::from_std(std_listener)
+            .map_err(|e| unavailable(format!("the sandbox's proxy could not listen: {e}")))?;
+        let proxy = super::proxy::Proxy::new(policy.clone(), None, log);
+        let task = rt.spawn(proxy.serve(listener)).abort_handle();
+        Ok(RunProxy { addr, task })
+    }
+
+    /// The variables that send a run's HTTP, HTTPS and other TCP clients to its proxy (upper and
+    /// lower case, and those npm, pip and cargo read). NO_PROXY is emptied: loopback goes through the
+    /// proxy too, where `allowLocalhost` decides.
+    fn proxy_env(addr: std::net::SocketAddr) -> Vec<(String, String)> {
+        let http = format!("http://{addr}");
+        let socks = format!("socks5h://{addr}");
+        let mut env = Vec::new();
+        for name in [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "npm_config_proxy",
+            "npm_config_https_proxy",
+            "PIP_PROXY",
+            "CARGO_HTTP_PROXY",
+            "YARN_HTTP_PROXY",
+            "YARN_HTTPS_PROXY",
+        ] {
+            env.push((name.to_string(), http.clone()));
+        }
+        for name in ["ALL_PROXY", "all_proxy"] {
+            env.push((name.to_string(), socks.clone()));
+        }
+        for name in ["NO_PROXY", "no_proxy"] {
+            env.push((name.to_string(), String::new()));
+        }
+        env
     }
 
     fn statvfs_keep_flags(path: &Path) -> libc::c_ulong {
@@ -939,7 +1017,10 @@ mod linux {
         };
         // Bound by the run's /dev when it has one.
         let private_shm = private_shm.filter(|_| dev.is_none());
-        let network_namespace = mount_ns && !spec.network && caps.network_namespace;
+        // The network by domain reaches the proxy on the host's loopback: no namespace of its own
+        // then (the supervisor and Landlock keep every other connection out).
+        let network_namespace =
+            mount_ns && !spec.network && caps.network_namespace && spec.domains.is_none();
         if network_namespace {
             mechanisms.push(
                 "its own network namespace (no interfaces; abstract Unix socket names private to the run)"
@@ -1187,7 +1268,21 @@ mod linux {
         )
         .map_err(|e| unavailable(format!("socketpair failed: {e}")))?;
 
-        let env = sandbox_env(&tmp_path, spec.network);
+        let mut env = sandbox_env(&tmp_path, spec.network);
+        let log = Arc::new(DenialLog::default());
+        let proxy = match &spec.domains {
+            Some(domains) => {
+                let p = start_proxy(domains, log.clone())?;
+                env.extend(proxy_env(p.addr));
+                mechanisms.push(format!(
+                    "network by domain through the sandbox's proxy at {} (HTTP, HTTPS CONNECT, SOCKS5; allowed: {}); every other connection, UDP and listening refused by the supervisor and Landlock",
+                    p.addr,
+                    if domains.allow.is_empty() { "none".to_string() } else { domains.allow.join(", ") }
+                ));
+                Some(p)
+            }
+            None => None,
+        };
         Ok(Armed {
             child: Arc::new(ChildPlan {
                 cgroup_procs,
@@ -1208,11 +1303,12 @@ mod linux {
             limits,
             tmp,
             cgroup,
-            log: Arc::new(DenialLog::default()),
+            log,
             mechanisms,
             memory_by_rlimit,
             landlock_abi: super::landlock::abi_in_force(),
             dropped_env: std::sync::OnceLock::new(),
+            proxy,
         })
     }
 
@@ -1294,6 +1390,7 @@ mod linux {
                 listener,
                 self.policy.clone(),
                 self.network,
+                self.proxy.as_ref().map(|p| p.addr),
                 self.log.clone(),
             )
             .map_err(|e| unavailable(format!("the supervisor could not start: {e}")))?;

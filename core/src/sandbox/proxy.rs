@@ -29,14 +29,7 @@ const MAX_HEAD: usize = 64 * 1024;
 /// How long a client has to send its request, and a connection to the destination to be made.
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// What the caller allowed: host patterns (`example.com`, `*.example.com`), refused patterns, and the
-/// loopback ports the run may reach.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DomainPolicy {
-    pub allow: Vec<String>,
-    pub deny: Vec<String>,
-    pub allow_localhost: Vec<u16>,
-}
+pub use super::DomainPolicy;
 
 /// The policy's answer for one host.
 #[derive(Debug, Clone, PartialEq, Eq)]

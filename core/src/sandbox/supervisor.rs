@@ -119,6 +119,7 @@ pub fn spawn(
     listener: OwnedFd,
     policy: Arc<FsPolicy>,
     network: bool,
+    proxy: Option<std::net::SocketAddr>,
     log: Arc<DenialLog>,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
     // SAFETY: the listener is an OwnedFd owned by the AsyncFd from here on; nothing else closes it.
@@ -151,7 +152,7 @@ pub fn spawn(
                 // ENOENT: the caller died before we read its call.
                 continue;
             }
-            let verdict = decide(&req, &policy, network);
+            let verdict = decide(&req, &policy, network, proxy);
             if !id_valid(fd.get_ref(), req.id) {
                 continue;
             }
@@ -394,14 +395,40 @@ fn socket_address(pid: u32, at: u64, len: u64) -> Result<Vec<u8>, Verdict> {
     caller_memory::read_exact(pid, at, len).map_err(|_| Verdict::Fail(libc::EFAULT))
 }
 
-/// A `connect` with the network off: only Unix sockets exist, and only some may be reached.
-fn decide_connect(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
+/// A `connect` with the network off: only Unix sockets exist, and only some may be reached. With the
+/// network by domain, TCP reaches the sandbox's proxy and nothing else: the supervisor makes that
+/// connect itself, with its own copy of the proxy's address (the caller's may change after the check).
+fn decide_connect(
+    req: &libc::seccomp_notif,
+    policy: &FsPolicy,
+    proxy: Option<std::net::SocketAddr>,
+) -> Verdict {
     let (pid, a) = (req.pid, req.data.args);
     let socket = a[0] as i32;
     let addr = match socket_address(pid, a[1], a[2]) {
         Ok(addr) => addr,
         Err(v) => return v,
     };
+    if let Some(p) = proxy {
+        if let Some(ip) = inet_address(&addr) {
+            if ip == p || (ip.port() == p.port() && ip.ip().to_canonical() == p.ip()) {
+                return Verdict::Connect {
+                    fd: socket,
+                    to: ConnectTo::AsGiven(sockaddr_bytes(p)),
+                };
+            }
+            return Verdict::Deny(
+                libc::EACCES,
+                denial(
+                    "network",
+                    Some(ip.to_string()),
+                    format!("connect({})", family_name(family_of(&addr))),
+                    "a direct connection around the sandbox's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name it)".into(),
+                    pid,
+                ),
+            );
+        }
+    }
     let to = match judge_address(pid, "connect", "connect", &addr, policy) {
         Ok(Judged::Path(path)) => ConnectTo::Path(path),
         // Connected as given: the kernel dissolves an association or fails the address.
@@ -412,10 +439,32 @@ fn decide_connect(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
 }
 
 /// Where one message of a send may go, or the answer that refuses it.
-fn judge_message(pid: u32, call: &str, msg: &Message, policy: &FsPolicy) -> Result<To, Verdict> {
+fn judge_message(
+    pid: u32,
+    call: &str,
+    msg: &Message,
+    policy: &FsPolicy,
+    proxy: Option<std::net::SocketAddr>,
+) -> Result<To, Verdict> {
     let Some(addr) = &msg.name else {
         return Ok(To::Peer);
     };
+    if let (Some(p), Some(ip)) = (proxy, inet_address(addr)) {
+        // Only TCP sockets exist then, and an address on a TCP send is a fast-open connect.
+        if ip.port() == p.port() && ip.ip().to_canonical() == p.ip() {
+            return Ok(To::Peer);
+        }
+        return Err(Verdict::Deny(
+            libc::EACCES,
+            denial(
+                "network",
+                Some(ip.to_string()),
+                format!("{call}({})", family_name(family_of(addr))),
+                "a direct connection around the sandbox's proxy".into(),
+                pid,
+            ),
+        ));
+    }
     match judge_address(pid, "send", call, addr, policy)? {
         Judged::Path(path) => Ok(To::Path(path)),
         // A send names a peer; AF_UNSPEC names none (and on an IP socket would mean AF_INET).
@@ -435,8 +484,13 @@ fn judge_message(pid: u32, call: &str, msg: &Message, policy: &FsPolicy) -> Resu
 
 /// A `sendto` that names an address (the filter lets the others through), or any `sendmsg` or
 /// `sendmmsg`, with the network off: each message's destination is judged as `connect` judges one,
-/// and the supervisor makes the sends it allows (see `unix_send` for why it must).
-fn decide_send(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
+/// and the supervisor makes the sends it allows (see `unix_send` for why it must). With the network by
+/// domain an IP destination (a TCP fast-open) may only be the proxy, and is sent without it.
+fn decide_send(
+    req: &libc::seccomp_notif,
+    policy: &FsPolicy,
+    proxy: Option<std::net::SocketAddr>,
+) -> Verdict {
     let (pid, a) = (req.pid, req.data.args);
     let nr = req.data.nr as libc::c_long;
     let (call, read, flags, msgvec) = match nr {
@@ -467,7 +521,7 @@ fn decide_send(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
     let mut refused_next = None;
     for m in read {
         let judged = m.map_err(Verdict::Fail).and_then(|m| {
-            let to = judge_message(pid, call, &m, policy)?;
+            let to = judge_message(pid, call, &m, policy, proxy)?;
             Ok((m, to))
         });
         match judged {
@@ -539,6 +593,41 @@ fn open_flags_text(flags: u64) -> String {
     parts.join("|")
 }
 
+/// The address family of a `sockaddr` (0 when too short).
+fn family_of(addr: &[u8]) -> u64 {
+    unix_connect::family(addr).map_or(0, u64::from)
+}
+
+/// An IPv4 or IPv6 `sockaddr` as an address and port.
+fn inet_address(addr: &[u8]) -> Option<std::net::SocketAddr> {
+    use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+    match unix_connect::family(addr)? as i32 {
+        libc::AF_INET if addr.len() >= 8 => {
+            let port = u16::from_be_bytes([addr[2], addr[3]]);
+            let ip = Ipv4Addr::new(addr[4], addr[5], addr[6], addr[7]);
+            Some(SocketAddr::from((ip, port)))
+        }
+        libc::AF_INET6 if addr.len() >= 24 => {
+            let port = u16::from_be_bytes([addr[2], addr[3]]);
+            let mut o = [0u8; 16];
+            o.copy_from_slice(&addr[8..24]);
+            Some(SocketAddr::from((Ipv6Addr::from(o), port)))
+        }
+        _ => None,
+    }
+}
+
+/// `addr` as a `sockaddr_in` (the proxy listens on IPv4 loopback).
+fn sockaddr_bytes(addr: std::net::SocketAddr) -> Vec<u8> {
+    let mut out = vec![0u8; std::mem::size_of::<libc::sockaddr_in>()];
+    out[..2].copy_from_slice(&(libc::AF_INET as u16).to_ne_bytes());
+    out[2..4].copy_from_slice(&addr.port().to_be_bytes());
+    if let std::net::IpAddr::V4(v4) = addr.ip() {
+        out[4..8].copy_from_slice(&v4.octets());
+    }
+    out
+}
+
 fn family_name(family: u64) -> String {
     match family as i32 {
         libc::AF_UNSPEC => "AF_UNSPEC".into(),
@@ -564,7 +653,12 @@ struct PathArg {
 
 const AT_FDCWD: i64 = libc::AT_FDCWD as i64;
 
-fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdict {
+fn decide(
+    req: &libc::seccomp_notif,
+    policy: &FsPolicy,
+    network: bool,
+    proxy: Option<std::net::SocketAddr>,
+) -> Verdict {
     let nr = req.data.nr as libc::c_long;
     let a = req.data.args;
     let pid = req.pid;
@@ -583,6 +677,15 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
         return Verdict::Deny(libc::EPERM, denial("syscall", None, detail, rule, pid));
     }
     let (op, detail, paths): (&str, String, Vec<PathArg>) = match nr {
+        // Network by domain: TCP sockets, which can reach the proxy and nothing else (below).
+        libc::SYS_socket
+            if !network
+                && proxy.is_some()
+                && matches!(a[0] as i32, libc::AF_INET | libc::AF_INET6)
+                && (a[1] as i32 & 0xf) == libc::SOCK_STREAM =>
+        {
+            return Verdict::Continue
+        }
         libc::SYS_socket if !network => {
             return Verdict::Deny(
                 libc::EACCES,
@@ -590,16 +693,20 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
                     "network",
                     None,
                     format!("socket({})", family_name(a[0])),
-                    "network is off".into(),
+                    if proxy.is_some() {
+                        "only TCP connections through the sandbox's proxy (no UDP, raw or other sockets)".into()
+                    } else {
+                        "network is off".into()
+                    },
                     pid,
                 ),
             )
         }
-        libc::SYS_connect if !network => return decide_connect(req, policy),
-        libc::SYS_bind if !network => return decide_bind(req),
+        libc::SYS_connect if !network => return decide_connect(req, policy, proxy),
+        libc::SYS_bind if !network => return decide_bind(req, proxy.is_some()),
         libc::SYS_flock | libc::SYS_fcntl => return decide_lock(req, policy),
         libc::SYS_sendto | libc::SYS_sendmsg | libc::SYS_sendmmsg if !network => {
-            return decide_send(req, policy)
+            return decide_send(req, policy, proxy)
         }
         libc::SYS_openat if is_write_open(a[2]) => (
             "write",
@@ -780,12 +887,26 @@ fn decide(req: &libc::seccomp_notif, policy: &FsPolicy, network: bool) -> Verdic
 /// abstract name is refused, since nothing may connect to one with the network off and, without a
 /// network namespace of the run's own, a name it listens on is reachable from outside (or squats a
 /// name host clients use: X11, D-Bus).
-fn decide_bind(req: &libc::seccomp_notif) -> Verdict {
+fn decide_bind(req: &libc::seccomp_notif, by_proxy: bool) -> Verdict {
     let (pid, a) = (req.pid, req.data.args);
     let addr = match socket_address(pid, a[1], a[2]) {
         Ok(addr) => addr,
         Err(v) => return v,
     };
+    // With the network by domain the run shares the host's network stack: it listens on no IP
+    // socket (Landlock refuses TCP binds as well; this names the refusal).
+    if let (true, Some(ip)) = (by_proxy, inet_address(&addr)) {
+        return Verdict::Deny(
+            libc::EACCES,
+            denial(
+                "bind",
+                Some(ip.to_string()),
+                format!("bind({})", family_name(family_of(&addr))),
+                "the network is by domain: the run listens on no IP socket".into(),
+                pid,
+            ),
+        );
+    }
     match unix_connect::parse(&addr) {
         unix_connect::Address::Abstract(name) => Verdict::Deny(
             libc::EPERM,

@@ -1,0 +1,106 @@
+'use strict';
+// The sandbox's network by domain (issue 34, item 1): a sandboxed command reaches the names it was
+// allowed through the sandbox's proxy (HTTP, CONNECT tunnels and SOCKS5 with curl, as the proxy
+// variables set up), and nothing else: another name, an IP literal, a loopback port not allowed, a
+// direct connection around the proxy and UDP are each refused and recorded. A real HTTP server on
+// loopback plays the internet, reached by `*.localhost` names (RFC 6761: no DNS needed).
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const http = require('node:http');
+const { spawnSync } = require('node:child_process');
+
+const { native, killTracked, tempDir, run } = require('./helpers.js');
+
+test.after(killTracked);
+
+const caps = native.sandboxCapabilities();
+const noSandbox = !caps.enforceable && `this host cannot sandbox: ${caps.problems.join('; ')}`;
+const noCurl = spawnSync('curl', ['--version']).status !== 0 && 'curl is not installed';
+const noPython = spawnSync('python3', ['-c', '1']).status !== 0 && 'python3 is not installed';
+const when = (...reasons) => ({ skip: reasons.find(Boolean) || false });
+
+/** A loopback HTTP server answering with what it saw; closed when the test ends. */
+async function origin(t) {
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    seen.push(`${req.method} ${req.url} host=${req.headers.host}`);
+    res.end(`origin saw ${req.url}\n`);
+  });
+  await new Promise((res) => server.listen(0, '127.0.0.1', res));
+  t.after(() => new Promise((res) => server.close(res)));
+  return { port: server.address().port, seen };
+}
+
+test('allowed names are reached through the proxy by HTTP, CONNECT and SOCKS5; others are refused and named', when(noSandbox, noCurl), async (t) => {
+  const { port, seen } = await origin(t);
+  const sandbox = { network: { allow: ['app.localhost', '*.svc.localhost'], allowLocalhost: [port] } };
+  const curl = (args) => `curl -s --max-time 10 ${args}; echo " [rc=$?]"`;
+  const r = await run({
+    command: [
+      curl(`http://app.localhost:${port}/plain`),
+      curl(`-p http://api.svc.localhost:${port}/tunnel`),
+      curl(`-x "$ALL_PROXY" http://app.localhost:${port}/socks`),
+      curl(`http://other.localhost:${port}/refused`),
+      curl(`http://127.0.0.1:${port}/literal`),
+      curl(`http://app.localhost:1/closed-port`),
+      curl(`--noproxy '*' http://127.0.0.1:${port}/direct`),
+    ].join('; '),
+    cwd: tempDir(),
+    sandbox,
+  });
+  const lines = r.output.trim().split('\n');
+  assert.match(lines[0], /^origin saw \/plain/, r.output);
+  assert.match(r.output, /origin saw \/tunnel/);
+  assert.match(r.output, /origin saw \/socks/);
+  assert.match(r.output, /agent-exec sandbox: other\.localhost:\d+: not in the allowed domains/);
+  assert.match(r.output, /agent-exec sandbox: 127\.0\.0\.1:\d+: not in the allowed domains/);
+  assert.match(r.output, /agent-exec sandbox: app\.localhost:1: .*allowLocalhost/);
+  // The origin saw only what was allowed, and each request once.
+  assert.deepEqual(seen.map((s) => s.split(' ')[1]).sort(), ['/plain', '/socks', '/tunnel']);
+  const denials = r.sandbox.denials.map((d) => `${d.operation} ${d.detail} ${d.path}: ${d.rule}`);
+  assert.ok(denials.some((d) => d.startsWith(`network GET other.localhost:${port}: not in the allowed domains`)), denials.join('\n'));
+  assert.ok(denials.some((d) => d.startsWith('network GET app.localhost:1: app.localhost is this machine (loopback)')), denials.join('\n'));
+  assert.ok(denials.some((d) => d.startsWith(`network connect(AF_INET) 127.0.0.1:${port}: a direct connection around the sandbox's proxy`)), denials.join('\n'));
+  assert.ok(r.sandbox.mechanisms.some((m) => /network by domain through the sandbox's proxy/.test(m)));
+});
+
+test('UDP, listening and raw sockets are refused and recorded; the proxy goes with the run', when(noSandbox, noPython), async () => {
+  const py = [
+    'import socket',
+    'for kind, make in [("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)), ("listen", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).bind(("127.0.0.1", 0)))]:',
+    '    try:',
+    '        make(); print(kind, "allowed")',
+    '    except OSError as e:',
+    '        print(kind, "refused", e.errno)',
+  ].join('\n');
+  const r = await run({ command: `python3 - <<'PY'\n${py}\nPY`, cwd: tempDir(), sandbox: { network: { allow: ['example.com'] } } });
+  assert.match(r.output, /^udp refused \d+\nlisten refused \d+\n$/, r.output);
+  const denials = r.sandbox.denials.map((d) => `${d.operation} ${d.detail}: ${d.rule}`);
+  assert.ok(denials.some((d) => d.startsWith('network socket(AF_INET): only TCP connections through the sandbox')), denials.join('\n'));
+  assert.ok(denials.some((d) => d.startsWith('bind bind(AF_INET): the network is by domain')), denials.join('\n'));
+  // The proxy listened on the host's loopback for the run only: gone once the run ended.
+  const address = /proxy at (127\.0\.0\.1:\d+)/.exec(r.sandbox.mechanisms.join(' '))[1];
+  const [host, port] = address.split(':');
+  const closed = await new Promise((res) => {
+    const s = require('node:net').connect(Number(port), host);
+    s.on('connect', () => (s.destroy(), res(false)));
+    s.on('error', () => res(true));
+  });
+  assert.equal(closed, true, `the proxy at ${address} outlived its run`);
+});
+
+test('bad network options are typed errors', async () => {
+  const cases = [
+    [{ network: { allow: 'x.com' } }, /sandbox\.network\.allow must be an array of host patterns/],
+    [{ network: { allowLocalhost: [0] } }, /allowLocalhost must be an array of port numbers/],
+    [{ network: { alow: [] } }, /sandbox\.network has no setting "alow"/],
+    [{ network: 'some' }, /sandbox\.network must be true, false, or \{ allow/],
+  ];
+  for (const [sandbox, message] of cases) {
+    await assert.rejects(native.exec({ command: 'true', sandbox }), (e) => e.code === 'ERR_INVALID_OPTION' && message.test(e.message), JSON.stringify(sandbox));
+  }
+  if (caps.enforceable) {
+    await assert.rejects(native.exec({ command: 'true', sandbox: { network: { allow: ['*'] } } }), { code: 'ERR_INVALID_OPTION', message: /patterns are host names/ });
+  }
+});
