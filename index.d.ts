@@ -631,6 +631,11 @@ export interface SandboxCapabilities {
    * `ERR_SANDBOX_UNAVAILABLE`.
    */
   denyRead: boolean
+  /**
+   * `network: {allow: [...]}` can be enforced: TCP through the run's own proxy, every other
+   * connection refused by the seccomp supervisor (Linux).
+   */
+  networkByDomain: boolean
   noNewPrivs: boolean
   rlimits: boolean
   /** `1` or `2` when a per-run cgroup can be created. */

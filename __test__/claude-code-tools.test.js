@@ -390,11 +390,10 @@ test("Claude Code's sandbox settings, from options or a settings file: filesyste
   assert.equal(asked, 0, text(redirect));
   assert.equal(fs.readFileSync(path.join(dir, 'r.txt'), 'utf8'), 'redirected\n');
   assert.equal(fs.readFileSync(path.join(dir, '.env'), 'utf8'), 'SECRET=1');
-  // A list of allowed domains is refused at creation, never read as "the whole network".
-  assert.throws(() => api.createClaudeCodeTools({ cwd: dir, sandbox: { network: { allowedDomains: ['github.com'] } } }), {
-    code: 'ERR_SANDBOX_UNAVAILABLE',
-    message: /allowedDomains \(github\.com\) asks for network access by domain/,
-  });
+  // A list of allowed domains is the network by domain (the names only), never the whole network.
+  const net = tools({ cwd: dir, sandbox: { network: { allowedDomains: ['allowed.localhost'] } }, permissions: { allow: ['Bash(curl:*)'] } });
+  const refused = await net.bash.execute('6', { command: 'curl -s --max-time 5 http://blocked.localhost:9/' });
+  assert.match(text(refused), /agent-exec sandbox: blocked\.localhost:9: not in the allowed domains/);
   // srt's own settings file: network and filesystem at the top.
   fs.writeFileSync(path.join(dir, 'srt.json'), JSON.stringify({ filesystem: { denyRead: ['private.txt'], allowWrite: [], denyWrite: [] }, network: { allowedDomains: [] } }));
   const srt = tools({ cwd: dir, settingsFile: 'srt.json', permissions: { allow: ['Bash(cat:*)'] } });

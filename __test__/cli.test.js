@@ -109,3 +109,13 @@ test('run --sandbox names what was refused; sandbox prints the capabilities', { 
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /--processes needs a number/);
 });
+
+test('run --allow-domain: the network by domain, refusals named', { skip: (!canSandbox && 'this host cannot sandbox') || (spawnSync('curl', ['--version']).status !== 0 && 'curl is not installed') }, () => {
+  const r = run(['run', '--allow-domain', 'allowed.localhost', '--cwd', tempDir(), '--', 'curl -s --max-time 5 http://other.localhost:9/']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /agent-exec sandbox: other\.localhost:9: not in the allowed domains/);
+  assert.match(r.stdout, /\n {2}refused: network other\.localhost:9: not in the allowed domains \(GET, pid 0\)\n/);
+  const both = run(['run', '--allow-domain', 'a.localhost', '--network', '--', 'true']);
+  assert.equal(both.status, 2);
+  assert.match(both.stderr, /--network opens every host; --allow-domain opens only the names given/);
+});

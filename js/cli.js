@@ -30,6 +30,9 @@ Options for run:
                         other credential locations are hidden by default)
   --allow-read <path>   a path brought back inside a hidden one (repeatable, e.g. ~/.ssh/known_hosts)
   --deny-write <path|glob>  read-only inside the writable roots (repeatable, e.g. .env, 'secrets/**')
+  --allow-domain <host>  the network by domain (repeatable; example.com or '*.example.com'): HTTP,
+                        HTTPS and SOCKS5 through the sandbox's proxy to those names only
+  --deny-domain <host>  refused even where --allow-domain matches (repeatable)
   --memory <MiB>  --cpu <seconds>  --processes <n>   sandbox limits (imply --sandbox)
   --json                print the outcome as JSON instead of text
 
@@ -56,6 +59,8 @@ const RUN_OPTIONS = {
   'deny-read': { type: 'string', multiple: true },
   'allow-read': { type: 'string', multiple: true },
   'deny-write': { type: 'string', multiple: true },
+  'allow-domain': { type: 'string', multiple: true },
+  'deny-domain': { type: 'string', multiple: true },
   memory: { type: 'string' },
   cpu: { type: 'string' },
   processes: { type: 'string' },
@@ -100,6 +105,10 @@ function parseRun(args) {
   if (v['deny-read']) sandbox().denyRead = v['deny-read'];
   if (v['allow-read']) sandbox().allowRead = v['allow-read'];
   if (v['deny-write']) sandbox().denyWrite = v['deny-write'];
+  if (v['allow-domain'] || v['deny-domain']) {
+    if (v.network) throw new UsageError('--network opens every host; --allow-domain opens only the names given: use one of them');
+    sandbox().network = { allow: v['allow-domain'] ?? [], deny: v['deny-domain'] ?? [] };
+  }
   if (v.memory !== undefined) limits().memoryBytes = Math.round(number('memory', v.memory) * 1048576);
   if (v.cpu !== undefined) limits().cpuSeconds = number('cpu', v.cpu);
   if (v.processes !== undefined) limits().processes = number('processes', v.processes);
@@ -144,6 +153,7 @@ function sandboxInfo(args, out = process.stdout) {
     const yes = (v) => (v ? 'yes' : 'no');
     lines.push(`user namespaces: ${yes(caps.userNamespaces)}; read-only binds: ${yes(caps.readOnlyBinds)}; read-only mounts outside the roots: ${yes(caps.readOnlyMounts)}`);
     lines.push(`hidden from reads (credentials by default, --deny-read): ${caps.denyRead ? 'yes (mount namespace)' : 'no: no mount namespace here'}`);
+    lines.push(`network by domain (--allow-domain): ${caps.networkByDomain ? 'yes (the run\'s own proxy; other connections refused)' : 'no'}`);
     lines.push(`cgroup: ${caps.cgroupVersion ? `v${caps.cgroupVersion}` : 'none writable'}`);
     for (const [k, v] of Object.entries(caps.limits)) lines.push(`limit ${k}: ${v ?? 'not enforceable here'}`);
     out.write(lines.join('\n') + '\n');

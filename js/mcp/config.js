@@ -21,6 +21,8 @@ const FLAGS = {
   'deny-read': { type: 'string', multiple: true },
   'allow-read': { type: 'string', multiple: true },
   'deny-write': { type: 'string', multiple: true },
+  'allow-domain': { type: 'string', multiple: true },
+  'deny-domain': { type: 'string', multiple: true },
   security: { type: 'string' },
   ask: { type: 'string' },
   'ask-fallback': { type: 'string' },
@@ -51,6 +53,8 @@ Every session it starts ends when it exits (its client disconnects, or it is kil
   --deny-read <path>  --allow-read <path>  --deny-write <path|glob>
                            what the sandbox may not read (credential locations are hidden by default),
                            brings back, and keeps read-only in the roots (repeatable; imply --sandbox)
+  --allow-domain <host>  --deny-domain <host>   the network by domain through the sandbox's proxy
+                           (example.com, '*.example.com'; repeatable; imply --sandbox)
   --security <deny|allowlist|full>    default allowlist: commands not on the allowlist ask
   --ask <off|on-miss|always>          default on-miss
   --ask-fallback <deny|allowlist|full> what decides when nobody can be asked (default deny)
@@ -127,11 +131,15 @@ function readServerConfig(args) {
   if (!fs.existsSync(cwd) || !fs.statSync(cwd).isDirectory()) throw new ConfigError(`--cwd ${cwd} is not a directory`);
 
   let sandbox = file.sandbox ?? false;
-  const fsFlags = values['deny-read'] || values['allow-read'] || values['deny-write'];
+  const fsFlags = values['deny-read'] || values['allow-read'] || values['deny-write'] || values['allow-domain'] || values['deny-domain'];
   if (values.sandbox || values.writable || values.network || fsFlags) sandbox = typeof sandbox === 'object' && sandbox ? { ...sandbox } : {};
   if (values['deny-read']) sandbox.denyRead = [...(sandbox.denyRead ?? []), ...values['deny-read']];
   if (values['allow-read']) sandbox.allowRead = [...(sandbox.allowRead ?? []), ...values['allow-read']];
   if (values['deny-write']) sandbox.denyWrite = [...(sandbox.denyWrite ?? []), ...values['deny-write']];
+  if (values['allow-domain'] || values['deny-domain']) {
+    if (values.network) throw new ConfigError('--network opens every host; --allow-domain opens only the names given: use one of them');
+    sandbox.network = { allow: values['allow-domain'] ?? [], deny: values['deny-domain'] ?? [] };
+  }
   if (values.writable) sandbox.writableRoots = values.writable.map((w) => path.resolve(cwd, w));
   if (values.network) sandbox.network = true;
   if (sandbox === true) sandbox = {};

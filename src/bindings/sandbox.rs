@@ -428,6 +428,9 @@ pub struct JsSandboxCapabilities {
     /// `~/.aws`, ...): runs get a mount namespace. Otherwise those stay readable, and `denyRead` is
     /// `ERR_SANDBOX_UNAVAILABLE`.
     pub deny_read: bool,
+    /// `network: {allow: [...]}` can be enforced: TCP through the run's own proxy, every other
+    /// connection refused by the seccomp supervisor (Linux).
+    pub network_by_domain: bool,
     pub no_new_privs: bool,
     pub rlimits: bool,
     /// `1` or `2` when a per-run cgroup can be created.
@@ -486,6 +489,7 @@ pub fn sandbox_capabilities() -> JsSandboxCapabilities {
         process_namespaces: caps.process_namespaces,
         private_dev: caps.private_dev,
         deny_read: caps.mount_namespace,
+        network_by_domain: linux && caps.enforceable(),
         network_namespace: caps.network_namespace,
         no_new_privs: linux,
         rlimits: linux,

@@ -97,12 +97,14 @@ function fromClaudeSettings(s, hostCwd) {
   }
   const sockets = pathList('sandbox.network.allowUnixSockets', net.allowUnixSockets);
   if (sockets.length) options.unixSockets = sockets.map((p) => path.resolve(hostCwd, p.replace(/^~(?=$|\/)/, os.homedir())));
+  // Network by domain, through the sandbox's proxy: only the names listed (srt's and Claude Code's
+  // allowedDomains/deniedDomains), never widened to the whole network.
   const domains = pathList('sandbox.network.allowedDomains', net.allowedDomains);
-  if (domains.length) {
-    throw shared.typedError(
-      'ERR_SANDBOX_UNAVAILABLE',
-      `sandbox.network.allowedDomains (${domains.join(', ')}) asks for network access by domain, which agent-exec cannot enforce yet. The sandbox's network stays off; remove allowedDomains to run with it off, or give network: true to allow every host.`,
-    );
+  const denied = pathList('sandbox.network.deniedDomains', net.deniedDomains);
+  if (domains.length || denied.length) {
+    const ports = net.allowLocalhost === undefined ? [] : net.allowLocalhost;
+    if (!Array.isArray(ports) || ports.some((p) => !Number.isInteger(p))) throw invalid('sandbox.network.allowLocalhost must be an array of port numbers.');
+    options.network = { allow: domains, deny: denied, allowLocalhost: ports };
   }
   return options;
 }
@@ -137,6 +139,9 @@ function sandboxPolicy(sandbox, hostCwd) {
   const options = claude ? { ...rest, network: undefined, ...fromClaudeSettings({ filesystem, network: rest.network }, hostCwd) } : { ...rest };
   if (claude && options.network === undefined) delete options.network;
   const caps = require('../../native.js').loadNative().sandboxCapabilities();
+  if (options.network && typeof options.network === 'object' && caps.enforceable && !caps.networkByDomain) {
+    throw shared.typedError('ERR_SANDBOX_UNAVAILABLE', 'sandbox.network.allowedDomains needs the network by domain, which this host cannot enforce.');
+  }
   if (!caps.enforceable) {
     const why = caps.problems.join('; ');
     // Claude Code runs commands unsandboxed where the sandbox cannot be had, unless told to fail.

@@ -92,8 +92,8 @@ export interface ClaudeSandboxPolicy extends Omit<SandboxOptions, 'network'> {
   enabled?: boolean;
   /** Claude Code's settings: writable roots beside the project, and what may not be written or read. */
   filesystem?: { allowWrite?: string[]; denyWrite?: string[]; denyRead?: string[]; allowRead?: string[] };
-  /** true/false, or Claude Code's settings (allowUnixSockets; allowedDomains is refused: not enforceable yet). */
-  network?: boolean | { allowedDomains?: string[]; allowUnixSockets?: string[]; allowLocalBinding?: boolean };
+  /** true/false, or Claude Code's settings: allowedDomains/deniedDomains (through the sandbox's proxy), allowUnixSockets. */
+  network?: boolean | { allowedDomains?: string[]; deniedDomains?: string[]; allowLocalhost?: number[]; allowUnixSockets?: string[]; allowLocalBinding?: boolean };
   enableWeakerNestedSandbox?: boolean;
 }
 
