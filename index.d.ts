@@ -414,6 +414,12 @@ export interface LogResult {
   command: string
 }
 
+/** What `sandbox.network.onRequest` receives. */
+export interface NetworkRequest {
+  host: string
+  port: number
+}
+
 export interface OutputChunk {
   sessionId: string
   stream: 'stdout' | 'stderr'
@@ -698,6 +704,12 @@ export interface SandboxNetwork {
   deny?: Array<string>
   /** Ports on this machine (loopback) the command may reach through the proxy. */
   allowLocalhost?: Array<number>
+  /**
+   * Asked once per host and port for a name no pattern decides; no answer within
+   * `requestTimeoutMs` (default 120000) or a throw refuses it.
+   */
+  onRequest?: (request: NetworkRequest) => 'allow-once' | 'allow-always' | 'deny' | Promise<'allow-once' | 'allow-always' | 'deny'>
+  requestTimeoutMs?: number
 }
 
 /** `sandbox` of `exec`: `true` for the defaults, or the settings. */

@@ -104,3 +104,31 @@ test('bad network options are typed errors', async () => {
     await assert.rejects(native.exec({ command: 'true', sandbox: { network: { allow: ['*'] } } }), { code: 'ERR_INVALID_OPTION', message: /patterns are host names/ });
   }
 });
+
+test('a name no pattern decides is put to onRequest, once per host and port; a refusal or no answer refuses', when(noSandbox, noCurl), async (t) => {
+  const { port, seen } = await origin(t);
+  const asked = [];
+  const network = {
+    allow: [],
+    allowLocalhost: [port],
+    requestTimeoutMs: 2000,
+    onRequest: async ({ host, port: p }) => {
+      asked.push(`${host}:${p}`);
+      if (host === 'yes.localhost') return 'allow-once';
+      if (host === 'slow.localhost') return new Promise(() => {});
+      return 'deny';
+    },
+  };
+  const curl = (url) => `curl -s --max-time 10 ${url}; echo`;
+  const r = await run({
+    command: [curl(`http://yes.localhost:${port}/a`), curl(`http://yes.localhost:${port}/b`), curl(`http://no.localhost:${port}/c`), curl(`http://slow.localhost:${port}/d`)].join('; '),
+    cwd: tempDir(),
+    sandbox: { network },
+    timeoutMs: 60000,
+  });
+  assert.match(r.output, /origin saw \/a\n+origin saw \/b/);
+  assert.match(r.output, /no\.localhost:\d+: not in the allowed domains, and the host refused it/);
+  assert.match(r.output, /slow\.localhost:\d+: not in the allowed domains, and the host refused it/);
+  assert.deepEqual(asked, [`yes.localhost:${port}`, `no.localhost:${port}`, `slow.localhost:${port}`]);
+  assert.deepEqual(seen.map((s) => s.split(' ')[1]), ['/a', '/b']);
+});

@@ -54,6 +54,13 @@ pub struct JsSandboxNetwork {
     pub deny: Option<Vec<String>>,
     /// Ports on this machine (loopback) the command may reach through the proxy.
     pub allow_localhost: Option<Vec<u32>>,
+    /// Asked once per host and port for a name no pattern decides; no answer within
+    /// `requestTimeoutMs` (default 120000) or a throw refuses it.
+    #[napi(
+        ts_type = "(request: NetworkRequest) => 'allow-once' | 'allow-always' | 'deny' | Promise<'allow-once' | 'allow-always' | 'deny'>"
+    )]
+    pub on_request: Option<serde_json::Value>,
+    pub request_timeout_ms: Option<f64>,
 }
 
 #[napi(object, js_name = "SandboxLimits")]
@@ -226,7 +233,54 @@ pub fn parse_sandbox(f: &Fields) -> BindResult<Option<SandboxSpec>> {
     Ok(Some(spec))
 }
 
-const NETWORK_KEYS: [&str; 3] = ["allow", "deny", "allowLocalhost"];
+const NETWORK_KEYS: [&str; 5] = [
+    "allow",
+    "deny",
+    "allowLocalhost",
+    "onRequest",
+    "requestTimeoutMs",
+];
+
+/// What `sandbox.network.onRequest` receives.
+#[napi(object, js_name = "NetworkRequest")]
+pub struct JsNetworkRequest {
+    pub host: String,
+    pub port: u32,
+}
+
+type NetworkAskFn = napi::threadsafe_function::ThreadsafeFunction<
+    JsNetworkRequest,
+    Either<String, Promise<String>>,
+    JsNetworkRequest,
+    napi::Status,
+    false,
+>;
+
+/// `onRequest` as the proxy's asker: `allow-once` and `allow-always` allow (the run keeps the
+/// answer for that host and port), anything else, a throw or no answer within the deadline refuses.
+fn network_asker(tsfn: NetworkAskFn, timeout: std::time::Duration) -> crate::sandbox::NetworkAsker {
+    let tsfn = std::sync::Arc::new(tsfn);
+    crate::sandbox::NetworkAsker(std::sync::Arc::new(move |host: String, port: u16| {
+        let tsfn = tsfn.clone();
+        Box::pin(async move {
+            let ask = async {
+                let returned = tsfn
+                    .call_async_catch(JsNetworkRequest {
+                        host,
+                        port: port.into(),
+                    })
+                    .await
+                    .ok()?;
+                let answer = match returned {
+                    Either::A(s) => s,
+                    Either::B(p) => p.await.ok()?,
+                };
+                Some(answer == "allow-once" || answer == "allow-always")
+            };
+            matches!(tokio::time::timeout(timeout, ask).await, Ok(Some(true)))
+        })
+    }))
+}
 
 /// `sandbox.network` as an object: the network by domain, through the sandbox's proxy.
 fn parse_domains(sf: &Fields) -> BindResult<crate::sandbox::DomainPolicy> {
@@ -263,10 +317,20 @@ fn parse_domains(sf: &Fields) -> BindResult<crate::sandbox::DomainPolicy> {
             }
         }
     }
+    let timeout = std::time::Duration::from_millis(
+        nf.non_negative("requestTimeoutMs")?.unwrap_or(120_000.0) as u64,
+    );
+    let on_request = if nf.function("onRequest")? {
+        let tsfn: NetworkAskFn = nf.obj.get("onRequest")?.expect("checked to be a function");
+        Some(network_asker(tsfn, timeout))
+    } else {
+        None
+    };
     Ok(crate::sandbox::DomainPolicy {
         allow: list("allow")?,
         deny: list("deny")?,
         allow_localhost: ports,
+        on_request,
     })
 }
 

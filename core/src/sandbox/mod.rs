@@ -85,6 +85,27 @@ pub struct DomainPolicy {
     pub allow: Vec<String>,
     pub deny: Vec<String>,
     pub allow_localhost: Vec<u16>,
+    /// Asked for a name no pattern decides (`true` allows); without it such names are refused.
+    pub on_request: Option<NetworkAsker>,
+}
+
+/// An answer of the host's, to come.
+pub type Answer = std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>;
+
+/// The host's callback for a name no pattern decides: `(host, port)` to an answer, `true` allowing.
+#[derive(Clone)]
+pub struct NetworkAsker(pub std::sync::Arc<dyn Fn(String, u16) -> Answer + Send + Sync>);
+
+impl PartialEq for NetworkAsker {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+impl Eq for NetworkAsker {}
+impl std::fmt::Debug for NetworkAsker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NetworkAsker")
+    }
 }
 
 /// What the caller asked for.
@@ -761,7 +782,8 @@ mod linux {
         let _entered = rt.enter();
         let listener = tokio::net::TcpListener::from_std(std_listener)
             .map_err(|e| unavailable(format!("the sandbox's proxy could not listen: {e}")))?;
-        let proxy = super::proxy::Proxy::new(policy.clone(), None, log);
+        let asker = policy.on_request.as_ref().map(|a| a.0.clone());
+        let proxy = super::proxy::Proxy::new(policy.clone(), asker, log);
         let task = rt.spawn(proxy.serve(listener)).abort_handle();
         Ok(RunProxy { addr, task })
     }

@@ -466,6 +466,7 @@ mod tests {
             allow: vec!["example.com".into(), "*.github.com".into()],
             deny: vec!["evil.github.com".into()],
             allow_localhost: vec![],
+            ..Default::default()
         };
         assert_eq!(p.decide("example.com"), Verdict::Allow);
         assert_eq!(p.decide("EXAMPLE.com."), Verdict::Allow);
@@ -572,6 +573,7 @@ mod tests {
             allow: vec!["app.localhost".into(), "*.test.localhost".into()],
             deny: vec![],
             allow_localhost: vec![origin_port],
+            ..Default::default()
         };
         let (proxy, log) = proxy_with(policy, None).await;
         // HTTP absolute form: forwarded in origin form, the proxy's headers dropped.
