@@ -902,3 +902,166 @@ mod by_analysis_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod run_gate_tests {
+    use super::*;
+
+    fn allowlist(dir: &std::path::Path, fallback: Option<Security>, ask: Ask) -> ApprovalOptions {
+        ApprovalOptions {
+            security: Some(Security::Allowlist),
+            ask: Some(ask),
+            ask_fallback: fallback,
+            approvals_file: Some(dir.join("approvals.json")),
+            timeout: Duration::from_millis(200),
+            ..Default::default()
+        }
+    }
+
+    fn stored(dir: &std::path::Path) -> Vec<String> {
+        store::load(&dir.join("approvals.json"))
+            .unwrap()
+            .agents
+            .get("main")
+            .map(|a| a.allowlist.iter().map(|e| e.pattern.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    async fn gate(
+        cmd: &str,
+        dir: &std::path::Path,
+        opts: &ApprovalOptions,
+        answer: Option<Answer>,
+    ) -> GateResult {
+        let asker = answer.map(|a| move |_req: ApprovalRequest| async move { a });
+        run_gate(cmd, dir, Some("/usr/bin:/bin"), None, opts, asker)
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn allow_always_keeps_the_executables_only_where_it_was_offered() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let uname = std::fs::canonicalize(
+            crate::spawn::shell::find_executable("uname", Some("/usr/bin:/bin")).unwrap(),
+        )
+        .unwrap();
+        let r = gate(
+            "uname -s",
+            d,
+            &allowlist(d, None, Ask::OnMiss),
+            Some(Answer::AllowAlways),
+        )
+        .await;
+        assert!(r.allowed);
+        assert_eq!(r.decided_by, "user");
+        assert_eq!(r.persisted, vec![uname.display().to_string()]);
+        assert_eq!(stored(d), vec![uname.display().to_string()]);
+        // Now on the allowlist: no question, the policy allows it.
+        let again = gate("uname -a", d, &allowlist(d, None, Ask::OnMiss), None).await;
+        assert!(again.allowed);
+        assert_eq!(again.decided_by, "policy");
+        // ask=always offers no allow-always: an answer of it anyway allows once and keeps nothing.
+        let once = gate(
+            "id -u",
+            d,
+            &allowlist(d, None, Ask::Always),
+            Some(Answer::AllowAlways),
+        )
+        .await;
+        assert!(once.allowed && once.persisted.is_empty());
+        // A runner is not kept either.
+        let runner = gate(
+            "python3 -c 1",
+            d,
+            &allowlist(d, None, Ask::OnMiss),
+            Some(Answer::AllowAlways),
+        )
+        .await;
+        assert!(runner.allowed && runner.persisted.is_empty());
+        // Rules keep nothing in the file.
+        let rules = ApprovalOptions {
+            rules: Some(super::super::rules::RuleSet::default()),
+            approvals_file: Some(d.join("approvals.json")),
+            timeout: Duration::from_millis(200),
+            ..Default::default()
+        };
+        let ruled = gate("whoami", d, &rules, Some(Answer::AllowAlways)).await;
+        assert!(ruled.allowed && ruled.persisted.is_empty());
+        assert_eq!(stored(d), vec![uname.display().to_string()]);
+    }
+
+    #[tokio::test]
+    async fn answers_and_the_fallback_decide_with_their_reasons() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let deny = gate(
+            "touch x",
+            d,
+            &allowlist(d, None, Ask::OnMiss),
+            Some(Answer::Deny),
+        )
+        .await;
+        assert!(!deny.allowed);
+        assert_eq!(deny.reason, "user denied");
+        let failed = gate(
+            "touch x",
+            d,
+            &allowlist(d, None, Ask::OnMiss),
+            Some(Answer::Failed("boom".into())),
+        )
+        .await;
+        assert!(!failed.allowed);
+        assert!(failed.reason.contains("boom"));
+        // Nobody to ask: the fallback decides, deny by default.
+        let nobody = gate("touch x", d, &allowlist(d, None, Ask::OnMiss), None).await;
+        assert!(!nobody.allowed);
+        assert_eq!(
+            (nobody.decided_by, nobody.reason.as_str()),
+            ("fallback", "approval-timeout")
+        );
+        // A caller may only tighten the fallback: asking for allowlist over the default deny changes nothing.
+        let loosened = gate(
+            "head -n 1",
+            d,
+            &allowlist(d, Some(Security::Allowlist), Ask::Always),
+            None,
+        )
+        .await;
+        assert!(!loosened.allowed);
+        // The file may set it: allowlist lets through what analysis allows (a safe bin), confined.
+        std::fs::write(
+            d.join("approvals.json"),
+            r#"{"version":1,"defaults":{"askFallback":"allowlist"}}"#,
+        )
+        .unwrap();
+        let safe_bin = gate("head -n 1", d, &allowlist(d, None, Ask::Always), None).await;
+        assert!(safe_bin.allowed, "{}", safe_bin.reason);
+        assert!(
+            safe_bin.analysis_only,
+            "a yes of the fallback on analysis alone is confined"
+        );
+        assert!(safe_bin.reason.contains("askFallback=allowlist"));
+        let miss = gate("touch x", d, &allowlist(d, None, Ask::OnMiss), None).await;
+        assert!(!miss.allowed);
+        assert_eq!(miss.reason, "approval-timeout (allowlist-miss)");
+        // A handler that never answers times out into the fallback too.
+        let slow = |_req: ApprovalRequest| async {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            Answer::AllowOnce
+        };
+        let r = run_gate(
+            "touch x",
+            d,
+            Some("/usr/bin:/bin"),
+            None,
+            &allowlist(d, None, Ask::OnMiss),
+            Some(slow),
+        )
+        .await
+        .unwrap();
+        assert!(!r.allowed);
+        assert_eq!(r.decided_by, "fallback");
+    }
+}
