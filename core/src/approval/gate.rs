@@ -940,7 +940,13 @@ mod run_gate_tests {
     }
 
     #[tokio::test]
+    // The use-time queue's test lock, held for the whole test on its single thread.
+    #[allow(clippy::await_holding_lock)]
     async fn allow_always_keeps_the_executables_only_where_it_was_offered() {
+        // An allowlisted run queues a use time: not while the queue's own tests run.
+        let _serial = crate::approval::use_log::tests::SERIAL
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let uname = std::fs::canonicalize(

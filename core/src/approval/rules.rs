@@ -296,6 +296,32 @@ fn named_files<'a>(rules: impl Iterator<Item = &'a Rule>) -> Vec<(String, u64, u
 /// sets variables outside the harmless set, the whole simple command with its assignments
 /// (`X=1 make` does not pass on `Bash(make:*)`); and where that text starts in argv (for the
 /// expansion check).
+/// Words as a shell line that reads back as the same words: each word with spaces, quotes or shell
+/// syntax in single quotes. An exact rule is written (and suggested) this way, so the rule the user
+/// reads is the command that runs, and `node -e 'a b'` never matches `node -e a b`.
+pub fn shell_join(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+            if plain {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The segment's words as `allow_text` reads them, quoted as a shell line (see [`shell_join`]).
+fn allow_text_quoted(segment: &Segment) -> String {
+    let (_, offset) = allow_text(segment);
+    shell_join(&segment.argv[offset.min(segment.argv.len())..])
+}
+
 fn allow_text(segment: &Segment) -> (String, usize) {
     let harmful =
         super::env_names::first_harmful(segment.assignments.iter().map(|(n, _)| n.as_str()))
@@ -393,16 +419,18 @@ impl RuleSet {
             }
             let expands = &s.expands[offset.min(s.expands.len())..];
             let words = &s.argv[offset.min(s.argv.len())..];
+            let quoted = allow_text_quoted(s);
+            let matches = |r: &Rule| {
+                r.matches(&text) || (matches!(r.pattern, Pattern::Exact(_)) && r.matches(&quoted))
+            };
             match self.allow.iter().find(|r| {
-                r.matches(&text)
-                    && r.exact_over(expands)
-                    && r.runner_problem(words, expands).is_none()
+                matches(r) && r.exact_over(expands) && r.runner_problem(words, expands).is_none()
             }) {
                 Some(r) => used.push(r.source.clone()),
                 None => {
                     // A rule that matched but for a runner option says which option.
                     let runner = self.allow.iter().find_map(|r| {
-                        r.matches(&text)
+                        matches(r)
                             .then(|| r.runner_problem(words, expands))
                             .flatten()
                             .map(|why| format!("{} does not cover this: {why}", r.source))
@@ -460,7 +488,7 @@ pub fn suggest_rules(analysis: &Analysis) -> Vec<String> {
             .collect::<Vec<_>>()
             .join(" ");
         let rule = if WRAPPERS.contains(&name) || s.blocked.is_some() {
-            format!("Bash({})", argv.join(" "))
+            format!("Bash({})", shell_join(argv))
         } else {
             format!("Bash({prefix}:*)")
         };
@@ -623,7 +651,7 @@ mod tests {
         );
         assert_eq!(
             suggest_rules(&a("bash -c 'ls && pwd'")),
-            vec!["Bash(bash -c ls && pwd)"]
+            vec!["Bash(bash -c 'ls && pwd')"]
         );
     }
 
@@ -729,5 +757,45 @@ mod tests {
                 assert_eq!(d.verdict, Verdict::Deny, "{d:?}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod exact_rule_tests {
+    use super::super::analyze::{analyze, Context};
+    use super::*;
+    use std::path::Path;
+
+    fn a(cmd: &str) -> Analysis {
+        analyze(
+            cmd,
+            &Context {
+                cwd: Path::new("/"),
+                path: Some("/usr/bin:/bin"),
+                home: Some(crate::approval::TEST_HOME),
+            },
+        )
+    }
+
+    fn allows(rule: &str, cmd: &str) -> bool {
+        let set = RuleSet {
+            allow: Rule::parse_list(&[rule], true).unwrap(),
+            ..Default::default()
+        };
+        set.decide(&a(cmd)).verdict == Verdict::Allow
+    }
+
+    #[test]
+    fn an_exact_suggestion_keeps_the_words_as_written_and_matches_only_them() {
+        let cmd = "node -e \"console.log('a b')\"";
+        let rules = suggest_rules(&a(cmd));
+        assert_eq!(rules, vec!["Bash(node -e 'console.log('\\''a b'\\'')')"]);
+        assert!(allows(&rules[0], cmd), "{}", rules[0]);
+        // The same words split differently are another command.
+        assert!(!allows(&rules[0], "node -e console.log a b"));
+        assert_eq!(
+            shell_join(&["a b".into(), "it's".into(), "x".into(), String::new()]),
+            "'a b' 'it'\\''s' x ''"
+        );
     }
 }

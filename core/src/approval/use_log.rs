@@ -32,13 +32,26 @@ pub fn record(path: &Path, entry_use: EntryUse) {
     match tokio::runtime::Handle::try_current() {
         Ok(rt) => {
             if !SCHEDULED.swap(true, Ordering::AcqRel) {
-                rt.spawn(async {
+                // A runtime shut down before or while this waits drops the task: the next use must
+                // still schedule a flush, so the mark goes with the task however it ends.
+                let unmark = Unmark;
+                rt.spawn(async move {
+                    let _unmark = unmark;
                     tokio::time::sleep(FLUSH_AFTER).await;
                     let _ = tokio::task::spawn_blocking(flush).await;
                 });
             }
         }
         Err(_) => flush(),
+    }
+}
+
+/// Clears the "flush scheduled" mark when the scheduled task ends or is dropped.
+struct Unmark;
+
+impl Drop for Unmark {
+    fn drop(&mut self) {
+        SCHEDULED.store(false, Ordering::Release);
     }
 }
 
@@ -61,7 +74,7 @@ pub fn flush() {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn approvals(dir: &Path) -> PathBuf {
@@ -90,7 +103,8 @@ mod tests {
     }
 
     /// The queue is the process's: the tests here must not flush each other's uses.
-    static SERIAL: Mutex<()> = Mutex::new(());
+    /// Held by every test that queues uses: the queue is one for the process.
+    pub(crate) static SERIAL: Mutex<()> = Mutex::new(());
 
     #[test]
     fn without_a_runtime_a_use_is_written_at_once() {
