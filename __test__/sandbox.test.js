@@ -808,7 +808,7 @@ test('bad sandbox options are typed errors', async () => {
     [{ sandbox: { writableRoots: 'dir' } }, 'ERR_INVALID_OPTION', /array of directory paths/],
     [{ sandbox: { writableRoots: ['/no/such/dir'] } }, 'ERR_INVALID_OPTION', /\/no\/such\/dir does not exist/],
     [{ sandbox: { writableRoots: ['/etc/hostname'] } }, 'ERR_INVALID_OPTION', /is not a directory/],
-    [{ sandbox: { network: 'on' } }, 'ERR_INVALID_OPTION', /network option must be true or false/],
+    [{ sandbox: { network: 'on' } }, 'ERR_INVALID_OPTION', /sandbox\.network must be true, false, or \{ allow/],
     [{ sandbox: { limits: { memory: 1 } } }, 'ERR_INVALID_OPTION', /no setting "memory"/],
     [{ sandbox: { limits: { memoryBytes: 1000 } } }, 'ERR_INVALID_OPTION', /memoryBytes must be a whole number of at least 4194304/],
     [{ sandbox: { limits: { processes: 1.5 } } }, 'ERR_INVALID_OPTION', /whole number/],
