@@ -132,3 +132,44 @@ test('a name no pattern decides is put to onRequest, once per host and port; a r
   assert.deepEqual(asked, [`yes.localhost:${port}`, `no.localhost:${port}`, `slow.localhost:${port}`]);
   assert.deepEqual(seen.map((s) => s.split(' ')[1]), ['/a', '/b']);
 });
+
+test('git clones over HTTP through the proxy from an allowed name, and not from another', when(noSandbox), async (t) => {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const git = (cwd, ...args) => spawnSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } });
+  if (git('/', '--version').status !== 0) return t.skip('git is not installed');
+  // A repository served by git's dumb HTTP protocol: plain files, as a static server gives them.
+  const root = fs.realpathSync(tempDir());
+  const work = path.join(root, 'work');
+  fs.mkdirSync(work);
+  git(work, 'init', '-q');
+  fs.writeFileSync(path.join(work, 'hello.txt'), 'over the proxy\n');
+  git(work, 'add', '.');
+  git(work, 'commit', '-qm', 'one');
+  git(root, 'clone', '-q', '--bare', work, 'served.git');
+  git(path.join(root, 'served.git'), 'update-server-info');
+  const served = path.join(root, 'served.git');
+  const server = http.createServer((req, res) => {
+    const file = path.join(served, decodeURIComponent(req.url.replace(/^\/served\.git/, '').split('?')[0]));
+    if (!file.startsWith(served) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+      res.statusCode = 404;
+      return res.end();
+    }
+    fs.createReadStream(file).pipe(res);
+  });
+  await new Promise((res) => server.listen(0, '127.0.0.1', res));
+  t.after(() => new Promise((res) => server.close(res)));
+  const port = server.address().port;
+  const dest = fs.realpathSync(tempDir());
+  const r = await run({
+    command: `git clone -q http://repo.localhost:${port}/served.git ok && cat ok/hello.txt; git clone -q http://other.localhost:${port}/served.git no 2>&1 | tail -1`,
+    cwd: dest,
+    env: { GIT_CONFIG_GLOBAL: '/dev/null' },
+    sandbox: { network: { allow: ['repo.localhost'], allowLocalhost: [port] } },
+    timeoutMs: 60000,
+  });
+  assert.match(r.output, /^over the proxy\n/, r.output);
+  assert.match(r.output, /403/);
+  assert.equal(fs.existsSync(path.join(dest, 'no', 'hello.txt')), false);
+  assert.ok(r.sandbox.denials.some((d) => d.path === `other.localhost:${port}`), JSON.stringify(r.sandbox.denials));
+});

@@ -752,15 +752,28 @@ mod linux {
         proxy: Option<RunProxy>,
     }
 
-    /// A run's proxy: where it listens (host loopback), and its task, aborted when the run is done.
+    /// A run's proxy: where it listens (host loopback), its task, and a second handle on its
+    /// listening socket, so the run's end closes it at once (an aborted task lets go of its listener
+    /// only when the runtime next polls it).
     pub struct RunProxy {
         pub addr: std::net::SocketAddr,
         task: tokio::task::AbortHandle,
+        listener: std::net::TcpListener,
+    }
+
+    impl RunProxy {
+        /// Stop listening now, and end the task (connections under way finish on their own).
+        pub fn stop(&self) {
+            use std::os::fd::AsRawFd;
+            // SAFETY: shutdown of a socket we hold; it acts on the socket, which the task shares.
+            unsafe { libc::shutdown(self.listener.as_raw_fd(), libc::SHUT_RDWR) };
+            self.task.abort();
+        }
     }
 
     impl Drop for RunProxy {
         fn drop(&mut self) {
-            self.task.abort();
+            self.stop();
         }
     }
 
@@ -779,13 +792,20 @@ mod linux {
         let addr = std_listener
             .local_addr()
             .map_err(|e| unavailable(format!("the sandbox's proxy has no address: {e}")))?;
+        let keep = std_listener
+            .try_clone()
+            .map_err(|e| unavailable(format!("the sandbox's proxy could not listen: {e}")))?;
         let _entered = rt.enter();
         let listener = tokio::net::TcpListener::from_std(std_listener)
             .map_err(|e| unavailable(format!("the sandbox's proxy could not listen: {e}")))?;
         let asker = policy.on_request.as_ref().map(|a| a.0.clone());
         let proxy = super::proxy::Proxy::new(policy.clone(), asker, log);
         let task = rt.spawn(proxy.serve(listener)).abort_handle();
-        Ok(RunProxy { addr, task })
+        Ok(RunProxy {
+            addr,
+            task,
+            listener: keep,
+        })
     }
 
     /// The variables that send a run's HTTP, HTTPS and other TCP clients to its proxy (upper and
@@ -1361,6 +1381,10 @@ mod linux {
         /// The run ended: its temp dir goes now, not with the session.
         pub fn release_tmp(&self) {
             self.tmp.release();
+            // The run is over: so is its way out.
+            if let Some(p) = &self.proxy {
+                p.stop();
+            }
         }
 
         /// Record the credentials' names the run's environment left out (for the report).

@@ -114,7 +114,22 @@ impl Proxy {
 
     /// Serve `listener` until it is closed or the task is dropped (the run's end).
     pub async fn serve(self: Arc<Proxy>, listener: TcpListener) {
-        while let Ok((conn, _)) = listener.accept().await {
+        loop {
+            let conn = match listener.accept().await {
+                Ok((conn, _)) => conn,
+                // Out of descriptors, or a client gone before it was taken: the next one may do.
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EMFILE | libc::ENFILE | libc::ECONNABORTED | libc::EINTR)
+                    ) =>
+                {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+                // Shut down at the run's end (or broken): stop.
+                Err(_) => break,
+            };
             let proxy = self.clone();
             tokio::spawn(async move {
                 let _ = proxy.handle(conn).await;
@@ -302,11 +317,13 @@ impl Proxy {
             Ok(s) => s,
             Err(e) => return reply(conn, 502, &format!("{host}:{port}: {e}")).await,
         };
-        // The request as the origin expects it: origin-form, without the proxy's own headers.
-        let mut head = format!("{method} {path} HTTP/1.1\r\n");
+        // The request as the origin expects it: origin-form, without the proxy's own headers, and
+        // one request per connection: a next request on a kept-alive connection would reach this
+        // origin unread (its name unchecked, its URL in proxy form), so the origin closes after it.
+        let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
         for h in req.headers.iter() {
             let name = h.name.to_ascii_lowercase();
-            if name.starts_with("proxy-") {
+            if name.starts_with("proxy-") || name == "connection" || name == "keep-alive" {
                 continue;
             }
             head.push_str(h.name);
@@ -580,6 +597,11 @@ mod tests {
         let ok = roundtrip(proxy, format!("GET http://app.localhost:{origin_port}/x?y=1 HTTP/1.1\r\nHost: app.localhost\r\nProxy-Connection: keep-alive\r\n\r\n")).await;
         assert!(ok.ends_with("hello"), "{ok}");
         assert_eq!(seen.lock().unwrap().last().unwrap(), "GET /x?y=1 HTTP/1.1");
+        // Two requests on one kept-alive connection: the first is answered, and the connection ends
+        // (the second never reaches the origin unchecked).
+        let both = roundtrip(proxy, format!("GET http://app.localhost:{origin_port}/one HTTP/1.1\r\nConnection: keep-alive\r\n\r\nGET http://evil.localhost:{origin_port}/two HTTP/1.1\r\n\r\n")).await;
+        assert!(both.ends_with("hello") && !both.contains("/two"), "{both}");
+        assert!(!seen.lock().unwrap().iter().any(|l| l.contains("/two")));
         // A name not allowed: 403 with the reason, recorded.
         let no = roundtrip(
             proxy,
