@@ -1071,3 +1071,38 @@ mod run_gate_tests {
         assert_eq!(r.decided_by, "fallback");
     }
 }
+
+#[cfg(test)]
+mod untraceable_cd_tests {
+    use super::*;
+
+    #[test]
+    fn a_cd_the_analyzer_cannot_follow_is_outside_the_working_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        let opts = ApprovalOptions {
+            rules: Some(allowing(&["Bash(cd:*)", "Bash(ls:*)"])),
+            working_dirs: Some(vec![d.clone()]),
+            timeout: DEFAULT_APPROVAL_TIMEOUT,
+            ..Default::default()
+        };
+        let decide = |cmd: &str| {
+            let p = prepare(cmd, &d, Some("/usr/bin:/bin"), None, &opts).unwrap();
+            (p.decision, p.reason)
+        };
+        assert_eq!(decide("cd sub && ls").0, Decision::Allow);
+        // `cd -` goes to $OLDPWD, `cd` alone to $HOME: not followed, so not allowed by the rules.
+        for cmd in ["cd - && ls", "cd && ls", "cd -P / && ls"] {
+            let (decision, reason) = decide(cmd);
+            assert_eq!(decision, Decision::Ask, "{cmd}");
+            assert!(
+                reason.contains("outside the working directories"),
+                "{cmd}: {reason}"
+            );
+        }
+        let (decision, reason) = decide("cd / && ls");
+        assert_eq!(decision, Decision::Ask);
+        assert!(reason.starts_with("/ is outside"), "{reason}");
+    }
+}
