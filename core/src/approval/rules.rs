@@ -505,7 +505,7 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    fn a(cmd: &str) -> Analysis {
+    pub(super) fn a(cmd: &str) -> Analysis {
         analyze(
             cmd,
             &Context {
@@ -762,20 +762,8 @@ mod tests {
 
 #[cfg(test)]
 mod exact_rule_tests {
-    use super::super::analyze::{analyze, Context};
+    use super::tests::a;
     use super::*;
-    use std::path::Path;
-
-    fn a(cmd: &str) -> Analysis {
-        analyze(
-            cmd,
-            &Context {
-                cwd: Path::new("/"),
-                path: Some("/usr/bin:/bin"),
-                home: Some(crate::approval::TEST_HOME),
-            },
-        )
-    }
 
     fn allows(rule: &str, cmd: &str) -> bool {
         let set = RuleSet {

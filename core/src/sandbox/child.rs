@@ -149,6 +149,14 @@ pub struct MountPlan {
     pub dev: Option<DevPlan>,
 }
 
+/// The remount that seals what hides a path: read-only, nothing to run, no devices, no set-id.
+const SEALED: libc::c_ulong = libc::MS_BIND
+    | libc::MS_REMOUNT
+    | libc::MS_RDONLY
+    | libc::MS_NOSUID
+    | libc::MS_NODEV
+    | libc::MS_NOEXEC;
+
 /// At most this many paths come back inside one hidden directory (their descriptors are held in a
 /// fixed array: nothing is allocated between clone and exec).
 pub const MAX_KEPT: usize = 16;
@@ -532,13 +540,7 @@ impl ChildPlan {
         for f in &m.hidden_files {
             let step = Step::Mount;
             check(bind(Some(&f.empty), &f.path, libc::MS_BIND), step)?;
-            let read_only = libc::MS_BIND
-                | libc::MS_REMOUNT
-                | libc::MS_RDONLY
-                | libc::MS_NOSUID
-                | libc::MS_NODEV
-                | libc::MS_NOEXEC;
-            check(bind(None, &f.path, read_only), step)?;
+            check(bind(None, &f.path, SEALED), step)?;
         }
         for p in &m.pinned {
             check(bind(Some(p), p, libc::MS_BIND), Step::Mount)?;
@@ -675,13 +677,7 @@ impl ChildPlan {
                 unsafe { libc::chmod(h.path.as_ptr(), h.mode) } as libc::c_long,
                 step,
             )?;
-            let read_only = libc::MS_BIND
-                | libc::MS_REMOUNT
-                | libc::MS_RDONLY
-                | libc::MS_NOSUID
-                | libc::MS_NODEV
-                | libc::MS_NOEXEC;
-            check(bind(None, &h.path, read_only), step)
+            check(bind(None, &h.path, SEALED), step)
         });
         close_all(&fds);
         result
