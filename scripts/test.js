@@ -37,6 +37,8 @@ if (hasCargo) {
   // need's skip into a failure (core/src/test_needs.rs).
   const skipsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-exec-rust-skips-'));
   const skips = path.join(skipsDir, 'skips.txt');
+  // Removed however this script ends (a failed step exits at once).
+  process.on('exit', () => fs.rmSync(skipsDir, { recursive: true, force: true }));
   process.env.AGENT_EXEC_TEST_SKIPS = skips;
   step('rust unit tests', 'cargo', ['test', '--workspace', '--lib', '--', '--test-threads=2']);
   const skipped = fs.existsSync(skips) ? fs.readFileSync(skips, 'utf8').split('\n').filter(Boolean).sort() : [];
