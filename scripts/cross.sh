@@ -202,9 +202,13 @@ pack_test() (
   local binary="npm/$platform/agent-exec.$platform.node"
   [ -f "$binary" ] || { echo "$binary is not built: scripts/cross.sh build first" >&2; return 1; }
   work=$(mktemp -d -t agent-exec-pack-XXXXXX)
-  trap 'rm -rf "$work"' EXIT
+  # The manifest is packed without `prepare` (scripts/pack-manifest.js), and put back however this ends.
+  trap 'node scripts/pack-manifest.js restore; rm -rf "$work"' EXIT
   local main_tgz platform_tgz
+  node scripts/pack-manifest.js strip
   main_tgz=$(npm pack --ignore-scripts --silent --pack-destination "$work" | tail -1)
+  node scripts/pack-manifest.js restore
+  node scripts/pack-manifest.js check "$work/$main_tgz"
   platform_tgz=$(cd "npm/$platform" && npm pack --ignore-scripts --silent --pack-destination "$work" | tail -1)
   project="$work/consumer"
   mkdir -p "$project/bin"
