@@ -125,6 +125,18 @@ impl<'a> Fields<'a> {
         ))
     }
 
+    /// An array of strings (missing means empty), or `message` as the error when it is not one.
+    pub fn strings_or(
+        &self,
+        name: &str,
+        message: impl FnOnce() -> String,
+    ) -> BindResult<Vec<String>> {
+        self.strings(name).map_err(|e| match e {
+            super::errors::BindError::Agent(_) => AgentError::invalid_option(message()).into(),
+            other => other,
+        })
+    }
+
     /// An array of strings (missing means empty).
     pub fn strings(&self, name: &str) -> BindResult<Vec<String>> {
         let bad = || {

@@ -7,7 +7,7 @@ use napi::bindgen_prelude::*;
 use napi::ValueType;
 use napi_derive::napi;
 
-use super::errors::{BindError, BindResult};
+use super::errors::BindResult;
 use super::fields::Fields;
 use crate::error::AgentError;
 use crate::sandbox::{ResourceLimits, SandboxReport, SandboxSpec};
@@ -146,21 +146,10 @@ pub fn parse_sandbox(f: &Fields) -> BindResult<Option<SandboxSpec>> {
     let sf = Fields { obj };
     let mut spec = SandboxSpec::default();
     if sf.object("writableRoots")?.is_some() {
-        let roots = match sf.strings("writableRoots") {
-            Ok(r) => r,
-            Err(BindError::Napi(e)) => return Err(e.into()),
-            Err(BindError::Agent(_)) => {
-                return Err(AgentError::invalid_option(
-                    "sandbox.writableRoots must be an array of directory paths.",
-                )
-                .into())
-            }
-        };
-        if let Some(bad) = roots.iter().find(|r| r.is_empty() || r.contains('\0')) {
-            return Err(AgentError::invalid_option(format!(
-                "sandbox.writableRoots has an empty path or one with a NUL byte ({bad:?}). Give real directories."
-            )).into());
-        }
+        let roots = sf.strings_or("writableRoots", || {
+            "sandbox.writableRoots must be an array of directory paths.".into()
+        })?;
+        no_empty_path("writableRoots", &roots, " Give real directories.")?;
         spec.writable_roots = Some(roots.into_iter().map(PathBuf::from).collect());
     }
     match sf.object("network")? {
@@ -175,31 +164,19 @@ pub fn parse_sandbox(f: &Fields) -> BindResult<Option<SandboxSpec>> {
         }
     }
     if sf.object("unixSockets")?.is_some() {
-        let sockets = match sf.strings("unixSockets") {
-            Ok(s) => s,
-            Err(BindError::Napi(e)) => return Err(e.into()),
-            Err(BindError::Agent(_)) => return Err(AgentError::invalid_option(
-                "sandbox.unixSockets must be an array of absolute paths of Unix sockets (or directories of them).",
-            ).into()),
-        };
-        if let Some(bad) = sockets.iter().find(|p| p.is_empty() || p.contains('\0')) {
-            return Err(AgentError::invalid_option(format!(
-                "sandbox.unixSockets has an empty path or one with a NUL byte ({bad:?}). Give the sockets' absolute paths."
-            )).into());
-        }
+        let sockets = sf.strings_or("unixSockets", || {
+            "sandbox.unixSockets must be an array of absolute paths of Unix sockets (or directories of them).".into()
+        })?;
+        no_empty_path(
+            "unixSockets",
+            &sockets,
+            " Give the sockets' absolute paths.",
+        )?;
         spec.unix_sockets = sockets.into_iter().map(PathBuf::from).collect();
     }
-    if sf.object("passEnv")?.is_some() {
-        spec.pass_env =
-            match sf.strings("passEnv") {
-                Ok(names) => names,
-                Err(BindError::Napi(e)) => return Err(e.into()),
-                Err(BindError::Agent(_)) => return Err(AgentError::invalid_option(
-                    "sandbox.passEnv must be an array of variable names, such as [\"NPM_TOKEN\"].",
-                )
-                .into()),
-            };
-    }
+    spec.pass_env = sf.strings_or("passEnv", || {
+        "sandbox.passEnv must be an array of variable names, such as [\"NPM_TOKEN\"].".into()
+    })?;
     spec.deny_read = path_list(&sf, "denyRead")?
         .into_iter()
         .map(PathBuf::from)
@@ -289,14 +266,10 @@ fn parse_domains(sf: &Fields) -> BindResult<crate::sandbox::DomainPolicy> {
         return Err(e.into());
     }
     let nf = Fields { obj };
-    let list = |name: &str| -> BindResult<Vec<String>> {
-        nf.strings(name).map_err(|e| match e {
-            BindError::Napi(e) => e.into(),
-            BindError::Agent(_) => AgentError::invalid_option(format!(
-                "sandbox.network.{name} must be an array of host patterns, such as [\"registry.npmjs.org\", \"*.github.com\"]."
-            ))
-            .into(),
-        })
+    let list = |name: &str| {
+        nf.strings_or(name, || format!(
+            "sandbox.network.{name} must be an array of host patterns, such as [\"registry.npmjs.org\", \"*.github.com\"]."
+        ))
     };
     let bad_ports = || {
         AgentError::invalid_option(
@@ -336,29 +309,14 @@ fn parse_domains(sf: &Fields) -> BindResult<crate::sandbox::DomainPolicy> {
 
 /// `sandbox.<name>`: an array of paths, `~` or `~/...` meaning the home directory.
 fn path_list(sf: &Fields, name: &str) -> BindResult<Vec<String>> {
-    if sf.object(name)?.is_none() {
-        return Ok(Vec::new());
-    }
-    let paths = match sf.strings(name) {
-        Ok(p) => p,
-        Err(BindError::Napi(e)) => return Err(e.into()),
-        Err(BindError::Agent(_)) => {
-            return Err(AgentError::invalid_option(format!(
-                "sandbox.{name} must be an array of paths, such as [\"~/.ssh\", \".env\"]."
-            ))
-            .into())
-        }
-    };
+    let paths = sf.strings_or(name, || {
+        format!("sandbox.{name} must be an array of paths, such as [\"~/.ssh\", \".env\"].")
+    })?;
+    no_empty_path(name, &paths, "")?;
     let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
     paths
         .into_iter()
         .map(|p| {
-            if p.is_empty() || p.contains('\0') {
-                return Err(AgentError::invalid_option(format!(
-                    "sandbox.{name} has an empty path or one with a NUL byte ({p:?})."
-                ))
-                .into());
-            }
             match (p.strip_prefix('~'), &home) {
                 (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => {
                     Ok(format!("{h}{rest}"))
@@ -373,6 +331,17 @@ fn path_list(sf: &Fields, name: &str) -> BindResult<Vec<String>> {
             }
         })
         .collect()
+}
+
+/// `sandbox.<name>` holds no empty path and none with a NUL byte (`advice` follows the complaint).
+fn no_empty_path(name: &str, paths: &[String], advice: &str) -> BindResult<()> {
+    match paths.iter().find(|p| p.is_empty() || p.contains('\0')) {
+        Some(bad) => Err(AgentError::invalid_option(format!(
+            "sandbox.{name} has an empty path or one with a NUL byte ({bad:?}).{advice}"
+        ))
+        .into()),
+        None => Ok(()),
+    }
 }
 
 /// One operation the sandbox refused.
