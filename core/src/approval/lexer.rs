@@ -22,6 +22,20 @@ pub struct Word {
     pub first_quoted: Option<usize>,
 }
 
+/// A shell variable's name: a letter or `_`, then letters, digits or `_`.
+pub fn is_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// Whether an unquoted word reads as a prefix assignment (`NAME=value`).
+pub fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| is_name(name))
+}
+
 impl Word {
     /// The variable a prefix assignment (`NAME=value`, `NAME+=value`) sets, when this word is one.
     pub fn assignment(&self) -> Option<(&str, &str)> {
@@ -29,11 +43,7 @@ impl Word {
         let name = self.text[..eq]
             .strip_suffix('+')
             .unwrap_or(&self.text[..eq]);
-        let valid = name
-            .chars()
-            .next()
-            .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
-            && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric());
+        let valid = is_name(name);
         let unquoted = self
             .first_quoted
             .is_none_or(|q| q > self.text[..eq].chars().count());

@@ -6,6 +6,8 @@
 
 use std::path::Path;
 
+use crate::approval::lexer::is_assignment;
+
 use crate::approval::analyze::{analyze, Analysis, Context, SHELLS};
 use crate::error::{AgentError, ErrorCode};
 
@@ -150,17 +152,6 @@ fn skip_options(args: &[String], with_value: &[&str]) -> Vec<String> {
         };
     }
     args[i.min(args.len())..].to_vec()
-}
-
-/// `NAME=value`, as the shell reads a word before the program.
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        let mut chars = name.chars();
-        chars
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
 }
 
 fn is_approve(argv: &[String]) -> bool {

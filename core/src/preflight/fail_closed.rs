@@ -8,6 +8,8 @@
 //! This is a guard against a model's script mistakes (shell syntax inside Python or JavaScript), not a
 //! security boundary: the approval gate and the sandbox are.
 
+use crate::approval::lexer::is_assignment;
+
 /// Shells whose `-c` payload is looked into.
 const SHELLS: [&str; 6] = ["bash", "dash", "fish", "ksh", "sh", "zsh"];
 /// Words that may start a segment before its command (`if true; then python x.py; fi`).
@@ -390,15 +392,6 @@ fn strip_prefix_words(argv: &[String]) -> Vec<String> {
         break;
     }
     rest.to_vec()
-}
-
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        let mut c = name.chars();
-        c.next()
-            .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
-            && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
-    })
 }
 
 /// The `-c` script of a shell, read past the options before it (`-O opt`, `-o opt`, `--rcfile F`,

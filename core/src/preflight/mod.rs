@@ -44,19 +44,17 @@ pub fn check_scripts(command: &str, cwd: &Path, path: Option<&str>) -> Result<()
         },
     );
     let segments: Vec<&Segment> = analysis.segments().collect();
-    let simple = analysis.ok && segments.len() == 1 && segments[0].inner.is_none();
-    if !simple {
-        // B's rule: refused only where an interpreter that runs a script shares its segment or
-        // pipeline with a script name, or a process substitution feeds it.
-        return if fail_closed::fails_closed(command) {
-            Err(rejected(COMPLEX.to_string()))
-        } else {
-            Ok(())
-        };
-    }
-    let segment = segments[0];
-    let Some(kind) = interpreter(&segment.resolution.executable_name) else {
-        // A wrapper the analyzer keeps whole (`bash --rcfile F -c "python x.py"`) is B's to judge.
+    // A direct `python x.py` or `node x.js`: its scripts are read and checked.
+    let direct = match segments[..] {
+        [segment] if analysis.ok && segment.inner.is_none() => {
+            interpreter(&segment.resolution.executable_name).map(|kind| (segment, kind))
+        }
+        _ => None,
+    };
+    let Some((segment, kind)) = direct else {
+        // Anything else is B's rule to judge: refused only where an interpreter that runs a script
+        // shares its segment or pipeline with a script name, or a process substitution feeds it (a
+        // wrapper the analyzer keeps whole, `bash --rcfile F -c "python x.py"`, included).
         return if fail_closed::fails_closed(command) {
             Err(rejected(COMPLEX.to_string()))
         } else {

@@ -10,14 +10,6 @@ pub fn any_args(_: &Args) -> Result<(), String> {
     Ok(())
 }
 
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 /// bash's printf: `-v NAME` assigns a shell variable; a subscripted name (`a[$(cmd)]`) is
 /// evaluated, so only a plain identifier is allowed, and the first word may not be a glob.
 pub fn check_printf(args: &Args) -> Result<(), String> {
@@ -33,7 +25,7 @@ pub fn check_printf(args: &Args) -> Result<(), String> {
         } else {
             rest
         };
-        if !is_identifier(name) || args.expands(1) {
+        if !crate::approval::lexer::is_name(name) || args.expands(1) {
             return Err(format!(
                 "-v {name}: a variable name that is not a plain identifier is evaluated by bash"
             ));
@@ -53,7 +45,7 @@ pub fn check_test(args: &Args) -> Result<(), String> {
         }
         if word == "-v" || word == "-R" {
             if let Some(name) = w.get(i + 1) {
-                if !is_identifier(name) {
+                if !crate::approval::lexer::is_name(name) {
                     return Err(format!(
                         "{word} {name}: a variable name that is not a plain identifier is evaluated by bash"
                     ));
