@@ -409,25 +409,15 @@ fn decide_connect(
         Ok(addr) => addr,
         Err(v) => return v,
     };
-    if let Some(p) = proxy {
-        if let Some(ip) = inet_address(&addr) {
-            if ip == p || (ip.port() == p.port() && ip.ip().to_canonical() == p.ip()) {
-                return Verdict::Connect {
-                    fd: socket,
-                    to: ConnectTo::AsGiven(sockaddr_bytes(p)),
-                };
+    match to_proxy(pid, "connect", &addr, proxy) {
+        Some(Ok(p)) => {
+            return Verdict::Connect {
+                fd: socket,
+                to: ConnectTo::AsGiven(sockaddr_bytes(p)),
             }
-            return Verdict::Deny(
-                libc::EACCES,
-                denial(
-                    "network",
-                    Some(ip.to_string()),
-                    format!("connect({})", family_name(family_of(&addr))),
-                    "a direct connection around the sandbox's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name it)".into(),
-                    pid,
-                ),
-            );
         }
+        Some(Err(refused)) => return refused,
+        None => {}
     }
     let to = match judge_address(pid, "connect", "connect", &addr, policy) {
         Ok(Judged::Path(path)) => ConnectTo::Path(path),
@@ -436,6 +426,31 @@ fn decide_connect(
         Err(v) => return v,
     };
     Verdict::Connect { fd: socket, to }
+}
+
+/// With the network by domain (`proxy` set), where an IP address `addr` of `call` may go: the proxy
+/// (its own address, as the supervisor connects to it), or a refusal that names the address. `None`
+/// when there is no proxy or `addr` is not IP.
+fn to_proxy(
+    pid: u32,
+    call: &str,
+    addr: &[u8],
+    proxy: Option<std::net::SocketAddr>,
+) -> Option<Result<std::net::SocketAddr, Verdict>> {
+    let (p, ip) = (proxy?, inet_address(addr)?);
+    if ip.port() == p.port() && ip.ip().to_canonical() == p.ip() {
+        return Some(Ok(p));
+    }
+    Some(Err(Verdict::Deny(
+        libc::EACCES,
+        denial(
+            "network",
+            Some(ip.to_string()),
+            format!("{call}({})", family_name(family_of(addr))),
+            "a direct connection around the sandbox's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name it)".into(),
+            pid,
+        ),
+    )))
 }
 
 /// Where one message of a send may go, or the answer that refuses it.
@@ -449,21 +464,10 @@ fn judge_message(
     let Some(addr) = &msg.name else {
         return Ok(To::Peer);
     };
-    if let (Some(p), Some(ip)) = (proxy, inet_address(addr)) {
-        // Only TCP sockets exist then, and an address on a TCP send is a fast-open connect.
-        if ip.port() == p.port() && ip.ip().to_canonical() == p.ip() {
-            return Ok(To::Peer);
-        }
-        return Err(Verdict::Deny(
-            libc::EACCES,
-            denial(
-                "network",
-                Some(ip.to_string()),
-                format!("{call}({})", family_name(family_of(addr))),
-                "a direct connection around the sandbox's proxy".into(),
-                pid,
-            ),
-        ));
+    // With the network by domain only TCP sockets exist, and an address on a TCP send is a
+    // fast-open connect: to the proxy it is sent without the address, elsewhere refused.
+    if let Some(to) = to_proxy(pid, call, addr, proxy) {
+        return to.map(|_| To::Peer);
     }
     match judge_address(pid, "send", call, addr, policy)? {
         Judged::Path(path) => Ok(To::Path(path)),
