@@ -70,9 +70,9 @@ function pickShell(env = process.env) {
   return onPath('bash', env.PATH) ? 'bash' : 'sh';
 }
 
-/** `value` as a list of strings (absent: empty), or the typed error naming `name`. */
-function pathList(name, value) {
-  return stringList(name, value);
+/** A settings path as an absolute one: `~` is the home directory, a relative path is under `base`. */
+function settingsPath(base, p) {
+  return path.resolve(base, p.replace(/^~(?=$|\/)/, os.homedir()));
 }
 
 /**
@@ -89,18 +89,18 @@ function fromClaudeSettings(s, hostCwd) {
   const net = typeof s.network === 'boolean' ? {} : s.network ?? {};
   if (typeof fsSettings !== 'object' || Array.isArray(fsSettings)) throw invalid(`sandbox.filesystem must be an object, but it is ${shared.describeType(fsSettings)}.`);
   if (typeof net !== 'object' || Array.isArray(net)) throw invalid(`sandbox.network must be an object or a boolean, but it is ${shared.describeType(net)}.`);
-  const allowWrite = pathList('sandbox.filesystem.allowWrite', fsSettings.allowWrite);
-  if (allowWrite.length) options.writableRoots = [hostCwd, ...allowWrite.map((p) => path.resolve(hostCwd, p.replace(/^~(?=$|\/)/, os.homedir())))];
+  const allowWrite = stringList('sandbox.filesystem.allowWrite', fsSettings.allowWrite);
+  if (allowWrite.length) options.writableRoots = [hostCwd, ...allowWrite.map((p) => settingsPath(hostCwd, p))];
   for (const key of ['denyWrite', 'denyRead', 'allowRead']) {
-    const list = pathList(`sandbox.filesystem.${key}`, fsSettings[key]);
+    const list = stringList(`sandbox.filesystem.${key}`, fsSettings[key]);
     if (list.length) options[key] = list;
   }
-  const sockets = pathList('sandbox.network.allowUnixSockets', net.allowUnixSockets);
-  if (sockets.length) options.unixSockets = sockets.map((p) => path.resolve(hostCwd, p.replace(/^~(?=$|\/)/, os.homedir())));
+  const sockets = stringList('sandbox.network.allowUnixSockets', net.allowUnixSockets);
+  if (sockets.length) options.unixSockets = sockets.map((p) => settingsPath(hostCwd, p));
   // Network by domain, through the sandbox's proxy: only the names listed (srt's and Claude Code's
   // allowedDomains/deniedDomains), never widened to the whole network.
-  const domains = pathList('sandbox.network.allowedDomains', net.allowedDomains);
-  const denied = pathList('sandbox.network.deniedDomains', net.deniedDomains);
+  const domains = stringList('sandbox.network.allowedDomains', net.allowedDomains);
+  const denied = stringList('sandbox.network.deniedDomains', net.deniedDomains);
   if (domains.length || denied.length) {
     const ports = net.allowLocalhost === undefined ? [] : net.allowLocalhost;
     if (!Array.isArray(ports) || ports.some((p) => !Number.isInteger(p))) throw invalid('sandbox.network.allowLocalhost must be an array of port numbers.');
