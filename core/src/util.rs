@@ -53,6 +53,20 @@ pub fn random_below(n: usize) -> usize {
     (u64::from_le_bytes(random_bytes()) % n as u64) as usize
 }
 
+/// The home directory of the account this process runs as (its passwd entry), read once: it does
+/// not change while the process lives, and the lookup reads /etc/passwd (or asks NSS).
+#[cfg(unix)]
+pub fn account_home() -> Option<std::path::PathBuf> {
+    static HOME: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        nix::unistd::User::from_uid(nix::unistd::getuid())
+            .ok()
+            .flatten()
+            .map(|u| u.dir)
+    })
+    .clone()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

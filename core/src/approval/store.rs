@@ -221,10 +221,7 @@ fn lenient_agents<'de, D: Deserializer<'de>>(
 /// The home directory of the account, where `$HOME` is not set.
 #[cfg(unix)]
 fn account_home() -> Option<PathBuf> {
-    nix::unistd::User::from_uid(nix::unistd::getuid())
-        .ok()
-        .flatten()
-        .map(|u| u.dir)
+    crate::util::account_home()
 }
 
 /// The profile directory (`%USERPROFILE%`), where `$HOME` is not set, as most Windows shells leave it.

@@ -642,9 +642,7 @@ mod linux {
     ) -> Vec<super::hidden::Hide> {
         let mut homes: Vec<std::path::PathBuf> = home.map(Path::to_path_buf).into_iter().collect();
         homes.extend(std::env::var_os("HOME").map(std::path::PathBuf::from));
-        if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::getuid()) {
-            homes.push(user.dir);
-        }
+        homes.extend(crate::util::account_home());
         super::hidden::plan(&homes, &spec.deny_read, &spec.allow_read)
             .into_iter()
             .filter(|h| {
