@@ -25,11 +25,11 @@ run() {
 case "${1:-all}" in
   gate) run gate approval:: core/src/approval/gate.rs ;;
   supervisor) run supervisor sandbox:: core/src/sandbox/supervisor.rs ;;
-  kill) run kill kill:: 'core/src/kill/*.rs' ;;
+  kill) run kill kill:: core/src/kill/tree.rs ;; # job.rs is Windows-only: not built here
   all)
     run gate approval:: core/src/approval/gate.rs
     run supervisor sandbox:: core/src/sandbox/supervisor.rs
-    run kill kill:: 'core/src/kill/*.rs'
+    run kill kill:: core/src/kill/tree.rs
     ;;
   *) echo "usage: $0 [gate|supervisor|kill|all]" >&2; exit 2 ;;
 esac

@@ -437,6 +437,194 @@ mod tests {
         }
     }
 
+    /// Whether `pid` is a live (non-zombie) process: what the world says, not the kill's report.
+    fn alive(pid: u32) -> bool {
+        procs::read_stat(pid).is_some_and(|(s, _, _)| s != 'Z' && s != 'X')
+    }
+
+    /// The pids of processes whose marker is `marker` (the world's view, independent of the target).
+    fn with_marker(marker: &str) -> Vec<u32> {
+        procs::fresh()
+            .unwrap()
+            .iter()
+            .filter(|p| p.marker.as_deref() == Some(marker))
+            .map(|p| p.pid)
+            .collect()
+    }
+
+    /// Whether `pid`'s signal mask line `field` (SigIgn: ignored, SigCgt: caught) holds SIGTERM: the
+    /// shell has installed its trap.
+    fn handles_sigterm(pid: u32, field: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .map(|s| {
+                s.lines().any(|l| {
+                    l.strip_prefix(field)
+                        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+                        .is_some_and(|mask| mask & (1 << (libc::SIGTERM - 1)) != 0)
+                })
+            })
+            .unwrap_or(false)
+    }
+
+    fn target_of(child: &std::process::Child, marker: &str) -> KillTarget {
+        KillTarget {
+            pgid: child.id() as i32,
+            marker: Some(marker.to_string()),
+            cgroup_procs: Vec::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tree_that_obeys_sigterm_ends_without_the_hard_kill() {
+        let marker = format!("test-obeys-{}", std::process::id());
+        let mut child = spawn_group("sleep 310 & setsid sleep 311 & wait", &marker);
+        let target = target_of(&child, &marker);
+        wait_until(|| with_marker(&marker).len() >= 3).await;
+        let pids = with_marker(&marker);
+        // Every process was found and signalled by the first round.
+        let mut signalled = target.signal_all(nix::sys::signal::Signal::SIGCONT);
+        signalled.sort_unstable();
+        let mut expected = pids.clone();
+        expected.sort_unstable();
+        assert_eq!(signalled, expected);
+        // A grace far longer than SIGTERM needs: the kill ends as soon as the tree is gone, without
+        // escalating (a kill that waited the grace out would escalate).
+        let report = target.kill_tree(Duration::from_secs(30)).await;
+        let _ = child.wait();
+        assert!(!report.escalated, "{report:?}");
+        assert!(report.survivors.is_empty(), "{report:?}");
+        for pid in pids {
+            assert!(!alive(pid), "{pid} outlived the kill");
+        }
+        // The group's last zombies are reaped by their new parent, not by us.
+        wait_until(|| !target.group_exists()).await;
+    }
+
+    #[tokio::test]
+    async fn a_process_forked_out_of_sight_during_the_grace_is_found_and_killed() {
+        // On SIGTERM the shell starts, after a moment, a new session's process (marker inherited, SIGTERM
+        // ignored) and exits: the first round's walk predates it, so only the walk made when the known
+        // ones are gone finds it, and only the hard kill ends it.
+        let marker = format!("test-late-{}", std::process::id());
+        let mut child = spawn_group(
+            "trap 'sleep 0.2; trap \"\" TERM; setsid sleep 312 & exit 0' TERM; while :; do sleep 0.05; done",
+            &marker,
+        );
+        let target = target_of(&child, &marker);
+        wait_until(|| handles_sigterm(child.id(), "SigCgt:")).await;
+        let report = target.kill_tree(Duration::from_millis(300)).await;
+        let _ = child.wait();
+        let left = with_marker(&marker);
+        assert!(left.is_empty(), "left behind: {left:?} ({report:?})");
+        assert!(report.escalated, "{report:?}");
+        assert!(report.survivors.is_empty(), "{report:?}");
+    }
+
+    #[tokio::test]
+    async fn kill_now_ends_every_process_at_once_even_those_ignoring_sigterm() {
+        let marker = format!("test-now-{}", std::process::id());
+        let mut child = spawn_group(
+            "trap '' TERM; setsid sh -c 'trap \"\" TERM; sleep 313' & sleep 314 & wait",
+            &marker,
+        );
+        let target = target_of(&child, &marker);
+        wait_until(|| with_marker(&marker).len() >= 3).await;
+        let pids = with_marker(&marker);
+        target.kill_now();
+        let _ = child.wait();
+        wait_until(|| pids.iter().all(|&p| !alive(p))).await;
+        assert!(live_processes_now(&target).is_empty());
+    }
+
+    #[test]
+    fn what_belongs_to_a_run_group_session_cgroup_or_marker_and_nothing_else() {
+        let marker = format!("test-ours-{}", std::process::id());
+        // In the run's group.
+        let mut in_group = spawn_group("exec sleep 315", &marker);
+        let group_target = KillTarget {
+            pgid: in_group.id() as i32,
+            marker: None,
+            cgroup_procs: Vec::new(),
+        };
+        // Outside any group of the run, no marker: known only by a cgroup listing it.
+        let mut stranger = spawn_group("exec sleep 316", "other-run");
+        let dir = tempfile::tempdir().unwrap();
+        let procs_file = dir.path().join("cgroup.procs");
+        std::fs::write(&procs_file, format!("{}\n", stranger.id())).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !(alive(in_group.id()) && alive(stranger.id())) {
+            assert!(Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(still_ours(&group_target, in_group.id(), &[]));
+        assert!(!still_ours(&group_target, stranger.id(), &[]));
+        assert!(still_ours(&group_target, stranger.id(), &[stranger.id()]));
+        // Known by the marker alone (another group and session).
+        let marker_target = KillTarget {
+            pgid: i32::MAX - 11,
+            marker: Some("other-run".into()),
+            cgroup_procs: Vec::new(),
+        };
+        assert!(still_ours(&marker_target, stranger.id(), &[]));
+        assert!(!still_ours(&marker_target, in_group.id(), &[]));
+        assert_eq!(live_processes_now(&marker_target), vec![stranger.id()]);
+        // A marker that merely starts like the run's is another run's.
+        let prefix_target = KillTarget {
+            marker: Some("other".into()),
+            ..marker_target.clone()
+        };
+        assert!(!still_ours(&prefix_target, stranger.id(), &[]));
+        // The group exists while its leader lives; the cgroup's members count unless excepted.
+        assert!(group_target.group_exists());
+        let cgroup_target = KillTarget {
+            pgid: i32::MAX - 13,
+            marker: None,
+            cgroup_procs: vec![procs_file.clone()],
+        };
+        assert!(!cgroup_target.group_exists());
+        assert_eq!(cgroup_target.cgroup_members(), vec![stranger.id()]);
+        assert!(cgroup_target.may_have_members_besides(&[]));
+        assert!(!cgroup_target.may_have_members_besides(&[stranger.id()]));
+        assert!(group_target.may_have_members_besides(&[in_group.id()]));
+        // A zombie is not the run's any more, and neither is a pid nobody has.
+        in_group.kill().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while alive(in_group.id()) {
+            assert!(Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!still_ours(&group_target, in_group.id(), &[in_group.id()]));
+        assert!(live_processes_now(&group_target).is_empty());
+        in_group.wait().unwrap();
+        assert!(!group_target.group_exists());
+        assert!(!group_target.may_have_members_besides(&[]));
+        assert!(!still_ours(&group_target, 4_194_999, &[4_194_999]));
+        stranger.kill().unwrap();
+        stranger.wait().unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_member_known_only_by_its_cgroup_is_killed() {
+        // It left the group and cleared the marker; the cgroup (here a stand-in file) still lists it.
+        let marker = format!("test-cg-{}", std::process::id());
+        let mut leader = spawn_group("sleep 317", &marker);
+        let mut runaway = spawn_group("trap '' TERM; while :; do sleep 0.05; done", "cleared");
+        let dir = tempfile::tempdir().unwrap();
+        let procs_file = dir.path().join("cgroup.procs");
+        std::fs::write(&procs_file, format!("{}\n{}\n", leader.id(), runaway.id())).unwrap();
+        let target = KillTarget {
+            pgid: leader.id() as i32,
+            marker: Some(marker),
+            cgroup_procs: vec![procs_file],
+        };
+        wait_until(|| alive(leader.id()) && handles_sigterm(runaway.id(), "SigIgn:")).await;
+        let report = target.kill_tree(Duration::from_millis(200)).await;
+        let _ = leader.wait();
+        let _ = runaway.wait();
+        assert!(report.escalated, "the runaway ignores SIGTERM: {report:?}");
+        assert!(report.survivors.is_empty(), "{report:?}");
+    }
+
     #[tokio::test]
     async fn kills_group_and_setsid_escapees() {
         let marker = format!("test-{}", std::process::id());
@@ -467,18 +655,7 @@ mod tests {
         };
         wait_until(|| target.is_alive()).await;
         // Give the shell a moment to install its trap: poll its signal mask in /proc.
-        wait_until(|| {
-            std::fs::read_to_string(format!("/proc/{}/status", child.id()))
-                .map(|s| {
-                    s.lines().any(|l| {
-                        l.strip_prefix("SigIgn:")
-                            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
-                            .is_some_and(|mask| mask & (1 << (libc::SIGTERM - 1)) != 0)
-                    })
-                })
-                .unwrap_or(false)
-        })
-        .await;
+        wait_until(|| handles_sigterm(child.id(), "SigIgn:")).await;
         let report = target.kill_tree(Duration::from_millis(200)).await;
         let _ = child.wait();
         assert!(report.escalated);

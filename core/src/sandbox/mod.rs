@@ -43,6 +43,8 @@ mod refused;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 pub mod secrets;
+#[cfg(all(test, target_os = "linux"))]
+mod supervised_tests;
 #[cfg(target_os = "linux")]
 pub mod supervisor;
 #[cfg(target_os = "linux")]

@@ -1,0 +1,714 @@
+//! The supervisor judged by the world, through real sandboxed runs (issue 32): every class of call it
+//! decides is made by a real process, once where the policy refuses it and once where it allows it. A
+//! refusal must leave the world as it was *and* be recorded with its operation and path (the kernel's
+//! read-only mounts and Landlock refuse most of these too, so only the record shows the supervisor did
+//! its part); an allowed call must take effect (a supervisor that refused everything would pass the
+//! first half alone).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::exec::{execute, ExecCall, Finished};
+use crate::session::{ExecOutcome, SessionHooks};
+use crate::spawn::ExecRequest;
+
+use super::{SandboxDenial, SandboxSpec};
+
+type NoAsk =
+    fn(crate::approval::gate::ApprovalRequest) -> std::future::Ready<crate::approval::gate::Answer>;
+
+/// A writable root and a directory beside it (outside every root), each with a victim file.
+struct World {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    outside: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let dir = tempfile::Builder::new()
+            .prefix("agent-exec-supervised-")
+            .tempdir_in(std::env::temp_dir())
+            .unwrap();
+        let root = dir.path().join("root");
+        let outside = dir.path().join("outside");
+        for d in [&root, &outside] {
+            std::fs::create_dir(d).unwrap();
+            std::fs::write(d.join("victim"), "original").unwrap();
+            std::fs::create_dir(d.join("subdir")).unwrap();
+        }
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        World {
+            _dir: dir,
+            root,
+            outside,
+        }
+    }
+
+    /// Everything under `dir` as (relative path, kind and mode, content): what a refusal must leave.
+    fn state(dir: &Path) -> Vec<(String, String)> {
+        use std::os::unix::fs::MetadataExt;
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                let m = std::fs::symlink_metadata(&p).unwrap();
+                let content = if m.is_file() {
+                    std::fs::read_to_string(&p).unwrap_or_default()
+                } else {
+                    String::new()
+                };
+                out.push((
+                    p.strip_prefix(dir).unwrap().display().to_string(),
+                    format!(
+                        "{:o} {} {} {} {content}",
+                        m.mode(),
+                        m.uid(),
+                        m.len(),
+                        m.mtime()
+                    ),
+                ));
+                if m.is_dir() {
+                    stack.push(p);
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+async fn run_sandboxed(world: &World, script: &str, network: bool) -> ExecOutcome {
+    let file = world.root.join(".probe.py");
+    std::fs::write(&file, script).unwrap();
+    let mut request = ExecRequest::new(format!("/usr/bin/python3 {}", file.display()));
+    request.cwd = world.root.clone();
+    run_request(world, request, network).await
+}
+
+/// Run `request` sandboxed with `world`'s root as its one writable root.
+async fn run_request(world: &World, mut request: ExecRequest, network: bool) -> ExecOutcome {
+    request.timeout = Some(Duration::from_secs(60));
+    let mut spec = SandboxSpec {
+        writable_roots: Some(vec![world.root.clone()]),
+        network,
+        ..SandboxSpec::default()
+    };
+    spec.pin_roots(&world.root);
+    request.sandbox = Some(spec);
+    let call = ExecCall {
+        request,
+        scope_key: Some("supervised-test".into()),
+        yield_after: None,
+        approval: None,
+    };
+    match execute(
+        crate::session::registry::global(),
+        call,
+        SessionHooks::default(),
+        None::<NoAsk>,
+        |_| {},
+    )
+    .await
+    .unwrap()
+    {
+        Finished::Ran { outcome, .. } => *outcome,
+        Finished::Denied { .. } => unreachable!("no gate was asked for"),
+    }
+}
+
+fn denials(outcome: &ExecOutcome) -> &[SandboxDenial] {
+    &outcome
+        .sandbox
+        .as_ref()
+        .expect("a sandboxed run has a report")
+        .denials
+}
+
+fn runs_here() -> bool {
+    crate::test_needs::runs_here("sandbox", super::capabilities::get().enforceable())
+}
+
+/// One probe: a system call made with `ctypes` (so the number is exactly the one named), on a file
+/// named `file` under the target directory, and the operation a refusal of it is recorded as.
+struct Probe {
+    label: &'static str,
+    /// Python: an expression using `sc(nr, ...)`, `f(name)` and `AT`; its value, if an fd, is closed.
+    call: String,
+    operation: &'static str,
+    /// The file the refusal names (under the target directory).
+    file: &'static str,
+}
+
+/// Files and directories every probe expects to find under its target directory.
+const SEEDED_FILES: &[&str] = &[
+    "victim_w",
+    "victim_u",
+    "victim_u2",
+    "victim_r",
+    "victim_r2",
+    "victim_r3",
+    "victim_l",
+    "victim_l2",
+    "victim_t",
+    "victim_c",
+    "victim_c2",
+    "victim_c3",
+    "victim_c4",
+    "victim_o",
+    "victim_o2",
+    "victim_o3",
+    "victim_o4",
+    "victim_m",
+    "victim_m2",
+    "victim_m3",
+    "victim_x",
+    "victim_x2",
+    "victim_x3",
+    "victim_k",
+    "victim_k2",
+];
+const SEEDED_DIRS: &[&str] = &["sub_a", "sub_b"];
+
+fn seed(dir: &Path) {
+    for f in SEEDED_FILES {
+        std::fs::write(dir.join(f), "original").unwrap();
+    }
+    for d in SEEDED_DIRS {
+        std::fs::create_dir(dir.join(d)).unwrap();
+    }
+}
+
+/// Every call the supervisor judges by path, by its own number (the legacy x86-64 calls too).
+fn file_probes() -> Vec<Probe> {
+    use libc::*;
+    let p = |label, call: String, operation, file| Probe {
+        label,
+        call,
+        operation,
+        file,
+    };
+    let mut v = vec![
+        p(
+            "openat-create",
+            format!(
+                "sc({SYS_openat}, AT, f('w1'), {}, 0o644)",
+                O_WRONLY | O_CREAT
+            ),
+            "write",
+            "w1",
+        ),
+        p(
+            "openat-trunc",
+            format!(
+                "sc({SYS_openat}, AT, f('victim_w'), {}, 0)",
+                O_WRONLY | O_TRUNC
+            ),
+            "write",
+            "victim_w",
+        ),
+        p(
+            "openat2-create",
+            format!(
+                "sc({SYS_openat2}, AT, f('w2'), how({}, 0o644), 24)",
+                O_RDWR | O_CREAT
+            ),
+            "write",
+            "w2",
+        ),
+        p(
+            "mkdirat",
+            format!("sc({SYS_mkdirat}, AT, f('d1'), 0o755)"),
+            "mkdir",
+            "d1",
+        ),
+        p(
+            "mknodat",
+            format!("sc({SYS_mknodat}, AT, f('n1'), {}, 0)", S_IFIFO | 0o644),
+            "mknod",
+            "n1",
+        ),
+        p(
+            "unlinkat",
+            format!("sc({SYS_unlinkat}, AT, f('victim_u'), 0)"),
+            "remove",
+            "victim_u",
+        ),
+        p(
+            "unlinkat-dir",
+            format!("sc({SYS_unlinkat}, AT, f('sub_a'), {AT_REMOVEDIR})"),
+            "remove",
+            "sub_a",
+        ),
+        p(
+            "renameat",
+            format!("sc({SYS_renameat}, AT, f('victim_r'), AT, f('renamed1'))"),
+            "rename",
+            "victim_r",
+        ),
+        p(
+            "renameat2",
+            format!("sc({SYS_renameat2}, AT, f('victim_r2'), AT, f('renamed2'), 0)"),
+            "rename",
+            "victim_r2",
+        ),
+        p(
+            "linkat",
+            format!("sc({SYS_linkat}, AT, f('victim_l'), AT, f('hard1'), 0)"),
+            "link",
+            "hard1",
+        ),
+        p(
+            "symlinkat",
+            format!("sc({SYS_symlinkat}, '/etc/hostname', AT, f('sym1'))"),
+            "symlink",
+            "sym1",
+        ),
+        p(
+            "truncate",
+            format!("sc({SYS_truncate}, f('victim_t'), 0)"),
+            "truncate",
+            "victim_t",
+        ),
+        p(
+            "fchmodat",
+            format!("sc({SYS_fchmodat}, AT, f('victim_c'), 0o600)"),
+            "chmod",
+            "victim_c",
+        ),
+        p(
+            "fchmodat2",
+            format!(
+                "sc({}, AT, f('victim_c2'), 0o600, 0)",
+                super::seccomp::SYS_FCHMODAT2
+            ),
+            "chmod",
+            "victim_c2",
+        ),
+        p(
+            "fchmod",
+            format!("sc({SYS_fchmod}, rd('victim_c3'), 0o600)"),
+            "chmod",
+            "victim_c3",
+        ),
+        p(
+            "fchownat",
+            format!("sc({SYS_fchownat}, AT, f('victim_o'), -1, -1, 0)"),
+            "chown",
+            "victim_o",
+        ),
+        p(
+            "fchown",
+            format!("sc({SYS_fchown}, rd('victim_o2'), -1, -1)"),
+            "chown",
+            "victim_o2",
+        ),
+        p(
+            "utimensat",
+            format!("sc({SYS_utimensat}, AT, f('victim_m'), 0, 0)"),
+            "utime",
+            "victim_m",
+        ),
+        p(
+            "setxattr",
+            format!("sc({SYS_setxattr}, f('victim_x'), 'user.t', '1', 1, 0)"),
+            "xattr",
+            "victim_x",
+        ),
+        p(
+            "lsetxattr",
+            format!("sc({SYS_lsetxattr}, f('victim_x2'), 'user.t', '1', 1, 0)"),
+            "xattr",
+            "victim_x2",
+        ),
+        p(
+            "fsetxattr",
+            format!("sc({SYS_fsetxattr}, rd('victim_x3'), 'user.t', '1', 1, 0)"),
+            "xattr",
+            "victim_x3",
+        ),
+        p(
+            "flock",
+            format!("sc({SYS_flock}, rd('victim_k'), {LOCK_EX})"),
+            "lock",
+            "victim_k",
+        ),
+        p(
+            "fcntl-setlk",
+            format!("sc({SYS_fcntl}, rd('victim_k2'), {F_SETLK}, lock({F_RDLCK}))"),
+            "lock",
+            "victim_k2",
+        ),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    v.extend([
+        p(
+            "open-create",
+            format!("sc({SYS_open}, f('w3'), {}, 0o644)", O_WRONLY | O_CREAT),
+            "write",
+            "w3",
+        ),
+        p(
+            "creat",
+            format!("sc({SYS_creat}, f('w4'), 0o644)"),
+            "write",
+            "w4",
+        ),
+        p(
+            "mkdir",
+            format!("sc({SYS_mkdir}, f('d2'), 0o755)"),
+            "mkdir",
+            "d2",
+        ),
+        p(
+            "mknod",
+            format!("sc({SYS_mknod}, f('n2'), {}, 0)", S_IFIFO | 0o644),
+            "mknod",
+            "n2",
+        ),
+        p(
+            "unlink",
+            format!("sc({SYS_unlink}, f('victim_u2'))"),
+            "remove",
+            "victim_u2",
+        ),
+        p(
+            "rmdir",
+            format!("sc({SYS_rmdir}, f('sub_b'))"),
+            "remove",
+            "sub_b",
+        ),
+        p(
+            "rename",
+            format!("sc({SYS_rename}, f('victim_r3'), f('renamed3'))"),
+            "rename",
+            "victim_r3",
+        ),
+        p(
+            "link",
+            format!("sc({SYS_link}, f('victim_l2'), f('hard2'))"),
+            "link",
+            "hard2",
+        ),
+        p(
+            "symlink",
+            format!("sc({SYS_symlink}, '/etc/hostname', f('sym2'))"),
+            "symlink",
+            "sym2",
+        ),
+        p(
+            "chmod",
+            format!("sc({SYS_chmod}, f('victim_c4'), 0o600)"),
+            "chmod",
+            "victim_c4",
+        ),
+        p(
+            "chown",
+            format!("sc({SYS_chown}, f('victim_o3'), -1, -1)"),
+            "chown",
+            "victim_o3",
+        ),
+        p(
+            "lchown",
+            format!("sc({SYS_lchown}, f('victim_o4'), -1, -1)"),
+            "chown",
+            "victim_o4",
+        ),
+        p(
+            "utimes",
+            format!("sc({SYS_utimes}, f('victim_m2'), 0)"),
+            "utime",
+            "victim_m2",
+        ),
+        p(
+            "futimesat",
+            format!("sc({SYS_futimesat}, AT, f('victim_m3'), 0)"),
+            "utime",
+            "victim_m3",
+        ),
+    ]);
+    v
+}
+
+/// The Python program that makes `probes` against `target` and prints one `label result` line each
+/// (`ok`, or the errno's name).
+fn probe_script(target: &Path, probes: &[Probe]) -> String {
+    let mut s = format!(
+        r#"import ctypes, errno, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+T = {target:?}
+AT = -100
+def arg(a):
+    if isinstance(a, str): return ctypes.c_char_p(a.encode())
+    if isinstance(a, bytes): return ctypes.c_char_p(a)
+    return ctypes.c_long(a)
+def sc(nr, *args):
+    r = libc.syscall(ctypes.c_long(nr), *[arg(a) for a in args])
+    if r < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return r
+def f(name): return os.path.join(T, name)
+def rd(name): return os.open(f(name), os.O_RDONLY)
+def how(flags, mode): return struct.pack('QQQ', flags, mode, 0)
+def lock(kind): return struct.pack('hhqqi4x', kind, 0, 0, 0, 0)
+def probe(label, fn):
+    try:
+        fn()
+        print(label, 'ok', flush=True)
+    except OSError as e:
+        print(label, errno.errorcode.get(e.errno, str(e.errno)), flush=True)
+"#,
+        target = target.display().to_string()
+    );
+    for p in probes {
+        s.push_str(&format!(
+            "probe({:?}, lambda: {})
+",
+            p.label, p.call
+        ));
+    }
+    s
+}
+
+fn results(outcome: &ExecOutcome) -> std::collections::HashMap<String, String> {
+    outcome
+        .output
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn every_path_call_outside_the_roots_is_refused_recorded_and_changes_nothing() {
+    if !runs_here() {
+        return;
+    }
+    let world = World::new();
+    seed(&world.outside);
+    let before = World::state(&world.outside);
+    let probes = file_probes();
+    let outcome = run_sandboxed(&world, &probe_script(&world.outside, &probes), false).await;
+    let got = results(&outcome);
+    assert_eq!(
+        World::state(&world.outside),
+        before,
+        "a refused call changed the world"
+    );
+    let denials = denials(&outcome);
+    for p in &probes {
+        let result = got
+            .get(p.label)
+            .unwrap_or_else(|| panic!("{} not run: {}", p.label, outcome.output));
+        assert_ne!(result, "ok", "{} succeeded outside the roots", p.label);
+        let path = world.outside.join(p.file).display().to_string();
+        assert!(
+            denials
+                .iter()
+                .any(|d| d.operation == p.operation && d.path.as_deref() == Some(&path)),
+            "{} ({result}) not recorded as {} of {path}: {denials:#?}",
+            p.label,
+            p.operation
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_path_call_inside_the_roots_takes_effect_unrecorded() {
+    if !runs_here() {
+        return;
+    }
+    let world = World::new();
+    let target = world.root.join("work");
+    std::fs::create_dir(&target).unwrap();
+    seed(&target);
+    let probes = file_probes();
+    let outcome = run_sandboxed(&world, &probe_script(&target, &probes), false).await;
+    let got = results(&outcome);
+    for p in &probes {
+        assert_eq!(
+            got.get(p.label).map(String::as_str),
+            Some("ok"),
+            "{}: {}",
+            p.label,
+            outcome.output
+        );
+    }
+    assert!(denials(&outcome).is_empty(), "{:#?}", denials(&outcome));
+    // What the calls did is there.
+    for made in [
+        "w1", "w2", "d1", "n1", "renamed1", "renamed2", "hard1", "sym1",
+    ] {
+        assert!(
+            std::fs::symlink_metadata(target.join(made)).is_ok(),
+            "{made} not made"
+        );
+    }
+    for gone in ["victim_u", "sub_a", "victim_r", "victim_r2"] {
+        assert!(
+            std::fs::symlink_metadata(target.join(gone)).is_err(),
+            "{gone} still there"
+        );
+    }
+    assert_eq!(std::fs::read(target.join("victim_t")).unwrap(), b"");
+}
+
+/// Python lines that print `label result` for each socket operation (`ok` or the errno's name).
+const SOCKET_SCRIPT: &str = r#"import errno, socket, sys, os
+def probe(label, fn):
+    try:
+        fn()
+        print(label, 'ok', flush=True)
+    except OSError as e:
+        print(label, errno.errorcode.get(e.errno, str(e.errno)), flush=True)
+root, outside = sys.argv[1], sys.argv[2]
+def connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.sendall(b'reached')
+    s.close()
+def send(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.sendto(b'reached', path)
+def bind_abstract():
+    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).bind('\0agent-exec-probe-%d' % os.getpid())
+def tcp(port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.connect(('127.0.0.1', port))
+def udp(port):
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'reached', ('127.0.0.1', port))
+probe('tcp', lambda: tcp(int(sys.argv[3])))
+probe('udp', lambda: udp(int(sys.argv[4])))
+probe('connect-outside', lambda: connect(outside + '/stream.sock'))
+probe('connect-inside', lambda: connect(root + '/stream.sock'))
+probe('send-outside', lambda: send(outside + '/dgram.sock'))
+probe('send-inside', lambda: send(root + '/dgram.sock'))
+probe('bind-abstract', bind_abstract)
+probe('bind-inside', lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).bind(root + '/made.sock'))
+probe('mkdir-existing', lambda: os.mkdir(outside + '/subdir'))
+probe('protected-hook', lambda: open(root + '/.git/hooks/pre-commit', 'w'))
+probe('dot-git-file', lambda: open(root + '/subdir/.git', 'w'))
+"#;
+
+#[tokio::test]
+async fn sockets_reach_only_what_the_policy_allows_and_every_refusal_is_named() {
+    use std::os::unix::net::{UnixDatagram, UnixListener};
+    if !runs_here() {
+        return;
+    }
+    let world = World::new();
+    // Host listeners the run must not reach (outside the roots, and on the host's loopback) and ones
+    // it may (inside its root).
+    let outside_stream = UnixListener::bind(world.outside.join("stream.sock")).unwrap();
+    let inside_stream = UnixListener::bind(world.root.join("stream.sock")).unwrap();
+    let outside_dgram = UnixDatagram::bind(world.outside.join("dgram.sock")).unwrap();
+    let inside_dgram = UnixDatagram::bind(world.root.join("dgram.sock")).unwrap();
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    for l in [&outside_stream, &inside_stream] {
+        l.set_nonblocking(true).unwrap();
+    }
+    for d in [&outside_dgram, &inside_dgram] {
+        d.set_nonblocking(true).unwrap();
+    }
+    tcp.set_nonblocking(true).unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let script = world.root.join(".sockets.py");
+    std::fs::write(&script, SOCKET_SCRIPT).unwrap();
+    let mut request = ExecRequest::new(format!(
+        "/usr/bin/python3 {} {} {} {} {}",
+        script.display(),
+        world.root.display(),
+        world.outside.display(),
+        tcp.local_addr().unwrap().port(),
+        udp.local_addr().unwrap().port()
+    ));
+    request.cwd = world.root.clone();
+    let outcome = run_request(&world, request, false).await;
+    let got = results(&outcome);
+    let denials = denials(&outcome);
+    let recorded = |op: &str, path: Option<&Path>| {
+        let path = path.map(|p| p.display().to_string());
+        denials.iter().any(|d| d.operation == op && d.path == path)
+    };
+    let result = |label: &str| {
+        got.get(label)
+            .cloned()
+            .unwrap_or_else(|| panic!("{label}: {}", outcome.output))
+    };
+    // Refused, recorded, and nothing arrived.
+    for label in [
+        "tcp",
+        "udp",
+        "connect-outside",
+        "send-outside",
+        "bind-abstract",
+        "protected-hook",
+        "dot-git-file",
+    ] {
+        assert_ne!(result(label), "ok", "{label}");
+    }
+    assert!(tcp.accept().is_err(), "the host's TCP listener was reached");
+    assert!(
+        udp.recv(&mut [0; 16]).is_err(),
+        "the host's UDP socket was reached"
+    );
+    assert!(
+        outside_stream.accept().is_err(),
+        "a socket outside the roots was reached"
+    );
+    assert!(
+        outside_dgram.recv(&mut [0; 16]).is_err(),
+        "a datagram went outside the roots"
+    );
+    assert!(
+        recorded("connect", Some(&world.outside.join("stream.sock"))),
+        "{denials:#?}"
+    );
+    assert!(
+        recorded("send", Some(&world.outside.join("dgram.sock"))),
+        "{denials:#?}"
+    );
+    assert!(recorded("bind", None), "{denials:#?}");
+    assert!(
+        denials
+            .iter()
+            .any(|d| d.operation == "network" && d.detail.contains("AF_INET")),
+        "{denials:#?}"
+    );
+    assert!(
+        recorded("write", Some(&world.root.join(".git/hooks/pre-commit"))),
+        "{denials:#?}"
+    );
+    assert!(
+        recorded("write", Some(&world.root.join("subdir/.git"))),
+        "{denials:#?}"
+    );
+    assert!(!world.root.join(".git/hooks/pre-commit").exists());
+    assert!(!world.root.join("subdir/.git").exists());
+    // Allowed, and arrived.
+    for label in ["connect-inside", "send-inside", "bind-inside"] {
+        assert_eq!(result(label), "ok", "{label}");
+    }
+    let (mut conn, _) = inside_stream
+        .accept()
+        .expect("the socket inside the root was reached");
+    let mut got_bytes = Vec::new();
+    conn.set_nonblocking(false).unwrap();
+    std::io::Read::read_to_end(&mut conn, &mut got_bytes).unwrap();
+    assert_eq!(got_bytes, b"reached");
+    let mut buf = [0; 16];
+    let n = inside_dgram
+        .recv(&mut buf)
+        .expect("the datagram inside the root arrived");
+    assert_eq!(&buf[..n], b"reached");
+    // The kernel's own answer is not a refusal: a directory that is there.
+    assert_eq!(result("mkdir-existing"), "EEXIST");
+    assert!(
+        !denials.iter().any(|d| d.operation == "mkdir"),
+        "{denials:#?}"
+    );
+}
