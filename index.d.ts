@@ -447,8 +447,15 @@ export declare function pasteText(sessionId: string, text: string, options?: Pas
 
 export interface PollOptions {
   scopeKey?: string
-  /** Wait up to this many ms (0..120000) for new output or exit. */
+  /** Wait up to this many ms (0..120000) for the exit (or, with `untilOutput`, new output). */
   timeoutMs?: number
+  /** End the wait as soon as output no poll has taken is there (later OpenClaw), not only at exit. */
+  untilOutput?: boolean
+  /**
+   * `false`: wait as asked but take nothing; the output stays for the next poll (`stdout` and
+   * `stderr` come back empty). For a caller that may give up waiting (an abort) and lose nothing.
+   */
+  take?: boolean
 }
 
 export interface PollResult {
@@ -484,6 +491,10 @@ export interface PollResult {
   retryInMs?: number
   /** Whether the run was handed to the background (a foreground run is still awaited by `exec`). */
   backgrounded: boolean
+  /** Ended by its timeout. */
+  timedOut: boolean
+  /** Ended by `killSession`. */
+  killed: boolean
   command: string
   cwd: string
   pty: boolean
@@ -858,6 +869,23 @@ export interface SessionInfo {
   cursorKeyMode: 'unknown' | 'normal' | 'application'
   /** Ended by `killSession`: a requested kill rather than a failure of the run's own. */
   killed: boolean
+  /** Epoch ms of the last output (absent before any). */
+  lastOutputAt?: number
+  /**
+   * Milliseconds since the last output (or the start) of a running session, when this was read:
+   * a run quiet for long with `stdinWritable` may be waiting for input.
+   */
+  idleMs?: number
+  /** A running session whose input can still be written (a pipe not closed, or a PTY). */
+  stdinWritable: boolean
+  /** The process exited and its last output is being read: nothing can be written any more. */
+  finalizing: boolean
+  /** Ended by its timeout. */
+  timedOut: boolean
+  /** Ended by the caller's abort signal (a foreground run). */
+  aborted: boolean
+  /** The log file with every raw byte, once the text was cut. */
+  outputFile?: string
 }
 
 export interface SessionScope {

@@ -61,7 +61,9 @@ test('exec: completed, non-zero exit note, no output, failures as results', asyn
   assert.equal(missing.details.status, 'failed');
   assert.equal(missing.details.exitCode, 127);
   assert.match(text(missing), /not found\n\nCommand not found$/);
-  const timeout = await exec.execute('5', { command: 'sleep 30', timeout: 0.3 });
+  // B's text (April 2026); the default profile's later text is in openclaw-later.test.js.
+  const april = api.createExecTool({ profile: 'openclaw-2026-04' });
+  const timeout = await april.execute('5', { command: 'sleep 30', timeout: 0.3 });
   assert.equal(timeout.details.status, 'failed');
   assert.equal(timeout.details.timedOut, true);
   assert.equal(
@@ -99,7 +101,9 @@ test('exec: B\'s script preflight refuses shell variables in python/node code, a
   fs.writeFileSync(path.join(dir, 'bad.py'), `import pathlib\npathlib.Path(${JSON.stringify(canary)}).touch()\npayload = $DM_JSON\n`);
   fs.writeFileSync(path.join(dir, 'bad.js'), `require('fs').writeFileSync(${JSON.stringify(canary)}, '');\nconst x = $DM_JSON;\n`);
   fs.writeFileSync(path.join(dir, 'ok.js'), 'console.log("echo $HOME")\n');
-  const exec = api.createExecTool({ cwd: dir });
+  // B's profile: the preflight runs in every mode (later OpenClaw skips it in the "yolo" mode, the
+  // default; openclaw-later.test.js).
+  const exec = api.createExecTool({ cwd: dir, profile: 'openclaw-2026-04' });
   await assert.rejects(exec.execute('1', { command: 'python3 bad.py' }), (e) => {
     assert.equal(e.code, 'ERR_PREFLIGHT_REJECTED');
     assert.match(e.message, /^exec preflight: detected likely shell variable injection \(\$DM_JSON\) in python script: bad\.py:3\.\nIn Python, use os\.environ\.get\("DM_JSON"\)/);
@@ -137,7 +141,8 @@ test('exec: a model cannot run /approve through the shell, in any position or wr
 test('exec: bad parameters get a typed error before anything runs; values B ignores get a warning line', async () => {
   const dir = fs.realpathSync(tempDir());
   const canary = path.join(dir, 'ran');
-  const exec = api.createExecTool({ cwd: dir });
+  // B's profile ignores an unknown host with a warning; later OpenClaw throws (openclaw-later.test.js).
+  const exec = api.createExecTool({ cwd: dir, profile: 'openclaw-2026-04' });
   for (const [params, code, message] of [
     [{ command: 42 }, 'ERR_INVALID_COMMAND', 'The command must be a string of shell code such as "ls -la", but it is a number.'],
     [{ command: { a: 1 } }, 'ERR_INVALID_COMMAND', /but it is an object\.$/],
@@ -168,7 +173,8 @@ test('exec: bad parameters get a typed error before anything runs; values B igno
 
 test('exec: workdir fallback warning, env policy, OPENCLAW_SHELL, pathPrepend', async () => {
   const dir = fs.realpathSync(tempDir());
-  const exec = api.createExecTool({ cwd: dir, pathPrepend: ['/opt/agent-bin'] });
+  // B's fallback to the cwd; later OpenClaw fails the call instead (openclaw-later.test.js).
+  const exec = api.createExecTool({ cwd: dir, pathPrepend: ['/opt/agent-bin'], profile: 'openclaw-2026-04' });
   const r = await exec.execute('1', { command: 'pwd; echo "$OPENCLAW_SHELL"; echo "$PATH" | cut -d: -f1', workdir: '/no/such/dir' });
   assert.equal(text(r), `Warning: workdir "/no/such/dir" is unavailable; using "${dir}".\n\n${dir}\nexec\n/opt/agent-bin`);
   await assert.rejects(exec.execute('2', { command: 'true', env: { PATH: '/x' } }), {
@@ -248,7 +254,7 @@ test('exec: elevated gate, host rules, background disabled warning', async () =>
 });
 
 test('exec yields to the background; process polls, logs and lists it', async () => {
-  const { exec, process: proc } = api.createBashTools({ scopeKey: 'agent:tools' });
+  const { exec, process: proc } = api.createBashTools({ scopeKey: 'agent:tools', profile: 'openclaw-2026-04' });
   const r = await exec.execute('1', { command: 'echo start; sleep 0.5; seq 1 250; exit 2', yieldMs: 100 });
   assert.equal(r.details.status, 'running');
   assert.match(text(r), /^Command still running \(session ([a-z]+-[a-z]+(-\d+)?), pid \d+\)\. Use process \(list\/poll\/log\/write\/kill\/clear\/remove\) for follow-up\.$/);
@@ -332,7 +338,8 @@ test('a poll that could not keep everything starts at a line and says what is mi
 });
 
 test('process failure texts', async () => {
-  const { exec, process: proc } = api.createBashTools({});
+  // B's texts (an unknown action is looked at after the session id); later ones: openclaw-later.test.js.
+  const { exec, process: proc } = api.createBashTools({ profile: 'openclaw-2026-04' });
   assert.equal(text(await proc.execute('1', { action: 'poll' })), 'sessionId is required for this action.');
   assert.equal(text(await proc.execute('2', { action: 'explode' })), 'sessionId is required for this action.');
   assert.equal(text(await proc.execute('3', { action: 'explode', sessionId: 'x-y' })), 'Unknown action explode');

@@ -4,7 +4,7 @@
 // tens of milliseconds (every property is a call into V8); applying no change costs a copy of an array.
 //
 // The objects handed out are shared between calls, so they are frozen: a caller that wants to edit one
-// copies it first. The `runtimeMs` of a running session reads the clock when it is read.
+// copies it first. The `runtimeMs` and `idleMs` of a running session read the clock when they are read.
 
 const SCOPE_ALL = '\u0000all';
 
@@ -26,6 +26,12 @@ function snapshot(info) {
     Object.defineProperty(info, 'runtimeMs', {
       enumerable: true,
       get: () => runtimeAtFetch + (Date.now() - fetchedAt),
+    });
+    // So does the quiet since its last output (the session does not change while it is quiet).
+    const quietSince = info.lastOutputAt ?? info.startedAt;
+    Object.defineProperty(info, 'idleMs', {
+      enumerable: true,
+      get: () => Math.max(0, Date.now() - quietSince),
     });
   }
   return Object.freeze(info);

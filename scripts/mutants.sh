@@ -14,7 +14,7 @@ run() {
   echo "== mutants of $* (tests: $filter)"
   mkdir -p "mutants.out/$name"
   # --lib: the core's unit tests; the test binary's filter keeps each run to the module's own tests.
-  cargo mutants --package agent-exec-core --output "mutants.out/$name" --timeout 300 \
+  cargo mutants --package agent-exec-core --output "mutants.out/$name" --timeout "${MUTANTS_TIMEOUT:-60}" \
     "${@/#/--file=}" -- --lib -- "$filter" || true
   echo "== $name: $(wc -l < "mutants.out/$name/mutants.out/caught.txt") caught," \
     "$(wc -l < "mutants.out/$name/mutants.out/missed.txt") missed," \

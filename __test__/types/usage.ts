@@ -88,7 +88,15 @@ async function tools(): Promise<void> {
   if (r.details.status === 'running') {
     const p = await proc.execute('call-2', { action: 'poll', sessionId: r.details.sessionId, timeout: 5000 });
     void p.content[0].text;
+    const follow: string | undefined = r.details.followUp;
+    void follow;
   }
+  if (r.details.status === 'failed') {
+    const kind: 'overall-timeout' | 'signal' | 'aborted' | string | undefined = r.details.failureKind;
+    void kind;
+  }
+  const april = createBashTools({ profile: 'openclaw-2026-04', inputWaitIdleMs: 5000 });
+  void april;
 }
 
 void tools;

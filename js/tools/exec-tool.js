@@ -19,24 +19,29 @@ function describeExecTool({ hasCronTool } = {}) {
 }
 
 /**
- * Tool profiles: `openclaw` (B, the default) and `clawdis`, the January 2026 Clawdis docs' tool: named
- * `bash`, a 20 s default yield, A's description and A's pending cap (200000).
+ * Tool profiles: `openclaw` (the default: OpenClaw's tools as of August-September 2026), `openclaw-2026-04`
+ * (B, April 2026: its timeout text, workdir fallback, ignored unknown hosts and exit labels), and
+ * `clawdis`, the January 2026 Clawdis docs' tool: named `bash`, a 20 s default yield, A's description and
+ * A's pending cap (200000), with B's texts.
  */
 const PROFILES = {
   openclaw: { name: 'exec', yieldMs: 10000, pendingMaxOutputChars: 30000, describe: describeExecTool },
+  // OpenClaw as of April 2026 (B): its texts and checks where later OpenClaw changed them.
+  'openclaw-2026-04': { name: 'exec', yieldMs: 10000, pendingMaxOutputChars: 30000, describe: describeExecTool, april: true },
   clawdis: {
     name: 'bash',
     yieldMs: 20000,
     pendingMaxOutputChars: 200000,
     describe: () =>
       'Execute shell commands with background continuation. Use yieldMs/background to continue later via process tool. Use pty=true for TTY-required commands (terminal UIs, coding agents).',
+    april: true,
   },
 };
 
 function profileOf(defaults) {
   const name = defaults.profile ?? 'openclaw';
   const profile = PROFILES[name];
-  if (!profile) throw new Error(`Unknown exec tool profile "${name}". Use "openclaw" (the default) or "clawdis".`);
+  if (!profile) throw new Error(`Unknown exec tool profile "${name}". Use "openclaw" (the default), "openclaw-2026-04" or "clawdis".`);
   return profile;
 }
 
@@ -109,6 +114,38 @@ function resolveWorkdir(requested, defaults, warnings) {
   return r.cwd;
 }
 
+/**
+ * Later OpenClaw's check of the model's workdir before anything runs: a path that is not a directory
+ * (missing, a file, blank) is a failed result saying nothing was executed. Taken literally: relative
+ * paths are beneath the host's cwd, and `~` is a name like any other.
+ */
+function unavailableWorkdir(requested, defaults) {
+  if (requested === undefined || requested === null || typeof requested !== 'string') return null;
+  const base = path.resolve(defaults.cwd || process.cwd());
+  let isDir = false;
+  if (requested.trim()) {
+    try {
+      isDir = fs.statSync(path.resolve(base, requested)).isDirectory();
+    } catch {
+      isDir = false;
+    }
+  }
+  if (isDir) return null;
+  return shared.textResult(
+    `workdir "${requested}" is unavailable or not a directory: command was not executed. workdir is treated as a literal path; shell expansions such as "~" are not applied. Use an existing directory, omit an explicit workdir to use the default cwd, or update the configured default cwd.`,
+    {
+      status: 'failed',
+      exitCode: null,
+      exitSignal: null,
+      failureKind: 'runtime-error',
+      durationMs: 0,
+      aggregated: '',
+      timedOut: false,
+      cwd: requested,
+    },
+  );
+}
+
 /** The tool's own variables; the model's `env` goes to the native host env policy separately. */
 function toolEnv(defaults) {
   const env = { OPENCLAW_SHELL: 'exec', OPENCLAW_CLI: '1' };
@@ -122,12 +159,60 @@ function toolEnv(defaults) {
   return env;
 }
 
-function failureMessage(outcome, timeoutSec) {
+/** Appended to every timeout (later OpenClaw): the kill does not undo what the command did. */
+const TIMEOUT_GUIDANCE =
+  'The command was terminated, but external side effects may already have completed. Verify the resulting state before retrying. Do not automatically rerun non-idempotent commands. Use a higher timeout only when the command is known to be safe to retry.';
+
+const KEEP_RUNNING =
+  'If it should keep running, start it with exec background=true or yieldMs so OpenClaw can register a pollable process session. Do not rely on shell backgrounding with a trailing &.';
+
+function failureMessage(outcome, timeoutSec, { april, allowBackground }) {
   if (outcome.timedOut) {
     const after = timeoutSec ? ` after ${timeoutSec} seconds` : '';
-    return `Command timed out${after}. If this command is expected to take longer, re-run with a higher timeout (e.g., exec timeout=300). If it should keep running, start it with exec background=true or yieldMs so OpenClaw can register a pollable process session. Do not rely on shell backgrounding with a trailing &.`;
+    if (april) {
+      return `Command timed out${after}. If this command is expected to take longer, re-run with a higher timeout (e.g., exec timeout=300). ${KEEP_RUNNING}`;
+    }
+    return [
+      `Command timed out${after}. If this command is expected to take longer and is safe to repeat, re-run with a higher timeout (e.g., exec timeout=300), or timeout=0 for none.`,
+      TIMEOUT_GUIDANCE,
+      allowBackground ? KEEP_RUNNING : null,
+    ]
+      .filter(Boolean)
+      .join('\n\n');
   }
   return outcome.reason || 'Command failed';
+}
+
+/**
+ * Why a run ended, as later OpenClaw's details name it: `exitReason` (exit, signal, overall-timeout,
+ * manual-cancel, spawn-error) and, for failures, `failureKind` (shell-command-not-found,
+ * shell-not-executable, overall-timeout, signal, aborted, runtime-error). agent-exec has no
+ * no-output timeout: `noOutputTimedOut` is always false.
+ */
+function endingDetails(outcome) {
+  const exitReason = outcome.timedOut
+    ? 'overall-timeout'
+    : outcome.aborted || outcome.killed
+      ? 'manual-cancel'
+      : outcome.exitSignal
+        ? 'signal'
+        : outcome.exitCode !== null && outcome.exitCode !== undefined
+          ? 'exit'
+          : 'spawn-error';
+  const details = { exitSignal: outcome.exitSignal ?? null, exitReason, noOutputTimedOut: false };
+  if (outcome.status !== 'failed') return details;
+  const failureKind = outcome.timedOut
+    ? 'overall-timeout'
+    : outcome.aborted || outcome.killed
+      ? 'aborted'
+      : outcome.exitSignal
+        ? 'signal'
+        : outcome.exitCode === 127
+          ? 'shell-command-not-found'
+          : outcome.exitCode === 126
+            ? 'shell-not-executable'
+            : 'runtime-error';
+  return { ...details, failureKind };
 }
 
 /** What the sandbox refused, for the model: each operation, its path or call, and the rule. */
@@ -210,7 +295,7 @@ const HOSTS = ['auto', 'sandbox', 'gateway', 'node'];
  * result stays B's, with a warning line saying so; what B would misread is refused with a typed error.
  * Returns the command.
  */
-function checkParams(params, warnings) {
+function checkParams(params, warnings, april) {
   if (params === null || typeof params !== 'object' || Array.isArray(params)) {
     throw shared.typedError('ERR_INVALID_OPTION', `exec parameters must be an object such as {"command": "ls"}, but they are ${shared.describeType(params)}.`);
   }
@@ -231,8 +316,18 @@ function checkParams(params, warnings) {
   if (params.workdir !== undefined && params.workdir !== null && typeof params.workdir !== 'string') ignored('workdir', params.workdir, 'a directory path');
   if (params.pty !== undefined && params.pty !== null && typeof params.pty !== 'boolean') ignored('pty', params.pty, 'true or false (no PTY)');
   if (params.background !== undefined && params.background !== null && typeof params.background !== 'boolean') ignored('background', params.background, 'true or false');
-  if (typeof params.host === 'string' && params.host.trim() && !HOSTS.includes(params.host.trim().toLowerCase())) {
-    ignored('host', params.host, `one of ${HOSTS.join(', ')} (the configured host runs it)`);
+  if (april) {
+    if (typeof params.host === 'string' && params.host.trim() && !HOSTS.includes(params.host.trim().toLowerCase())) {
+      ignored('host', params.host, `one of ${HOSTS.join(', ')} (the configured host runs it)`);
+    }
+  } else if (params.host !== undefined && params.host !== null) {
+    // Later OpenClaw refuses a host it does not know before anything else (thrown, as it does).
+    if (typeof params.host !== 'string') {
+      throw shared.typedError('ERR_INVALID_OPTION', `Invalid exec host value type ${typeof params.host}. Allowed values: ${HOSTS.join(', ')}.`);
+    }
+    if (params.host.trim() && !HOSTS.includes(params.host.trim().toLowerCase())) {
+      throw shared.typedError('ERR_INVALID_OPTION', `Invalid exec host "${params.host}". Allowed values: ${HOSTS.join(', ')}.`);
+    }
   }
   if (params.timeout !== undefined && params.timeout !== null) {
     const t = Number(params.timeout);
@@ -251,9 +346,11 @@ function createExecTool(defaults = {}) {
   const yieldDefault = shared.defaultYieldMs(defaults.backgroundMs, profile.yieldMs);
   const sandboxConfig = pinnedSandbox(defaults.sandbox, path.resolve(defaults.cwd || process.cwd()));
 
+  const april = profile.april === true;
+
   async function execute(toolCallId, params = {}, signal, onUpdate) {
     const warnings = [];
-    const command = checkParams(params, warnings);
+    const command = checkParams(params, warnings, april);
     if (!allowBackground && (params.background === true || typeof params.yieldMs === 'number')) {
       warnings.push('Warning: background execution is disabled; running synchronously.');
     }
@@ -288,6 +385,13 @@ function createExecTool(defaults = {}) {
     const modes = native.tightenApproval({ security: defaults.security, ask: defaults.ask }, { security: params.security, ask: params.ask });
     const security = elevated === 'full' ? 'full' : modes.security;
     const ask = elevated === 'full' ? 'off' : modes.ask;
+    // Later OpenClaw: the /approve guard before the directory is looked at; a workdir that is not
+    // there is a failed result (nothing runs), taken literally (no `~`), not a fallback to the cwd.
+    if (!april) {
+      native.preflightCommand(command, path.resolve(defaults.cwd || process.cwd()), process.env.PATH, false);
+      const unavailable = unavailableWorkdir(params.workdir, defaults);
+      if (unavailable) return unavailable;
+    }
     const cwd = resolveWorkdir(params.workdir, defaults, warnings);
     const env = toolEnv(defaults);
     const readOnlyDir = sandboxed ? outsideRoots(cwd, sandboxConfig.writableRoots) : null;
@@ -305,8 +409,10 @@ function createExecTool(defaults = {}) {
     }
 
     // B's script preflight: a python/node script with shell variable syntax in its code is refused
-    // before it runs (throws, as B does).
-    native.preflightCommand(command, cwd, env.PATH);
+    // before it runs (throws, as B does). Later OpenClaw skips it where the host trusts every command
+    // ("yolo": the gateway, security full, ask off); the /approve guard still holds.
+    const yolo = !april && host === 'gateway' && security === 'full' && ask === 'off';
+    native.preflightCommand(command, cwd, env.PATH, yolo ? false : undefined);
 
     const timeoutSec =
       params.timeout !== undefined && params.timeout !== null && Number.isFinite(Number(params.timeout))
@@ -394,12 +500,27 @@ function createExecTool(defaults = {}) {
       if (wantsExitNotice(defaults) && native.getSession(outcome.sessionId)?.status !== 'running') {
         notifyExit(defaults, outcome.sessionId, command);
       }
+      const actions = april ? 'list/poll/log/write/kill/clear/remove' : 'list/poll/log/write/send-keys/submit/paste/kill/clear/remove';
+      const followUp = [
+        `Use process (${actions}) for follow-up.`,
+        // Later OpenClaw says when no wake will come, so the agent collects the result itself.
+        !april && defaults.notifyOnExit === false
+          ? 'Automatic completion wake is disabled (tools.exec.notifyOnExit=false). If the task needs this result, use poll with a timeout to collect it before ending the turn, unless another continuation is already arranged.'
+          : null,
+      ]
+        .filter(Boolean)
+        .join(' ');
       return shared.textResult(
-        withWarnings(
-          warnings,
-          `Command still running (session ${outcome.sessionId}, pid ${outcome.pid || 'n/a'}). Use process (list/poll/log/write/kill/clear/remove) for follow-up.`,
-        ),
-        { status: 'running', sessionId: outcome.sessionId, pid: outcome.pid || undefined, startedAt, cwd, tail: outcome.tail },
+        withWarnings(warnings, `Command still running (session ${outcome.sessionId}, pid ${outcome.pid || 'n/a'}). ${followUp}`),
+        {
+          status: 'running',
+          sessionId: outcome.sessionId,
+          pid: outcome.pid || undefined,
+          startedAt,
+          cwd,
+          tail: outcome.tail,
+          ...(april ? {} : { followUp }),
+        },
       );
     }
     let aggregated = outcome.output.trim();
@@ -410,11 +531,17 @@ function createExecTool(defaults = {}) {
     const moved = defaults.trackCwd && outcome.finalCwd && outcome.finalCwd !== cwd ? outcome.finalCwd : null;
     const movedNote = moved ? `\n\n(cwd is now ${moved})` : '';
     const finalCwd = moved ? { finalCwd: moved } : {};
+    const ending = april ? {} : endingDetails(outcome);
     if (outcome.status === 'completed') {
-      if (outcome.exitCode) aggregated = `${aggregated}\n\n(Command exited with code ${outcome.exitCode})`.trim();
+      if (outcome.exitCode) {
+        // Later OpenClaw says "(no output)" before the code when there was none.
+        const body = aggregated || (april ? '' : '(no output)');
+        aggregated = `${body}\n\n(Command exited with code ${outcome.exitCode})`.trim();
+      }
       return shared.textResult(withWarnings(warnings, (shown() || '(no output)') + movedNote + sandboxNote(outcome)), {
         status: 'completed',
         exitCode: outcome.exitCode ?? 0,
+        ...ending,
         durationMs: outcome.durationMs,
         aggregated,
         cwd,
@@ -423,11 +550,12 @@ function createExecTool(defaults = {}) {
         ...sandboxDetails(outcome),
       });
     }
-    const message = failureMessage(outcome, timeoutMs ? timeoutSec : 0);
+    const message = failureMessage(outcome, timeoutMs ? timeoutSec : 0, { april, allowBackground });
     const reason = aggregated ? `${shown()}\n\n${message}` : message;
     return shared.textResult(withWarnings(warnings, reason + movedNote + sandboxNote(outcome)), {
       status: 'failed',
       exitCode: outcome.exitCode ?? null,
+      ...ending,
       durationMs: outcome.durationMs,
       aggregated,
       timedOut: outcome.timedOut,

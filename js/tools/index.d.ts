@@ -46,9 +46,23 @@ export interface ExecSandboxDetails {
   tmpDir: string;
 }
 
+/** How a run ended (the default profile; later OpenClaw's names). agent-exec has no no-output timeout. */
+export type ExecExitReason = 'exit' | 'signal' | 'overall-timeout' | 'manual-cancel' | 'spawn-error';
+export type ExecFailureKind =
+  | 'shell-command-not-found'
+  | 'shell-not-executable'
+  | 'overall-timeout'
+  | 'signal'
+  | 'aborted'
+  | 'runtime-error';
+
 export interface ExecCompletedDetails {
   status: 'completed';
   exitCode: number;
+  /** Default profile only (absent under `openclaw-2026-04` and `clawdis`). */
+  exitSignal?: string | null;
+  exitReason?: ExecExitReason;
+  noOutputTimedOut?: false;
   durationMs: number;
   aggregated: string;
   cwd: string;
@@ -66,6 +80,11 @@ export interface ExecCompletedDetails {
 export interface ExecFailedDetails {
   status: 'failed';
   exitCode: number | null;
+  /** Default profile only; a workdir that is not a directory gives `runtime-error` and nothing ran. */
+  exitSignal?: string | null;
+  exitReason?: ExecExitReason;
+  failureKind?: ExecFailureKind;
+  noOutputTimedOut?: false;
   durationMs: number;
   aggregated: string;
   timedOut: boolean;
@@ -88,6 +107,8 @@ export interface ExecRunningDetails {
   startedAt: number;
   cwd: string;
   tail: string;
+  /** Default profile: what to do next (the process actions; when notifyOnExit is false, that no wake comes). */
+  followUp?: string;
 }
 
 export interface ExecApprovalPendingDetails {
@@ -105,7 +126,8 @@ export interface ExecApprovalPendingDetails {
 export type ExecDetails = ExecCompletedDetails | ExecFailedDetails | ExecRunningDetails | ExecApprovalPendingDetails;
 
 export interface ProcessParams {
-  action: 'list' | 'poll' | 'log' | 'write' | 'send-keys' | 'submit' | 'paste' | 'kill' | 'clear' | 'remove' | string;
+  /** Anything else is refused with "Invalid process action. Expected one of: ..." (default profile). */
+  action: 'list' | 'poll' | 'log' | 'write' | 'send-keys' | 'submit' | 'paste' | 'kill' | 'clear' | 'remove' | 'screen' | string;
   sessionId?: string;
   data?: string;
   keys?: string[];
@@ -116,8 +138,11 @@ export interface ProcessParams {
   eof?: boolean;
   offset?: number;
   limit?: number;
-  /** For poll: wait up to this many ms (0..120000). */
-  timeout?: number;
+  /**
+   * For poll: wait up to this many ms for new output or the exit (default profile: 0..30000, back as
+   * soon as unread output is there; `openclaw-2026-04`: 0..120000, until the exit).
+   */
+  timeout?: number | string;
 }
 
 /** Where a run event came from and where it goes back to. */
@@ -132,10 +157,19 @@ export interface SystemEventContext {
 
 export interface BashToolDefaults {
   /**
-   * `openclaw` (default): OpenClaw B's `exec`. `clawdis`: the January 2026 Clawdis docs' tool, named
-   * `bash`, with a 20000 ms default yield, A's description and A's pending cap (200000 chars per stream).
+   * `openclaw` (default): OpenClaw's tools as of August-September 2026 (checks before anything spawns,
+   * timeout texts and `exitReason`/`failureKind`, input-wait detection, the 30 s poll that returns on
+   * output, the action list). `openclaw-2026-04`: B's (April 2026) texts and behaviour where they differ.
+   * `clawdis`: the January 2026 Clawdis docs' tool, named `bash`, with a 20000 ms default yield, A's
+   * description and A's pending cap (200000 chars per stream), and B's texts.
    */
-  profile?: 'openclaw' | 'clawdis';
+  profile?: 'openclaw' | 'openclaw-2026-04' | 'clawdis';
+  /**
+   * Process tool: a running session with writable input and no output for this long is said to wait for
+   * input (`waitingForInput`, ` [input-wait]`, a hint in poll and log). Default
+   * `OPENCLAW_PROCESS_INPUT_WAIT_IDLE_MS`, else 15000; clamped 1000..600000.
+   */
+  inputWaitIdleMs?: number;
   /**
    * Most characters of output in a result's text (1000..200000, default 30000, or
    * `AGENT_EXEC_MAX_TEXT_CHARS`): head and tail, with a marker naming the file that holds everything.

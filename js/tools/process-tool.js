@@ -5,10 +5,70 @@ const native = require('../native.js').loadNative();
 const shared = require('./shared.js');
 const { sessionList } = require('../session-list.js');
 
+/** OpenClaw's actions, in its order, then agent-exec's own (`screen`). */
+const ACTIONS = ['list', 'poll', 'log', 'write', 'send-keys', 'submit', 'paste', 'kill', 'clear', 'remove', 'screen'];
+
+/** How long a poll may wait: later OpenClaw caps it at 30 s (B at 120 s). */
+const MAX_POLL_WAIT_MS = 30000;
+const APRIL_MAX_POLL_WAIT_MS = 120000;
+
+/** Appended to a timed-out session's result (later OpenClaw): the kill does not undo side effects. */
+const TIMEOUT_GUIDANCE =
+  'The command was terminated, but external side effects may already have completed. Verify the resulting state before retrying. Do not automatically rerun non-idempotent commands. Use a higher timeout only when the command is known to be safe to retry.';
+
+const RETENTION_NOTE = '[earlier output was discarded at the retention cap and cannot be recovered]\n\n';
+
+/**
+ * Idle time after which a running session with writable input is said to wait for input:
+ * `inputWaitIdleMs`, or `OPENCLAW_PROCESS_INPUT_WAIT_IDLE_MS` (a whole number; 1000..600000, default
+ * 15000).
+ */
+function inputWaitIdleMs(configured) {
+  let value = configured;
+  if (value === undefined || value === null) {
+    const raw = process.env.OPENCLAW_PROCESS_INPUT_WAIT_IDLE_MS;
+    value = raw !== undefined && /^\s*[+-]?\d+\s*$/.test(raw) ? Number.parseInt(raw, 10) : undefined;
+  }
+  return shared.clamp(Number.isFinite(Number(value)) ? Math.floor(Number(value)) : undefined, 15000, 1000, 600000);
+}
+
+/** A poll's `timeout`: a number or an integer string, floored and clamped to 0..max; anything else is 0. */
+function pollWaitMs(timeout, max) {
+  let n;
+  if (typeof timeout === 'number' && Number.isFinite(timeout)) n = Math.floor(timeout);
+  else if (typeof timeout === 'string' && /^[+-]?\d+$/.test(timeout.trim()) && Number.isSafeInteger(Number(timeout.trim()))) n = Number(timeout.trim());
+  else return 0;
+  return Math.min(max, Math.max(0, n));
+}
+
+/** An abort as fetch and Node throw them, with what the poll kept. */
+function abortError() {
+  const e = new Error('Poll aborted before reading output.');
+  e.name = 'AbortError';
+  e.code = 'ABORT_ERR';
+  return e;
+}
+
+/** Later OpenClaw's exit label: never a code 0 the run did not report. */
+function exitLabelOf(s, april) {
+  if (april) return shared.exitLabel(s.exitSignal, s.exitCode);
+  if (s.exitSignal) return `signal ${s.exitSignal}`;
+  if (typeof s.exitCode === 'number') return `code ${s.exitCode}`;
+  return 'unknown exit code';
+}
+
+/** Why a finished session ended, as later OpenClaw's details name it. */
+function exitReasonOf(s) {
+  if (s.timedOut) return 'overall-timeout';
+  if (s.killed || s.aborted) return 'manual-cancel';
+  if (s.exitSignal) return 'signal';
+  return typeof s.exitCode === 'number' ? 'exit' : 'spawn-error';
+}
+
 const parameters = {
   type: 'object',
   properties: {
-    action: { type: 'string', description: 'Process action' },
+    action: { type: 'string', enum: ACTIONS, description: `Process action (${ACTIONS.join('|')})` },
     sessionId: { type: 'string', description: 'Session id for actions other than list' },
     data: { type: 'string', description: 'Data to write for write' },
     keys: {
@@ -30,7 +90,11 @@ const parameters = {
     eof: { type: 'boolean', description: 'Close stdin after write' },
     offset: { type: 'number', description: 'Log offset' },
     limit: { type: 'number', description: 'Log length' },
-    timeout: { type: 'number', minimum: 0, description: 'For poll: wait up to this many milliseconds before returning' },
+    timeout: {
+      type: 'number',
+      minimum: 0,
+      description: 'For poll: wait up to this many milliseconds before returning; max 30000 ms, higher values are clamped to 30000',
+    },
   },
   required: ['action'],
 };
@@ -54,6 +118,36 @@ function screenNote(view) {
 
 function createProcessTool(defaults = {}) {
   const scopeKey = defaults.scopeKey;
+  // `openclaw-2026-04` (and `clawdis`) keep B's texts and poll; the default is later OpenClaw's.
+  const april = defaults.profile === 'openclaw-2026-04' || defaults.profile === 'clawdis';
+  const idleThreshold = inputWaitIdleMs(defaults.inputWaitIdleMs);
+
+  /** Input-wait detection for a running session (later OpenClaw's fields). */
+  function activity(s) {
+    const lastOutputAt = s.lastOutputAt ?? s.startedAt;
+    const idleMs = Math.max(0, Date.now() - lastOutputAt);
+    const stdinWritable = s.stdinWritable === true;
+    return { stdinWritable, waitingForInput: stdinWritable && idleMs >= idleThreshold, idleMs, lastOutputAt };
+  }
+
+  function inputWaitHint(a) {
+    return `No new output for ${shared.formatDurationCompact(a.idleMs)}; this session may be waiting for input. Use process write, send-keys, submit, or paste to provide input.`;
+  }
+
+  /** A finished session's details (later OpenClaw's shape). */
+  function finishedDetails(s, id, name) {
+    const exitReason = exitReasonOf(s);
+    return {
+      status: s.status === 'completed' ? 'completed' : 'failed',
+      sessionId: id,
+      exitCode: s.exitCode ?? undefined,
+      ...(s.exitSignal ? { exitSignal: s.exitSignal } : {}),
+      exitReason,
+      timedOut: exitReason === 'overall-timeout',
+      noOutputTimedOut: false,
+      name,
+    };
+  }
   if (defaults.cleanupMs !== undefined) native.setSessionTtl(shared.jobTtlMs(defaults.cleanupMs));
   const scope = scopeKey ? { scopeKey } : undefined;
 
@@ -62,10 +156,13 @@ function createProcessTool(defaults = {}) {
     return native.getSession(id, scope) ?? undefined;
   }
 
-  function requireActive(id) {
+  /** A running, backgrounded session to act on; with `input`, one whose input can be written. */
+  function requireActive(id, { input = false } = {}) {
     const s = find(id);
     if (!s || s.status !== 'running') return { error: shared.failure(`No active session found for ${id}`) };
     if (!s.backgrounded) return { error: shared.failure(`Session ${id} is not backgrounded.`) };
+    if (!april && s.finalizing) return { error: shared.failure(`Session ${id} is finalizing.`) };
+    if (!april && input && !s.stdinWritable) return { error: shared.failure(`Session ${id} stdin is not writable.`) };
     return { session: s, name: shared.deriveSessionName(s.command) };
   }
 
@@ -82,50 +179,83 @@ function createProcessTool(defaults = {}) {
   }
 
   function list() {
-    const sessions = sessionList().listSessions(scope).map((s) => ({
-      sessionId: s.sessionId,
-      status: s.status,
-      pid: s.pid,
-      startedAt: s.startedAt,
-      ...(s.endedAt !== undefined ? { endedAt: s.endedAt } : {}),
-      runtimeMs: s.runtimeMs,
-      cwd: s.cwd,
-      command: s.command,
-      name: shared.deriveSessionName(s.command),
-      tail: s.tail,
-      truncated: s.truncated,
-      ...(s.status !== 'running' ? { exitCode: s.exitCode, exitSignal: s.exitSignal } : {}),
-    }));
+    const sessions = sessionList().listSessions(scope).map((s) => {
+      const running = s.status === 'running';
+      const ending = running || april ? {} : (({ exitReason, timedOut, noOutputTimedOut }) => ({ exitReason, timedOut, noOutputTimedOut }))(finishedDetails(s, s.sessionId));
+      return {
+        sessionId: s.sessionId,
+        status: s.status,
+        pid: s.pid,
+        startedAt: s.startedAt,
+        ...(s.endedAt !== undefined ? { endedAt: s.endedAt } : {}),
+        runtimeMs: s.runtimeMs,
+        cwd: s.cwd,
+        command: s.command,
+        name: shared.deriveSessionName(s.command),
+        tail: s.tail,
+        truncated: s.truncated,
+        ...(running ? {} : { exitCode: s.exitCode, exitSignal: s.exitSignal, ...ending }),
+        ...(running && !april ? activity(s) : {}),
+      };
+    });
     const lines = sessions
       .slice()
       .sort((a, b) => b.startedAt - a.startedAt)
       .map((s) => {
         const label = s.name ? shared.truncateMiddle(s.name, 80) : shared.truncateMiddle(s.command, 120);
-        return `${s.sessionId} ${s.status.padEnd(9)} ${shared.formatDurationCompact(s.runtimeMs)} :: ${label}`;
+        const timeoutMarker = !april && s.exitReason === 'overall-timeout' ? ' [overall-timeout]' : '';
+        const waitMarker = s.waitingForInput ? ' [input-wait]' : '';
+        return `${s.sessionId} ${s.status.padEnd(9)} ${shared.formatDurationCompact(s.runtimeMs)}${timeoutMarker}${waitMarker} :: ${label}`;
       });
     return shared.textResult(lines.join('\n') || 'No running or recent sessions.', { status: 'completed', sessions });
   }
 
-  async function poll(id, timeout) {
+  /** Wait for output or the exit without taking anything, unless `signal` aborts first (then throw). */
+  async function waitOrAbort(id, wait, signal) {
+    if (signal?.aborted) throw abortError();
+    if (wait <= 0) return;
+    const waited = native.pollSession(id, { ...scope, timeoutMs: wait, untilOutput: true, take: false });
+    if (!signal) return waited;
+    let onAbort;
+    const aborted = new Promise((_, reject) => {
+      onAbort = () => reject(abortError());
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      await Promise.race([waited, aborted]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async function poll(id, timeout, signal) {
     const s = find(id);
     if (!s) return shared.failure(`No session found for ${id}`);
     if (s.status === 'running' && !s.backgrounded) return shared.failure(`Session ${id} is not backgrounded.`);
-    const wait = shared.clamp(Number(timeout ?? 0), 0, 0, 120000);
-    const p = await native.pollSession(id, { ...scope, timeoutMs: Math.floor(wait) });
+    let p;
+    if (april) {
+      const wait = shared.clamp(Number(timeout ?? 0), 0, 0, APRIL_MAX_POLL_WAIT_MS);
+      p = await native.pollSession(id, { ...scope, timeoutMs: Math.floor(wait) });
+    } else {
+      // Later OpenClaw: at most 30 s, back at once with output no poll has read, and an abort leaves
+      // that output for the next poll.
+      await waitOrAbort(id, pollWaitMs(timeout, MAX_POLL_WAIT_MS), signal);
+      p = await native.pollSession(id, { ...scope, timeoutMs: 0 });
+    }
     const name = shared.deriveSessionName(p.command);
     const output = [p.stdout.trimEnd(), p.stderr.trimEnd()].filter(Boolean).join('\n').trim();
-    const ended = `\n\nProcess exited with ${shared.exitLabel(p.exitSignal, p.exitCode)}.`;
+    const ended = `\n\nProcess exited with ${exitLabelOf(p, april)}.`;
+    const retention = !april && p.truncated && !p.outputFile ? RETENTION_NOTE : '';
+    const guidance = !april && p.exited && p.timedOut ? `\n\n${TIMEOUT_GUIDANCE}` : '';
+    const finished = () =>
+      april
+        ? { status: p.status === 'completed' ? 'completed' : 'failed', sessionId: id, exitCode: p.exitCode ?? (p.exitSignal ? undefined : 0) }
+        : finishedDetails(p, id, name);
     if (p.exited && !output && s.status !== 'running') {
       // Everything was drained by earlier polls: say so instead of repeating the tail the agent has
       // read (OpenClaw's finished branch repeats it); a run with no output at all says that.
       const body = p.output.trim() ? '(no new output)' : `(no output recorded${p.truncated ? ' — truncated to cap' : ''})`;
-      return shared.textResult(`${body}${ended}`, {
-        status: p.status === 'completed' ? 'completed' : 'failed',
-        sessionId: id,
-        exitCode: p.exitCode ?? (p.exitSignal ? undefined : 0),
-        aggregated: p.output,
-        name,
-      });
+      return shared.textResult(`${retention}${body}${ended}${guidance}`, { ...finished(), aggregated: p.output, name });
     }
     let shown = output;
     // A full-screen program's output is drawing commands, not text: show its screen instead.
@@ -140,13 +270,15 @@ function createProcessTool(defaults = {}) {
       const where = p.outputFile ? `the full output is in ${p.outputFile}` : 'read them with log (offset/limit)';
       shown = `[... ${p.droppedChars + cut} earlier chars not shown: more arrived than one poll keeps; ${where} ...]\n${shown.slice(cut)}`;
     }
-    const text = (shown || '(no new output)') + (p.exited ? ended : '\n\nProcess still running.');
+    // A running session quiet for long with writable input may be waiting for it (later OpenClaw).
+    const live = !p.exited && !april ? activity(find(id) ?? s) : null;
+    const still = live?.waitingForInput ? `\n\n${inputWaitHint(live)}` : '\n\nProcess still running.';
+    const text = retention + (shown || '(no new output)') + (p.exited ? ended + guidance : still);
     return shared.textResult(text, {
-      status: p.exited ? p.status : 'running',
-      sessionId: id,
-      ...(p.exited ? { exitCode: p.exitCode ?? (p.exitSignal ? undefined : 0) } : {}),
+      ...(p.exited ? finished() : { status: 'running', sessionId: id }),
       aggregated: p.output,
       name,
+      ...(live ?? {}),
       ...(p.retryInMs !== undefined ? { retryInMs: p.retryInMs } : {}),
     });
   }
@@ -161,7 +293,11 @@ function createProcessTool(defaults = {}) {
     const l = native.readLog(id, opts);
     const name = shared.deriveSessionName(l.command);
     const empty = l.status === 'running' ? '(no output yet)' : '(no output recorded)';
-    const text = (l.text || empty) + (l.note ? `\n\n${l.note}` : '');
+    const live = l.status === 'running' && !april ? activity(s) : null;
+    const retention = !april && l.truncated && !s.outputFile ? RETENTION_NOTE : '';
+    let text = retention + (l.text || empty) + (l.note ? `\n\n${l.note}` : '');
+    if (live?.waitingForInput) text += `\n\n${inputWaitHint(live)}`;
+    if (!april && l.status !== 'running' && s.timedOut) text += `\n\n${TIMEOUT_GUIDANCE}`;
     const details = {
       status: l.status === 'running' ? 'running' : l.status,
       sessionId: id,
@@ -171,22 +307,32 @@ function createProcessTool(defaults = {}) {
       truncated: l.truncated,
       name,
     };
-    if (l.status !== 'running') Object.assign(details, { exitCode: l.exitCode, exitSignal: l.exitSignal });
+    if (l.status !== 'running') {
+      Object.assign(details, { exitCode: l.exitCode, exitSignal: l.exitSignal });
+      if (!april) {
+        const { exitReason, timedOut, noOutputTimedOut } = finishedDetails(s, id, name);
+        Object.assign(details, { exitReason, timedOut, noOutputTimedOut });
+      }
+    }
+    if (live) Object.assign(details, live);
     return shared.textResult(text, details);
   }
 
-  async function execute(toolCallId, params = {}) {
+  async function execute(toolCallId, params = {}, signal) {
     const action = params.action;
     const id = params.sessionId;
+    if (!april && !ACTIONS.includes(action)) {
+      return shared.failure(`Invalid process action. Expected one of: ${ACTIONS.join(', ')}`);
+    }
     if (action === 'list') return list();
     if (!id) return shared.failure('sessionId is required for this action.');
     switch (action) {
       case 'poll':
-        return poll(id, params.timeout);
+        return poll(id, params.timeout, signal);
       case 'log':
         return log(id, params.offset, params.limit);
       case 'write': {
-        const { error, name } = requireActive(id);
+        const { error, name } = requireActive(id, { input: true });
         if (error) return error;
         const data = params.data ?? '';
         try {
@@ -204,7 +350,7 @@ function createProcessTool(defaults = {}) {
         });
       }
       case 'send-keys': {
-        const { error, name } = requireActive(id);
+        const { error, name } = requireActive(id, { input: true });
         if (error) return error;
         let sent;
         try {
@@ -218,12 +364,12 @@ function createProcessTool(defaults = {}) {
         return shared.textResult(`Sent ${sent.bytes} bytes to session ${id}.${warn}`, { status: 'running', sessionId: id, name });
       }
       case 'submit': {
-        const { error, name } = requireActive(id);
+        const { error, name } = requireActive(id, { input: true });
         if (error) return error;
         return write(id, '\r', name, `Submitted session ${id} (sent CR).`);
       }
       case 'paste': {
-        const { error, name } = requireActive(id);
+        const { error, name } = requireActive(id, { input: true });
         if (error) return error;
         const text = params.text ?? '';
         if (params.bracketed === false && text === '') return shared.failure('No paste text provided.');
@@ -288,4 +434,5 @@ function createProcessTool(defaults = {}) {
   };
 }
 
-module.exports = { createProcessTool };
+// pollWaitMs and inputWaitIdleMs: exported for the tests of their clamps only.
+module.exports = { createProcessTool, pollWaitMs, inputWaitIdleMs };

@@ -42,6 +42,21 @@ pub struct JsSessionInfo {
     pub cursor_key_mode: String,
     /// Ended by `killSession`: a requested kill rather than a failure of the run's own.
     pub killed: bool,
+    /// Epoch ms of the last output (absent before any).
+    pub last_output_at: Option<f64>,
+    /// Milliseconds since the last output (or the start) of a running session, when this was read:
+    /// a run quiet for long with `stdinWritable` may be waiting for input.
+    pub idle_ms: Option<f64>,
+    /// A running session whose input can still be written (a pipe not closed, or a PTY).
+    pub stdin_writable: bool,
+    /// The process exited and its last output is being read: nothing can be written any more.
+    pub finalizing: bool,
+    /// Ended by its timeout.
+    pub timed_out: bool,
+    /// Ended by the caller's abort signal (a foreground run).
+    pub aborted: bool,
+    /// The log file with every raw byte, once the text was cut.
+    pub output_file: Option<String>,
 }
 
 impl From<SessionInfo> for JsSessionInfo {
@@ -64,6 +79,16 @@ impl From<SessionInfo> for JsSessionInfo {
             backgrounded: i.backgrounded,
             cursor_key_mode: i.cursor_key_mode.to_string(),
             killed: i.killed,
+            idle_ms: i.ended_at_ms.is_none().then(|| {
+                let since = i.last_output_at_ms.unwrap_or(i.started_at_ms);
+                agent_exec_core::util::now_ms().saturating_sub(since) as f64
+            }),
+            last_output_at: i.last_output_at_ms.map(|v| v as f64),
+            stdin_writable: i.stdin_writable,
+            finalizing: i.finalizing,
+            timed_out: i.timed_out,
+            aborted: i.aborted,
+            output_file: i.output_file,
         }
     }
 }
@@ -99,6 +124,10 @@ pub struct JsPollResult {
     pub retry_in_ms: Option<f64>,
     /// Whether the run was handed to the background (a foreground run is still awaited by `exec`).
     pub backgrounded: bool,
+    /// Ended by its timeout.
+    pub timed_out: bool,
+    /// Ended by `killSession`.
+    pub killed: bool,
     pub command: String,
     pub cwd: String,
     pub pty: bool,
@@ -142,8 +171,13 @@ pub struct JsSessionScope {
 #[napi(object, js_name = "PollOptions")]
 pub struct JsPollOptions {
     pub scope_key: Option<String>,
-    /// Wait up to this many ms (0..120000) for new output or exit.
+    /// Wait up to this many ms (0..120000) for the exit (or, with `untilOutput`, new output).
     pub timeout_ms: Option<f64>,
+    /// End the wait as soon as output no poll has taken is there (later OpenClaw), not only at exit.
+    pub until_output: Option<bool>,
+    /// `false`: wait as asked but take nothing; the output stays for the next poll (`stdout` and
+    /// `stderr` come back empty). For a caller that may give up waiting (an abort) and lose nothing.
+    pub take: Option<bool>,
 }
 
 #[napi(object, js_name = "LogOptions")]
@@ -168,6 +202,8 @@ struct Common {
     offset: Option<f64>,
     limit: Option<f64>,
     eof: bool,
+    until_output: bool,
+    take: bool,
 }
 
 fn parse_common(env: &Env, options: Option<Unknown>) -> BindResult<Common> {
@@ -177,6 +213,8 @@ fn parse_common(env: &Env, options: Option<Unknown>) -> BindResult<Common> {
         offset: None,
         limit: None,
         eof: false,
+        until_output: false,
+        take: true,
     };
     let Some(options) = options else {
         return Ok(c);
@@ -196,6 +234,8 @@ fn parse_common(env: &Env, options: Option<Unknown>) -> BindResult<Common> {
     c.offset = f.non_negative("offset")?;
     c.limit = f.non_negative("limit")?;
     c.eof = f.boolean("eof")?.unwrap_or(false);
+    c.until_output = f.boolean("untilOutput")?.unwrap_or(false);
+    c.take = f.boolean("take")?.unwrap_or(true);
     Ok(c)
 }
 
@@ -332,9 +372,16 @@ pub fn poll_session<'env>(
         settle(async move {
             let (session, common) = looked?;
             let wait = Duration::from_millis(common.timeout_ms.unwrap_or(0.0) as u64);
-            let poll = match ops::poll(&session, wait).await {
-                Ok(p) => p,
-                Err(e) => return Err(e),
+            let until = if common.until_output {
+                ops::PollUntil::Output
+            } else {
+                ops::PollUntil::Exit
+            };
+            let poll = if common.take {
+                ops::poll(&session, wait, until).await?
+            } else {
+                ops::wait_for(&session, wait, until).await?;
+                ops::PollResult::untaken(&session)
             };
             let output = session.lock().collector.aggregated();
             let sandbox = session.exit_info().and_then(|e| e.sandbox).map(Into::into);
@@ -356,6 +403,8 @@ pub fn poll_session<'env>(
                 alternate_screen: poll.alternate_screen,
                 retry_in_ms: poll.retry_in_ms.map(|v| v as f64),
                 backgrounded: poll.info.backgrounded,
+                timed_out: poll.info.timed_out,
+                killed: poll.info.killed,
                 command: poll.info.command.clone(),
                 cwd: poll.info.cwd.clone(),
                 pty: poll.info.pty,

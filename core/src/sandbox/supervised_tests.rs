@@ -89,7 +89,7 @@ async fn run_sandboxed(world: &World, script: &str, network: bool) -> ExecOutcom
 
 /// Run `request` sandboxed with `world`'s root as its one writable root.
 async fn run_request(world: &World, mut request: ExecRequest, network: bool) -> ExecOutcome {
-    request.timeout = Some(Duration::from_secs(60));
+    request.timeout = Some(Duration::from_secs(20));
     let mut spec = SandboxSpec {
         writable_roots: Some(vec![world.root.clone()]),
         network,

@@ -92,6 +92,13 @@ pub struct SessionState {
     pub empty_polls: u32,
     /// When the session ended, for the TTL of finished sessions.
     pub ended: Option<Instant>,
+    /// Epoch ms of the last output chunk (input-wait detection: how long the run has been quiet).
+    pub last_output_at_ms: Option<u64>,
+    /// Input can still be written (a pipe not closed with `eof`, or a PTY) while the run lives.
+    pub stdin_open: bool,
+    /// The process has exited and its output is being read to the end (the drain window): the
+    /// session still counts as running, but nothing can be written or killed any more.
+    pub finalizing: bool,
 }
 
 pub struct Session {
@@ -235,7 +242,6 @@ impl Session {
         self.lock().backgrounded
     }
 
-    /// Wait until there is undrained output, the run ended, or `deadline` passed.
     /// Wait until the run has exited or `deadline` passes, whichever is first. Output does not end
     /// the wait: a poll that returned at each chunk would cost the model a turn per chunk.
     pub async fn wait_for_exit_until(&self, deadline: tokio::time::Instant) {
@@ -243,18 +249,69 @@ impl Session {
         let _ = tokio::time::timeout_at(deadline, rx.wait_for(|done| *done)).await;
     }
 
+    /// Wait until there is output no poll has taken yet, the run has exited, or `deadline` passes
+    /// (OpenClaw's later poll: unread output is returned at once, not after the whole wait).
+    pub async fn wait_for_output_or_exit_until(&self, deadline: tokio::time::Instant) {
+        loop {
+            // Registered before the check, so a chunk that lands in between still wakes us.
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_exited() || self.lock_read().collector.has_pending() {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// The state for reading only: no tick of the change clock (a wait that looks is not a change).
+    pub(crate) fn lock_read(&self) -> MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The process has exited; its output is still being read (see [`SessionState::finalizing`]).
+    pub(crate) fn mark_finalizing(&self) {
+        let mut st = self.lock();
+        st.finalizing = true;
+        st.stdin_open = false;
+    }
+
+    /// Input was closed (`eof`, or the run is ending).
+    pub(crate) fn mark_stdin_closed(&self) {
+        let mut st = self.lock();
+        if st.stdin_open {
+            st.stdin_open = false;
+        }
+    }
+
     pub fn elapsed_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
     }
 
     pub(crate) fn ingest(&self, stream: Stream, bytes: &[u8]) -> u32 {
-        let got = self.lock().collector.ingest(stream, bytes);
+        let got = {
+            let mut st = self.lock();
+            let got = st.collector.ingest(stream, bytes);
+            if !got.text.is_empty() {
+                st.last_output_at_ms = Some(crate::util::now_ms());
+            }
+            got
+        };
         self.emit(stream, &got.text);
         got.cursor_queries
     }
 
     pub(crate) fn finish_stream(&self, stream: Stream) {
-        let text = self.lock().collector.finish_stream(stream);
+        let text = {
+            let mut st = self.lock();
+            let text = st.collector.finish_stream(stream);
+            if !text.is_empty() {
+                st.last_output_at_ms = Some(crate::util::now_ms());
+            }
+            text
+        };
         self.emit(stream, &text);
     }
 

@@ -64,6 +64,16 @@ pub struct SessionInfo {
     pub killed: bool,
     /// The log file with every raw byte, once the text was cut.
     pub output_file: Option<String>,
+    /// Epoch ms of the last output, if any.
+    pub last_output_at_ms: Option<u64>,
+    /// A running session whose input can still be written.
+    pub stdin_writable: bool,
+    /// The process exited and its output is being read to the end: nothing can be written any more.
+    pub finalizing: bool,
+    /// Ended by its timeout.
+    pub timed_out: bool,
+    /// Ended by the caller's abort signal.
+    pub aborted: bool,
 }
 
 pub fn info(session: &Session) -> SessionInfo {
@@ -88,6 +98,11 @@ pub fn info(session: &Session) -> SessionInfo {
         backgrounded: st.backgrounded,
         cursor_key_mode: st.collector.cursor_key_mode().as_str(),
         killed: exit.is_some_and(|e| e.cause == Some(crate::session::KillCause::Killed)),
+        last_output_at_ms: st.last_output_at_ms,
+        stdin_writable: exit.is_none() && st.stdin_open && !st.finalizing,
+        finalizing: exit.is_none() && st.finalizing,
+        timed_out: exit.is_some_and(|e| e.timed_out()),
+        aborted: exit.is_some_and(|e| e.cause == Some(crate::session::KillCause::Aborted)),
     }
 }
 
@@ -108,6 +123,28 @@ pub struct PollResult {
     pub reason: Option<String>,
 }
 
+impl PollResult {
+    /// A poll that took nothing (see [`wait_for`]): the session as it is, its output left pending.
+    pub fn untaken(session: &Session) -> PollResult {
+        let (pending_truncated, alternate_screen) = {
+            let st = session.lock_read();
+            (st.collector.pending_truncated(), st.collector.alternate_screen())
+        };
+        let exit = session.exit_info();
+        PollResult {
+            exited: exit.is_some(),
+            reason: exit.as_ref().and_then(|e| classify(e, None).1),
+            info: info(session),
+            stdout: String::new(),
+            stderr: String::new(),
+            pending_truncated,
+            dropped_chars: 0,
+            alternate_screen,
+            retry_in_ms: None,
+        }
+    }
+}
+
 /// OpenClaw B's back-off for consecutive polls without output.
 fn retry_after(empty_polls: u32) -> u64 {
     match empty_polls {
@@ -118,8 +155,9 @@ fn retry_after(empty_polls: u32) -> u64 {
     }
 }
 
-/// Wait up to `wait` for the run to exit (OpenClaw B), then take everything not yet drained.
-pub async fn poll(session: &Session, wait: Duration) -> Result<PollResult, AgentError> {
+/// A poll's wait without the take: the output stays for the next poll (a caller that may give up
+/// waiting, as on an abort, loses nothing).
+pub async fn wait_for(session: &Session, wait: Duration, until: PollUntil) -> Result<(), AgentError> {
     if wait > MAX_POLL_WAIT {
         return Err(AgentError::invalid_option(format!(
             "A poll may wait at most 120000 ms; got {} ms.",
@@ -127,10 +165,32 @@ pub async fn poll(session: &Session, wait: Duration) -> Result<PollResult, Agent
         )));
     }
     if !wait.is_zero() {
-        session
-            .wait_for_exit_until(tokio::time::Instant::now() + wait)
-            .await;
+        let deadline = tokio::time::Instant::now() + wait;
+        match until {
+            PollUntil::Exit => session.wait_for_exit_until(deadline).await,
+            PollUntil::Output => session.wait_for_output_or_exit_until(deadline).await,
+        }
     }
+    Ok(())
+}
+
+/// What ends a poll's wait early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PollUntil {
+    /// The run's exit only (OpenClaw B: output accumulates for the whole wait).
+    Exit,
+    /// The run's exit, or output no poll has taken yet (later OpenClaw: returned at once).
+    Output,
+}
+
+/// Wait up to `wait` for the run to exit (or, with [`PollUntil::Output`], for unread output), then
+/// take everything not yet drained.
+pub async fn poll(
+    session: &Session,
+    wait: Duration,
+    until: PollUntil,
+) -> Result<PollResult, AgentError> {
+    wait_for(session, wait, until).await?;
     let (stdout, stderr, dropped_chars, pending_truncated, alternate_screen, retry) = {
         let mut st = session.lock();
         let (stdout, stderr, dropped) = st.collector.drain_pending();
@@ -315,6 +375,7 @@ pub async fn write_stdin(session: &Session, data: &[u8], eof: bool) -> Result<us
             .await;
             if r.is_ok() && eof {
                 guard.take();
+                session.mark_stdin_closed();
             }
             r
         }

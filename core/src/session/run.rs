@@ -197,6 +197,9 @@ pub fn start(
             exit: None,
             warnings,
             empty_polls: 0,
+            last_output_at_ms: None,
+            stdin_open: input.is_some(),
+            finalizing: false,
             ended: None,
         }),
         changed_at: AtomicU64::new(super::changes::tick()),
@@ -417,6 +420,7 @@ async fn drive(
         }
     };
     // Nobody can write to a process that is gone; closing also frees the fd.
+    session.mark_finalizing();
     session.input.lock().await.take();
     let mut survivors = Vec::new();
     if let Some(k) = killer {
