@@ -315,3 +315,19 @@ test('process: retryInMs backs off on quiet polls and resets on output', async (
   assert.equal(after.details.retryInMs, 5000);
   await native.killSession(id);
 });
+
+test('a completion wake comes at once, and a timed-out run\'s notice carries the guidance', async () => {
+  const events = [];
+  const beats = [];
+  const exec = api.createExecTool({
+    sessionKey: 'agent:later',
+    timeoutSec: 0.5,
+    onSystemEvent: (t) => events.push(t),
+    requestHeartbeat: (o) => beats.push(o),
+  });
+  const r = await exec.execute('1', { command: 'echo working; sleep 30', background: true });
+  track(r.details.pid);
+  await waitFor(() => events.length === 1, { what: 'the notice' });
+  assert.equal(events[0], `Exec failed (${r.details.sessionId.slice(0, 8)}, signal SIGTERM) :: working\n\n${GUIDANCE}`);
+  assert.deepEqual(beats, [{ source: 'exec-event', intent: 'event', reason: 'exec-event', coalesceMs: 0, sessionKey: 'agent:later' }]);
+});

@@ -318,7 +318,9 @@ test('log pages through the whole output of a 300,000-line run, not only what th
 });
 
 test('a poll that could not keep everything starts at a line and says what is missing and where it is', async () => {
-  const { exec, process: proc } = api.createBashTools({});
+  // B's poll waits for the exit, so more arrives than one poll keeps (the default profile's poll returns
+  // at the first unread output and rarely overflows).
+  const { exec, process: proc } = api.createBashTools({ profile: 'openclaw-2026-04' });
   const r = await exec.execute('1', { command: 'seq 1 300000', background: true });
   let p;
   await waitFor(async () => {
@@ -483,7 +485,8 @@ test('notifyOnExit sends the system event and a heartbeat once', async () => {
     trusted: false,
     deliveryContext: { channel: 'slack', to: 'C123', accountId: 'acct-1', threadId: '1700000000.000100' },
   });
-  assert.deepEqual(beats, [{ reason: 'exec-event', sessionKey: 'agent:main:chat' }]);
+  // Later OpenClaw asks for the wake at once: no coalescing delay.
+  assert.deepEqual(beats, [{ source: 'exec-event', intent: 'event', reason: 'exec-event', coalesceMs: 0, sessionKey: 'agent:main:chat' }]);
   const quiet = await exec.execute('2', { command: 'true', background: true });
   await waitFor(() => api.listSessions().find((s) => s.sessionId === quiet.details.sessionId)?.status === 'completed', { what: 'exit' });
   // Empty success is not announced by default: the next event (below) must be the next run's, not this one's.
@@ -506,7 +509,7 @@ test('notifyOnExit sends the system event and a heartbeat once', async () => {
   assert.equal(events[1][0], `Exec completed (${l.details.sessionId.slice(0, 8)}, code 0)`);
   assert.equal(events[1][1].trusted, false);
   assert.equal(events[1][1].deliveryContext, undefined, 'no chat context given, none sent');
-  assert.deepEqual(loudBeats, [{ reason: 'exec-event' }]);
+  assert.deepEqual(loudBeats, [{ source: 'exec-event', intent: 'event', reason: 'exec-event', coalesceMs: 0 }]);
 });
 
 test('approval-pending, then the run after the decision', async () => {

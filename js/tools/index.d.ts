@@ -224,7 +224,12 @@ export interface BashToolDefaults {
    * output or command text, which must never reach the model as a system instruction.
    */
   onSystemEvent?: (text: string, context: SystemEventContext) => void;
-  requestHeartbeat?: (request: { reason: string; sessionKey?: string }) => void;
+  /**
+   * Wake the agent for a run event. Default profile: `{ source: 'exec-event', intent: 'event', reason:
+   * 'exec-event', coalesceMs: 0 }` (at once); `openclaw-2026-04`: `{ reason: 'exec-event' }`. `sessionKey`
+   * only for agent-scoped keys (`agent:...`).
+   */
+  requestHeartbeat?: (request: { reason: string; sessionKey?: string; source?: 'exec-event'; intent?: 'event'; coalesceMs?: number }) => void;
   /** Route host=node runs; without it host=node is an error. */
   runOnNode?: (request: {
     toolCallId: string;

@@ -393,8 +393,19 @@ fn parse_heredoc_start(
     Ok(((delim, strip_tabs, !quoted), i))
 }
 
+/// Bounds of an unquoted heredoc's logical line (OpenClaw's): backslash-newline pairs joined into one
+/// line, and that line's length. Past them the analysis refuses instead of reading on.
+const MAX_CONTINUATION_CHUNKS: usize = 1024;
+const MAX_LOGICAL_LINE: usize = 64 * 1024;
+
 /// Consume a heredoc body starting at `i` (the line after the command); returns the position after
 /// the terminator line.
+///
+/// In an unquoted body bash joins backslash-newline before it looks for expansions and before it
+/// compares the terminator: `EO\` + `F` ends the body, and a line that looks like the terminator
+/// after a continuation (`safe\` + `EOF`) is part of the line it continues, not the end. The joined
+/// (logical) line is what is compared and checked, within the bounds above. With `<<-` (tabs stripped
+/// from each line read) a continuation is refused rather than modelled.
 fn read_heredoc_body(
     chars: &[char],
     mut i: usize,
@@ -406,21 +417,42 @@ fn read_heredoc_body(
         if i > chars.len() || (i == chars.len() && !chars.is_empty() && chars[i - 1] == '\n') {
             return Err("unterminated heredoc".into());
         }
-        let end = chars[i..]
-            .iter()
-            .position(|&c| c == '\n')
-            .map_or(chars.len(), |p| i + p);
-        let line: String = chars[i..end].iter().collect();
+        let mut line = String::new();
+        let mut chunks = 0usize;
+        let end = loop {
+            let end = chars[i..]
+                .iter()
+                .position(|&c| c == '\n')
+                .map_or(chars.len(), |p| i + p);
+            let chunk = &chars[i..end];
+            let continues = expands
+                && end < chars.len()
+                && chunk.iter().rev().take_while(|&&c| c == '\\').count() % 2 == 1;
+            if !continues {
+                line.extend(chunk);
+                if expands && line.chars().count() > MAX_LOGICAL_LINE {
+                    return Err("heredoc logical line too large".into());
+                }
+                break end;
+            }
+            if strip_tabs {
+                return Err("backslash-newline in unquoted heredoc".into());
+            }
+            chunks += 1;
+            if chunks > MAX_CONTINUATION_CHUNKS {
+                return Err("heredoc continuation too long".into());
+            }
+            line.extend(&chunk[..chunk.len() - 1]);
+            if line.chars().count() > MAX_LOGICAL_LINE {
+                return Err("heredoc logical line too large".into());
+            }
+            i = end + 1;
+        };
         let check = if strip_tabs {
             line.trim_start_matches('\t')
         } else {
             &line
         };
-        // In an unquoted body bash joins backslash-newline before it looks for expansions and
-        // before it compares the terminator (`EO\` + `F` ends the body): refused, not modelled.
-        if expands && line.chars().rev().take_while(|&c| c == '\\').count() % 2 == 1 {
-            return Err("backslash-newline in unquoted heredoc".into());
-        }
         if check == delim {
             return Ok((end + 1).min(chars.len()));
         }
@@ -599,10 +631,10 @@ mod tests {
             // and before it compares the terminator.
             (
                 "cat <<EOF\n$\\\n(touch F)\nEOF",
-                "backslash-newline in unquoted heredoc",
+                "command substitution in unquoted heredoc",
             ),
             (
-                "cat <<EOF\nEO\\\nF\ntouch F\nEOF",
+                "cat <<-EOF\n\tsafe\\\n\tEOF\nEOF",
                 "backslash-newline in unquoted heredoc",
             ),
             (
@@ -613,5 +645,57 @@ mod tests {
         for (cmd, reason) in cases {
             assert_eq!(lex(cmd).unwrap_err(), *reason, "{cmd:?}");
         }
+    }
+
+    #[test]
+    fn unquoted_heredoc_lines_are_joined_within_bounds() {
+        // The joined line is the terminator (what would follow it is another command).
+        assert_eq!(words("cat <<EOF\nEO\\\nF\n"), ["cat", "<heredoc>"]);
+        // A terminator-like line inside a continuation is spliced into the line, not the end.
+        assert_eq!(
+            words("cat <<EOF\nsafe\\\nEOF\n/usr/bin/printf hi\nEOF"),
+            ["cat", "<heredoc>"]
+        );
+        // An even number of backslashes is a literal one: no continuation.
+        assert_eq!(words("cat <<EOF\nsafe\\\\\nEOF\n"), ["cat", "<heredoc>"]);
+        assert_eq!(
+            lex("cat <<EOF\nsafe\\\nEOF\n").unwrap_err(),
+            "unterminated heredoc"
+        );
+        // Bounds: continuation chunks and the logical line's length.
+        let many = format!(
+            "cat <<EOF\n{}x\nEOF",
+            "\\\n".repeat(MAX_CONTINUATION_CHUNKS)
+        );
+        assert_eq!(words(&many), ["cat", "<heredoc>"]);
+        let too_many = format!(
+            "cat <<EOF\n{}x\nEOF",
+            "\\\n".repeat(MAX_CONTINUATION_CHUNKS + 1)
+        );
+        assert_eq!(lex(&too_many).unwrap_err(), "heredoc continuation too long");
+        let long = format!("cat <<EOF\n{}\nEOF", "a".repeat(MAX_LOGICAL_LINE));
+        assert_eq!(words(&long), ["cat", "<heredoc>"]);
+        let too_long = format!("cat <<EOF\n{}\nEOF", "a".repeat(MAX_LOGICAL_LINE + 1));
+        assert_eq!(
+            lex(&too_long).unwrap_err(),
+            "heredoc logical line too large"
+        );
+        let too_long_joined = format!(
+            "cat <<EOF\n{}\\\n{}\nEOF",
+            "a".repeat(MAX_LOGICAL_LINE / 2),
+            "b".repeat(MAX_LOGICAL_LINE / 2 + 1)
+        );
+        assert_eq!(
+            lex(&too_long_joined).unwrap_err(),
+            "heredoc logical line too large"
+        );
+        // A quoted delimiter's body is data: no joining and no bound.
+        let quoted = format!("cat <<'EOF'\n{}\nEOF", "a".repeat(MAX_LOGICAL_LINE + 1));
+        assert_eq!(words(&quoted), ["cat", "<heredoc>"]);
+        // At the end of input with a continuation pending: unterminated.
+        assert_eq!(
+            lex("cat <<EOF\nsafe\\\nEOF").unwrap_err(),
+            "unterminated heredoc"
+        );
     }
 }

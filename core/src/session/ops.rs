@@ -128,7 +128,10 @@ impl PollResult {
     pub fn untaken(session: &Session) -> PollResult {
         let (pending_truncated, alternate_screen) = {
             let st = session.lock_read();
-            (st.collector.pending_truncated(), st.collector.alternate_screen())
+            (
+                st.collector.pending_truncated(),
+                st.collector.alternate_screen(),
+            )
         };
         let exit = session.exit_info();
         PollResult {
@@ -157,7 +160,11 @@ fn retry_after(empty_polls: u32) -> u64 {
 
 /// A poll's wait without the take: the output stays for the next poll (a caller that may give up
 /// waiting, as on an abort, loses nothing).
-pub async fn wait_for(session: &Session, wait: Duration, until: PollUntil) -> Result<(), AgentError> {
+pub async fn wait_for(
+    session: &Session,
+    wait: Duration,
+    until: PollUntil,
+) -> Result<(), AgentError> {
     if wait > MAX_POLL_WAIT {
         return Err(AgentError::invalid_option(format!(
             "A poll may wait at most 120000 ms; got {} ms.",
