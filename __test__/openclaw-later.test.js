@@ -331,3 +331,24 @@ test('a completion wake comes at once, and a timed-out run\'s notice carries the
   assert.equal(events[0], `Exec failed (${r.details.sessionId.slice(0, 8)}, signal SIGTERM) :: working\n\n${GUIDANCE}`);
   assert.deepEqual(beats, [{ source: 'exec-event', intent: 'event', reason: 'exec-event', coalesceMs: 0, sessionKey: 'agent:later' }]);
 });
+
+test('an interactive channel login is refused through exec, on every host, and nothing runs', async () => {
+  const dir = fs.realpathSync(tempDir());
+  const bin = path.join(dir, 'bin');
+  const canary = path.join(dir, 'ran');
+  fs.mkdirSync(bin);
+  fs.writeFileSync(path.join(bin, 'openclaw'), `#!/bin/sh\ntouch ${canary}\n`, { mode: 0o755 });
+  let nodeRuns = 0;
+  const exec = api.createExecTool({ cwd: dir, pathPrepend: [bin], runOnNode: () => nodeRuns++ });
+  const refusal =
+    'exec cannot run interactive OpenClaw channel login commands. Run `openclaw channels login` in a terminal on the gateway host, or use the channel-specific login agent tool when available (for WhatsApp: `whatsapp_login`).';
+  for (const command of ['openclaw channels login', 'npx openclaw channels login', "bash -lc 'pnpm exec openclaw channel login --channel whatsapp'"]) {
+    await assert.rejects(exec.execute('1', { command }), { code: 'ERR_PREFLIGHT_REJECTED', message: refusal });
+    await assert.rejects(exec.execute('2', { command, host: 'node' }), { message: refusal });
+  }
+  assert.equal(fs.existsSync(canary), false);
+  assert.equal(nodeRuns, 0);
+  // Other subcommands run.
+  await exec.execute('3', { command: 'openclaw channels status' });
+  assert.equal(fs.existsSync(canary), true);
+});

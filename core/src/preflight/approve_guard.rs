@@ -1,8 +1,11 @@
-//! The `/approve` guard (OpenClaw B): a model must not approve its own pending request by running the
-//! approval command through the shell. A command any of whose simple commands, after unwrapping `env`
-//! (and `env -S` payloads), `command`, `builtin`, `exec`, `sudo`, `nohup`, `nice`, `timeout`, and
-//! `sh|bash|... -c` scripts, starts with `/approve <id> <decision>` is refused. Where the analyzer cannot
-//! split the command (substitutions and the like), any such invocation in the raw text is refused too.
+//! The control-command guard (OpenClaw's): commands that act on the agent's own control plane never run
+//! through the shell. A model must not approve its own pending request (`/approve <id> <decision>`, B),
+//! nor start an interactive channel login (`openclaw channels login`, later OpenClaw: it waits on a
+//! terminal nobody sees, and pairs the gateway's account). A command any of whose simple commands, after
+//! unwrapping `env` (and `env -S` payloads), `command`, `builtin`, `exec`, `sudo`, `nohup`, `nice`,
+//! `timeout`, package runners (`npx`, `pnpm exec`, ...) and `sh|bash|... -c` scripts, is one of them is
+//! refused. Where the analyzer cannot split the command (substitutions and the like), any such
+//! invocation in the raw text is refused too.
 
 use std::path::Path;
 
@@ -13,21 +16,42 @@ use crate::error::{AgentError, ErrorCode};
 
 pub const REFUSAL: &str = "exec cannot run /approve commands. Show the /approve command to the user as chat text, or route it through the approval command handler instead of shell execution.";
 
+/// Later OpenClaw's text for `openclaw channels login` through exec.
+pub const LOGIN_REFUSAL: &str = "exec cannot run interactive OpenClaw channel login commands. Run `openclaw channels login` in a terminal on the gateway host, or use the channel-specific login agent tool when available (for WhatsApp: `whatsapp_login`).";
+
+/// A control command found in what would run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Control {
+    Approve,
+    ChannelLogin,
+}
+
+impl Control {
+    fn refusal(self) -> AgentError {
+        let text = match self {
+            Control::Approve => REFUSAL,
+            Control::ChannelLogin => LOGIN_REFUSAL,
+        };
+        AgentError::new(ErrorCode::PreflightRejected, text)
+    }
+}
+
 const DECISIONS: [&str; 4] = ["allow-once", "allow-always", "always", "deny"];
 /// How deep `sh -c` scripts are followed.
 const MAX_DEPTH: usize = 4;
 
 pub fn check(command: &str, cwd: &Path, path: Option<&str>) -> Result<(), AgentError> {
-    if !command.contains("/approve") {
+    // Cheap first look: neither can run without its words in the text.
+    if !command.contains("/approve") && !command.to_ascii_lowercase().contains("login") {
         return Ok(());
     }
-    if runs_approve(command, cwd, path, 0) {
-        return Err(AgentError::new(ErrorCode::PreflightRejected, REFUSAL));
+    match runs_control(command, cwd, path, 0) {
+        Some(control) => Err(control.refusal()),
+        None => Ok(()),
     }
-    Ok(())
 }
 
-fn runs_approve(command: &str, cwd: &Path, path: Option<&str>, depth: usize) -> bool {
+fn runs_control(command: &str, cwd: &Path, path: Option<&str>, depth: usize) -> Option<Control> {
     let analysis = analyze(
         command,
         &Context {
@@ -38,35 +62,45 @@ fn runs_approve(command: &str, cwd: &Path, path: Option<&str>, depth: usize) -> 
     );
     if !analysis.ok || depth > MAX_DEPTH {
         // Not split exactly: look at the words themselves.
-        return raw_words_run_approve(command);
+        return raw_words_run_control(command);
     }
-    segments_run_approve(&analysis, cwd, path, depth)
+    segments_run_control(&analysis, cwd, path, depth)
 }
 
-fn segments_run_approve(analysis: &Analysis, cwd: &Path, path: Option<&str>, depth: usize) -> bool {
-    analysis.segments().any(|segment| {
-        if let Some(inner) = &segment.inner {
-            if segments_run_approve(inner, cwd, path, depth + 1) {
-                return true;
-            }
-        }
-        argv_runs_approve(&segment.argv, cwd, path, depth)
+fn segments_run_control(
+    analysis: &Analysis,
+    cwd: &Path,
+    path: Option<&str>,
+    depth: usize,
+) -> Option<Control> {
+    analysis.segments().find_map(|segment| {
+        segment
+            .inner
+            .as_ref()
+            .and_then(|inner| segments_run_control(inner, cwd, path, depth + 1))
+            .or_else(|| argv_runs_control(&segment.argv, cwd, path, depth))
     })
 }
 
-/// Unwrap the argv's wrappers; true when what is left is `/approve <id> <decision>`.
-fn argv_runs_approve(argv: &[String], cwd: &Path, path: Option<&str>, depth: usize) -> bool {
+/// Unwrap the argv's wrappers; the control command that is left, if any.
+fn argv_runs_control(
+    argv: &[String],
+    cwd: &Path,
+    path: Option<&str>,
+    depth: usize,
+) -> Option<Control> {
     let mut rest: Vec<String> = argv.to_vec();
     loop {
         // Variable assignments before the program (`FOO=1 /approve ...`) change nothing of what runs.
         let assignments = rest.iter().take_while(|w| is_assignment(w)).count();
         rest.drain(..assignments);
-        let Some(first) = rest.first().cloned() else {
-            return false;
-        };
-        let name = first.rsplit('/').next().unwrap_or(&first).to_string();
+        let first = rest.first().cloned()?;
+        let name = program_name(&first);
         if is_approve(&rest) {
-            return true;
+            return Some(Control::Approve);
+        }
+        if is_channel_login(&rest) {
+            return Some(Control::ChannelLogin);
         }
         match name.as_str() {
             "env" => {
@@ -127,14 +161,69 @@ fn argv_runs_approve(argv: &[String], cwd: &Path, path: Option<&str>, depth: usi
                 let script = rest.iter().position(|a| {
                     a == "-c" || (a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
                 });
-                return match script.and_then(|at| rest.get(at + 1)) {
-                    Some(s) => runs_approve(s, cwd, path, depth + 1),
-                    None => false,
-                };
+                return script
+                    .and_then(|at| rest.get(at + 1))
+                    .and_then(|s| runs_control(s, cwd, path, depth + 1));
             }
-            _ => return false,
+            _ => return None,
         }
     }
+}
+
+/// A program's name as a guard compares it: the last path part, lower case, without `.exe`/`.cmd`.
+fn program_name(word: &str) -> String {
+    let base = word
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(word)
+        .to_ascii_lowercase();
+    base.strip_suffix(".exe")
+        .or_else(|| base.strip_suffix(".cmd"))
+        .map(str::to_string)
+        .unwrap_or(base)
+}
+
+/// `openclaw channels login` (or `channel login`), run directly or through a package runner: `npx`,
+/// `bunx` (their options skipped), `pnpm|npm|yarn [exec|dlx|run] openclaw`. OpenClaw's options before
+/// the subcommand are skipped too, values included (refusing more than OpenClaw, never less).
+fn is_channel_login(argv: &[String]) -> bool {
+    let Some(first) = argv.first() else {
+        return false;
+    };
+    let args: Vec<String> = match program_name(first).as_str() {
+        "openclaw" => argv[1..].to_vec(),
+        "npx" | "bunx" => {
+            let rest = skip_options(&argv[1..], &["-p", "--package", "-c", "--call"]);
+            match rest.first() {
+                Some(p) if program_name(p) == "openclaw" => rest[1..].to_vec(),
+                _ => return false,
+            }
+        }
+        "pnpm" | "npm" | "yarn" => {
+            let rest = skip_options(&argv[1..], &["-C", "--dir", "--prefix", "--filter"]);
+            let rest = match rest.first().map(String::as_str) {
+                Some("exec" | "dlx" | "run" | "x") => {
+                    skip_options(&rest[1..], &["-p", "--package"])
+                }
+                _ => rest,
+            };
+            match rest.first() {
+                Some(p) if program_name(p) == "openclaw" => rest[1..].to_vec(),
+                _ => return false,
+            }
+        }
+        _ => return false,
+    };
+    // The subcommand after any global options and their values: `channels login` as two words in a
+    // row, wherever they come.
+    let words: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    words
+        .windows(2)
+        .any(|w| matches!(w[0], "channels" | "channel") && w[1] == "login")
 }
 
 /// Drop leading options (and the values of `with_value` options).
@@ -161,14 +250,22 @@ fn is_approve(argv: &[String]) -> bool {
         && DECISIONS.contains(&argv[2].to_ascii_lowercase().as_str())
 }
 
-/// Fallback for commands the analyzer could not split: any `/approve <id> <decision>` word run.
-fn raw_words_run_approve(command: &str) -> bool {
+/// Fallback for commands the analyzer could not split: any `/approve <id> <decision>` word run, or
+/// `openclaw` followed by `channels login` (options between them skipped).
+fn raw_words_run_control(command: &str) -> Option<Control> {
     let words: Vec<String> = command
         .split(|c: char| c.is_whitespace() || "'\";&|()`$<>{}".contains(c))
         .filter(|w| !w.is_empty())
         .map(str::to_string)
         .collect();
-    words.windows(3).any(is_approve)
+    if words.windows(3).any(is_approve) {
+        return Some(Control::Approve);
+    }
+    let login = words
+        .iter()
+        .enumerate()
+        .any(|(i, w)| program_name(w) == "openclaw" && is_channel_login(&words[i..]));
+    login.then_some(Control::ChannelLogin)
 }
 
 #[cfg(test)]
@@ -221,6 +318,52 @@ mod tests {
             "/approve-helper abc allow-once",
             "/approve abc maybe",
             "ls",
+        ] {
+            assert!(!refused(cmd), "{cmd}");
+        }
+    }
+
+    #[test]
+    fn a_channel_login_through_any_runner_or_wrapper_is_refused() {
+        for cmd in [
+            "openclaw channels login",
+            "openclaw channel login --channel whatsapp",
+            "/usr/local/bin/openclaw channels login",
+            "OpenClaw.exe channels login",
+            "openclaw --profile work channels login",
+            "npx openclaw channels login",
+            "npx -y -p openclaw@latest openclaw channels login",
+            "bunx openclaw channels login",
+            "pnpm openclaw channels login",
+            "pnpm exec openclaw channels login",
+            "pnpm dlx openclaw channels login",
+            "npm exec -- openclaw channels login",
+            "yarn openclaw channels login",
+            "sudo -u openclaw bash -lc 'openclaw channels login'",
+            "env FOO=1 openclaw channels login",
+            "cd /srv && openclaw channels login | tee log",
+            "echo $(openclaw channels login)",
+            "timeout 60 npx openclaw channels login",
+        ] {
+            let Err(e) = check(cmd, Path::new("/"), Some("/usr/bin:/bin")) else {
+                panic!("not refused: {cmd}");
+            };
+            assert_eq!(e.message, LOGIN_REFUSAL, "{cmd}");
+            assert_eq!(e.code, ErrorCode::PreflightRejected);
+        }
+    }
+
+    #[test]
+    fn other_openclaw_commands_and_mentions_of_login_pass() {
+        for cmd in [
+            "openclaw channels status",
+            "openclaw channels list",
+            "openclaw message send --to x --text login",
+            "npx openclaw doctor",
+            "echo 'openclaw channels login'",
+            "grep login openclaw.log",
+            "ssh login@host",
+            "npm run login",
         ] {
             assert!(!refused(cmd), "{cmd}");
         }
