@@ -62,6 +62,12 @@ export interface ApprovalOptions {
    */
   rules?: { deny?: string[]; ask?: string[]; allow?: string[] }
   /**
+   * OpenClaw's `strictInlineEval`: under an allowlist, a command running an inline program
+   * (`python3 -c`, `node -e`, `perl -e`, an `awk`/`sed` program, `find -exec`, `xargs CMD`...) is
+   * always asked, allow-always is not offered for it, and askFallback never allows it on a timeout.
+   */
+  strictInlineEval?: boolean
+  /**
    * With rules: read-only commands (see classifyCommand) run without asking, confined to a
    * read-only sandbox where the host can make one (`approval.confinement` says how it ran).
    */

@@ -352,3 +352,42 @@ test('an interactive channel login is refused through exec, on every host, and n
   await exec.execute('3', { command: 'openclaw channels status' });
   assert.equal(fs.existsSync(canary), true);
 });
+
+test('strictInlineEval: an allowlisted interpreter\'s inline program is asked, without allow-always', async () => {
+  const dir = fs.realpathSync(tempDir());
+  const canary = path.join(dir, 'ran');
+  const approvalsFile = path.join(dir, 'approvals.json');
+  const python = fs.realpathSync('/usr/bin/python3');
+  fs.writeFileSync(approvalsFile, JSON.stringify({ version: 1, agents: { '*': { allowlist: [{ pattern: python }] } } }));
+  const asked = [];
+  const tool = (strictInlineEval, answer) =>
+    api.createExecTool({
+      cwd: dir,
+      security: 'allowlist',
+      ask: 'on-miss',
+      approvalsFile,
+      strictInlineEval,
+      onApproval: async (request) => {
+        asked.push(request);
+        return answer;
+      },
+    });
+  const inline = `/usr/bin/python3 -c "open('${canary}', 'w')"`;
+  // Off (the default): the allowlist covers the interpreter, whatever program it is given.
+  await tool(false, 'deny').execute('1', { command: inline });
+  assert.equal(asked.length, 0);
+  assert.equal(fs.existsSync(canary), true);
+  fs.rmSync(canary);
+  // On: asked, allow-always not offered; a denial runs nothing.
+  const denied = await tool(true, 'deny').execute('2', { command: inline });
+  assert.equal(asked.length, 1);
+  assert.deepEqual(asked[0].allowedDecisions, ['allow-once', 'deny']);
+  assert.match(asked[0].reason, /strict inline-eval mode requires explicit approval for python3 -c/);
+  assert.equal(denied.details.status, 'failed');
+  assert.equal(fs.existsSync(canary), false);
+  // A script run by the same interpreter is not inline: unasked.
+  fs.writeFileSync(path.join(dir, 'ok.py'), 'print("script")\n');
+  const script = await tool(true, 'deny').execute('3', { command: '/usr/bin/python3 ok.py' });
+  assert.equal(text(script), 'script');
+  assert.equal(asked.length, 1);
+});

@@ -432,6 +432,7 @@ function createExecTool(defaults = {}) {
             approvalsFile: defaults.approvalsFile,
             safeBins: defaults.safeBins ?? undefined,
             safeBinTrustedDirs: defaults.safeBinTrustedDirs,
+            strictInlineEval: defaults.strictInlineEval === true || undefined,
             onApproval: defaults.onApproval,
           };
     // What one result's text may show; the runtime keeps a log file once the output passes it.

@@ -203,6 +203,12 @@ export interface BashToolDefaults {
   pathPrepend?: string[];
   safeBins?: string[];
   safeBinTrustedDirs?: string[];
+  /**
+   * OpenClaw's `tools.exec.strictInlineEval`: under the allowlist, a command running an inline program
+   * (`python3 -c`, `node -e`, `perl -e`, an awk or sed program, `find -exec`, `xargs CMD`...) is always
+   * asked, without allow-always, and a timed-out question never lets it through. Off by default.
+   */
+  strictInlineEval?: boolean;
   /** Approvals file (default $OPENCLAW_HOME or $HOME, then .openclaw/exec-approvals.json). */
   approvalsFile?: string;
   elevated?: { enabled?: boolean; allowed?: boolean; defaultLevel?: 'on' | 'off' | 'ask' | 'full' };

@@ -202,6 +202,10 @@ pub struct JsApprovalOptions {
     /// runner's options that change what runs (`--node-options`, `--script-shell`, `make -f`, ...).
     #[napi(ts_type = "{ deny?: string[]; ask?: string[]; allow?: string[] }")]
     pub rules: Option<Value>,
+    /// OpenClaw's `strictInlineEval`: under an allowlist, a command running an inline program
+    /// (`python3 -c`, `node -e`, `perl -e`, an `awk`/`sed` program, `find -exec`, `xargs CMD`...) is
+    /// always asked, allow-always is not offered for it, and askFallback never allows it on a timeout.
+    pub strict_inline_eval: Option<bool>,
     /// With rules: read-only commands (see classifyCommand) run without asking, confined to a
     /// read-only sandbox where the host can make one (`approval.confinement` says how it ran).
     pub allow_read_only: Option<bool>,
@@ -299,6 +303,7 @@ pub fn parse_approval(
         });
     }
     o.allow_read_only = f.boolean("allowReadOnly")?.unwrap_or(false);
+    o.strict_inline_eval = f.boolean("strictInlineEval")?.unwrap_or(false);
     o.working_dirs = f.paths("workingDirs")?;
     let handler = if f.function("onApproval")? {
         f.obj.get::<ApprovalFn>("onApproval")?

@@ -39,6 +39,10 @@ pub struct ApprovalOptions {
     /// The environment the command gets from the model (`modelEnv`): judged as prefix assignments of
     /// every simple command (see `Analysis::with_environment`). Set by the exec pipeline.
     pub model_env: Vec<(String, String)>,
+    /// OpenClaw's `strictInlineEval`: under an allowlist, a command that runs an inline program
+    /// (`python3 -c`, `node -e`, an awk program; see `inline_eval`) is always asked, allow-always keeps
+    /// nothing for it, and askFallback never lets it through when the question times out.
+    pub strict_inline_eval: bool,
 }
 
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -183,6 +187,8 @@ pub struct Prepared {
     pub suggestions: Vec<String>,
     /// An "allow" decision that rests on analysis alone (see `GateResult::analysis_only`).
     pub by_analysis: bool,
+    /// Under `strict_inline_eval`: the inline program the command runs (`python3 -c`).
+    pub inline_eval: Option<String>,
 }
 
 /// Everything up to the decision, without asking anyone.
@@ -244,11 +250,19 @@ pub fn prepare(
             home,
         },
     );
-    let (decision, reason) = decide(&policy, &evaluation);
+    let (mut decision, mut reason) = decide(&policy, &evaluation);
+    let inline_eval = (opts.strict_inline_eval && policy.security == Security::Allowlist)
+        .then(|| super::inline_eval::find(&analysis))
+        .flatten();
+    if let (Some(what), Decision::Allow) = (&inline_eval, decision) {
+        decision = Decision::Ask;
+        reason = format!("strict inline-eval mode requires explicit approval for {what}");
+    }
     let by_analysis = decision == Decision::Allow
         && policy.security == Security::Allowlist
         && evaluation.by_analysis;
     Ok(Prepared {
+        inline_eval,
         by_analysis,
         analysis,
         evaluation,
@@ -332,6 +346,7 @@ fn prepare_with_rules(
         Vec::new()
     };
     Prepared {
+        inline_eval: None,
         by_analysis,
         analysis,
         evaluation,
@@ -422,6 +437,16 @@ pub fn always_grant(p: &Prepared) -> AlwaysGrant {
     if p.by_rules {
         return AlwaysGrant {
             entries: p.suggestions.clone(),
+            ..Default::default()
+        };
+    }
+    if let Some(what) = &p.inline_eval {
+        return AlwaysGrant {
+            withheld: Some(format!(
+                "the command runs an inline program ({what}) given in its own text, which no allowlist entry can describe; allow once"
+            )),
+            file: Some(p.file.display().to_string()),
+            agent_id: Some(p.agent_id.clone()),
             ..Default::default()
         };
     }
@@ -575,7 +600,10 @@ where
             }
             Answer::TimedOut => {
                 result.decided_by = "fallback";
-                result.allowed = fallback_allows(&p.policy, &p.evaluation);
+                // An inline program under strict mode needs an explicit answer: no fallback lets it
+                // through, askFallback=full included.
+                result.allowed =
+                    p.inline_eval.is_none() && fallback_allows(&p.policy, &p.evaluation);
                 // askFallback=allowlist lets through what analysis satisfied; =full trusts all.
                 result.analysis_only = result.allowed
                     && p.policy.ask_fallback == Security::Allowlist
@@ -937,6 +965,89 @@ mod run_gate_tests {
         run_gate(cmd, dir, Some("/usr/bin:/bin"), None, opts, asker)
             .await
             .unwrap()
+    }
+
+    #[tokio::test]
+    #[allow(clippy::await_holding_lock)]
+    async fn strict_inline_eval_asks_withholds_allow_always_and_never_falls_back() {
+        let _serial = crate::approval::use_log::tests::SERIAL
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let python = std::fs::canonicalize(
+            crate::spawn::shell::find_executable("python3", Some("/usr/bin:/bin")).unwrap(),
+        )
+        .unwrap()
+        .display()
+        .to_string();
+        store::add_allowlist_patterns(&d.join("approvals.json"), Some("main"), &[python], None)
+            .unwrap();
+        let strict = |fallback| ApprovalOptions {
+            strict_inline_eval: true,
+            ..allowlist(d, fallback, Ask::OnMiss)
+        };
+        // Allowlisted python runs a script unasked, but an inline program is asked.
+        let script = gate("python3 /dev/null", d, &strict(None), None).await;
+        assert!(script.allowed, "{}", script.reason);
+        let asked = prepare(
+            "python3 -c 'print(1)'",
+            d,
+            Some("/usr/bin:/bin"),
+            None,
+            &strict(None),
+        )
+        .unwrap();
+        assert_eq!(asked.decision, Decision::Ask);
+        assert_eq!(
+            asked.reason,
+            "strict inline-eval mode requires explicit approval for python3 -c"
+        );
+        let request = build_request(&asked, "python3 -c 'print(1)'", "/", Duration::from_secs(1));
+        assert_eq!(request.allowed_decisions, vec!["allow-once", "deny"]);
+        assert!(request
+            .allow_always
+            .withheld
+            .as_deref()
+            .unwrap()
+            .contains("python3 -c"));
+        // Inside a shell's -c script too.
+        let nested = prepare(
+            "sh -c 'awk {print} /dev/null'",
+            d,
+            Some("/usr/bin:/bin"),
+            None,
+            &strict(None),
+        )
+        .unwrap();
+        assert_eq!(nested.inline_eval.as_deref(), Some("awk inline program"));
+        // An explicit answer runs it; a timeout never does, whatever askFallback says.
+        let once = gate(
+            "python3 -c 'print(1)'",
+            d,
+            &strict(None),
+            Some(Answer::AllowOnce),
+        )
+        .await;
+        assert!(once.allowed);
+        let timed_out = gate(
+            "python3 -c 'print(1)'",
+            d,
+            &strict(Some(Security::Full)),
+            Some(Answer::TimedOut),
+        )
+        .await;
+        assert!(!timed_out.allowed);
+        assert_eq!(timed_out.reason, "approval-timeout");
+        // Without strict mode the allowlisted interpreter runs the inline program unasked (OpenClaw's default).
+        let lax = gate(
+            "python3 -c 'print(1)'",
+            d,
+            &allowlist(d, None, Ask::OnMiss),
+            None,
+        )
+        .await;
+        assert!(lax.allowed);
     }
 
     #[tokio::test]

@@ -12,6 +12,7 @@ pub mod gate;
 pub mod getopt;
 pub mod git_config;
 pub mod glob;
+pub mod inline_eval;
 pub mod lexer;
 pub mod policy;
 pub mod readonly;

@@ -1,0 +1,170 @@
+//! Inline programs (OpenClaw's `strictInlineEval`): an interpreter or tool whose program is the command's
+//! own text (`python3 -c CODE`, `node -e CODE`, an `awk` program, `find -exec`). An allowlist entry for
+//! the interpreter says nothing about such a program, so in strict mode it is always asked, allow-always
+//! keeps nothing for it, and a timed-out question never lets it through.
+
+use super::analyze::Analysis;
+
+/// The first inline program in what `analysis` runs, described as OpenClaw describes it
+/// (`python3 -c`, `awk inline program`), looking into `sh -c` scripts too.
+pub fn find(analysis: &Analysis) -> Option<String> {
+    analysis.segments().find_map(|s| {
+        s.inner
+            .as_deref()
+            .and_then(find)
+            .or_else(|| describe(&s.effective_argv))
+    })
+}
+
+/// Options whose value is the program, per interpreter name (after version suffixes are dropped).
+fn eval_flags(name: &str) -> Option<&'static [&'static str]> {
+    Some(match name {
+        "python" | "python2" | "python3" | "pypy" | "pypy3" | "guile" | "expect" => &["-c"],
+        "node" | "nodejs" | "bun" | "deno" => &["-e", "--eval", "-p", "--print"],
+        "ruby" | "lua" | "osascript" | "groovy" | "rscript" | "r" | "raku" | "perl6" | "ghc"
+        | "ghci" | "clojure" | "clj" => &["-e", "--eval"],
+        "perl" => &["-e", "-E"],
+        "php" => &["-r", "-B", "-E", "-R"],
+        "julia" => &["-e", "--eval", "-E", "--print"],
+        "elixir" => &["-e", "--eval", "--rpc-eval"],
+        "erl" | "werl" => &["-eval", "-run", "-s"],
+        "gdb" => &["-ex", "-iex", "--eval-command", "--init-eval-command"],
+        "make" | "gmake" => &["-f", "--file", "--makefile", "--eval", "-E"],
+        "find" => &["-exec", "-execdir", "-ok", "-okdir"],
+        "sed" | "gsed" => &["-e", "--expression"],
+        "awk" | "gawk" | "mawk" | "nawk" => &["-e", "--source"],
+        _ => return None,
+    })
+}
+
+/// `python3.12` is python3; `PYTHON3.EXE` too.
+fn interpreter_name(program: &str) -> String {
+    let base = program
+        .rsplit('/')
+        .next()
+        .unwrap_or(program)
+        .to_ascii_lowercase();
+    let base = base.strip_suffix(".exe").unwrap_or(&base).to_string();
+    match base.split_once('.') {
+        Some((stem, version))
+            if stem.starts_with("python") && version.chars().all(|c| c.is_ascii_digit()) =>
+        {
+            stem.to_string()
+        }
+        _ => base,
+    }
+}
+
+/// The inline program `argv` runs, if any.
+pub fn describe(argv: &[String]) -> Option<String> {
+    let program = argv.first()?;
+    let name = interpreter_name(program);
+    if name == "xargs" {
+        // Whatever follows xargs' options is a command it runs with the input as arguments.
+        let command = argv[1..].iter().find(|a| !a.starts_with('-'));
+        return command.map(|_| "xargs inline command".into());
+    }
+    let flags = eval_flags(&name)?;
+    let scans_all = name == "find";
+    for arg in &argv[1..] {
+        if arg == "--" && !scans_all {
+            break;
+        }
+        let flag = arg.split_once('=').map_or(arg.as_str(), |(f, _)| f);
+        if flags.contains(&flag) {
+            return Some(format!("{name} {flag}"));
+        }
+        // `python3 -Sc CODE`: a short-option cluster ending in -c.
+        if flags.contains(&"-c")
+            && arg.starts_with('-')
+            && !arg.starts_with("--")
+            && arg.len() > 2
+            && arg[1..].chars().all(|c| c.is_ascii_alphabetic())
+            && arg.contains('c')
+        {
+            return Some(format!("{name} -c"));
+        }
+        if !scans_all && !arg.starts_with('-') {
+            break;
+        }
+    }
+    // awk and sed take their program as the first operand when no option gave one.
+    if matches!(
+        name.as_str(),
+        "awk" | "gawk" | "mawk" | "nawk" | "sed" | "gsed"
+    ) {
+        let gives_file = argv[1..]
+            .iter()
+            .any(|a| a == "-f" || a.starts_with("--file") || a.starts_with("-f"));
+        let operand = argv[1..].iter().any(|a| !a.starts_with('-'));
+        if operand && !gives_file {
+            return Some(format!("{name} inline program"));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(cmd: &str) -> Option<String> {
+        describe(
+            &cmd.split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    #[test]
+    fn inline_programs_are_found_by_interpreter_and_flag() {
+        for (cmd, want) in [
+            ("python3 -c print(1)", "python3 -c"),
+            ("/usr/bin/python3.12 -c x", "python3 -c"),
+            ("python3 -Sc x", "python3 -c"),
+            ("python -I -c x", "python -c"),
+            ("node -e x", "node -e"),
+            ("node --eval=x", "node --eval"),
+            ("node -p 1", "node -p"),
+            ("bun -e x", "bun -e"),
+            ("deno --eval x", "deno --eval"),
+            ("ruby -e x", "ruby -e"),
+            ("perl -E say", "perl -E"),
+            ("php -r x", "php -r"),
+            ("lua -e x", "lua -e"),
+            ("osascript -e x", "osascript -e"),
+            ("find . -name a -exec rm {} ;", "find -exec"),
+            ("find . -execdir x ;", "find -execdir"),
+            ("make -f Evil.mk", "make -f"),
+            ("sed -e s/a/b/ f", "sed -e"),
+            ("sed s/a/b/ f", "sed inline program"),
+            ("awk {print} f", "awk inline program"),
+            ("gawk --source x", "gawk --source"),
+            ("xargs rm", "xargs inline command"),
+            ("julia -E 1", "julia -E"),
+            ("gdb -ex run", "gdb -ex"),
+        ] {
+            assert_eq!(d(cmd).as_deref(), Some(want), "{cmd}");
+        }
+    }
+
+    #[test]
+    fn scripts_and_plain_runs_are_not_inline() {
+        for cmd in [
+            "python3 script.py -c x",
+            "python3 -m pytest",
+            "node app.js -e",
+            "node --version",
+            "awk -f prog.awk data",
+            "sed -f script.sed data",
+            "make",
+            "make test",
+            "find . -name x",
+            "xargs",
+            "ls -c",
+            "cat -e file",
+        ] {
+            assert_eq!(d(cmd), None, "{cmd}");
+        }
+    }
+}
