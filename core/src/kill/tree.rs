@@ -437,6 +437,41 @@ mod tests {
         }
     }
 
+    /// Ends every process carrying its marker when dropped, so a test that fails (or a mutant of the
+    /// code under test) leaves nothing running.
+    struct KillOnDrop(String);
+
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            for pid in with_marker(&self.0) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    }
+
+    /// A marker no other test or run has.
+    fn marker(name: &str) -> (String, KillOnDrop) {
+        let m = format!("test-{name}-{}", std::process::id());
+        (m.clone(), KillOnDrop(m))
+    }
+
+    /// Reap a test's own child, which the kill must have ended: a bounded wait, not a hang, when it
+    /// did not.
+    fn reap(child: &mut std::process::Child) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the child {} outlived the kill", child.id());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Whether `pid` is a live (non-zombie) process: what the world says, not the kill's report.
     fn alive(pid: u32) -> bool {
         procs::read_stat(pid).is_some_and(|(s, _, _)| s != 'Z' && s != 'X')
@@ -476,7 +511,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_tree_that_obeys_sigterm_ends_without_the_hard_kill() {
-        let marker = format!("test-obeys-{}", std::process::id());
+        let (marker, _cleanup) = marker("obeys");
         let mut child = spawn_group("sleep 310 & setsid sleep 311 & wait", &marker);
         let target = target_of(&child, &marker);
         wait_until(|| with_marker(&marker).len() >= 3).await;
@@ -490,7 +525,7 @@ mod tests {
         // A grace far longer than SIGTERM needs: the kill ends as soon as the tree is gone, without
         // escalating (a kill that waited the grace out would escalate).
         let report = target.kill_tree(Duration::from_secs(30)).await;
-        let _ = child.wait();
+        reap(&mut child);
         assert!(!report.escalated, "{report:?}");
         assert!(report.survivors.is_empty(), "{report:?}");
         for pid in pids {
@@ -505,7 +540,7 @@ mod tests {
         // On SIGTERM the shell starts, after a moment, a new session's process (marker inherited, SIGTERM
         // ignored) and exits: the first round's walk predates it, so only the walk made when the known
         // ones are gone finds it, and only the hard kill ends it.
-        let marker = format!("test-late-{}", std::process::id());
+        let (marker, _cleanup) = marker("late");
         let mut child = spawn_group(
             "trap 'sleep 0.2; trap \"\" TERM; setsid sleep 312 & exit 0' TERM; while :; do sleep 0.05; done",
             &marker,
@@ -513,7 +548,7 @@ mod tests {
         let target = target_of(&child, &marker);
         wait_until(|| handles_sigterm(child.id(), "SigCgt:")).await;
         let report = target.kill_tree(Duration::from_millis(300)).await;
-        let _ = child.wait();
+        reap(&mut child);
         let left = with_marker(&marker);
         assert!(left.is_empty(), "left behind: {left:?} ({report:?})");
         assert!(report.escalated, "{report:?}");
@@ -522,7 +557,7 @@ mod tests {
 
     #[tokio::test]
     async fn kill_now_ends_every_process_at_once_even_those_ignoring_sigterm() {
-        let marker = format!("test-now-{}", std::process::id());
+        let (marker, _cleanup) = marker("now");
         let mut child = spawn_group(
             "trap '' TERM; setsid sh -c 'trap \"\" TERM; sleep 313' & sleep 314 & wait",
             &marker,
@@ -531,14 +566,15 @@ mod tests {
         wait_until(|| with_marker(&marker).len() >= 3).await;
         let pids = with_marker(&marker);
         target.kill_now();
-        let _ = child.wait();
+        reap(&mut child);
         wait_until(|| pids.iter().all(|&p| !alive(p))).await;
         assert!(live_processes_now(&target).is_empty());
     }
 
     #[test]
     fn what_belongs_to_a_run_group_session_cgroup_or_marker_and_nothing_else() {
-        let marker = format!("test-ours-{}", std::process::id());
+        let (marker, _cleanup) = marker("ours");
+        let (other, _other_cleanup) = super::tests::marker("other-run");
         // In the run's group.
         let mut in_group = spawn_group("exec sleep 315", &marker);
         let group_target = KillTarget {
@@ -547,7 +583,7 @@ mod tests {
             cgroup_procs: Vec::new(),
         };
         // Outside any group of the run, no marker: known only by a cgroup listing it.
-        let mut stranger = spawn_group("exec sleep 316", "other-run");
+        let mut stranger = spawn_group("exec sleep 316", &other);
         let dir = tempfile::tempdir().unwrap();
         let procs_file = dir.path().join("cgroup.procs");
         std::fs::write(&procs_file, format!("{}\n", stranger.id())).unwrap();
@@ -562,7 +598,7 @@ mod tests {
         // Known by the marker alone (another group and session).
         let marker_target = KillTarget {
             pgid: i32::MAX - 11,
-            marker: Some("other-run".into()),
+            marker: Some(other.clone()),
             cgroup_procs: Vec::new(),
         };
         assert!(still_ours(&marker_target, stranger.id(), &[]));
@@ -570,7 +606,7 @@ mod tests {
         assert_eq!(live_processes_now(&marker_target), vec![stranger.id()]);
         // A marker that merely starts like the run's is another run's.
         let prefix_target = KillTarget {
-            marker: Some("other".into()),
+            marker: Some(other[..other.len() - 1].to_string()),
             ..marker_target.clone()
         };
         assert!(!still_ours(&prefix_target, stranger.id(), &[]));
@@ -606,9 +642,10 @@ mod tests {
     #[tokio::test]
     async fn a_member_known_only_by_its_cgroup_is_killed() {
         // It left the group and cleared the marker; the cgroup (here a stand-in file) still lists it.
-        let marker = format!("test-cg-{}", std::process::id());
+        let (marker, _cleanup) = marker("cg");
+        let (cleared, _cleared_cleanup) = super::tests::marker("cleared");
         let mut leader = spawn_group("sleep 317", &marker);
-        let mut runaway = spawn_group("trap '' TERM; while :; do sleep 0.05; done", "cleared");
+        let mut runaway = spawn_group("trap '' TERM; while :; do sleep 0.05; done", &cleared);
         let dir = tempfile::tempdir().unwrap();
         let procs_file = dir.path().join("cgroup.procs");
         std::fs::write(&procs_file, format!("{}\n{}\n", leader.id(), runaway.id())).unwrap();
@@ -619,15 +656,15 @@ mod tests {
         };
         wait_until(|| alive(leader.id()) && handles_sigterm(runaway.id(), "SigIgn:")).await;
         let report = target.kill_tree(Duration::from_millis(200)).await;
-        let _ = leader.wait();
-        let _ = runaway.wait();
+        reap(&mut leader);
+        reap(&mut runaway);
         assert!(report.escalated, "the runaway ignores SIGTERM: {report:?}");
         assert!(report.survivors.is_empty(), "{report:?}");
     }
 
     #[tokio::test]
     async fn kills_group_and_setsid_escapees() {
-        let marker = format!("test-{}", std::process::id());
+        let (marker, _cleanup) = marker("group");
         let mut child = spawn_group("sleep 300 & setsid sleep 301 & wait", &marker);
         let target = KillTarget {
             pgid: child.id() as i32,
@@ -636,14 +673,14 @@ mod tests {
         };
         wait_until(|| target.live_processes().len() >= 3).await;
         let report = target.kill_tree(Duration::from_millis(1000)).await;
-        let _ = child.wait();
+        reap(&mut child);
         assert!(report.survivors.is_empty(), "{report:?}");
         assert!(!target.is_alive());
     }
 
     #[tokio::test]
     async fn escalates_to_sigkill_when_sigterm_is_ignored() {
-        let marker = format!("test-ign-{}", std::process::id());
+        let (marker, _cleanup) = marker("ign");
         let mut child = spawn_group(
             "trap '' TERM; echo ready; while :; do sleep 0.05; done",
             &marker,
@@ -657,7 +694,7 @@ mod tests {
         // Give the shell a moment to install its trap: poll its signal mask in /proc.
         wait_until(|| handles_sigterm(child.id(), "SigIgn:")).await;
         let report = target.kill_tree(Duration::from_millis(200)).await;
-        let _ = child.wait();
+        reap(&mut child);
         assert!(report.escalated);
         assert!(report.survivors.is_empty());
     }
