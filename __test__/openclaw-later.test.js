@@ -391,3 +391,58 @@ test('strictInlineEval: an allowlisted interpreter\'s inline program is asked, w
   assert.equal(text(script), 'script');
   assert.equal(asked.length, 1);
 });
+
+test('an approval nobody can give: approval-unavailable, and nothing runs', async () => {
+  const dir = fs.realpathSync(tempDir());
+  const canary = path.join(dir, 'ran');
+  const exec = api.createExecTool({ cwd: dir, security: 'allowlist', ask: 'on-miss', approvalsFile: path.join(dir, 'a.json') });
+  const before = descendants();
+  const r = await exec.execute('1', { command: `touch ${canary}` });
+  assert.deepEqual(spawnedSince(before), []);
+  assert.equal(fs.existsSync(canary), false);
+  assert.ok(text(r).startsWith('Exec approval is required, but no interactive approval client is currently available.\n\nApprove it from the Web UI or terminal UI.'), text(r));
+  assert.deepEqual(r.details, {
+    status: 'approval-unavailable',
+    reason: 'no-approval-route',
+    sentApproverDms: false,
+    host: 'gateway',
+    command: `touch ${canary}`,
+    cwd: dir,
+  });
+  // What the policy allows still runs without anyone to ask.
+  const ok = await exec.execute('2', { command: 'head -n 1' });
+  assert.equal(ok.details.status, 'completed');
+  // B's profile: askFallback decides (deny by default), as a failed result.
+  const april = api.createExecTool({ cwd: dir, security: 'allowlist', ask: 'on-miss', approvalsFile: path.join(dir, 'a.json'), profile: 'openclaw-2026-04' });
+  const denied = await april.execute('3', { command: `touch ${canary}` });
+  assert.equal(denied.details.status, 'failed');
+  assert.equal(fs.existsSync(canary), false);
+});
+
+test('a cron run cannot wait for an approval: askFallback decides, and a refusal throws', async () => {
+  const dir = fs.realpathSync(tempDir());
+  const canary = path.join(dir, 'ran');
+  const approvalsFile = path.join(dir, 'a.json');
+  const cron = (askFallback, ask = 'on-miss') => {
+    fs.writeFileSync(approvalsFile, JSON.stringify({ version: 1, defaults: askFallback ? { askFallback } : {}, agents: {} }));
+    return api.createExecTool({ cwd: dir, security: 'allowlist', ask, approvalsFile, trigger: 'cron' });
+  };
+  const before = descendants();
+  await assert.rejects(cron().execute('1', { command: `touch ${canary}` }), (e) => {
+    assert.equal(e.code, 'ERR_APPROVAL_UNAVAILABLE');
+    const lines = e.message.split('\n');
+    assert.equal(lines[0], 'exec denied: Automation runs cannot wait for interactive exec approval.');
+    assert.equal(lines[1], 'Effective host exec policy: security=allowlist ask=on-miss askFallback=deny');
+    assert.equal(lines[2], `Stricter values from tools.exec and ${approvalsFile} both apply.`);
+    assert.equal(lines[3], 'Fix one of these:');
+    assert.match(lines.at(-1), /^Tip: run "openclaw doctor"/);
+    return true;
+  });
+  assert.deepEqual(spawnedSince(before), []);
+  assert.equal(fs.existsSync(canary), false);
+  // ask=always asks even for what the allowlist satisfies; askFallback=allowlist then lets it run.
+  const r = await cron('allowlist', 'always').execute('2', { command: 'head -n 1' });
+  assert.equal(r.details.status, 'completed');
+  await assert.rejects(cron('allowlist', 'always').execute('3', { command: `touch ${canary}` }), { code: 'ERR_APPROVAL_UNAVAILABLE' });
+  assert.equal(fs.existsSync(canary), false);
+});

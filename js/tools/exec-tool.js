@@ -340,6 +340,43 @@ function checkParams(params, warnings, april) {
   return command;
 }
 
+/** Later OpenClaw's result when an approval is needed and no approval client can be asked. */
+function approvalUnavailable(command, cwd, warnings) {
+  const text = [
+    'Exec approval is required, but no interactive approval client is currently available.',
+    'Approve it from the Web UI or terminal UI. Print the Control UI URL with `openclaw dashboard --no-open`, open it in a browser, then use the approval inbox. Then retry the command. You can usually leave execApprovals.approvers unset when owner config already identifies the approvers.',
+  ].join('\n\n');
+  return shared.textResult(withWarnings(warnings, text), {
+    status: 'approval-unavailable',
+    reason: 'no-approval-route',
+    sentApproverDms: false,
+    host: 'gateway',
+    command,
+    cwd,
+    ...(warnings.length ? { warningText: warnings.join('\n') } : {}),
+  });
+}
+
+/** Later OpenClaw's error when a cron run needed an approval that askFallback refused. */
+function headlessDenial(summary, approval, defaults) {
+  const file = summary.approvalsFile || defaults.approvalsFile || '~/.openclaw/exec-approvals.json';
+  const modes = native.evaluateCommand('true', { ...approval });
+  const e = new Error(
+    [
+      'exec denied: Automation runs cannot wait for interactive exec approval.',
+      `Effective host exec policy: security=${modes.security} ask=${modes.ask} askFallback=${modes.askFallback}`,
+      `Stricter values from tools.exec and ${file} both apply.`,
+      'Fix one of these:',
+      '- align both files to security="full" and ask="off" for trusted local automation',
+      '- keep allowlist mode and add an explicit allowlist entry for this command',
+      '- keep the Control UI or a macOS/iOS/Android app connected and answer the next run\'s approval card; Allow Always mints a standing grant',
+      'Tip: run "openclaw doctor" and "openclaw approvals get --gateway" to inspect the effective policy.',
+    ].join('\n'),
+  );
+  e.code = 'ERR_APPROVAL_UNAVAILABLE';
+  return e;
+}
+
 function createExecTool(defaults = {}) {
   const profile = profileOf(defaults);
   const allowBackground = defaults.allowBackground ?? true;
@@ -455,6 +492,15 @@ function createExecTool(defaults = {}) {
       trackCwd: defaults.trackCwd === true || undefined,
     };
 
+    // Later OpenClaw: nobody to ask. A cron run lets askFallback decide and fails loudly when it
+    // refuses (below); any other run gets the approval-unavailable result, and nothing runs.
+    const noApprover = approval && !april && typeof defaults.onApproval !== 'function' && !defaults.deferApprovals;
+    if (noApprover && defaults.trigger !== 'cron') {
+      native.checkModelEnv(params.env);
+      const ev = native.evaluateCommand(command, { ...approval, cwd, env: { PATH: env.PATH ?? process.env.PATH ?? '' } });
+      if (ev.decision === 'ask') return approvalUnavailable(command, cwd, warnings);
+    }
+
     if (approval && defaults.deferApprovals) {
       native.checkModelEnv(params.env);
       const ev = native.evaluateCommand(command, { ...approval, cwd, env: { PATH: env.PATH ?? process.env.PATH ?? '' } });
@@ -493,6 +539,9 @@ function createExecTool(defaults = {}) {
         : undefined,
     });
     updates = false;
+    if (noApprover && defaults.trigger === 'cron' && outcome.approval && !outcome.approval.allowed && outcome.approval.decidedBy === 'fallback') {
+      throw headlessDenial(outcome.approval, approval, defaults);
+    }
     sessionId = outcome.sessionId;
     pid = outcome.pid;
     warnings.push(...outcome.warnings);

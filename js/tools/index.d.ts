@@ -123,7 +123,26 @@ export interface ExecApprovalPendingDetails {
   warningText?: string;
 }
 
-export type ExecDetails = ExecCompletedDetails | ExecFailedDetails | ExecRunningDetails | ExecApprovalPendingDetails;
+/**
+ * Default profile: an approval was needed and there is no `onApproval` to ask (and no `deferApprovals`):
+ * nothing ran. (`openclaw-2026-04`: askFallback decides instead, deny by default.)
+ */
+export interface ExecApprovalUnavailableDetails {
+  status: 'approval-unavailable';
+  reason: 'no-approval-route';
+  sentApproverDms: false;
+  host: 'gateway';
+  command: string;
+  cwd: string;
+  warningText?: string;
+}
+
+export type ExecDetails =
+  | ExecCompletedDetails
+  | ExecFailedDetails
+  | ExecRunningDetails
+  | ExecApprovalPendingDetails
+  | ExecApprovalUnavailableDetails;
 
 export interface ProcessParams {
   /** Anything else is refused with "Invalid process action. Expected one of: ..." (default profile). */
@@ -209,6 +228,12 @@ export interface BashToolDefaults {
    * asked, without allow-always, and a timed-out question never lets it through. Off by default.
    */
   strictInlineEval?: boolean;
+  /**
+   * What started the agent's turn. `'cron'` (default profile): nobody can be asked, so without
+   * `onApproval` askFallback decides, and a refusal throws OpenClaw's "exec denied: Automation runs
+   * cannot wait for interactive exec approval." (code `ERR_APPROVAL_UNAVAILABLE`).
+   */
+  trigger?: 'cron' | 'user' | 'heartbeat' | string;
   /** Approvals file (default $OPENCLAW_HOME or $HOME, then .openclaw/exec-approvals.json). */
   approvalsFile?: string;
   elevated?: { enabled?: boolean; allowed?: boolean; defaultLevel?: 'on' | 'off' | 'ask' | 'full' };
