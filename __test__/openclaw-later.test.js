@@ -446,3 +446,31 @@ test('a cron run cannot wait for an approval: askFallback decides, and a refusal
   await assert.rejects(cron('allowlist', 'always').execute('3', { command: `touch ${canary}` }), { code: 'ERR_APPROVAL_UNAVAILABLE' });
   assert.equal(fs.existsSync(canary), false);
 });
+
+test('a script rewritten while its approval was pending does not run', async () => {
+  const dir = fs.realpathSync(tempDir());
+  const canary = path.join(dir, 'ran');
+  const script = path.join(dir, 'tool.sh');
+  fs.writeFileSync(script, 'echo approved code\n');
+  const exec = api.createExecTool({
+    cwd: dir,
+    security: 'allowlist',
+    ask: 'on-miss',
+    approvalsFile: path.join(dir, 'a.json'),
+    onApproval: async () => {
+      // While the user reads the request, the script becomes other code.
+      fs.writeFileSync(script, `touch ${canary}\n`);
+      return 'allow-once';
+    },
+  });
+  const before = descendants();
+  const r = await exec.execute('1', { command: 'bash tool.sh' });
+  assert.deepEqual(spawnedSince(before), []);
+  assert.equal(r.details.status, 'failed');
+  assert.equal(text(r), 'exec denied: SYSTEM_RUN_DENIED: approval script operand changed before execution');
+  assert.equal(fs.existsSync(canary), false);
+  // Approved as it is, it runs.
+  fs.writeFileSync(script, 'echo approved code\n');
+  const same = api.createExecTool({ cwd: dir, security: 'allowlist', ask: 'on-miss', approvalsFile: path.join(dir, 'a.json'), onApproval: async () => 'allow-once' });
+  assert.equal(text(await same.execute('2', { command: 'bash tool.sh' })), 'approved code');
+});

@@ -560,6 +560,8 @@ where
         result.request_id = Some(request.id.clone());
         let allow_always_offered = request.allowed_decisions.contains(&"allow-always");
         let resolved = request.allow_always.entries.clone();
+        // The scripts the command would run, as they are while the question is open.
+        let binding = super::script_binding::ScriptBinding::bind(&p.analysis, cwd);
         let answer = match ask {
             None => Answer::TimedOut,
             Some(f) => match tokio::time::timeout(opts.timeout, f(request)).await {
@@ -568,6 +570,14 @@ where
             },
         };
         result.decided_by = "user";
+        if matches!(answer, Answer::AllowOnce | Answer::AllowAlways) && binding.changed().is_some()
+        {
+            // What was approved is not what would run: nothing is kept and nothing runs.
+            result.allowed = false;
+            result.reason = super::script_binding::CHANGED.into();
+            result.answer = Some(answer);
+            return Ok(result);
+        }
         match &answer {
             Answer::AllowOnce => {
                 result.allowed = true;
@@ -597,6 +607,15 @@ where
             Answer::Deny => {
                 result.allowed = false;
                 result.reason = "user denied".into();
+            }
+            Answer::TimedOut
+                if p.inline_eval.is_none()
+                    && fallback_allows(&p.policy, &p.evaluation)
+                    && binding.changed().is_some() =>
+            {
+                result.decided_by = "fallback";
+                result.allowed = false;
+                result.reason = super::script_binding::CHANGED.into();
             }
             Answer::TimedOut => {
                 result.decided_by = "fallback";
@@ -965,6 +984,68 @@ mod run_gate_tests {
         run_gate(cmd, dir, Some("/usr/bin:/bin"), None, opts, asker)
             .await
             .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_script_changed_while_the_question_was_open_does_not_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        std::fs::write(d.join("tool.sh"), "echo approved\n").unwrap();
+        let opts = allowlist(&d, Some(Security::Full), Ask::Always);
+        // The user reads the request; meanwhile the script is rewritten; the user allows.
+        let script = d.join("tool.sh");
+        let rewrite = move |_req: ApprovalRequest| async move {
+            std::fs::write(&script, "echo other code\n").unwrap();
+            Answer::AllowAlways
+        };
+        let r = run_gate(
+            "bash tool.sh",
+            &d,
+            Some("/usr/bin:/bin"),
+            None,
+            &opts,
+            Some(rewrite),
+        )
+        .await
+        .unwrap();
+        assert!(!r.allowed);
+        assert_eq!(r.reason, super::super::script_binding::CHANGED);
+        assert!(
+            r.persisted.is_empty(),
+            "nothing is kept for code nobody approved"
+        );
+        // Unchanged, the same answer runs it.
+        let same = gate("bash tool.sh", &d, &opts, Some(Answer::AllowOnce)).await;
+        assert!(same.allowed, "{}", same.reason);
+        // A fallback that would allow it does not either, once the script changed.
+        let script = d.join("tool.sh");
+        let late = move |_req: ApprovalRequest| async move {
+            std::fs::write(&script, "echo late\n").unwrap();
+            Answer::TimedOut
+        };
+        let trusting = ApprovalOptions {
+            security: Some(Security::Full),
+            ..allowlist(&d, Some(Security::Full), Ask::Always)
+        };
+        // The stricter of the file and the caller applies: the file trusts a fallback too.
+        std::fs::write(
+            d.join("approvals.json"),
+            r#"{"version":1,"defaults":{"security":"full","askFallback":"full"},"agents":{}}"#,
+        )
+        .unwrap();
+        let r = run_gate(
+            "bash tool.sh",
+            &d,
+            Some("/usr/bin:/bin"),
+            None,
+            &trusting,
+            Some(late),
+        )
+        .await
+        .unwrap();
+        assert!(!r.allowed);
+        assert_eq!(r.decided_by, "fallback");
+        assert_eq!(r.reason, super::super::script_binding::CHANGED);
     }
 
     #[tokio::test]

@@ -20,6 +20,7 @@ pub mod resolve;
 pub mod rules;
 pub mod runners;
 pub mod safe_bins;
+pub mod script_binding;
 pub mod store;
 pub mod use_log;
 
