@@ -349,6 +349,33 @@ test('allow rules hold in the working directories only: a cd elsewhere, then a r
 
 const canSandbox = api.sandboxCapabilities().enforceable && api.sandboxCapabilities().denyRead;
 
+test("Claude Code's Edit and Read permission rules shape the sandbox; other tools' rules are not refused", { skip: !canSandbox && 'this host cannot sandbox with hidden paths' }, async () => {
+  const dir = fs.realpathSync(tempDir('agent-exec-cc-'));
+  const build = fs.realpathSync(tempDir('agent-exec-cc-build-'));
+  fs.writeFileSync(path.join(dir, '.env'), 'SECRET=1');
+  fs.writeFileSync(path.join(dir, 'private.txt'), 'private');
+  fs.mkdirSync(path.join(dir, '.claude'));
+  const settings = {
+    permissions: {
+      // `//abs` is an absolute path in Claude Code's rules (`/x` is beneath the project).
+      allow: ['Bash(cat:*)', 'Bash(tee:*)', `Edit(/${build}/**)`, 'WebFetch(domain:example.com)', 'mcp__github__get_issue', 'Read'],
+      deny: ['Edit(./.env)', 'Read(./private.txt)', 'Read(**/*.key)'],
+    },
+    sandbox: { enabled: true, autoAllowBashIfSandboxed: true },
+  };
+  fs.writeFileSync(path.join(dir, '.claude', 'settings.json'), JSON.stringify(settings));
+  const t = tools({ cwd: dir, settingsFile: '.claude/settings.json', onPermissionRequest: () => 'deny' });
+  const r = await t.bash.execute('1', { command: `echo far | tee ${build}/far.txt; echo over | tee .env; cat private.txt; echo end` });
+  assert.match(text(r), /end/);
+  assert.equal(fs.readFileSync(path.join(build, 'far.txt'), 'utf8'), 'far\n', 'Edit allow did not make the directory writable');
+  assert.equal(fs.readFileSync(path.join(dir, '.env'), 'utf8'), 'SECRET=1', 'Edit deny did not hold');
+  assert.doesNotMatch(text(r), /^private$/m, 'Read deny did not hold');
+  // Without the rules the same directory is not writable.
+  const plain = tools({ cwd: dir, sandbox: { autoAllowBashIfSandboxed: true }, permissions: { allow: ['Bash(tee:*)'] } });
+  await plain.bash.execute('2', { command: `echo again | tee ${build}/again.txt` });
+  assert.equal(fs.existsSync(path.join(build, 'again.txt')), false);
+});
+
 test("Claude Code's sandbox settings, from options or a settings file: filesystem lists, auto-allow, no domain widening", { skip: !canSandbox && 'this host cannot sandbox with hidden paths' }, async () => {
   const dir = fs.realpathSync(tempDir('agent-exec-cc-'));
   const extra = fs.realpathSync(tempDir('agent-exec-cc-extra-'));

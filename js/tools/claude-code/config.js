@@ -109,13 +109,77 @@ function fromClaudeSettings(s, hostCwd) {
   return options;
 }
 
+function isDirectory(p) {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Glob characters Claude Code's path rules use. */
+const GLOB = /[*?[\]{}]/;
+
+/**
+ * A path rule's path as Claude Code reads it: `//abs` absolute, `~/x` in the home directory, `/x`
+ * beneath the project (the tools' cwd), anything else beneath the cwd too.
+ */
+function rulePath(spec, cwd) {
+  if (spec.startsWith('//')) return spec.slice(1);
+  if (spec === '~' || spec.startsWith('~/')) return path.join(os.homedir(), spec.slice(1));
+  return path.join(cwd, spec.startsWith('/') ? spec.slice(1) : spec);
+}
+
+/** `dir/**` (or `dir/*`, or a plain path) as the directory or file it covers; null for other globs. */
+function wholePath(p) {
+  const trimmed = p.replace(/\/\*\*?$/, '');
+  return GLOB.test(trimmed) ? null : trimmed || '/';
+}
+
+/**
+ * Claude Code's permission rules, split by tool: `Bash(...)` rules go to the command gate; `Edit(...)`
+ * and `Read(...)` rules shape the sandbox's file system as Claude Code's sandbox reads them (an Edit
+ * allow is a writable path, an Edit deny a read-only one, a Read deny hidden, a Read allow brought
+ * back); `WebFetch(domain:...)` rules do not open the sandbox's network (a fetch tool's permission is
+ * not the shell's; say the domain in `sandbox.network.allowedDomains`); rules of other tools do not
+ * concern the shell.
+ */
+function splitRules(rules, cwd) {
+  const bash = { allow: [], ask: [], deny: [] };
+  const files = { writable: [], denyWrite: [], denyRead: [], allowRead: [] };
+  const unapplied = [];
+  for (const kind of ['allow', 'ask', 'deny']) {
+    for (const rule of rules[kind]) {
+      const m = /^([A-Za-z][\w-]*)(?:\((.*)\))?$/s.exec(rule.trim());
+      const tool = m ? m[1] : null;
+      if (!m || tool === 'Bash') {
+        bash[kind].push(rule);
+        continue;
+      }
+      const spec = m[2];
+      if ((tool === 'Edit' || tool === 'Write' || tool === 'Read') && spec !== undefined && spec !== '') {
+        const p = rulePath(spec, cwd);
+        const whole = wholePath(p);
+        if (tool === 'Read' && kind === 'deny' && whole) files.denyRead.push(whole);
+        else if (tool === 'Read' && kind === 'allow' && whole) files.allowRead.push(whole);
+        else if (tool !== 'Read' && kind === 'deny') files.denyWrite.push(p);
+        else if (tool !== 'Read' && kind === 'allow' && whole && isDirectory(whole)) files.writable.push(whole);
+        else unapplied.push(rule);
+        continue;
+      }
+      unapplied.push(rule);
+    }
+  }
+  return { bash, files, unapplied };
+}
+
 /**
  * The sandbox policy: `sandbox: true`, `{...SandboxOptions, excludedCommands, allowUnsandboxedCommands,
  * autoAllowBashIfSandboxed, failIfUnavailable}`, or Claude Code's own `sandbox` settings (`enabled`,
  * `filesystem`, `network`, ...). The writable roots are fixed here, beneath the host's cwd: never the
  * model's `cd`.
  */
-function sandboxPolicy(sandbox, hostCwd) {
+function sandboxPolicy(sandbox, hostCwd, files = { writable: [], denyWrite: [], denyRead: [], allowRead: [] }) {
   if (sandbox === undefined || sandbox === null || sandbox === false) return null;
   if (sandbox !== true && (typeof sandbox !== 'object' || Array.isArray(sandbox))) {
     throw invalid(`sandbox must be true, false or an object of sandbox options, but it is ${shared.describeType(sandbox)}.`);
@@ -148,7 +212,11 @@ function sandboxPolicy(sandbox, hostCwd) {
     if (failIfUnavailable === true) throw shared.typedError('ERR_SANDBOX_UNAVAILABLE', `The sandbox was asked for (failIfUnavailable) but this host cannot make one: ${why}.`);
     if (failIfUnavailable === false) return null;
   }
-  const roots = Array.isArray(options.writableRoots) ? options.writableRoots : [hostCwd];
+  // Edit and Read permission rules shape the file system as Claude Code's sandbox reads them.
+  const roots = [...(Array.isArray(options.writableRoots) ? options.writableRoots : [hostCwd]), ...files.writable];
+  for (const key of ['denyWrite', 'denyRead', 'allowRead']) {
+    if (files[key].length) options[key] = [...(Array.isArray(options[key]) ? options[key] : []), ...files[key]];
+  }
   return {
     options: { ...options, writableRoots: roots.map((r) => (typeof r === 'string' ? path.resolve(hostCwd, r) : r)) },
     // Claude Code's form: a command name or a prefix rule body (`docker`, `git push:*`, `npm run *`).
@@ -216,11 +284,15 @@ function readConfig(options = {}) {
   if (typeof permissions !== 'object' || Array.isArray(permissions)) {
     throw invalid(`permissions must be an object such as {"allow": ["Bash(npm test:*)"]}, but it is ${shared.describeType(permissions)}.`);
   }
-  const rules = {
-    allow: stringList('permissions.allow', permissions.allow),
-    ask: stringList('permissions.ask', permissions.ask),
-    deny: stringList('permissions.deny', permissions.deny),
-  };
+  // Rules of other tools (Edit, Read, WebFetch, mcp__...) are Claude Code's too: split off, not refused.
+  const { bash: rules, files, unapplied } = splitRules(
+    {
+      allow: stringList('permissions.allow', permissions.allow),
+      ask: stringList('permissions.ask', permissions.ask),
+      deny: stringList('permissions.deny', permissions.deny),
+    },
+    cwd,
+  );
   // Allow rules are for the project: a command that runs (or cd's) elsewhere is asked, as the
   // package.json or Makefile there is not the one the rule was written for.
   const workingDirs = [cwd, ...stringList('permissions.additionalDirectories', permissions.additionalDirectories).map((d) => path.resolve(cwd, d))];
@@ -250,7 +322,10 @@ function readConfig(options = {}) {
     progressEveryMs: Math.max(50, msSetting('progressEveryMs', options.progressEveryMs, null, 1000)),
     onProgress: options.onProgress,
     killGraceMs: options.killGraceMs,
-    sandbox: sandboxPolicy(options.sandbox ?? file.sandbox, cwd),
+    sandbox: sandboxPolicy(options.sandbox ?? file.sandbox, cwd, files),
+    // Permission rules of other tools that change nothing of the shell's (WebFetch, mcp__..., globs the
+    // sandbox cannot hide): kept so a host can say so.
+    unappliedRules: unapplied,
     shell: pickShell(),
     env: { ...(options.env || {}), GIT_EDITOR: 'true', [AGENT_MARKER]: '1' },
     // Every tool set has a scope of its own: its sessions and its tracked directory.
