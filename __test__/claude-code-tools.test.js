@@ -365,6 +365,8 @@ test("Claude Code's Edit and Read permission rules shape the sandbox; other tool
   };
   fs.writeFileSync(path.join(dir, '.claude', 'settings.json'), JSON.stringify(settings));
   const t = tools({ cwd: dir, settingsFile: '.claude/settings.json', onPermissionRequest: () => 'deny' });
+  assert.deepEqual(t.unappliedRules(), ['WebFetch(domain:example.com)', 'mcp__github__get_issue', 'Read', 'Read(**/*.key)']);
+  assert.deepEqual(t.rules().allow, ['Bash(cat:*)', 'Bash(tee:*)']);
   const r = await t.bash.execute('1', { command: `echo far | tee ${build}/far.txt; echo over | tee .env; cat private.txt; echo end` });
   assert.match(text(r), /end/);
   assert.equal(fs.readFileSync(path.join(build, 'far.txt'), 'utf8'), 'far\n', 'Edit allow did not make the directory writable');

@@ -160,6 +160,8 @@ export interface ClaudeCodeTools {
   tools: [ClaudeTool<BashInput, BashDetails>, ClaudeTool<{ bash_id: string; filter?: string }, BashOutputDetails>, ClaudeTool<{ shell_id: string }, KillShellDetails>];
   /** The rules in force, allow-always answers included. */
   rules(): { allow: string[]; ask: string[]; deny: string[] };
+  /** Permission rules of other tools that change nothing of the shell's (WebFetch, mcp__..., globs the sandbox cannot hide). */
+  unappliedRules(): string[];
   /** The directory the next command starts in. */
   cwd(): string;
   /** Kill and forget every session of this tool set. */

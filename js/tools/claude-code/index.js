@@ -23,6 +23,11 @@ function createClaudeCodeTools(options = {}) {
     tools: [bash, bashOutput, killShell],
     /** The permission rules in force (allow-always answers included). */
     rules: () => ({ allow: [...cfg.rules.allow], ask: [...cfg.rules.ask], deny: [...cfg.rules.deny] }),
+    /**
+     * Permission rules of other tools that change nothing of the shell's (WebFetch, mcp__..., path
+     * globs the sandbox cannot hide): for a host that wants to say so.
+     */
+    unappliedRules: () => [...cfg.unappliedRules],
     /** The directory the next command starts in. */
     cwd: () => native.resolveWorkdir({ cwd: cfg.cwd, trackCwd: true, scopeKey: cfg.scopeKey }).cwd,
     /** Kill and forget every session of this tool set (for a host that ends a conversation). */
