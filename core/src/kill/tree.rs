@@ -525,12 +525,13 @@ mod tests {
         // A grace far longer than SIGTERM needs: the kill ends as soon as the tree is gone, without
         // escalating (a kill that waited the grace out would escalate).
         let report = target.kill_tree(Duration::from_secs(30)).await;
+        // The kill returns once nothing is left: checked at once, not after a wait.
+        for pid in &pids {
+            assert!(!alive(*pid), "{pid} outlived the kill");
+        }
         reap(&mut child);
         assert!(!report.escalated, "{report:?}");
         assert!(report.survivors.is_empty(), "{report:?}");
-        for pid in pids {
-            assert!(!alive(pid), "{pid} outlived the kill");
-        }
         // The group's last zombies are reaped by their new parent, not by us.
         wait_until(|| !target.group_exists()).await;
     }
@@ -693,7 +694,12 @@ mod tests {
         wait_until(|| target.is_alive()).await;
         // Give the shell a moment to install its trap: poll its signal mask in /proc.
         wait_until(|| handles_sigterm(child.id(), "SigIgn:")).await;
+        let pids = with_marker(target.marker.as_deref().unwrap());
         let report = target.kill_tree(Duration::from_millis(200)).await;
+        // After the hard kill too, the kill returns only once nothing is left.
+        for pid in &pids {
+            assert!(!alive(*pid), "{pid} outlived the kill");
+        }
         reap(&mut child);
         assert!(report.escalated);
         assert!(report.survivors.is_empty());
