@@ -90,6 +90,24 @@ test('background, poll, write, log and list', async () => {
   await client.close();
 });
 
+test('a quiet session with writable input is said to be waiting for input, in poll and list', async () => {
+  const { client } = await connect(['--security', 'full'], { env: { OPENCLAW_PROCESS_INPUT_WAIT_IDLE_MS: '1000' } });
+  const started = await call(client, 'run', { command: 'echo "Name?"; read name; echo "hi $name"', background: true, pty: true });
+  const id = /session (\S+) \(pid \d+\)/.exec(started.text)[1];
+  await waitFor(async () => /input-wait/.test((await call(client, 'list', {})).text), { what: 'a second of quiet', timeoutMs: 15000 });
+  assert.match((await call(client, 'list', {})).text, new RegExp(`^${id}  running .* \\[input-wait\\]$`, 'm'));
+  assert.match((await call(client, 'poll', { session_id: id })).text, /^Session \S+: running, no output for \d+s; it may be waiting for input \(write or send_keys\)\./);
+  await call(client, 'write', { session_id: id, data: 'ada\r' });
+  let polled = '';
+  await waitFor(async () => {
+    const p = await call(client, 'poll', { session_id: id, timeout_ms: 2000 });
+    polled += p.text;
+    return /completed/.test(p.text);
+  }, { what: 'the answer', timeoutMs: 15000 });
+  assert.match(polled, /hi ada/);
+  await client.close();
+});
+
 test('a client without elicitation: a notice at startup, refusals that say why and which flag helps', async () => {
   const dir = tempDir('agent-exec-mcp-');
   const canary = path.join(dir, 'canary');

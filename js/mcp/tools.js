@@ -9,6 +9,11 @@ const native = require('../native.js').loadNative();
 const shared = require('../tools/shared.js');
 
 const SESSION = { type: 'string', description: 'The session id a background run returned' };
+/**
+ * Quiet this long with writable input, a running session may be waiting for input: 15000 ms, or
+ * `OPENCLAW_PROCESS_INPUT_WAIT_IDLE_MS` (1000..600000), as the OpenClaw process tool reads it.
+ */
+const INPUT_WAIT_IDLE_MS = require('../tools/process-tool.js').inputWaitIdleMs();
 
 const TOOLS = [
   {
@@ -218,11 +223,21 @@ function toolHandlers(config, { asker }) {
     return text(`${output}\n\n[${ending(outcome)} after ${took}${outcome.reason ? `: ${outcome.reason}` : ''}]${denials}`, failed);
   }
 
+  /**
+   * A running session with writable input and no output for INPUT_WAIT_IDLE_MS may be waiting for input (the
+   * runtime's idle time, as the OpenClaw process tool reads it): said in poll and marked in list.
+   */
+  function inputWait(info) {
+    if (!info || info.status !== 'running' || !info.stdinWritable || (info.idleMs ?? 0) < INPUT_WAIT_IDLE_MS) return null;
+    return `no output for ${shared.formatDurationCompact(info.idleMs)}; it may be waiting for input (write or send_keys)`;
+  }
+
   async function poll(args) {
     const id = sessionId(args);
     const p = await native.pollSession(id, { timeoutMs: number(args, 'timeout_ms', { max: 120000 }) ?? 0 });
     const fresh = `${p.stdout}${p.stderr}`;
-    const state = p.status === 'running' ? 'running' : `${p.status} (${ending(p)})`;
+    const waiting = p.status === 'running' ? inputWait(native.getSession(id)) : null;
+    const state = p.status !== 'running' ? `${p.status} (${ending(p)})` : waiting ? `running, ${waiting}` : 'running';
     const body = fresh ? shared.budgetText(fresh, budget, { outputFile: p.outputFile }) : '(no new output)';
     return text(`Session ${id}: ${state}.\n\n${body}`);
   }
@@ -256,7 +271,10 @@ function toolHandlers(config, { asker }) {
   async function list() {
     const sessions = native.listSessions();
     if (sessions.length === 0) return text('No sessions.');
-    const lines = sessions.map((s) => `${s.sessionId}  ${s.status.padEnd(9)}  ${shared.formatDurationCompact(s.runtimeMs).padStart(6)}  ${s.cwd}  ${s.command}`);
+    const lines = sessions.map((s) => {
+      const marker = s.status === 'running' && inputWait(s) ? ' [input-wait]' : '';
+      return `${s.sessionId}  ${s.status.padEnd(9)}  ${shared.formatDurationCompact(s.runtimeMs).padStart(6)}  ${s.cwd}  ${s.command}${marker}`;
+    });
     return text(lines.join('\n'));
   }
 
