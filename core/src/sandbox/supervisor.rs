@@ -122,6 +122,7 @@ pub fn spawn(
     proxy: Option<std::net::SocketAddr>,
     log: Arc<DenialLog>,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
+    sync_wake_up(&listener);
     // SAFETY: the listener is an OwnedFd owned by the AsyncFd from here on; nothing else closes it.
     // Shared with the blocking tasks that answer connects and sends, so it stays open until they have answered.
     let fd = Arc::new(unsafe { AsyncFd::register_with_interest(listener, Interest::READABLE) }?);
@@ -190,6 +191,23 @@ pub fn spawn(
             }
         }
     }))
+}
+
+/// Ask the kernel to hand each notification to the supervisor, and its answer back to the caller, on
+/// the CPU the waker runs on (Linux 6.6, `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`): the caller is blocked
+/// while it waits anyway, so a wake-up on another CPU only adds the scheduler's latency to every call.
+/// Older kernels refuse the flag; the notifications then work as before.
+fn sync_wake_up(listener: &OwnedFd) {
+    const SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: u64 = 1;
+    let flags: u64 = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+    // SAFETY: SET_FLAGS reads one u64 by value from the argument.
+    unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+            flags,
+        )
+    };
 }
 
 enum Answer {
