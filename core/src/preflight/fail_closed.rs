@@ -68,6 +68,7 @@ fn heuristics(unquoted: &str) -> Heuristics {
     let complex = ["|", "&&", "||", ";", "$(", "`"]
         .iter()
         .any(|s| has_unescaped(unquoted, s))
+        || has_background_operator(unquoted)
         || unquoted.contains(['\n', '\r'])
         || process_substitution;
     Heuristics {
@@ -229,6 +230,33 @@ fn has_unescaped(raw: &str, needle: &str) -> bool {
         }
         if bytes[i..].starts_with(needle.as_bytes()) {
             return true;
+        }
+    }
+    false
+}
+
+/// A lone unescaped `&` (a job sent to the background, as in `node server.js & wait`), not a redirection
+/// (`2>&1`, `&>log`, `<&3`) and not `&&`.
+fn has_background_operator(raw: &str) -> bool {
+    let b = raw.as_bytes();
+    let mut escaped = false;
+    for i in 0..b.len() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match b[i] {
+            b'\\' => escaped = true,
+            b'&' => {
+                let before = i.checked_sub(1).map(|j| b[j]);
+                let after = b.get(i + 1).copied();
+                let redirection = matches!(before, Some(b'>' | b'<')) || after == Some(b'>');
+                let doubled = before == Some(b'&') || after == Some(b'&');
+                if !redirection && !doubled {
+                    return true;
+                }
+            }
+            _ => {}
         }
     }
     false
@@ -532,6 +560,9 @@ mod tests {
             "python ok.py; echo done",
             "python $(echo ok.py)",
             "bash -c 'python ok.py'",
+            // A job sent to the background is shell syntax too (B refuses it).
+            "node server.js & wait",
+            "python3 worker.py & python3 other.py",
         ] {
             assert!(fails_closed(cmd), "should fail closed: {cmd:?}");
         }
@@ -553,6 +584,10 @@ mod tests {
             "grep -n foo ok.py",
             "npm test && echo ok",
             "cat a.js | wc -l",
+            // Redirections that name `&` are not background jobs.
+            "python3 ok.py 2>&1",
+            "node ok.js &>log",
+            "python3 ok.py >&2",
         ] {
             assert!(!fails_closed(cmd), "should pass: {cmd:?}");
         }
