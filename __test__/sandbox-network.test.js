@@ -173,3 +173,89 @@ test('git clones over HTTP through the proxy from an allowed name, and not from 
   assert.equal(fs.existsSync(path.join(dest, 'no', 'hello.txt')), false);
   assert.ok(r.sandbox.denials.some((d) => d.path === `other.localhost:${port}`), JSON.stringify(r.sandbox.denials));
 });
+
+const noNpm = spawnSync('npm', ['--version']).status !== 0 && 'npm is not installed';
+
+test('npm installs from a registry through the proxy, and reaches nothing else', when(noSandbox, noNpm), async (t) => {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const crypto = require('node:crypto');
+  // A package tarball as npm packs one (a `package/` directory), served by a local registry.
+  const src = tempDir();
+  fs.mkdirSync(path.join(src, 'package'));
+  fs.writeFileSync(path.join(src, 'package', 'package.json'), JSON.stringify({ name: 'tiny-dep', version: '1.0.0', main: 'index.js' }));
+  fs.writeFileSync(path.join(src, 'package', 'index.js'), "module.exports = 'tiny-dep works';\n");
+  const tgz = path.join(src, 'tiny-dep-1.0.0.tgz');
+  assert.equal(spawnSync('tar', ['czf', tgz, '-C', src, 'package']).status, 0);
+  const tarball = fs.readFileSync(tgz);
+  const integrity = `sha512-${crypto.createHash('sha512').update(tarball).digest('base64')}`;
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    const port = server.address().port;
+    if (req.url === '/tiny-dep') {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({
+        name: 'tiny-dep',
+        'dist-tags': { latest: '1.0.0' },
+        versions: { '1.0.0': { name: 'tiny-dep', version: '1.0.0', dist: { tarball: `http://registry.localhost:${port}/tiny-dep/-/tiny-dep-1.0.0.tgz`, integrity } } },
+      }));
+    } else if (req.url === '/tiny-dep/-/tiny-dep-1.0.0.tgz') {
+      res.end(tarball);
+    } else {
+      res.statusCode = 404;
+      res.end('{}');
+    }
+  });
+  await new Promise((res) => server.listen(0, '127.0.0.1', res));
+  t.after(() => new Promise((res) => server.close(res)));
+  const port = server.address().port;
+  const project = tempDir();
+  fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
+  const r = await run({
+    command: `npm install tiny-dep --registry http://registry.localhost:${port}/ --cache ./.npm-cache --logs-dir ./.npm-logs --no-audit --no-fund --no-update-notifier && node -e "console.log(require('tiny-dep'))"`,
+    cwd: project,
+    timeoutMs: 120000,
+    sandbox: { network: { allow: ['registry.localhost'], allowLocalhost: [port] } },
+  });
+  assert.match(r.output, /tiny-dep works/, r.output);
+  assert.equal(r.exitCode, 0, r.output);
+  assert.ok(fs.existsSync(path.join(project, 'node_modules', 'tiny-dep', 'index.js')));
+  assert.ok(seen.includes('GET /tiny-dep') && seen.includes('GET /tiny-dep/-/tiny-dep-1.0.0.tgz'), seen.join('\n'));
+  // npm went nowhere else: no refusal of another name, no direct connection. (Node asks a netlink
+  // socket for the host's interfaces, which the sandbox refuses and records: npm copes.)
+  const network = r.sandbox.denials.filter((d) => d.operation === 'network' && d.detail !== 'socket(AF_NETLINK)');
+  assert.deepEqual(network, [], JSON.stringify(network));
+});
+
+const noOpenssl = spawnSync('openssl', ['version']).status !== 0 && 'openssl is not installed';
+
+test('HTTPS goes through the proxy as a tunnel: the server\'s own certificate reaches the client', when(noSandbox, noCurl, noOpenssl), async (t) => {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const https = require('node:https');
+  const dir = tempDir();
+  const [key, cert] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
+  const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=secure.localhost', '-addext', 'subjectAltName=DNS:secure.localhost,DNS:evil.localhost']);
+  assert.equal(made.status, 0, String(made.stderr));
+  const seen = [];
+  const server = https.createServer({ key: fs.readFileSync(key), cert: fs.readFileSync(cert) }, (req, res) => {
+    seen.push(`${req.headers.host} ${req.url}`);
+    res.end('secret over tls\n');
+  });
+  await new Promise((res) => server.listen(0, '127.0.0.1', res));
+  t.after(() => new Promise((res) => server.close(res)));
+  const port = server.address().port;
+  const r = await run({
+    // The client checks the certificate against the server's own: a proxy that looked inside (its own
+    // certificate) would fail the check.
+    command: `curl -sS --max-time 10 --cacert ${cert} https://secure.localhost:${port}/inside; echo "[rc=$?]"; curl -sS --max-time 10 --cacert ${cert} https://evil.localhost:${port}/refused; echo "[rc=$?]"`,
+    cwd: dir,
+    sandbox: { network: { allow: ['secure.localhost'], allowLocalhost: [port] } },
+  });
+  assert.match(r.output, /^secret over tls\n\[rc=0\]/, r.output);
+  assert.doesNotMatch(r.output, /\[rc=0\]\n*$/, r.output);
+  assert.deepEqual(seen, [`secure.localhost:${port} /inside`]);
+  const denials = r.sandbox.denials.map((d) => `${d.operation} ${d.detail} ${d.path}`);
+  assert.ok(denials.some((d) => d === `network CONNECT evil.localhost:${port}`), denials.join('\n'));
+});
