@@ -242,6 +242,60 @@ async function benchSandbox() {
     }
     record('one file creation (open O_CREAT), sandboxed, call by call, p50 of 2000, median of 5 runs', 'us', stats(sb).median, { 'agent-exec unsandboxed': stats(plain).median });
   }
+  await benchProxy();
+}
+
+/**
+ * The network by domain: a download through the sandbox's proxy against the same download straight
+ * from an unsandboxed run (curl, a loopback server playing the origin), and the time to a response's
+ * first byte, which carries the proxy's connect and name check.
+ */
+async function benchProxy() {
+  const curlOk = require('node:child_process').spawnSync('curl', ['--version']).status === 0;
+  if (!curlOk) {
+    console.log('(curl not installed: no proxy figures)');
+    return;
+  }
+  const mib = quick ? 20 : 100;
+  const chunk = Buffer.alloc(1 << 20, 'x');
+  const server = require('node:http').createServer((req, res) => {
+    if (req.url === '/big') {
+      res.setHeader('content-length', String(mib << 20));
+      let left = mib;
+      const more = () => {
+        while (left > 0) {
+          left--;
+          if (!res.write(chunk)) return res.once('drain', more);
+        }
+        res.end();
+      };
+      more();
+    } else res.end('ok');
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const port = server.address().port;
+  const sandbox = { network: { allow: ['origin.localhost'], allowLocalhost: [port] } };
+  const timed = async (command, sb) => {
+    const r = await api.exec({ command, sandbox: sb, cwd: os.tmpdir() });
+    return r.output.trim().split('\n').map(Number);
+  };
+  const down = async (sb) => (await timed(`curl -s -o /dev/null -w '%{time_total}\\n' ${sb ? `http://origin.localhost:${port}/big` : `--noproxy '*' http://127.0.0.1:${port}/big`}`, sb))[0];
+  const firstByte = async (sb) => {
+    const url = sb ? `http://origin.localhost:${port}/small` : `--noproxy '*' http://127.0.0.1:${port}/small`;
+    const one = `curl -s -o /dev/null -w '%{time_starttransfer}\\n' ${url}`;
+    return stats(await timed(Array(20).fill(one).join('; '), sb)).median * 1000;
+  };
+  const [viaProxy, direct, fbProxy, fbDirect] = [[], [], [], []];
+  for (let i = 0; i < (quick ? 2 : 5); i++) {
+    direct.push(await down(undefined));
+    viaProxy.push(await down(sandbox));
+    fbDirect.push(await firstByte(undefined));
+    fbProxy.push(await firstByte(sandbox));
+  }
+  const mbps = (seconds) => mib / seconds;
+  record(`${mib} MiB download through the sandbox's proxy, MiB/s (higher is better)`, 'MiB/s', mbps(stats(viaProxy).median), { 'direct, unsandboxed': mbps(stats(direct).median) });
+  record('time to first byte of a small response through the proxy, median of 20 requests', 'ms', stats(fbProxy).median, { 'direct, unsandboxed': stats(fbDirect).median });
+  await new Promise((r) => server.close(r));
 }
 
 function bigFile(mib) {

@@ -73,6 +73,20 @@ impl DomainPolicy {
     }
 }
 
+/// Bytes each way of a relayed connection per read: 256 KiB, not tokio's default 8 KiB, so a download
+/// through the proxy costs a fraction of the wake-ups and system calls (bench/, 20 MiB over loopback:
+/// 0.45x of a direct download with 8 KiB, 0.63-0.81x with 256 KiB).
+const RELAY_BUFFER: usize = 256 * 1024;
+
+/// Copy both ways between the command's connection and the origin until both ends are done.
+async fn relay<A, B>(a: &mut A, b: &mut B) -> std::io::Result<(u64, u64)>
+where
+    A: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + ?Sized,
+    B: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + ?Sized,
+{
+    tokio::io::copy_bidirectional_with_sizes(a, b, RELAY_BUFFER, RELAY_BUFFER).await
+}
+
 fn normalize(host: &str) -> String {
     host.trim_end_matches('.')
         .trim_start_matches('[')
@@ -290,7 +304,7 @@ impl Proxy {
                 .await?;
             // Bytes the client sent after the head (a TLS hello) go first.
             upstream.write_all(&buf[head_len..]).await?;
-            tokio::io::copy_bidirectional(conn, &mut upstream).await?;
+            relay(conn, &mut upstream).await?;
             return Ok(());
         }
         // Absolute form: http://host[:port]/path. HTTPS goes through CONNECT.
@@ -334,7 +348,7 @@ impl Proxy {
         head.push_str("\r\n");
         upstream.write_all(head.as_bytes()).await?;
         upstream.write_all(&buf[head_len..]).await?;
-        tokio::io::copy_bidirectional(conn, &mut upstream).await?;
+        relay(conn, &mut upstream).await?;
         Ok(())
     }
 
@@ -399,7 +413,7 @@ impl Proxy {
             Err(_) => return conn.write_all(&[5, 5, 0, 1, 0, 0, 0, 0, 0, 0]).await,
         };
         conn.write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0]).await?;
-        tokio::io::copy_bidirectional(&mut conn, &mut upstream).await?;
+        relay(&mut conn, &mut upstream).await?;
         Ok(())
     }
 }
