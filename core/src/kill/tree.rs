@@ -62,11 +62,10 @@ impl KillTarget {
     /// SIGKILL the group and every live process of the run at once, no grace: the host is going away,
     /// or a run must end before it was ever handed over.
     pub fn kill_now(&self) {
-        use nix::sys::signal::{kill, killpg, Signal};
-        use nix::unistd::Pid;
-        let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGKILL);
+        use nix::sys::signal::Signal;
+        signal_group(self.pgid, Signal::SIGKILL);
         for pid in self.live_processes() {
-            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+            signal_process(pid, Signal::SIGKILL);
         }
     }
 
@@ -75,12 +74,10 @@ impl KillTarget {
     }
 
     fn signal_all(&self, signal: nix::sys::signal::Signal) -> Vec<u32> {
-        use nix::sys::signal::{kill, killpg};
-        use nix::unistd::Pid;
-        let _ = killpg(Pid::from_raw(self.pgid), signal);
+        signal_group(self.pgid, signal);
         let live = self.live_processes();
         for pid in &live {
-            let _ = kill(Pid::from_raw(*pid as i32), signal);
+            signal_process(*pid, signal);
         }
         live
     }
@@ -153,15 +150,31 @@ impl KillTarget {
 
     /// Signal the group and every process in `known` that is still the run's.
     fn signal_own(&self, signal: nix::sys::signal::Signal, known: &[u32]) {
-        use nix::sys::signal::{kill, killpg};
-        use nix::unistd::Pid;
-        let _ = killpg(Pid::from_raw(self.pgid), signal);
+        signal_group(self.pgid, signal);
         let members = self.cgroup_members();
         for &pid in known {
             if still_ours(self, pid, &members) {
-                let _ = kill(Pid::from_raw(pid as i32), signal);
+                signal_process(pid, signal);
             }
         }
+    }
+}
+
+/// Signal one process of a run, never one that is not a run's: pid 0 and negative pids are whole groups
+/// (0 is the caller's own), 1 is init, and the host itself is never a run's process, whatever a
+/// stale cgroup file or a defect upstream puts in the list.
+fn signal_process(pid: u32, signal: nix::sys::signal::Signal) {
+    if pid > 1 && pid <= i32::MAX as u32 && pid != std::process::id() {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal);
+    }
+}
+
+/// Signal a run's process group, never the host's own (nor group 0 or 1, which `killpg` reads as the
+/// caller's group and init's).
+fn signal_group(pgid: i32, signal: nix::sys::signal::Signal) {
+    let own = nix::unistd::getpgrp().as_raw();
+    if pgid > 1 && pgid != own {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
     }
 }
 
@@ -661,6 +674,29 @@ mod tests {
         reap(&mut runaway);
         assert!(report.escalated, "the runaway ignores SIGTERM: {report:?}");
         assert!(report.survivors.is_empty(), "{report:?}");
+    }
+
+    #[tokio::test]
+    async fn a_target_that_names_the_host_init_or_group_zero_signals_none_of_them() {
+        // What a stale or corrupted list could hold: the host itself, group 0 (the caller's own group
+        // to killpg), init. Were any signalled, this test process would not see the end of the test.
+        let dir = tempfile::tempdir().unwrap();
+        let procs_file = dir.path().join("cgroup.procs");
+        std::fs::write(&procs_file, format!("0\n1\n{}\n", std::process::id())).unwrap();
+        for pgid in [0, 1, nix::unistd::getpgrp().as_raw()] {
+            let target = KillTarget {
+                pgid,
+                marker: None,
+                cgroup_procs: vec![procs_file.clone()],
+            };
+            target.kill_now();
+            let report = target.kill_tree(Duration::from_millis(50)).await;
+            assert!(
+                report.escalated,
+                "the host is still here, so something 'survived'"
+            );
+        }
+        assert!(alive(std::process::id()));
     }
 
     #[tokio::test]
