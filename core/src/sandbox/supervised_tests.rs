@@ -97,6 +97,11 @@ async fn run_request(world: &World, mut request: ExecRequest, network: bool) -> 
     };
     spec.pin_roots(&world.root);
     request.sandbox = Some(spec);
+    run_request_as_is(request).await
+}
+
+/// Run `request` as it is (its sandbox already set).
+async fn run_request_as_is(request: ExecRequest) -> ExecOutcome {
     let call = ExecCall {
         request,
         scope_key: Some("supervised-test".into()),
@@ -709,6 +714,117 @@ async fn sockets_reach_only_what_the_policy_allows_and_every_refusal_is_named() 
     assert_eq!(result("mkdir-existing"), "EEXIST");
     assert!(
         !denials.iter().any(|d| d.operation == "mkdir"),
+        "{denials:#?}"
+    );
+}
+
+/// The network by domain (supervisor side): TCP reaches the sandbox's proxy and nothing else; a direct
+/// connection, a TCP fast-open send, UDP and an IP bind are refused and recorded, and a host listener
+/// sees only what the proxy let through.
+const DOMAIN_SCRIPT: &str = r#"import errno, os, socket, sys
+def probe(label, fn):
+    try:
+        fn()
+        print(label, 'ok', flush=True)
+    except OSError as e:
+        print(label, errno.errorcode.get(e.errno, str(e.errno)), flush=True)
+port = int(sys.argv[1])
+proxy = os.environ['HTTP_PROXY'].rsplit(':', 1)
+proxy_host, proxy_port = proxy[0].split('//')[1], int(proxy[1].strip('/'))
+def direct():
+    socket.create_connection(('127.0.0.1', port), timeout=5)
+def via_proxy():
+    s = socket.create_connection((proxy_host, proxy_port), timeout=5)
+    s.sendall(('GET http://app.localhost:%d/through HTTP/1.1\r\nHost: app.localhost:%d\r\n\r\n' % (port, port)).encode())
+    data = s.recv(4096)
+    if b'200' not in data.split(b'\r\n')[0]:
+        raise OSError(errno.EPROTO, data[:40])
+def fast_open():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.sendto(b'x', socket.MSG_FASTOPEN, ('127.0.0.1', port))
+def udp():
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+def bind_ip():
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM).bind(('127.0.0.1', 0))
+probe('via-proxy', via_proxy)
+probe('direct', direct)
+probe('fast-open', fast_open)
+probe('udp', udp)
+probe('bind-ip', bind_ip)
+"#;
+
+#[tokio::test]
+async fn by_domain_tcp_reaches_the_proxy_only_and_every_other_way_out_is_named() {
+    use std::io::{Read, Write};
+    if !runs_here() {
+        return;
+    }
+    let world = World::new();
+    // The origin: answers whatever reaches it, and counts who did.
+    let origin = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = origin.local_addr().unwrap().port();
+    let reached = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = reached.clone();
+    std::thread::spawn(move || {
+        for conn in origin.incoming() {
+            let Ok(mut c) = conn else { break };
+            let mut buf = [0u8; 4096];
+            let n = c.read(&mut buf).unwrap_or(0);
+            let head = String::from_utf8_lossy(&buf[..n])
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            seen.lock().unwrap().push(head);
+            let _ =
+                c.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+        }
+    });
+    let script = world.root.join(".domains.py");
+    std::fs::write(&script, DOMAIN_SCRIPT).unwrap();
+    let mut request = ExecRequest::new(format!("/usr/bin/python3 {} {port}", script.display()));
+    request.cwd = world.root.clone();
+    request.timeout = Some(Duration::from_secs(20));
+    let mut spec = SandboxSpec {
+        writable_roots: Some(vec![world.root.clone()]),
+        domains: Some(super::DomainPolicy {
+            allow: vec!["app.localhost".into()],
+            deny: Vec::new(),
+            allow_localhost: vec![port],
+            on_request: None,
+        }),
+        ..SandboxSpec::default()
+    };
+    spec.pin_roots(&world.root);
+    request.sandbox = Some(spec);
+    let outcome = run_request_as_is(request).await;
+    let got = results(&outcome);
+    let result = |label: &str| {
+        got.get(label)
+            .cloned()
+            .unwrap_or_else(|| panic!("{label}: {}", outcome.output))
+    };
+    assert_eq!(result("via-proxy"), "ok", "{}", outcome.output);
+    for label in ["direct", "fast-open", "udp", "bind-ip"] {
+        assert_ne!(result(label), "ok", "{label}");
+    }
+    // Only the proxy's request reached the origin.
+    let reached = reached.lock().unwrap().clone();
+    assert_eq!(reached.len(), 1, "{reached:?}");
+    assert!(reached[0].starts_with("GET /through"), "{reached:?}");
+    let denials = denials(&outcome);
+    let named = |op: &str, detail: &str| {
+        denials
+            .iter()
+            .any(|d| d.operation == op && d.detail.starts_with(detail))
+    };
+    assert!(named("network", "connect(AF_INET)"), "{denials:#?}");
+    assert!(named("network", "socket(AF_INET)"), "{denials:#?}");
+    assert!(named("bind", "bind(AF_INET)"), "{denials:#?}");
+    assert!(
+        denials
+            .iter()
+            .any(|d| d.detail.starts_with("sendto") || d.detail.starts_with("sendmsg")),
         "{denials:#?}"
     );
 }
