@@ -430,3 +430,44 @@ test("Claude Code's sandbox settings, from options or a settings file: filesyste
   assert.doesNotMatch(text(read), /^private$/m);
   assert.throws(() => api.createClaudeCodeTools({ cwd: dir, settingsFile: 'missing.json' }), { code: 'ERR_INVALID_OPTION', message: /settingsFile .*missing\.json cannot be read/ });
 });
+
+const noCurlHere = require('node:child_process').spawnSync('curl', ['--version']).status !== 0 && 'curl is not installed';
+
+test('a network name outside the sandbox is asked; "don\'t ask again" allows it from then on', { skip: (!caps.networkByDomain && 'no network by domain here') || noCurlHere }, async (t) => {
+  const http = require('node:http');
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    seen.push(`${req.headers.host}${req.url}`);
+    res.end('reached\n');
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise((r) => server.close(r)));
+  const port = server.address().port;
+  const asked = [];
+  const kept = [];
+  let answer = 'deny';
+  const tt = tools({
+    sandbox: { network: { allowedDomains: [], allowLocalhost: [port] } },
+    permissions: { allow: ['Bash(curl:*)'] },
+    onNetworkRequest: (req) => (asked.push(req), answer),
+    onDomainsAllowed: (hosts) => kept.push(...hosts),
+  });
+  const get = (name, id) => tt.bash.execute(id, { command: `curl -s --max-time 10 http://${name}.localhost:${port}/${id}` });
+  // No: refused, nothing reached.
+  const no = await get('api', 'a');
+  assert.doesNotMatch(text(no), /reached/);
+  assert.equal(asked.length, 1);
+  assert.deepEqual({ host: asked[0].host, port: asked[0].port, toolUseId: asked[0].toolUseId }, { host: 'api.localhost', port, toolUseId: 'a' });
+  assert.match(asked[0].command, /^curl /);
+  // Yes, and don't ask again: reached now, and later without asking.
+  answer = 'allow-always';
+  assert.match(text(await get('api', 'b')), /reached/);
+  assert.deepEqual(kept, ['api.localhost']);
+  answer = 'deny';
+  assert.match(text(await get('api', 'c')), /reached/);
+  assert.equal(asked.length, 2, 'asked again after "don\'t ask again"');
+  // Another name is still asked (and refused).
+  assert.doesNotMatch(text(await get('other', 'd')), /reached/);
+  assert.equal(asked.length, 3);
+  assert.deepEqual(seen, [`api.localhost:${port}/b`, `api.localhost:${port}/c`]);
+});

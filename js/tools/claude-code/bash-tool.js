@@ -96,6 +96,28 @@ function sandboxFor(command, input, cfg) {
   return { options: cfg.sandbox.options };
 }
 
+/**
+ * The sandbox options of one call. With the network by domain, a name no pattern decides is put to
+ * the host's `onNetworkRequest` (Claude Code's "Network request outside of sandbox": yes, yes and don't
+ * ask again for the host, no); "don't ask again" adds the name to the tool set's allowed domains for
+ * every later command and tells `onDomainsAllowed`, so a host can keep it in its settings. Without the
+ * callback such names are refused, as before.
+ */
+function withNetworkPrompt(options, cfg, call) {
+  const net = options?.network;
+  if (!net || typeof net !== 'object' || typeof cfg.onNetworkRequest !== 'function') return options;
+  const onRequest = async ({ host, port }) => {
+    const answer = normaliseAnswer(await cfg.onNetworkRequest({ host, port, ...call }));
+    if (answer === 'allow-always' && !net.allow.includes(host)) {
+      // The tool set's own copy: later commands reach the name unasked.
+      net.allow.push(host);
+      if (typeof cfg.onDomainsAllowed === 'function') await cfg.onDomainsAllowed([host]);
+    }
+    return answer;
+  };
+  return { ...options, network: { ...net, allow: [...net.allow], onRequest } };
+}
+
 /** The answer of the host's `onPermissionRequest`, as the runtime's gate takes it. */
 function normaliseAnswer(answer) {
   const value = answer && typeof answer === 'object' ? answer.decision ?? answer.behavior : answer;
@@ -172,7 +194,7 @@ function createBashTool(cfg) {
         yieldMs: budget ?? undefined,
         signal,
         onOutput: report && !background ? progress.onOutput : undefined,
-        sandbox: sandbox.options,
+        sandbox: withNetworkPrompt(sandbox.options, cfg, { toolUseId, command }),
         approval: approvalFor(sandbox, cfg, onApproval),
       });
     } finally {

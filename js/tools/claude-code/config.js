@@ -82,7 +82,7 @@ function settingsPath(base, p) {
  * becomes `unixSockets`. Domains cannot be allowed one by one yet: a list of them is refused with what
  * to do instead, never widened to the whole network.
  */
-function fromClaudeSettings(s, hostCwd) {
+function fromClaudeSettings(s, hostCwd, prompts = false) {
   const options = {};
   const fsSettings = s.filesystem ?? {};
   if (typeof s.network === 'boolean') options.network = s.network;
@@ -101,11 +101,11 @@ function fromClaudeSettings(s, hostCwd) {
   // allowedDomains/deniedDomains), never widened to the whole network.
   const domains = stringList('sandbox.network.allowedDomains', net.allowedDomains);
   const denied = stringList('sandbox.network.deniedDomains', net.deniedDomains);
-  if (domains.length || denied.length) {
-    const ports = net.allowLocalhost === undefined ? [] : net.allowLocalhost;
-    if (!Array.isArray(ports) || ports.some((p) => !Number.isInteger(p))) throw invalid('sandbox.network.allowLocalhost must be an array of port numbers.');
-    options.network = { allow: domains, deny: denied, allowLocalhost: ports };
-  }
+  const ports = net.allowLocalhost === undefined ? [] : net.allowLocalhost;
+  if (!Array.isArray(ports) || ports.some((p) => !Number.isInteger(p))) throw invalid('sandbox.network.allowLocalhost must be an array of port numbers.');
+  // With a host to ask, any network setting is the network by domain (names asked until allowed).
+  const asked = prompts && (net.allowedDomains !== undefined || net.allowLocalhost !== undefined);
+  if (domains.length || denied.length || asked) options.network = { allow: domains, deny: denied, allowLocalhost: ports };
   return options;
 }
 
@@ -179,7 +179,7 @@ function splitRules(rules, cwd) {
  * `filesystem`, `network`, ...). The writable roots are fixed here, beneath the host's cwd: never the
  * model's `cd`.
  */
-function sandboxPolicy(sandbox, hostCwd, files = { writable: [], denyWrite: [], denyRead: [], allowRead: [] }) {
+function sandboxPolicy(sandbox, hostCwd, files = { writable: [], denyWrite: [], denyRead: [], allowRead: [] }, prompts = false) {
   if (sandbox === undefined || sandbox === null || sandbox === false) return null;
   if (sandbox !== true && (typeof sandbox !== 'object' || Array.isArray(sandbox))) {
     throw invalid(`sandbox must be true, false or an object of sandbox options, but it is ${shared.describeType(sandbox)}.`);
@@ -200,7 +200,7 @@ function sandboxPolicy(sandbox, hostCwd, files = { writable: [], denyWrite: [], 
   }
   // Claude Code's settings shape: network as an object, filesystem lists.
   const claude = filesystem !== undefined || (rest.network !== undefined && typeof rest.network === 'object' && rest.network !== null);
-  const options = claude ? { ...rest, network: undefined, ...fromClaudeSettings({ filesystem, network: rest.network }, hostCwd) } : { ...rest };
+  const options = claude ? { ...rest, network: undefined, ...fromClaudeSettings({ filesystem, network: rest.network }, hostCwd, prompts) } : { ...rest };
   if (claude && options.network === undefined) delete options.network;
   const caps = require('../../native.js').loadNative().sandboxCapabilities();
   if (options.network && typeof options.network === 'object' && caps.enforceable && !caps.networkByDomain) {
@@ -213,6 +213,9 @@ function sandboxPolicy(sandbox, hostCwd, files = { writable: [], denyWrite: [], 
     if (failIfUnavailable === false) return null;
   }
   // Edit and Read permission rules shape the file system as Claude Code's sandbox reads them.
+  // A host that answers network requests gets Claude Code's default: the network by domain, every
+  // name asked until allowed (an explicit network setting stands).
+  if (prompts && options.network === undefined && caps.networkByDomain) options.network = { allow: [], deny: [], allowLocalhost: [] };
   const roots = [...(Array.isArray(options.writableRoots) ? options.writableRoots : [hostCwd]), ...files.writable];
   for (const key of ['denyWrite', 'denyRead', 'allowRead']) {
     if (files[key].length) options[key] = [...(Array.isArray(options[key]) ? options[key] : []), ...files[key]];
@@ -254,6 +257,8 @@ const KNOWN = new Set([
   'autoAllowReadOnly',
   'onPermissionRequest',
   'onRulesAdded',
+  'onNetworkRequest',
+  'onDomainsAllowed',
   'permissionTimeoutMs',
   'defaultTimeoutMs',
   'maxTimeoutMs',
@@ -298,7 +303,7 @@ function readConfig(options = {}) {
   const workingDirs = [cwd, ...stringList('permissions.additionalDirectories', permissions.additionalDirectories).map((d) => path.resolve(cwd, d))];
   // Malformed and over-broad rules (`Bash(sh:*)`, `Bash(sudo:*)`) are refused now, not at the first call.
   require('../../native.js').loadNative().checkPermissionRules('true', { ...rules, cwd });
-  for (const fn of ['onPermissionRequest', 'onRulesAdded', 'onProgress']) {
+  for (const fn of ['onPermissionRequest', 'onRulesAdded', 'onProgress', 'onNetworkRequest', 'onDomainsAllowed']) {
     if (options[fn] !== undefined && typeof options[fn] !== 'function') throw invalid(`${fn} must be a function, but it is ${shared.describeType(options[fn])}.`);
   }
   if (options.env !== undefined && (options.env === null || typeof options.env !== 'object' || Array.isArray(options.env))) {
@@ -313,6 +318,8 @@ function readConfig(options = {}) {
     autoAllowReadOnly: options.autoAllowReadOnly ?? true,
     onPermissionRequest: options.onPermissionRequest,
     onRulesAdded: options.onRulesAdded,
+    onNetworkRequest: options.onNetworkRequest,
+    onDomainsAllowed: options.onDomainsAllowed,
     permissionTimeoutMs: msSetting('permissionTimeoutMs', options.permissionTimeoutMs, null, 120000),
     defaultTimeoutMs,
     maxTimeoutMs,
@@ -322,7 +329,7 @@ function readConfig(options = {}) {
     progressEveryMs: Math.max(50, msSetting('progressEveryMs', options.progressEveryMs, null, 1000)),
     onProgress: options.onProgress,
     killGraceMs: options.killGraceMs,
-    sandbox: sandboxPolicy(options.sandbox ?? file.sandbox, cwd, files),
+    sandbox: sandboxPolicy(options.sandbox ?? file.sandbox, cwd, files, typeof options.onNetworkRequest === 'function'),
     // Permission rules of other tools that change nothing of the shell's (WebFetch, mcp__..., globs the
     // sandbox cannot hide): kept so a host can say so.
     unappliedRules: unapplied,

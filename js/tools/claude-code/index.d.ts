@@ -114,6 +114,19 @@ export interface ClaudeCodeToolOptions {
   onPermissionRequest?: (request: PermissionRequest) => PermissionAnswer | Promise<PermissionAnswer>;
   /** Told of the rules an allow-always answer added, to persist them. */
   onRulesAdded?: (rules: string[]) => void | Promise<void>;
+  /**
+   * A sandboxed command asks for a network name no allowed or denied domain decides (Claude Code's
+   * "Network request outside of sandbox"): `allow-once`, `allow-always` ("don't ask again for HOST":
+   * the tool set allows the name from then on and tells `onDomainsAllowed`) or `deny`. With it and no
+   * network setting of its own, the sandbox's network is by domain with nothing allowed yet.
+   */
+  onNetworkRequest?: (request: { host: string; port: number; toolUseId: string; command: string }) =>
+    | 'allow-once'
+    | 'allow-always'
+    | 'deny'
+    | Promise<'allow-once' | 'allow-always' | 'deny'>;
+  /** Names allowed for good by an `allow-always` answer, for a host that keeps them in its settings. */
+  onDomainsAllowed?: (hosts: string[]) => void | Promise<void>;
   /** How long the user has to answer (default 120000 ms); then the command is denied. */
   permissionTimeoutMs?: number;
   /** Default `timeout` (120000 ms, or $BASH_DEFAULT_TIMEOUT_MS). */
