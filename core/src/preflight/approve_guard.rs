@@ -41,8 +41,14 @@ const DECISIONS: [&str; 4] = ["allow-once", "allow-always", "always", "deny"];
 const MAX_DEPTH: usize = 4;
 
 pub fn check(command: &str, cwd: &Path, path: Option<&str>) -> Result<(), AgentError> {
-    // Cheap first look: neither can run without its words in the text.
-    if !command.contains("/approve") && !command.to_ascii_lowercase().contains("login") {
+    // Cheap first look: neither can run without its words in the text, once the quotes and
+    // backslashes that only join a word's parts are gone (`/app'rove'`, `log\in`).
+    let bare: String = command
+        .chars()
+        .filter(|c| !"'\"\\".contains(*c))
+        .collect::<String>()
+        .to_ascii_lowercase();
+    if !bare.contains("/approve") && !bare.contains("login") {
         return Ok(());
     }
     match runs_control(command, cwd, path, 0) {
@@ -253,10 +259,16 @@ fn is_approve(argv: &[String]) -> bool {
 /// Fallback for commands the analyzer could not split: any `/approve <id> <decision>` word run, or
 /// `openclaw` followed by `channels login` (options between them skipped).
 fn raw_words_run_control(command: &str) -> Option<Control> {
+    // Quotes and backslashes join a word's parts (`open'claw'`, `log\in` are `openclaw`, `login` to
+    // bash): removed, not split at. Words end at blanks and at what ends a command or a substitution.
     let words: Vec<String> = command
-        .split(|c: char| c.is_whitespace() || "'\";&|()`$<>{}".contains(c))
+        .split(|c: char| c.is_whitespace() || ";&|()`$<>{}".contains(c))
+        .map(|w| {
+            w.chars()
+                .filter(|c| !"'\"\\".contains(*c))
+                .collect::<String>()
+        })
         .filter(|w| !w.is_empty())
-        .map(str::to_string)
         .collect();
     if words.windows(3).any(is_approve) {
         return Some(Control::Approve);
@@ -366,6 +378,47 @@ mod tests {
             "npm run login",
         ] {
             assert!(!refused(cmd), "{cmd}");
+        }
+    }
+
+    /// Every way of quoting or escaping the words of a control command that bash reads as the same
+    /// words, behind a construct the analyzer cannot split (so the raw fallback decides): each refused.
+    #[test]
+    fn quoted_and_escaped_spellings_are_refused_where_the_command_cannot_be_split() {
+        let spellings = |word: &str| -> Vec<String> {
+            let chars: Vec<char> = word.chars().collect();
+            let mut out = vec![word.to_string()];
+            for i in 0..chars.len() {
+                let (a, b): (String, String) =
+                    (chars[..i].iter().collect(), chars[i..].iter().collect());
+                out.push(format!("{a}'{b}'"));
+                out.push(format!("{a}\"{b}\""));
+                out.push(format!("{a}\\{b}"));
+            }
+            out
+        };
+        for (words, want) in [
+            (["openclaw", "channels", "login"], LOGIN_REFUSAL),
+            (["/approve", "abc", "allow-once"], REFUSAL),
+        ] {
+            for (at, word) in words.iter().enumerate() {
+                for spelled in spellings(word) {
+                    let mut parts: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+                    parts[at] = spelled;
+                    // `$(...)` makes the whole command unanalysable.
+                    for cmd in [
+                        parts.join(" "),
+                        format!("echo $(true); {}", parts.join(" ")),
+                    ] {
+                        let got = check(&cmd, Path::new("/"), Some("/usr/bin:/bin"));
+                        assert_eq!(
+                            got.err().map(|e| e.message),
+                            Some(want.to_string()),
+                            "{cmd}"
+                        );
+                    }
+                }
+            }
         }
     }
 }
