@@ -334,8 +334,8 @@ test('listSessions follows changes: after output, exit, kill and removal it equa
   const raw = require('../index.js');
   const { createSessionList } = require('../js/session-list.js');
   const scope = { scopeKey: 'follow' };
-  // What a list built from nothing shows now, without the clock-driven runtime.
-  const plain = (list) => list.map((s) => ({ ...s, runtimeMs: undefined }));
+  // What a list built from nothing shows now, without the clock-driven runtime and idle time.
+  const plain = (list) => list.map((s) => ({ ...s, runtimeMs: undefined, idleMs: undefined }));
   const fresh = () => plain(createSessionList(raw).listSessions(scope));
   const same = () => assert.deepEqual(plain(native.listSessions(scope)), fresh());
   const find = (id) => native.listSessions(scope).find((s) => s.sessionId === id);
@@ -374,6 +374,9 @@ test('listSessions follows changes: after output, exit, kill and removal it equa
   const before = listed.runtimeMs;
   await waitFor(() => listed.runtimeMs > before + 20, { what: 'runtimeMs to grow' });
   assert.ok(JSON.parse(JSON.stringify(listed)).runtimeMs > before);
+  // So does the quiet since the last output, while nothing changes.
+  const quiet = listed.idleMs;
+  await waitFor(() => listed.idleMs > quiet + 20, { what: 'idleMs to grow' });
   // Editing the returned array does not edit the list.
   native.listSessions(scope).length = 0;
   assert.equal(native.listSessions(scope).length, 3);
