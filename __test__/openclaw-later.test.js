@@ -474,3 +474,20 @@ test('a script rewritten while its approval was pending does not run', async () 
   const same = api.createExecTool({ cwd: dir, security: 'allowlist', ask: 'on-miss', approvalsFile: path.join(dir, 'a.json'), onApproval: async () => 'allow-once' });
   assert.equal(text(await same.execute('2', { command: 'bash tool.sh' })), 'approved code');
 });
+
+test('kill and remove of a running session say termination was requested (the tree is gone all the same)', async () => {
+  const { exec, process: proc } = api.createBashTools({ scopeKey: 'later:kill' });
+  const a = await exec.execute('1', { command: 'sleep 300', background: true });
+  track(a.details.pid);
+  const k = await proc.execute('2', { action: 'kill', sessionId: a.details.sessionId });
+  assert.equal(text(k), `Termination requested for session ${a.details.sessionId}.`);
+  assert.equal(k.details.status, 'completed');
+  assert.equal(native.getSession(a.details.sessionId).status, 'failed');
+  const b = await exec.execute('3', { command: 'sleep 300', background: true });
+  track(b.details.pid);
+  const r = await proc.execute('4', { action: 'remove', sessionId: b.details.sessionId });
+  assert.equal(text(r), `Removed session ${b.details.sessionId} (termination requested).`);
+  assert.equal(r.details.status, 'completed');
+  assert.equal(native.getSession(b.details.sessionId), null);
+  for (const pid of [a.details.pid, b.details.pid]) assert.equal(require('./helpers.js').alive(pid), false, `${pid} outlived the kill`);
+});

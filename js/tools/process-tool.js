@@ -401,8 +401,12 @@ function createProcessTool(defaults = {}) {
       case 'kill': {
         const { error, name } = requireActive(id);
         if (error) return error;
-        await native.killSession(id, scope);
-        return shared.textResult(`Killed session ${id}.`, { status: 'failed', name });
+        const killed = await native.killSession(id, scope);
+        if (april) return shared.textResult(`Killed session ${id}.`, { status: 'failed', name });
+        // Later OpenClaw's text; here the whole tree is gone by the time it is said, unless the note
+        // names what outlived SIGKILL.
+        const left = killed.survivors.length ? ` ${killed.survivors.length} process(es) outlived SIGKILL: ${killed.survivors.join(', ')}.` : '';
+        return shared.textResult(`Termination requested for session ${id}.${left}`, { status: 'completed', sessionId: id, name });
       }
       case 'clear': {
         const s = find(id);
@@ -414,6 +418,9 @@ function createProcessTool(defaults = {}) {
         const s = find(id);
         if (!s) return shared.failure(`No session found for ${id}`);
         const wasRunning = await native.removeSession(id, scope);
+        if (wasRunning && !april) {
+          return shared.textResult(`Removed session ${id} (termination requested).`, { status: 'completed', name: shared.deriveSessionName(s.command) });
+        }
         return wasRunning
           ? shared.textResult(`Removed session ${id}.`, { status: 'failed', name: shared.deriveSessionName(s.command) })
           : shared.textResult(`Removed session ${id}.`, { status: 'completed' });
