@@ -159,10 +159,6 @@ function toolEnv(defaults) {
   return env;
 }
 
-/** Appended to every timeout (later OpenClaw): the kill does not undo what the command did. */
-const TIMEOUT_GUIDANCE =
-  'The command was terminated, but external side effects may already have completed. Verify the resulting state before retrying. Do not automatically rerun non-idempotent commands. Use a higher timeout only when the command is known to be safe to retry.';
-
 const KEEP_RUNNING =
   'If it should keep running, start it with exec background=true or yieldMs so OpenClaw can register a pollable process session. Do not rely on shell backgrounding with a trailing &.';
 
@@ -174,7 +170,7 @@ function failureMessage(outcome, timeoutSec, { april, allowBackground }) {
     }
     return [
       `Command timed out${after}. If this command is expected to take longer and is safe to repeat, re-run with a higher timeout (e.g., exec timeout=300), or timeout=0 for none.`,
-      TIMEOUT_GUIDANCE,
+      shared.TIMEOUT_GUIDANCE,
       allowBackground ? KEEP_RUNNING : null,
     ]
       .filter(Boolean)
@@ -190,15 +186,7 @@ function failureMessage(outcome, timeoutSec, { april, allowBackground }) {
  * no-output timeout: `noOutputTimedOut` is always false.
  */
 function endingDetails(outcome) {
-  const exitReason = outcome.timedOut
-    ? 'overall-timeout'
-    : outcome.aborted || outcome.killed
-      ? 'manual-cancel'
-      : outcome.exitSignal
-        ? 'signal'
-        : outcome.exitCode !== null && outcome.exitCode !== undefined
-          ? 'exit'
-          : 'spawn-error';
+  const exitReason = shared.exitReasonOf(outcome);
   const details = { exitSignal: outcome.exitSignal ?? null, exitReason, noOutputTimedOut: false };
   if (outcome.status !== 'failed') return details;
   const failureKind = outcome.timedOut

@@ -1,7 +1,7 @@
 'use strict';
 // Exit notification for backgrounded runs, as OpenClaw B sends it to the agent's session.
 
-const { exitLabel } = require('./shared.js');
+const { isAprilProfile, endingLabel, TIMEOUT_GUIDANCE } = require('./shared.js');
 const native = require('../native.js').loadNative();
 
 /**
@@ -39,30 +39,14 @@ function deliveryContext(defaults) {
   return Object.keys(context).length > 0 ? context : undefined;
 }
 
-/** Whether the tools follow B (April 2026) rather than later OpenClaw. */
-function isApril(defaults) {
-  return defaults.profile === 'openclaw-2026-04' || defaults.profile === 'clawdis';
-}
-
 /**
  * B wakes a heartbeat for the notice's session only when the key is agent-scoped (`agent:...`); later
  * OpenClaw asks for it at once (`coalesceMs: 0`: no coalescing delay), as an event.
  */
 function heartbeatRequest(defaults) {
   const sessionKey = defaults.sessionKey ?? '';
-  const request = isApril(defaults) ? { reason: 'exec-event' } : { source: 'exec-event', intent: 'event', reason: 'exec-event', coalesceMs: 0 };
+  const request = isAprilProfile(defaults) ? { reason: 'exec-event' } : { source: 'exec-event', intent: 'event', reason: 'exec-event', coalesceMs: 0 };
   return /^agent:/i.test(sessionKey) ? { ...request, sessionKey } : request;
-}
-
-/** Appended to the notice of a run its timeout ended (later OpenClaw), as to the poll's result. */
-const TIMEOUT_GUIDANCE =
-  'The command was terminated, but external side effects may already have completed. Verify the resulting state before retrying. Do not automatically rerun non-idempotent commands. Use a higher timeout only when the command is known to be safe to retry.';
-
-/** The exit as a notice names it: later OpenClaw never invents a code 0. */
-function noticeLabel(defaults, info) {
-  if (isApril(defaults)) return exitLabel(info.exitSignal, info.exitCode);
-  if (info.exitSignal) return `signal ${info.exitSignal}`;
-  return typeof info.exitCode === 'number' ? `code ${info.exitCode}` : 'unknown exit code';
 }
 
 /**
@@ -81,8 +65,8 @@ function notifyExit(defaults, sessionId, command) {
   if (snippet.length > 180) snippet = `${snippet.slice(0, 179)}…`;
   // A kill the agent asked for is not a failure of the command's own.
   const status = info.killed ? 'killed' : info.status;
-  const guidance = !isApril(defaults) && info.timedOut ? `\n\n${TIMEOUT_GUIDANCE}` : '';
-  const text = `Exec ${status} (${sessionId.slice(0, 8)}, ${noticeLabel(defaults, info)})${snippet ? ` :: ${snippet}` : ''}${guidance}`;
+  const guidance = !isAprilProfile(defaults) && info.timedOut ? `\n\n${TIMEOUT_GUIDANCE}` : '';
+  const text = `Exec ${status} (${sessionId.slice(0, 8)}, ${endingLabel(info.exitSignal, info.exitCode, isAprilProfile(defaults))})${snippet ? ` :: ${snippet}` : ''}${guidance}`;
   sendEvent(defaults, text, { command });
   wakeHeartbeat(defaults);
 }

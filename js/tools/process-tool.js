@@ -12,10 +12,6 @@ const ACTIONS = ['list', 'poll', 'log', 'write', 'send-keys', 'submit', 'paste',
 const MAX_POLL_WAIT_MS = 30000;
 const APRIL_MAX_POLL_WAIT_MS = 120000;
 
-/** Appended to a timed-out session's result (later OpenClaw): the kill does not undo side effects. */
-const TIMEOUT_GUIDANCE =
-  'The command was terminated, but external side effects may already have completed. Verify the resulting state before retrying. Do not automatically rerun non-idempotent commands. Use a higher timeout only when the command is known to be safe to retry.';
-
 const RETENTION_NOTE = '[earlier output was discarded at the retention cap and cannot be recovered]\n\n';
 
 /**
@@ -47,22 +43,6 @@ function abortError() {
   e.name = 'AbortError';
   e.code = 'ABORT_ERR';
   return e;
-}
-
-/** Later OpenClaw's exit label: never a code 0 the run did not report. */
-function exitLabelOf(s, april) {
-  if (april) return shared.exitLabel(s.exitSignal, s.exitCode);
-  if (s.exitSignal) return `signal ${s.exitSignal}`;
-  if (typeof s.exitCode === 'number') return `code ${s.exitCode}`;
-  return 'unknown exit code';
-}
-
-/** Why a finished session ended, as later OpenClaw's details name it. */
-function exitReasonOf(s) {
-  if (s.timedOut) return 'overall-timeout';
-  if (s.killed || s.aborted) return 'manual-cancel';
-  if (s.exitSignal) return 'signal';
-  return typeof s.exitCode === 'number' ? 'exit' : 'spawn-error';
 }
 
 const parameters = {
@@ -119,7 +99,7 @@ function screenNote(view) {
 function createProcessTool(defaults = {}) {
   const scopeKey = defaults.scopeKey;
   // `openclaw-2026-04` (and `clawdis`) keep B's texts and poll; the default is later OpenClaw's.
-  const april = defaults.profile === 'openclaw-2026-04' || defaults.profile === 'clawdis';
+  const april = shared.isAprilProfile(defaults);
   const idleThreshold = inputWaitIdleMs(defaults.inputWaitIdleMs);
 
   /** Input-wait detection for a running session (later OpenClaw's fields). */
@@ -136,7 +116,7 @@ function createProcessTool(defaults = {}) {
 
   /** A finished session's details (later OpenClaw's shape). */
   function finishedDetails(s, id, name) {
-    const exitReason = exitReasonOf(s);
+    const exitReason = shared.exitReasonOf(s);
     return {
       status: s.status === 'completed' ? 'completed' : 'failed',
       sessionId: id,
@@ -244,9 +224,9 @@ function createProcessTool(defaults = {}) {
     }
     const name = shared.deriveSessionName(p.command);
     const output = [p.stdout.trimEnd(), p.stderr.trimEnd()].filter(Boolean).join('\n').trim();
-    const ended = `\n\nProcess exited with ${exitLabelOf(p, april)}.`;
+    const ended = `\n\nProcess exited with ${shared.endingLabel(p.exitSignal, p.exitCode, april)}.`;
     const retention = !april && p.truncated && !p.outputFile ? RETENTION_NOTE : '';
-    const guidance = !april && p.exited && p.timedOut ? `\n\n${TIMEOUT_GUIDANCE}` : '';
+    const guidance = !april && p.exited && p.timedOut ? `\n\n${shared.TIMEOUT_GUIDANCE}` : '';
     const finished = () =>
       april
         ? { status: p.status === 'completed' ? 'completed' : 'failed', sessionId: id, exitCode: p.exitCode ?? (p.exitSignal ? undefined : 0) }
@@ -297,7 +277,7 @@ function createProcessTool(defaults = {}) {
     const retention = !april && l.truncated && !s.outputFile ? RETENTION_NOTE : '';
     let text = retention + (l.text || empty) + (l.note ? `\n\n${l.note}` : '');
     if (live?.waitingForInput) text += `\n\n${inputWaitHint(live)}`;
-    if (!april && l.status !== 'running' && s.timedOut) text += `\n\n${TIMEOUT_GUIDANCE}`;
+    if (!april && l.status !== 'running' && s.timedOut) text += `\n\n${shared.TIMEOUT_GUIDANCE}`;
     const details = {
       status: l.status === 'running' ? 'running' : l.status,
       sessionId: id,

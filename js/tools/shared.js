@@ -163,6 +163,33 @@ function exitLabel(exitSignal, exitCode) {
   return exitSignal ? `signal ${exitSignal}` : `code ${exitCode ?? 0}`;
 }
 
+/** Whether the tools keep B's (April 2026) texts: `openclaw-2026-04`, and `clawdis`, which has B's. */
+function isAprilProfile(defaults) {
+  return defaults.profile === 'openclaw-2026-04' || defaults.profile === 'clawdis';
+}
+
+/** Later OpenClaw's exit label: never a code 0 the run did not report. B's (`exitLabel`) under `april`. */
+function endingLabel(exitSignal, exitCode, april = false) {
+  if (april) return exitLabel(exitSignal, exitCode);
+  if (exitSignal) return `signal ${exitSignal}`;
+  return typeof exitCode === 'number' ? `code ${exitCode}` : 'unknown exit code';
+}
+
+/**
+ * Why a run ended, as later OpenClaw's details name it (`exitReason`): from a session or an outcome
+ * (`timedOut`, `killed`/`aborted`, `exitSignal`, `exitCode`).
+ */
+function exitReasonOf(s) {
+  if (s.timedOut) return 'overall-timeout';
+  if (s.killed || s.aborted) return 'manual-cancel';
+  if (s.exitSignal) return 'signal';
+  return typeof s.exitCode === 'number' ? 'exit' : 'spawn-error';
+}
+
+/** Appended to what a timeout ended (later OpenClaw): the kill does not undo what the command did. */
+const TIMEOUT_GUIDANCE =
+  'The command was terminated, but external side effects may already have completed. Verify the resulting state before retrying. Do not automatically rerun non-idempotent commands. Use a higher timeout only when the command is known to be safe to retry.';
+
 module.exports = {
   readEnvInt,
   clamp,
@@ -181,4 +208,8 @@ module.exports = {
   deriveSessionName,
   formatDurationCompact,
   exitLabel,
+  isAprilProfile,
+  endingLabel,
+  exitReasonOf,
+  TIMEOUT_GUIDANCE,
 };

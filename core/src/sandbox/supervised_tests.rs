@@ -436,6 +436,17 @@ fn file_probes() -> Vec<Probe> {
     v
 }
 
+/// The Python helper every probe program ends its prelude with: `probe(label, fn)` prints `label ok`
+/// or `label <errno name>`.
+const PROBE: &str = r#"import errno
+def probe(label, fn):
+    try:
+        fn()
+        print(label, 'ok', flush=True)
+    except OSError as e:
+        print(label, errno.errorcode.get(e.errno, str(e.errno)), flush=True)
+"#;
+
 /// The Python program that makes `probes` against `target` and prints one `label result` line each
 /// (`ok`, or the errno's name).
 fn probe_script(target: &Path, probes: &[Probe]) -> String {
@@ -459,13 +470,7 @@ def f(name): return os.path.join(T, name)
 def rd(name): return os.open(f(name), os.O_RDONLY)
 def how(flags, mode): return struct.pack('QQQ', flags, mode, 0)
 def lock(kind): return struct.pack('hhqqi4x', kind, 0, 0, 0, 0)
-def probe(label, fn):
-    try:
-        fn()
-        print(label, 'ok', flush=True)
-    except OSError as e:
-        print(label, errno.errorcode.get(e.errno, str(e.errno)), flush=True)
-"#,
+{PROBE}"#,
         target = target.display().to_string()
     );
     for p in probes {
@@ -562,13 +567,7 @@ async fn every_path_call_inside_the_roots_takes_effect_unrecorded() {
 }
 
 /// Python lines that print `label result` for each socket operation (`ok` or the errno's name).
-const SOCKET_SCRIPT: &str = r#"import errno, socket, sys, os
-def probe(label, fn):
-    try:
-        fn()
-        print(label, 'ok', flush=True)
-    except OSError as e:
-        print(label, errno.errorcode.get(e.errno, str(e.errno)), flush=True)
+const SOCKET_SCRIPT: &str = r#"import socket, sys, os
 root, outside = sys.argv[1], sys.argv[2]
 def connect(path):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -622,7 +621,7 @@ async fn sockets_reach_only_what_the_policy_allows_and_every_refusal_is_named() 
     tcp.set_nonblocking(true).unwrap();
     udp.set_nonblocking(true).unwrap();
     let script = world.root.join(".sockets.py");
-    std::fs::write(&script, SOCKET_SCRIPT).unwrap();
+    std::fs::write(&script, format!("{PROBE}{SOCKET_SCRIPT}")).unwrap();
     let mut request = ExecRequest::new(format!(
         "/usr/bin/python3 {} {} {} {} {}",
         script.display(),
@@ -721,13 +720,7 @@ async fn sockets_reach_only_what_the_policy_allows_and_every_refusal_is_named() 
 /// The network by domain (supervisor side): TCP reaches the sandbox's proxy and nothing else; a direct
 /// connection, a TCP fast-open send, UDP and an IP bind are refused and recorded, and a host listener
 /// sees only what the proxy let through.
-const DOMAIN_SCRIPT: &str = r#"import errno, os, socket, sys
-def probe(label, fn):
-    try:
-        fn()
-        print(label, 'ok', flush=True)
-    except OSError as e:
-        print(label, errno.errorcode.get(e.errno, str(e.errno)), flush=True)
+const DOMAIN_SCRIPT: &str = r#"import os, socket, sys
 port = int(sys.argv[1])
 proxy = os.environ['HTTP_PROXY'].rsplit(':', 1)
 proxy_host, proxy_port = proxy[0].split('//')[1], int(proxy[1].strip('/'))
@@ -781,7 +774,7 @@ async fn by_domain_tcp_reaches_the_proxy_only_and_every_other_way_out_is_named()
         }
     });
     let script = world.root.join(".domains.py");
-    std::fs::write(&script, DOMAIN_SCRIPT).unwrap();
+    std::fs::write(&script, format!("{PROBE}{DOMAIN_SCRIPT}")).unwrap();
     let mut request = ExecRequest::new(format!("/usr/bin/python3 {} {port}", script.display()));
     request.cwd = world.root.clone();
     request.timeout = Some(Duration::from_secs(20));
