@@ -1316,4 +1316,31 @@ mod tests {
         assert_eq!(entries[0].count, 2);
         assert_eq!(dropped, 0);
     }
+
+    #[test]
+    fn distinct_denials_are_kept_up_to_the_cap_and_the_rest_counted() {
+        let log = DenialLog::default();
+        let extra = 7;
+        for i in 0..MAX_DISTINCT_DENIALS + extra {
+            log.record(denial(
+                "write",
+                Some(format!("/etc/x{i}")),
+                "openat(O_WRONLY)".into(),
+                "outside the writable roots".into(),
+                1,
+            ));
+        }
+        // A repeat of a kept one is still counted on it, not dropped.
+        log.record(denial(
+            "write",
+            Some("/etc/x0".into()),
+            "openat(O_WRONLY)".into(),
+            "outside the writable roots".into(),
+            1,
+        ));
+        let (entries, dropped) = log.snapshot();
+        assert_eq!(entries.len(), MAX_DISTINCT_DENIALS);
+        assert_eq!(dropped, extra as u64);
+        assert_eq!(entries[0].count, 2);
+    }
 }
