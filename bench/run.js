@@ -207,22 +207,39 @@ async function benchSandbox() {
   // the disk does not hide it.
   const files = quick ? 1000 : 5000;
   const base = fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+  const loop = `for i in $(seq ${files}); do : > f$i; done`;
   const creates = async (sandbox) => {
     const dir = fs.mkdtempSync(path.join(base, 'agent-exec-bench-w-'));
     const t = process.hrtime.bigint();
-    await api.exec({ command: `for i in $(seq ${files}); do : > f$i; done`, cwd: dir, sandbox });
+    await api.exec({ command: loop, cwd: dir, sandbox });
     const ms = Number(process.hrtime.bigint() - t) / 1e6;
     fs.rmSync(dir, { recursive: true, force: true });
     return ms;
   };
-  const med = async (sandbox) => {
+  // The same loop under bubblewrap (what srt runs on Linux), where it is installed: the kernel decides
+  // every open there, with nothing recorded.
+  const bwrapCreates = async () => {
+    const dir = fs.mkdtempSync(path.join(base, 'agent-exec-bench-w-'));
+    const t = process.hrtime.bigint();
+    await new Promise((resolve, reject) => {
+      const c = spawn('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--bind', dir, dir, '--unshare-net', '--die-with-parent', shell, '-c', loop], { cwd: dir, stdio: 'ignore' });
+      c.on('error', reject);
+      c.on('close', resolve);
+    });
+    const ms = Number(process.hrtime.bigint() - t) / 1e6;
+    fs.rmSync(dir, { recursive: true, force: true });
+    return ms;
+  };
+  const med = async (run) => {
     const times = [];
-    for (let i = 0; i < 5; i++) times.push(await creates(sandbox));
+    for (let i = 0; i < 5; i++) times.push(await run());
     return stats(times).median;
   };
-  const plainCreates = await med(undefined);
-  const sandboxedCreates = await med(true);
-  record(`${files} file creations in a shell loop, sandboxed, median of 5`, 'ms', sandboxedCreates, { 'agent-exec unsandboxed': plainCreates });
+  const plainCreates = await med(() => creates(undefined));
+  const sandboxedCreates = await med(() => creates(true));
+  const createBaselines = { 'agent-exec unsandboxed': plainCreates };
+  if (bwrap) createBaselines['bubblewrap via child_process'] = await med(bwrapCreates);
+  record(`${files} file creations in a shell loop, sandboxed, median of 5`, 'ms', sandboxedCreates, createBaselines);
   // One round trip, as the caller sees it: a file creation timed call by call inside one process (the
   // shell loop above also pays fork and exec), p50 of 2000 calls, sandboxed against not.
   const python = ['/usr/bin/python3', '/usr/local/bin/python3'].find((p) => fs.existsSync(p));
