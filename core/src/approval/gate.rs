@@ -986,6 +986,71 @@ mod run_gate_tests {
             .unwrap()
     }
 
+    /// Every wrapper the analysis sees through, around every inline form: strict mode asks for each,
+    /// and the script binding sees every script run through them.
+    #[test]
+    fn inline_programs_and_scripts_are_seen_through_every_wrapper() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let strict = ApprovalOptions {
+            strict_inline_eval: true,
+            security: Some(Security::Allowlist),
+            ask: Some(Ask::OnMiss),
+            approvals_file: Some(d.join("approvals.json")),
+            timeout: Duration::from_millis(200),
+            ..Default::default()
+        };
+        let wrappers = [
+            "",
+            "env ",
+            "env FOO=1 ",
+            "nice -n 5 ",
+            "timeout 5 ",
+            "nohup ",
+            "stdbuf -o0 ",
+            "command ",
+            "FOO=1 ",
+        ];
+        for inline in [
+            "python3 -c 'print(1)'",
+            "node -e 1",
+            "perl -e 1",
+            "ruby -e 1",
+            "awk '{print}' /dev/null",
+            "find . -exec true ;",
+        ] {
+            for w in wrappers {
+                for cmd in [
+                    format!("{w}{inline}"),
+                    format!("sh -c \"{w}{inline}\""),
+                    format!("true && {w}{inline}"),
+                ] {
+                    let p = prepare(&cmd, d, Some("/usr/bin:/bin"), None, &strict).unwrap();
+                    assert!(p.inline_eval.is_some(), "not seen: {cmd}");
+                    assert_ne!(p.decision, Decision::Allow, "{cmd}");
+                }
+            }
+        }
+        std::fs::write(d.join("x.sh"), "true\n").unwrap();
+        std::fs::write(d.join("x.py"), "pass\n").unwrap();
+        for w in wrappers {
+            for script in ["bash x.sh", "sh ./x.sh", "python3 x.py", "python3 -u x.py"] {
+                for cmd in [format!("{w}{script}"), format!("sh -c '{w}{script}'")] {
+                    let p = prepare(&cmd, d, Some("/usr/bin:/bin"), None, &strict).unwrap();
+                    let bound = super::super::script_binding::ScriptBinding::bind(&p.analysis, d);
+                    let names: Vec<String> = bound
+                        .files()
+                        .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))
+                        .collect();
+                    assert!(
+                        names.iter().any(|n| n == "x.sh" || n == "x.py"),
+                        "{cmd}: {names:?}"
+                    );
+                }
+            }
+        }
+    }
+
     #[tokio::test]
     async fn a_script_changed_while_the_question_was_open_does_not_run() {
         let dir = tempfile::tempdir().unwrap();
