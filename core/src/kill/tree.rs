@@ -578,7 +578,15 @@ mod tests {
             &marker,
         );
         let target = target_of(&child, &marker);
-        wait_until(|| with_marker(&marker).len() >= 3).await;
+        // The whole tree first, both sleeps included: kill_now is one round, and a process forked
+        // while it runs is the next round's (kill_tree's) to find.
+        let running = |arg: &str| {
+            with_marker(&marker).iter().any(|p| {
+                std::fs::read(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| c.split(|b| *b == 0).any(|w| w == arg.as_bytes()))
+            })
+        };
+        wait_until(|| running("313") && running("314")).await;
         let pids = with_marker(&marker);
         target.kill_now();
         reap(&mut child);
