@@ -610,8 +610,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let procs_file = dir.path().join("cgroup.procs");
         std::fs::write(&procs_file, format!("{}\n", stranger.id())).unwrap();
+        // Until each has exec'd: before that, /proc shows the test process's own environment (no
+        // marker) and its group (the setsid may not have happened yet).
         let deadline = Instant::now() + Duration::from_secs(5);
-        while !(alive(in_group.id()) && alive(stranger.id())) {
+        let execed = |pid: u32, m: &str| {
+            procs::marker_of(pid).as_deref() == Some(m)
+                && procs::read_stat(pid).is_some_and(|(_, pgrp, _)| pgrp == pid as i32)
+        };
+        while !(execed(in_group.id(), &marker) && execed(stranger.id(), &other)) {
             assert!(Instant::now() < deadline);
             std::thread::sleep(Duration::from_millis(5));
         }
