@@ -577,6 +577,8 @@ export declare function resizePty(sessionId: string, cols: number, rows: number,
 export interface ResolvedWorkdir {
   cwd: string
   warnings: Array<string>
+  /** The requested `workdir` is not a directory: `cwd` is the fallback the warning names. */
+  unavailable: boolean
 }
 
 /**

@@ -125,15 +125,16 @@ test('resolveWorkdir: the model workdir over the host cwd, the tracked directory
   const base = fs.realpathSync(tempDir());
   fs.mkdirSync(path.join(base, 'sub', 'deep'), { recursive: true });
   const scope = `resolve-${process.pid}`;
-  assert.deepEqual(native.resolveWorkdir({ workdir: 'sub', cwd: base }), { cwd: path.join(base, 'sub'), warnings: [] });
-  assert.deepEqual(native.resolveWorkdir({ workdir: ' sub/deep/../deep ', cwd: base }), { cwd: path.join(base, 'sub', 'deep'), warnings: [] });
+  assert.deepEqual(native.resolveWorkdir({ workdir: 'sub', cwd: base }), { cwd: path.join(base, 'sub'), warnings: [], unavailable: false });
+  assert.deepEqual(native.resolveWorkdir({ workdir: ' sub/deep/../deep ', cwd: base }), { cwd: path.join(base, 'sub', 'deep'), warnings: [], unavailable: false });
   assert.deepEqual(native.resolveWorkdir({ workdir: 'nope', cwd: base }), {
     cwd: base,
     warnings: [`Warning: workdir "nope" is unavailable; using "${base}".`],
+    unavailable: true,
   });
   // What the model sends is not always a string: ignored, as a blank one is.
   for (const workdir of [42, null, { path: 'sub' }, ['sub'], '   ']) {
-    assert.deepEqual(native.resolveWorkdir({ workdir, cwd: base }), { cwd: base, warnings: [] }, JSON.stringify(workdir));
+    assert.deepEqual(native.resolveWorkdir({ workdir, cwd: base }), { cwd: base, warnings: [], unavailable: false }, JSON.stringify(workdir));
   }
   assert.equal(native.resolveWorkdir({}).cwd, process.cwd());
   assert.equal(native.resolveWorkdir({ cwd: path.join(base, 'missing') }).cwd, require('node:os').homedir());
@@ -142,7 +143,7 @@ test('resolveWorkdir: the model workdir over the host cwd, the tracked directory
   const r = await native.exec({ command: 'cd sub/deep', cwd: base, trackCwd: true, scopeKey: scope });
   track(r.pid);
   const deep = path.join(base, 'sub', 'deep');
-  assert.deepEqual(native.resolveWorkdir({ cwd: base, trackCwd: true, scopeKey: scope }), { cwd: deep, warnings: [] });
+  assert.deepEqual(native.resolveWorkdir({ cwd: base, trackCwd: true, scopeKey: scope }), { cwd: deep, warnings: [], unavailable: false });
   assert.equal(native.resolveWorkdir({ cwd: base, scopeKey: scope }).cwd, base, 'without trackCwd the tracked directory is not used');
   assert.equal(native.resolveWorkdir({ cwd: base, trackCwd: true, scopeKey: `${scope}-other` }).cwd, base);
   assert.equal(native.resolveWorkdir({ workdir: 'sub', cwd: base, trackCwd: true, scopeKey: scope }).cwd, path.join(base, 'sub'));
@@ -150,6 +151,8 @@ test('resolveWorkdir: the model workdir over the host cwd, the tracked directory
   assert.deepEqual(native.resolveWorkdir({ cwd: base, trackCwd: true, scopeKey: scope }), {
     cwd: base,
     warnings: [`Warning: the tracked directory ${deep} no longer exists; using ${base}.`],
+    // The model asked for no workdir: only the tracked one is gone.
+    unavailable: false,
   });
 });
 

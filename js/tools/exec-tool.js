@@ -107,30 +107,18 @@ function resolveElevated(defaults, requested, sandboxed) {
 }
 
 /** Where the run starts (the model's workdir, the tracked directory with `trackCwd`, the host's
- *  directory), and the warnings for a directory that is gone: the runtime's rule, not this adapter's. */
-function resolveWorkdir(requested, defaults, warnings) {
-  const r = native.resolveWorkdir({ workdir: requested, cwd: defaults.cwd, trackCwd: Boolean(defaults.trackCwd), scopeKey: defaults.scopeKey });
-  warnings.push(...r.warnings);
-  return r.cwd;
+ *  directory), the warnings for a directory that is gone, and whether the model's workdir was not a
+ *  directory: the runtime's rule, not this adapter's. */
+function resolveWorkdir(requested, defaults) {
+  return native.resolveWorkdir({ workdir: requested, cwd: defaults.cwd, trackCwd: Boolean(defaults.trackCwd), scopeKey: defaults.scopeKey });
 }
 
 /**
- * Later OpenClaw's check of the model's workdir before anything runs: a path that is not a directory
- * (missing, a file, blank) is a failed result saying nothing was executed. Taken literally: relative
- * paths are beneath the host's cwd, and `~` is a name like any other.
+ * Later OpenClaw's answer to a model's workdir that is not a directory (missing, a file, blank): a
+ * failed result saying nothing was executed. Taken literally: relative paths are beneath the host's
+ * cwd, and `~` is a name like any other.
  */
-function unavailableWorkdir(requested, defaults) {
-  if (requested === undefined || requested === null || typeof requested !== 'string') return null;
-  const base = path.resolve(defaults.cwd || process.cwd());
-  let isDir = false;
-  if (requested.trim()) {
-    try {
-      isDir = fs.statSync(path.resolve(base, requested)).isDirectory();
-    } catch {
-      isDir = false;
-    }
-  }
-  if (isDir) return null;
+function unavailableWorkdir(requested) {
   return shared.textResult(
     `workdir "${requested}" is unavailable or not a directory: command was not executed. workdir is treated as a literal path; shell expansions such as "~" are not applied. Use an existing directory, omit an explicit workdir to use the default cwd, or update the configured default cwd.`,
     {
@@ -412,12 +400,13 @@ function createExecTool(defaults = {}) {
     const ask = elevated === 'full' ? 'off' : modes.ask;
     // Later OpenClaw: the /approve guard before the directory is looked at; a workdir that is not
     // there is a failed result (nothing runs), taken literally (no `~`), not a fallback to the cwd.
-    if (!april) {
-      native.preflightCommand(command, path.resolve(defaults.cwd || process.cwd()), process.env.PATH, false);
-      const unavailable = unavailableWorkdir(params.workdir, defaults);
-      if (unavailable) return unavailable;
-    }
-    const cwd = resolveWorkdir(params.workdir, defaults, warnings);
+    if (!april) native.preflightCommand(command, path.resolve(defaults.cwd || process.cwd()), process.env.PATH, false);
+    const where = resolveWorkdir(params.workdir, defaults);
+    // The runtime ignores a blank workdir; later OpenClaw counts it as one that is not there.
+    const blank = typeof params.workdir === 'string' && !params.workdir.trim();
+    if (!april && (where.unavailable || blank)) return unavailableWorkdir(params.workdir);
+    warnings.push(...where.warnings);
+    const cwd = where.cwd;
     const env = toolEnv(defaults);
     const readOnlyDir = sandboxed ? outsideRoots(cwd, sandboxConfig.writableRoots) : null;
     if (readOnlyDir) {

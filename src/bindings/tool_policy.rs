@@ -49,6 +49,8 @@ pub fn tighten_approval(configured: Value, requested: Option<Value>) -> JsApprov
 pub struct JsResolvedWorkdir {
     pub cwd: String,
     pub warnings: Vec<String>,
+    /// The requested `workdir` is not a directory: `cwd` is the fallback the warning names.
+    pub unavailable: bool,
 }
 
 /// Where a tool call's run starts: the model's `workdir` (relative to `cwd`, the host's directory,
@@ -75,5 +77,6 @@ pub fn resolve_workdir(options: Value) -> JsResolvedWorkdir {
     JsResolvedWorkdir {
         cwd: resolved.cwd.display().to_string(),
         warnings: resolved.warnings,
+        unavailable: resolved.unavailable,
     }
 }

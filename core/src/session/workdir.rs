@@ -23,12 +23,15 @@ pub struct WorkdirRequest<'a> {
 pub struct Workdir {
     pub cwd: PathBuf,
     pub warnings: Vec<String>,
+    /// The requested workdir is not a directory (the run would fall back, as the warning says).
+    pub unavailable: bool,
 }
 
 /// Resolve where the run starts (see the module's note).
 pub fn resolve(registry: &Registry, req: &WorkdirRequest<'_>) -> Workdir {
     let fallback = fallback(req.base);
     let mut warnings = Vec::new();
+    let mut unavailable = false;
     let asked = req.requested.map(str::trim).filter(|w| !w.is_empty());
     let cwd = match asked {
         Some(w) => {
@@ -36,6 +39,7 @@ pub fn resolve(registry: &Registry, req: &WorkdirRequest<'_>) -> Workdir {
             if abs.is_dir() {
                 abs
             } else {
+                unavailable = true;
                 warnings.push(format!(
                     "Warning: workdir \"{w}\" is unavailable; using \"{}\".",
                     fallback.display()
@@ -50,7 +54,11 @@ pub fn resolve(registry: &Registry, req: &WorkdirRequest<'_>) -> Workdir {
         }
         None => fallback,
     };
-    Workdir { cwd, warnings }
+    Workdir {
+        cwd,
+        warnings,
+        unavailable,
+    }
 }
 
 /// The scope's tracked directory when a run left one and it still exists; else `fallback`, with a
