@@ -38,7 +38,7 @@ fn eval_flags(name: &str) -> Option<&'static [&'static str]> {
 }
 
 /// `python3.12` is python3; `PYTHON3.EXE` too.
-fn interpreter_name(program: &str) -> String {
+pub(crate) fn interpreter_name(program: &str) -> String {
     let base = program
         .rsplit('/')
         .next()

@@ -103,9 +103,7 @@ fn interpreter(name: &str) -> Option<&'static [&'static str]> {
         ],
         "bun" | "deno" | "tsx" | "ts-node" | "esno" | "jiti" | "vite-node" => &["-r", "--require"],
         "perl" | "ruby" | "php" => &["-I", "-M", "-r"],
-        "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "fish" => {
-            &["-O", "-o", "--rcfile", "--init-file"]
-        }
+        shell if is_shell(shell) => &["-O", "-o", "--rcfile", "--init-file"],
         _ => return None,
     })
 }
@@ -135,17 +133,7 @@ fn script_operands(argv: &[String]) -> Vec<String> {
     if program.contains('/') {
         out.push(program.clone());
     }
-    let base = program
-        .rsplit('/')
-        .next()
-        .unwrap_or(program)
-        .to_ascii_lowercase();
-    let name = match base.split_once('.') {
-        Some((stem, v)) if stem.starts_with("python") && v.chars().all(|c| c.is_ascii_digit()) => {
-            stem.to_string()
-        }
-        _ => base,
-    };
+    let name = super::inline_eval::interpreter_name(program);
     let Some(with_value) = interpreter(&name) else {
         return out;
     };
@@ -184,11 +172,9 @@ fn script_operands(argv: &[String]) -> Vec<String> {
     out
 }
 
+/// The shells the analysis knows, and mksh.
 fn is_shell(name: &str) -> bool {
-    matches!(
-        name,
-        "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "fish"
-    )
+    super::analyze::SHELLS.contains(&name) || name == "mksh"
 }
 
 #[cfg(test)]
