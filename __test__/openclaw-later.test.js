@@ -9,7 +9,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const api = require('../js/index.js');
-const { pollWaitMs, inputWaitIdleMs } = require('../js/tools/process-tool.js');
+const { pollWaitMs } = require('../js/tools/process-tool.js');
+const { inputWaitIdleMs } = require('../js/tools/shared.js');
 const { native, waitFor, track, killTracked, tempDir, descendants, spawnedSince } = require('./helpers.js');
 
 test.after(killTracked);

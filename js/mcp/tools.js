@@ -13,7 +13,7 @@ const SESSION = { type: 'string', description: 'The session id a background run 
  * Quiet this long with writable input, a running session may be waiting for input: 15000 ms, or
  * `OPENCLAW_PROCESS_INPUT_WAIT_IDLE_MS` (1000..600000), as the OpenClaw process tool reads it.
  */
-const INPUT_WAIT_IDLE_MS = require('../tools/process-tool.js').inputWaitIdleMs();
+const INPUT_WAIT_IDLE_MS = shared.inputWaitIdleMs();
 
 const TOOLS = [
   {

@@ -14,20 +14,6 @@ const APRIL_MAX_POLL_WAIT_MS = 120000;
 
 const RETENTION_NOTE = '[earlier output was discarded at the retention cap and cannot be recovered]\n\n';
 
-/**
- * Idle time after which a running session with writable input is said to wait for input:
- * `inputWaitIdleMs`, or `OPENCLAW_PROCESS_INPUT_WAIT_IDLE_MS` (a whole number; 1000..600000, default
- * 15000).
- */
-function inputWaitIdleMs(configured) {
-  let value = configured;
-  if (value === undefined || value === null) {
-    const raw = process.env.OPENCLAW_PROCESS_INPUT_WAIT_IDLE_MS;
-    value = raw !== undefined && /^\s*[+-]?\d+\s*$/.test(raw) ? Number.parseInt(raw, 10) : undefined;
-  }
-  return shared.clamp(Number.isFinite(Number(value)) ? Math.floor(Number(value)) : undefined, 15000, 1000, 600000);
-}
-
 /** A poll's `timeout`: a number or an integer string, floored and clamped to 0..max; anything else is 0. */
 function pollWaitMs(timeout, max) {
   let n;
@@ -100,7 +86,7 @@ function createProcessTool(defaults = {}) {
   const scopeKey = defaults.scopeKey;
   // `openclaw-2026-04` (and `clawdis`) keep B's texts and poll; the default is later OpenClaw's.
   const april = shared.isAprilProfile(defaults);
-  const idleThreshold = inputWaitIdleMs(defaults.inputWaitIdleMs);
+  const idleThreshold = shared.inputWaitIdleMs(defaults.inputWaitIdleMs);
 
   /** Input-wait detection for a running session (later OpenClaw's fields). */
   function activity(s) {
@@ -421,5 +407,5 @@ function createProcessTool(defaults = {}) {
   };
 }
 
-// pollWaitMs and inputWaitIdleMs: exported for the tests of their clamps only.
-module.exports = { createProcessTool, pollWaitMs, inputWaitIdleMs };
+// pollWaitMs: exported for the tests of its clamp only.
+module.exports = { createProcessTool, pollWaitMs };

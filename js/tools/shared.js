@@ -47,6 +47,20 @@ function jobTtlMs(value) {
   return Math.min(10800000, Math.max(60000, v));
 }
 
+/**
+ * Idle time after which a running session with writable input is said to wait for input:
+ * `inputWaitIdleMs`, or `OPENCLAW_PROCESS_INPUT_WAIT_IDLE_MS` (a whole number; 1000..600000, default
+ * 15000).
+ */
+function inputWaitIdleMs(configured) {
+  let value = configured;
+  if (value === undefined || value === null) {
+    const raw = process.env.OPENCLAW_PROCESS_INPUT_WAIT_IDLE_MS;
+    value = raw !== undefined && /^\s*[+-]?\d+\s*$/.test(raw) ? Number.parseInt(raw, 10) : undefined;
+  }
+  return clamp(Number.isFinite(Number(value)) ? Math.floor(Number(value)) : undefined, 15000, 1000, 600000);
+}
+
 /** An Error with a stable `code`, as the native layer throws them. */
 function typedError(code, message) {
   const e = new Error(message);
@@ -197,6 +211,7 @@ module.exports = {
   maxOutputChars,
   pendingMaxOutputChars,
   jobTtlMs,
+  inputWaitIdleMs,
   typedError,
   maxTextChars,
   headAndTail,
