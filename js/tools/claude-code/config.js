@@ -126,8 +126,8 @@ const GLOB = /[*?[\]{}]/;
  */
 function rulePath(spec, cwd) {
   if (spec.startsWith('//')) return spec.slice(1);
-  if (spec === '~' || spec.startsWith('~/')) return path.join(os.homedir(), spec.slice(1));
-  return path.join(cwd, spec.startsWith('/') ? spec.slice(1) : spec);
+  // `/x` is beneath the project in a rule; `~` and relative paths read as in the sandbox settings.
+  return settingsPath(cwd, spec.startsWith('/') ? spec.slice(1) : spec);
 }
 
 /** `dir/**` (or `dir/*`, or a plain path) as the directory or file it covers; null for other globs. */
