@@ -821,3 +821,241 @@ async fn by_domain_tcp_reaches_the_proxy_only_and_every_other_way_out_is_named()
         "{denials:#?}"
     );
 }
+
+/// The message calls with the network off (Python lines, as `SOCKET_SCRIPT`): `sendmsg` with an fd
+/// and `sendmmsg` batches, judged message by message as `connect` judges an address; addresses of
+/// other families and of odd lengths; and a broken pipe, whose `SIGPIPE` the supervisor must deliver
+/// because it made the send itself.
+const MESSAGE_SCRIPT: &str = r#"import array, ctypes, os, signal, socket, struct, sys
+root, outside, tcp_port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+libc = ctypes.CDLL(None, use_errno=True)
+def check(r):
+    if r < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return r
+def dgram(): return socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+def sun(path):
+    b = path.encode()
+    return ctypes.create_string_buffer(struct.pack('H', socket.AF_UNIX) + b + b'\0', 110), 3 + len(b)
+passed = os.open(root + '/passed.txt', os.O_RDONLY)
+def sendmsg_fd(path):
+    dgram().sendmsg([b'with-fd'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [passed]))], 0, path)
+class iovec(ctypes.Structure):
+    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]
+class msghdr(ctypes.Structure):
+    _fields_ = [('name', ctypes.c_void_p), ('namelen', ctypes.c_uint32), ('iov', ctypes.POINTER(iovec)),
+                ('iovlen', ctypes.c_size_t), ('control', ctypes.c_void_p), ('controllen', ctypes.c_size_t),
+                ('flags', ctypes.c_int)]
+class mmsghdr(ctypes.Structure):
+    _fields_ = [('hdr', msghdr), ('len', ctypes.c_uint)]
+def sendmmsg(dests):
+    s, keep = dgram(), []
+    arr = (mmsghdr * len(dests))()
+    for i, (path, payload) in enumerate(dests):
+        name, namelen = sun(path)
+        data = ctypes.create_string_buffer(payload, len(payload))
+        iov = iovec(ctypes.cast(data, ctypes.c_void_p), len(payload))
+        keep += [name, data, iov]
+        arr[i].hdr.name, arr[i].hdr.namelen = ctypes.cast(name, ctypes.c_void_p), namelen
+        arr[i].hdr.iov, arr[i].hdr.iovlen = ctypes.pointer(iov), 1
+    n = check(libc.sendmmsg(s.fileno(), arr, len(dests), 0))
+    return '%d:%s' % (n, ','.join(str(arr[i].len) for i in range(len(dests))))
+def show(label, fn):
+    try:
+        print(label, fn(), flush=True)
+    except OSError as e:
+        print(label, errno.errorcode.get(e.errno, str(e.errno)), flush=True)
+def unspec_connect():
+    s = dgram()
+    s.connect(root + '/dgram.sock')
+    check(libc.connect(s.fileno(), ctypes.create_string_buffer(16), 16))
+    try:
+        s.send(b'still-connected')
+    except OSError as e:
+        if e.errno in (errno.ENOTCONN, errno.EDESTADDRREQ):
+            return
+        raise
+    raise OSError(errno.EISCONN, 'AF_UNSPEC left the association')
+def unspec_send():
+    check(libc.sendto(dgram().fileno(), b'x', 1, 0, ctypes.create_string_buffer(16), 16))
+def inet_on_unix(call):
+    sin = struct.pack('!HH4s8x', socket.AF_INET, tcp_port, socket.inet_aton('127.0.0.1'))
+    sin = struct.pack('H', socket.AF_INET) + sin[2:]
+    if call == 'connect':
+        check(libc.connect(dgram().fileno(), sin, 16))
+    else:
+        check(libc.sendto(dgram().fileno(), b'x', 1, 0, sin, 16))
+def connect_len(length):
+    name, _ = sun(root + '/stream.sock')
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    check(libc.connect(s.fileno(), name, length))
+    s.sendall(b'full-length')
+def broken_pipe():
+    signal.signal(signal.SIGPIPE, lambda *a: None)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGPIPE])
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    b.close()
+    try:
+        a.sendmsg([b'x'])
+        return 'sent'
+    except BrokenPipeError:
+        pass
+    got = signal.sigtimedwait([signal.SIGPIPE], 10)
+    return 'EPIPE+SIGPIPE' if got else 'EPIPE-only'
+probe('sendmsg-fd-inside', lambda: sendmsg_fd(root + '/dgram.sock'))
+probe('sendmsg-fd-outside', lambda: sendmsg_fd(outside + '/dgram.sock'))
+show('sendmmsg-partial', lambda: sendmmsg([(root + '/dgram.sock', b'm1'), (root + '/dgram.sock', b'm2!'),
+                                           (outside + '/dgram.sock', b'm3'), (root + '/dgram.sock', b'm4')]))
+show('sendmmsg-first-refused', lambda: sendmmsg([(outside + '/dgram.sock', b'n1'), (root + '/dgram.sock', b'n2')]))
+probe('unspec-connect', unspec_connect)
+probe('unspec-send', unspec_send)
+probe('inet-connect', lambda: inet_on_unix('connect'))
+probe('inet-send', lambda: inet_on_unix('sendto'))
+probe('connect-full-length', lambda: connect_len(110))
+probe('connect-too-long', lambda: connect_len(ctypes.c_uint32(0xFFFFFFFF)))
+show('broken-pipe', broken_pipe)
+"#;
+
+/// Every datagram waiting on `socket`, with the fds that came with each (read from them, then closed).
+fn datagrams_with_fds(socket: &std::os::unix::net::UnixDatagram) -> Vec<(Vec<u8>, Vec<String>)> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let mut out = Vec::new();
+    loop {
+        let mut data = [0u8; 256];
+        let mut control = [0u64; 16];
+        let mut iov = libc::iovec {
+            iov_base: data.as_mut_ptr().cast(),
+            iov_len: data.len(),
+        };
+        // SAFETY: a zeroed msghdr is valid; it points at buffers that outlive the call.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control);
+        // SAFETY: recvmsg into the buffers above; the socket is non-blocking.
+        let n = unsafe { libc::recvmsg(socket.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
+        if n < 0 {
+            break;
+        }
+        let mut fds = Vec::new();
+        // SAFETY: the CMSG_* walk stays within msg_controllen, as the kernel filled it.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
+                    let count = ((*c).cmsg_len as usize - libc::CMSG_LEN(0) as usize) / 4;
+                    let first = libc::CMSG_DATA(c).cast::<i32>();
+                    for i in 0..count {
+                        let fd = OwnedFd::from_raw_fd(first.add(i).read_unaligned());
+                        let mut file = std::fs::File::from(fd);
+                        let mut s = String::new();
+                        std::io::Read::read_to_string(&mut file, &mut s).unwrap();
+                        fds.push(s);
+                    }
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+        out.push((data[..n as usize].to_vec(), fds));
+    }
+    out
+}
+
+#[tokio::test]
+async fn messages_go_where_connect_may_batches_stop_at_the_first_refusal_and_pipes_still_signal() {
+    use std::os::unix::net::{UnixDatagram, UnixListener};
+    if !runs_here() {
+        return;
+    }
+    let world = World::new();
+    std::fs::write(world.root.join("passed.txt"), "passed along").unwrap();
+    let inside_dgram = UnixDatagram::bind(world.root.join("dgram.sock")).unwrap();
+    let outside_dgram = UnixDatagram::bind(world.outside.join("dgram.sock")).unwrap();
+    let inside_stream = UnixListener::bind(world.root.join("stream.sock")).unwrap();
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    for d in [&inside_dgram, &outside_dgram] {
+        d.set_nonblocking(true).unwrap();
+    }
+    inside_stream.set_nonblocking(true).unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let script = world.root.join(".messages.py");
+    std::fs::write(&script, format!("{PROBE}{MESSAGE_SCRIPT}")).unwrap();
+    let mut request = ExecRequest::new(format!(
+        "/usr/bin/python3 {} {} {} {}",
+        script.display(),
+        world.root.display(),
+        world.outside.display(),
+        tcp.local_addr().unwrap().port()
+    ));
+    request.cwd = world.root.clone();
+    let outcome = run_request(&world, request, false).await;
+    let got = results(&outcome);
+    let result = |label: &str| {
+        got.get(label)
+            .cloned()
+            .unwrap_or_else(|| panic!("{label}: {}", outcome.output))
+    };
+    let denials = denials(&outcome);
+    let named = |op: &str, path: Option<&Path>, detail: &str| {
+        let path = path.map(|p| p.display().to_string());
+        denials
+            .iter()
+            .any(|d| d.operation == op && d.path == path && d.detail == detail)
+    };
+    let outside_sock = world.outside.join("dgram.sock");
+
+    // A message with an fd reaches a socket inside the roots, the fd with it; outside, nothing does.
+    assert_eq!(result("sendmsg-fd-inside"), "ok");
+    assert_ne!(result("sendmsg-fd-outside"), "ok");
+    assert!(
+        named("send", Some(&outside_sock), "sendmsg(AF_UNIX)"),
+        "{denials:#?}"
+    );
+    // A batch is sent up to its first refused message and answers how many went, each one's length
+    // written back as the kernel writes it; a batch refused at its first message fails whole.
+    assert_eq!(result("sendmmsg-partial"), "2:2,3,0,0");
+    assert_eq!(result("sendmmsg-first-refused"), "EACCES");
+    assert!(
+        named("send", Some(&outside_sock), "sendmmsg(AF_UNIX)"),
+        "{denials:#?}"
+    );
+    let arrived = datagrams_with_fds(&inside_dgram);
+    let payloads: Vec<&[u8]> = arrived.iter().map(|(d, _)| d.as_slice()).collect();
+    assert_eq!(
+        payloads,
+        [&b"with-fd"[..], b"m1", b"m2!"],
+        "what reached the socket inside the root"
+    );
+    assert_eq!(
+        arrived[0].1,
+        ["passed along"],
+        "the fd sent with the message"
+    );
+    assert!(
+        outside_dgram.recv(&mut [0; 64]).is_err(),
+        "a message went outside the roots"
+    );
+    // AF_UNSPEC dissolves a datagram association (the kernel's own meaning, not a refusal); as a
+    // destination it names nothing and is refused.
+    assert_eq!(result("unspec-connect"), "ok", "{}", outcome.output);
+    assert_ne!(result("unspec-send"), "ok");
+    assert!(named("network", None, "sendto(AF_UNSPEC)"), "{denials:#?}");
+    // An IP address on a Unix socket is the network, named as such, and nothing reaches the host.
+    assert_ne!(result("inet-connect"), "ok");
+    assert_ne!(result("inet-send"), "ok");
+    assert!(named("network", None, "connect(AF_INET)"), "{denials:#?}");
+    assert!(named("network", None, "sendto(AF_INET)"), "{denials:#?}");
+    assert!(tcp.accept().is_err(), "the host's TCP listener was reached");
+    // Address lengths as the kernel takes them: a full `sockaddr_un` connects, a longer one is EINVAL.
+    assert_eq!(result("connect-full-length"), "ok");
+    assert_eq!(result("connect-too-long"), "EINVAL");
+    let (mut conn, _) = inside_stream.accept().expect("the full-length connect");
+    conn.set_nonblocking(false).unwrap();
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut conn, &mut bytes).unwrap();
+    assert_eq!(bytes, b"full-length");
+    // The supervisor made the send to a closed peer, so it delivers the SIGPIPE the kernel would have.
+    assert_eq!(result("broken-pipe"), "EPIPE+SIGPIPE");
+}
