@@ -8,9 +8,11 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const http = require('node:http');
-const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync, execFile } = require('node:child_process');
 
-const { native, killTracked, tempDir, run } = require('./helpers.js');
+const { native, killTracked, tempDir, run, waitFor } = require('./helpers.js');
 
 test.after(killTracked);
 
@@ -19,6 +21,46 @@ const noSandbox = !caps.enforceable && `this host cannot sandbox: ${caps.problem
 const noCurl = spawnSync('curl', ['--version']).status !== 0 && 'curl is not installed';
 const noPython = spawnSync('python3', ['-c', '1']).status !== 0 && 'python3 is not installed';
 const when = (...reasons) => ({ skip: reasons.find(Boolean) || false });
+const noNetns = !caps.networkNamespace && 'this host cannot make a network namespace for a run';
+
+/**
+ * Run `script` in a Node host of its own with `env` (capabilities are probed once per process, so a
+ * switch like AGENT_EXEC_NO_MOUNT_NAMESPACE needs a new one), without blocking this one's servers.
+ */
+function hostScript(script, env) {
+  const code = `const native = require(${JSON.stringify(path.join(__dirname, '..', 'index.js'))});\n${script}`;
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['-e', code], { encoding: 'utf8', timeout: 60000, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+      resolve({ lines: stdout.split('\n').filter(Boolean), error, stderr });
+    });
+  });
+}
+
+/** What a run sees of its network: interfaces, listening TCP sockets (address#inode), and a fetch. */
+const NETWORK_VIEW = [
+  'import sys, urllib.request',
+  "ifs = [l.split(':')[0].strip() for l in open('/proc/self/net/dev').read().splitlines()[2:]]",
+  'listen = []',
+  "for f in ('/proc/self/net/tcp', '/proc/self/net/tcp6'):",
+  '    for l in open(f).read().splitlines()[1:]:',
+  '        p = l.split()',
+  "        if p[3] == '0A': listen.append(p[1] + '#' + p[9])",
+  "print('ifs', ','.join(ifs))",
+  "print('listen', ' '.join(listen))",
+  "print(urllib.request.urlopen('http://app.localhost:%s/view' % sys.argv[1], timeout=10).read().decode().strip())",
+].join('\n');
+
+/** The host's loopback address `127.0.0.1:port` as /proc/net/tcp writes it. */
+const procAddress = (port) => `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+
+/** This process's open sockets, by inode. */
+const ownSockets = () => fs.readdirSync('/proc/self/fd').map((fd) => {
+  try {
+    return fs.readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return '';
+  }
+}).filter((l) => l.startsWith('socket:'));
 
 /** A loopback HTTP server answering with what it saw; closed when the test ends. */
 async function origin(t) {
@@ -79,11 +121,61 @@ test('UDP, listening and raw sockets are refused and recorded; the proxy goes wi
   const denials = r.sandbox.denials.map((d) => `${d.operation} ${d.detail}: ${d.rule}`);
   assert.ok(denials.some((d) => d.startsWith('network socket(AF_INET): only TCP connections through the sandbox')), denials.join('\n'));
   assert.ok(denials.some((d) => d.startsWith('bind bind(AF_INET): the network is by domain')), denials.join('\n'));
-  // The proxy listened on the host's loopback for the run only: gone once the run ended.
-  const address = /proxy at (127\.0\.0\.1:\d+)/.exec(r.sandbox.mechanisms.join(' '))[1];
-  const [host, port] = address.split(':');
+});
+
+test('the proxy listens inside the run\'s own network namespace: its loopback holds the proxy and nothing else, and the socket goes with the run', when(noSandbox, noPython, noNetns), async (t) => {
+  const { port, seen } = await origin(t);
+  const dir = tempDir();
+  fs.writeFileSync(path.join(dir, 'view.py'), NETWORK_VIEW);
+  const r = await run({ command: `python3 view.py ${port}`, cwd: dir, sandbox: { writableRoots: [dir], network: { allow: ['app.localhost'], allowLocalhost: [port] } } });
+  const lines = r.output.trim().split('\n');
+  assert.equal(lines[0], 'ifs lo', r.output);
+  // One listening socket in the run's world: the proxy's. The host's (this test's origin among
+  // them) are not there to reach, whatever a filter might let through.
+  const listening = lines[1].split(' ').slice(1);
+  assert.equal(listening.length, 1, r.output);
+  const [address, inode] = listening[0].split('#');
+  assert.equal(address, procAddress(3128), r.output);
+  assert.equal(lines[2], 'origin saw /view', r.output);
+  assert.deepEqual(seen.map((s) => s.split(' ')[1]), ['/view']);
+  assert.ok(r.sandbox.mechanisms.some((m) => /proxy at 127\.0\.0\.1:3128 inside the run's own network namespace/.test(m)), r.sandbox.mechanisms.join('\n'));
+  // The runtime served that very socket; once the run is over it holds it no more.
+  await waitFor(() => !ownSockets().includes(`socket:[${inode}]`), { what: `the proxy's socket ${inode} to be closed after the run`, timeoutMs: 10000 });
+  // The same world on a terminal, and where the run is forked (no PID namespace: the socket is
+  // handed over, not made in a shared descriptor table).
+  const options = (pty) => JSON.stringify({ command: `python3 view.py ${port}`, cwd: dir, pty, sandbox: { writableRoots: [dir], network: { allow: ['app.localhost'], allowLocalhost: [port] } } });
+  const onTerminal = await run(JSON.parse(options(true)));
+  const forked = await hostScript(`(async () => {
+    for (const o of [${options(false)}, ${options(true)}]) console.log(JSON.stringify((await native.exec(o)).output));
+  })()`, { AGENT_EXEC_NO_PID_NAMESPACE: '1' });
+  const views = [onTerminal.output, ...forked.lines.map((l) => JSON.parse(l))];
+  assert.equal(views.length, 3, forked.stderr);
+  for (const view of views) {
+    const [ifs, listen, fetched] = view.replace(/\r/g, '').trim().split('\n');
+    assert.equal(ifs, 'ifs lo', view);
+    assert.match(listen, new RegExp(`^listen ${procAddress(3128)}#\\d+$`), view);
+    assert.equal(fetched, 'origin saw /view', view);
+  }
+  assert.equal(seen.length, 4, seen.join('\n'));
+});
+
+test('without a namespace the proxy listens on the host\'s loopback for the run only', when(noSandbox, noPython), async (t) => {
+  const { port, seen } = await origin(t);
+  const dir = tempDir();
+  fs.writeFileSync(path.join(dir, 'view.py'), NETWORK_VIEW);
+  const host = await hostScript(`(async () => {
+    const r = await native.exec({ command: 'python3 view.py ${port}', cwd: ${JSON.stringify(dir)}, sandbox: { writableRoots: [${JSON.stringify(dir)}], network: { allow: ['app.localhost'], allowLocalhost: [${port}] } } });
+    console.log(JSON.stringify({ output: r.output, mechanisms: r.sandbox.mechanisms }));
+  })()`, { AGENT_EXEC_NO_MOUNT_NAMESPACE: '1' });
+  const { output, mechanisms } = JSON.parse(host.lines[0] ?? 'null') ?? assert.fail(host.stderr);
+  assert.match(output, /origin saw \/view/, output);
+  assert.deepEqual(seen.map((s) => s.split(' ')[1]), ['/view']);
+  const address = /proxy at (127\.0\.0\.1:\d+) on the host's loopback/.exec(mechanisms.join(' '))?.[1];
+  assert.ok(address, mechanisms.join('\n'));
+  // It listened on the host's loopback for the run only: gone once the run ended.
+  const [h, p] = address.split(':');
   const closed = await new Promise((res) => {
-    const s = require('node:net').connect(Number(port), host);
+    const s = require('node:net').connect(Number(p), h);
     s.on('connect', () => (s.destroy(), res(false)));
     s.on('error', () => res(true));
   });

@@ -5,6 +5,7 @@
 # mutant is a build and a test run: about an hour per file on 2 cores), so it runs on demand, not in CI.
 #
 #   bash scripts/mutants.sh [gate|supervisor|kill|all]    results in mutants.out/<set>/
+#   MUTANTS_ITERATE=1 bash scripts/mutants.sh supervisor   retest only what an earlier run left uncaught
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
@@ -15,7 +16,7 @@ run() {
   mkdir -p "mutants.out/$name"
   # --lib: the core's unit tests; the test binary's filter keeps each run to the module's own tests.
   cargo mutants --package agent-exec-core --output "mutants.out/$name" --timeout "${MUTANTS_TIMEOUT:-60}" \
-    "${@/#/--file=}" -- --lib -- "$filter" || true
+    ${MUTANTS_ITERATE:+--iterate} "${@/#/--file=}" -- --lib -- "$filter" || true
   echo "== $name: $(wc -l < "mutants.out/$name/mutants.out/caught.txt") caught," \
     "$(wc -l < "mutants.out/$name/mutants.out/missed.txt") missed," \
     "$(wc -l < "mutants.out/$name/mutants.out/timeout.txt") timed out," \

@@ -33,6 +33,7 @@ pub enum Step {
     ProcessNamespace = 13,
     ProcMount = 14,
     Devices = 15,
+    ProxyListener = 16,
 }
 
 impl Step {
@@ -53,6 +54,7 @@ impl Step {
             13 => Step::ProcessNamespace,
             14 => Step::ProcMount,
             15 => Step::Devices,
+            16 => Step::ProxyListener,
             _ => return None,
         })
     }
@@ -76,6 +78,9 @@ impl Step {
             Step::ProcessNamespace => "starting the run's PID namespace (its init and its shell)",
             Step::ProcMount => "mounting /proc for the run's PID namespace",
             Step::Devices => "making the run's own /dev (device binds, a private devpts)",
+            Step::ProxyListener => {
+                "making the proxy's listening socket on the loopback of the run's network namespace"
+            }
         }
     }
 }
@@ -338,6 +343,55 @@ pub struct ChildPlan {
     /// Answers `clone3` with ENOSYS (see `refused`); installed just before `filter`.
     pub clone3_filter: seccompiler::BpfProgram,
     pub listener_socket: OwnedFd,
+    /// The port the sandbox's proxy listens on inside the run's own network namespace (network by
+    /// domain): the child makes that socket there, so the run's loopback holds the proxy and nothing
+    /// else, and hands it to the runtime, which serves it from the host's network.
+    pub proxy_port: Option<u16>,
+}
+
+/// In a network namespace of the run's own (system calls only): bring its loopback up and listen on
+/// 127.0.0.1:`port`. The socket's fd, or -1 with errno set.
+fn listen_on_loopback(port: u16) -> libc::c_long {
+    // SAFETY: socket, ioctl, bind and listen on our own socket and stack buffers; the socket is closed
+    // on every failure.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return -1;
+        }
+        let fail = |fd: libc::c_int| {
+            let e = *libc::__errno_location();
+            libc::close(fd);
+            *libc::__errno_location() = e;
+            -1
+        };
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (i, b) in b"lo".iter().enumerate() {
+            req.ifr_name[i] = *b as libc::c_char;
+        }
+        if libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) < 0 {
+            return fail(fd);
+        }
+        req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        if libc::ioctl(fd, libc::SIOCSIFFLAGS, &req) < 0 {
+            return fail(fd);
+        }
+        let addr = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: port.to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        if libc::bind(fd, (&addr as *const libc::sockaddr_in).cast(), len) < 0
+            || libc::listen(fd, 1024) < 0
+        {
+            return fail(fd);
+        }
+        fd as libc::c_long
+    }
 }
 
 fn write_fd(fd: libc::c_int, bytes: &[u8]) -> libc::c_long {
@@ -414,23 +468,39 @@ impl ChildPlan {
     /// filters (the listener handed to the runtime over the plan's socket), and no capabilities.
     pub fn finish(&self) -> std::io::Result<()> {
         // A forked child has its standard descriptors in place: fd 0 is the terminal of a PTY run.
-        self.finish_with(Some(0), |listener| {
-            let handed = super::handover::give(self.listener_socket.as_raw_fd(), listener);
-            // SAFETY: our own copy of the listener; the runtime holds its own once handed over.
-            unsafe { libc::close(listener) };
+        self.finish_with(Some(0), |listener, proxy| {
+            let handed = super::handover::give(self.listener_socket.as_raw_fd(), listener, proxy);
+            // SAFETY: our own copies; the runtime holds its own once handed over.
+            unsafe {
+                libc::close(listener);
+                if proxy >= 0 {
+                    libc::close(proxy);
+                }
+            }
             handed
         })
     }
 
     /// [`ChildPlan::finish`], with `terminal` the descriptor that may be the run's terminal (a pty of
     /// the host's, granted to the run alone where it has no `/dev` of its own), and `hand` giving the
-    /// runtime the filter's listener (a negative return is a failure with errno set). A process that
-    /// shares the runtime's descriptor table just says which descriptor it is.
+    /// runtime the filter's listener and the proxy's listening socket, or -1 where the run has none (a
+    /// negative return is a failure with errno set). A process that shares the runtime's descriptor
+    /// table just says which descriptors they are.
     pub fn finish_with(
         &self,
         terminal: Option<libc::c_int>,
-        hand: impl FnOnce(libc::c_int) -> libc::c_long,
+        hand: impl FnOnce(libc::c_int, libc::c_int) -> libc::c_long,
     ) -> std::io::Result<()> {
+        // First, while the process may still bind and bring an interface up (Landlock, the filter and
+        // the capabilities' drop below would refuse it).
+        let proxy = match self.proxy_port {
+            Some(port) => {
+                let fd = listen_on_loopback(port);
+                check(fd, Step::ProxyListener)?;
+                fd as libc::c_int
+            }
+            None => -1,
+        };
         // The namespaces come before the rlimits: a user namespace records its creator's
         // RLIMIT_NPROC as the ceiling for everything inside it, so the run's own (lower) process limit
         // must be set after, where it counts the run's processes only.
@@ -471,7 +541,7 @@ impl ChildPlan {
             .map_err(|_| fail(Step::Seccomp))?;
         let listener =
             super::seccomp::install_in_child(&self.filter).map_err(|_| fail(Step::Seccomp))?;
-        check(hand(listener), Step::SendListener)?;
+        check(hand(listener, proxy), Step::SendListener)?;
         // Last: the steps above need capabilities a root caller (or a user namespace) has.
         super::privileges::drop_all().map_err(|errno| {
             std::io::Error::from_raw_os_error(

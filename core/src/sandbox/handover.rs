@@ -1,4 +1,5 @@
-//! How the seccomp listener gets from the sandboxed child to the runtime.
+//! How the seccomp listener (and the proxy's listening socket, where the run has one in its own
+//! network namespace) gets from the sandboxed child to the runtime.
 //!
 //! The child installs its filter and so holds the listener; the runtime must own it before the command
 //! runs. It cannot travel by `sendmsg(SCM_RIGHTS)`: with the network off the filter sends every
@@ -15,13 +16,20 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-/// The message the child writes: its pid and the listener's fd number.
-const MESSAGE: usize = 8;
+/// The message the child writes: its pid, the listener's fd number and the proxy socket's (or -1).
+const MESSAGE: usize = 12;
+
+/// What the child hands over: the filter's listener, and the socket the run's proxy listens on inside
+/// the run's network namespace, where it has one.
+pub struct Handed {
+    pub listener: OwnedFd,
+    pub proxy: Option<OwnedFd>,
+}
 
 /// The runtime's side: a thread waiting for one child to say where its listener is.
 pub struct Receiver {
     socket: Arc<OwnedFd>,
-    result: Mutex<mpsc::Receiver<std::io::Result<OwnedFd>>>,
+    result: Mutex<mpsc::Receiver<std::io::Result<Handed>>>,
     /// A thread of its own where there is no runtime (joined on drop); else a task of the runtime's
     /// blocking pool, which ends on its own once the socket is shut down.
     thread: Option<std::thread::JoinHandle<()>>,
@@ -70,7 +78,7 @@ impl Receiver {
     }
 
     /// The listener, once the child has handed it over (by the end of a successful spawn it has).
-    pub fn take(&self, timeout: Duration) -> std::io::Result<OwnedFd> {
+    pub fn take(&self, timeout: Duration) -> std::io::Result<Handed> {
         let rx = self.result.lock().unwrap_or_else(|p| p.into_inner());
         match rx.recv_timeout(timeout) {
             Ok(result) => result,
@@ -128,7 +136,7 @@ fn receive(socket: &OwnedFd, msg: &mut [u8; MESSAGE]) -> Option<i32> {
     Some(i32::from_ne_bytes([msg[0], msg[1], msg[2], msg[3]]))
 }
 
-fn serve(socket: &OwnedFd, tx: &mpsc::Sender<std::io::Result<OwnedFd>>) {
+fn serve(socket: &OwnedFd, tx: &mpsc::Sender<std::io::Result<Handed>>) {
     let mut msg = [0u8; MESSAGE];
     let Some(pid) = receive(socket, &mut msg) else {
         let _ = tx.send(Err(std::io::Error::other(
@@ -137,7 +145,11 @@ fn serve(socket: &OwnedFd, tx: &mpsc::Sender<std::io::Result<OwnedFd>>) {
         return;
     };
     let fd = i32::from_ne_bytes([msg[4], msg[5], msg[6], msg[7]]);
-    let taken = take(pid, fd);
+    let proxy = i32::from_ne_bytes([msg[8], msg[9], msg[10], msg[11]]);
+    let taken = take(pid, fd).and_then(|listener| {
+        let proxy = (proxy >= 0).then(|| take(pid, proxy)).transpose()?;
+        Ok(Handed { listener, proxy })
+    });
     let ack = [u8::from(taken.is_ok())];
     let _ = tx.send(taken);
     // SAFETY: write from our own buffer.
@@ -162,13 +174,14 @@ fn take(pid: i32, fd: i32) -> std::io::Result<OwnedFd> {
     }
 }
 
-/// The child's side, between fork and exec (system calls only): say where `listener` is and wait
-/// until the runtime has taken it. Returns -1 with errno set when the runtime did not.
-pub fn give(socket: RawFd, listener: RawFd) -> libc::c_long {
+/// The child's side, between fork and exec (system calls only): say where `listener` and `proxy` (-1:
+/// none) are and wait until the runtime has taken them. Returns -1 with errno set when it did not.
+pub fn give(socket: RawFd, listener: RawFd, proxy: RawFd) -> libc::c_long {
     let mut msg = [0u8; MESSAGE];
     // SAFETY: getpid has no arguments.
     msg[..4].copy_from_slice(&unsafe { libc::getpid() }.to_ne_bytes());
-    msg[4..].copy_from_slice(&listener.to_ne_bytes());
+    msg[4..8].copy_from_slice(&listener.to_ne_bytes());
+    msg[8..].copy_from_slice(&proxy.to_ne_bytes());
     // SAFETY: write and read on our own buffers.
     unsafe {
         if libc::write(socket, msg.as_ptr().cast(), MESSAGE) != MESSAGE as isize {
@@ -192,6 +205,7 @@ pub fn give(socket: RawFd, listener: RawFd) -> libc::c_long {
 mod tests {
     use super::*;
     use std::os::unix::net::UnixDatagram;
+    use std::path::Path;
 
     #[test]
     fn a_listener_is_taken_from_the_process_that_names_it() {
@@ -200,19 +214,40 @@ mod tests {
         let file = std::fs::File::open("/dev/null").unwrap();
         let raw = file.as_raw_fd();
         // This process plays the child: it names one of its fds and waits for the ack.
-        let giver = std::thread::spawn(move || give(theirs.as_raw_fd(), raw));
+        let giver = std::thread::spawn(move || give(theirs.as_raw_fd(), raw, -1));
         let got = receiver.take(Duration::from_secs(10)).unwrap();
         assert_eq!(giver.join().unwrap(), 0);
-        assert_ne!(got.as_raw_fd(), raw);
-        let link = std::fs::read_link(format!("/proc/self/fd/{}", got.as_raw_fd())).unwrap();
-        assert_eq!(link, std::path::PathBuf::from("/dev/null"));
+        assert_ne!(got.listener.as_raw_fd(), raw);
+        assert!(got.proxy.is_none());
+        let link = |fd: RawFd| std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
+        assert_eq!(link(got.listener.as_raw_fd()), Path::new("/dev/null"));
+        // With a proxy socket too: both arrive, each the one named.
+        let (ours, theirs) = UnixDatagram::pair().unwrap();
+        let receiver = Receiver::start(OwnedFd::from(ours)).unwrap();
+        let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let sock = socket.as_raw_fd();
+        let giver = std::thread::spawn(move || give(theirs.as_raw_fd(), raw, sock));
+        let got = receiver.take(Duration::from_secs(10)).unwrap();
+        assert_eq!(giver.join().unwrap(), 0);
+        assert_eq!(link(got.listener.as_raw_fd()), Path::new("/dev/null"));
+        let proxy = got.proxy.expect("the proxy socket");
+        assert_eq!(link(proxy.as_raw_fd()), link(sock));
+        drop(file);
     }
 
     #[test]
     fn a_bad_fd_fails_both_sides_and_a_drop_ends_the_wait() {
         let (ours, theirs) = UnixDatagram::pair().unwrap();
         let receiver = Receiver::start(OwnedFd::from(ours)).unwrap();
-        let giver = std::thread::spawn(move || give(theirs.as_raw_fd(), 987_654));
+        let giver = std::thread::spawn(move || give(theirs.as_raw_fd(), 987_654, -1));
+        assert!(receiver.take(Duration::from_secs(10)).is_err());
+        assert_eq!(giver.join().unwrap(), -1);
+        // A bad proxy socket fails the handover as a whole.
+        let (ours, theirs) = UnixDatagram::pair().unwrap();
+        let receiver = Receiver::start(OwnedFd::from(ours)).unwrap();
+        let null = std::fs::File::open("/dev/null").unwrap();
+        let raw = null.as_raw_fd();
+        let giver = std::thread::spawn(move || give(theirs.as_raw_fd(), raw, 987_654));
         assert!(receiver.take(Duration::from_secs(10)).is_err());
         assert_eq!(giver.join().unwrap(), -1);
         // Nobody ever hands anything over: dropping the receiver ends its thread (the drop joins it).

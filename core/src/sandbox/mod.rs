@@ -27,6 +27,8 @@ pub mod child;
 #[cfg(target_os = "linux")]
 mod handover;
 #[cfg(target_os = "linux")]
+pub use handover::Handed;
+#[cfg(target_os = "linux")]
 pub mod hidden;
 #[cfg(target_os = "linux")]
 pub mod landlock;
@@ -752,22 +754,69 @@ mod linux {
         proxy: Option<RunProxy>,
     }
 
-    /// A run's proxy: where it listens (host loopback), its task, and a second handle on its
-    /// listening socket, so the run's end closes it at once (an aborted task lets go of its listener
-    /// only when the runtime next polls it).
+    /// The port the proxy listens on where the run has a network namespace of its own (nothing else
+    /// listens there, so a fixed, conventional port).
+    const NAMESPACE_PROXY_PORT: u16 = 3128;
+
+    /// A run's proxy: where the run reaches it, and, once it serves, its task and a second handle on
+    /// its listening socket, so the run's end closes it at once (an aborted task lets go of its
+    /// listener only when the runtime next polls it).
     pub struct RunProxy {
         pub addr: std::net::SocketAddr,
-        task: tokio::task::AbortHandle,
-        listener: std::net::TcpListener,
+        /// Listening inside the run's own network namespace: the child makes the socket there and
+        /// hands it over (see `child::listen_on_loopback`), and it serves from the spawn on. Else on
+        /// the host's loopback, from the start.
+        pub in_namespace: bool,
+        proxy: Arc<super::proxy::Proxy>,
+        rt: tokio::runtime::Handle,
+        /// `None` until it serves; `Stopped` once the run is over (a late socket is not served).
+        serving: std::sync::Mutex<Serving>,
+    }
+
+    enum Serving {
+        NotYet,
+        On {
+            task: tokio::task::AbortHandle,
+            listener: std::net::TcpListener,
+        },
+        Stopped,
     }
 
     impl RunProxy {
+        /// Serve connections arriving on `listener`.
+        fn serve(&self, listener: std::net::TcpListener) -> Result<(), AgentError> {
+            let failed = |e: std::io::Error| {
+                unavailable(format!("the sandbox's proxy could not listen: {e}"))
+            };
+            listener.set_nonblocking(true).map_err(failed)?;
+            let keep = listener.try_clone().map_err(failed)?;
+            let mut serving = self.serving.lock().unwrap_or_else(|p| p.into_inner());
+            if !matches!(*serving, Serving::NotYet) {
+                return Ok(());
+            }
+            let _entered = self.rt.enter();
+            let listener = tokio::net::TcpListener::from_std(listener).map_err(failed)?;
+            let task = self
+                .rt
+                .spawn(self.proxy.clone().serve(listener))
+                .abort_handle();
+            *serving = Serving::On {
+                task,
+                listener: keep,
+            };
+            Ok(())
+        }
+
         /// Stop listening now, and end the task (connections under way finish on their own).
         pub fn stop(&self) {
             use std::os::fd::AsRawFd;
-            // SAFETY: shutdown of a socket we hold; it acts on the socket, which the task shares.
-            unsafe { libc::shutdown(self.listener.as_raw_fd(), libc::SHUT_RDWR) };
-            self.task.abort();
+            let mut serving = self.serving.lock().unwrap_or_else(|p| p.into_inner());
+            if let Serving::On { task, listener } = &*serving {
+                // SAFETY: shutdown of a socket we hold; it acts on the socket, which the task shares.
+                unsafe { libc::shutdown(listener.as_raw_fd(), libc::SHUT_RDWR) };
+                task.abort();
+            }
+            *serving = Serving::Stopped;
         }
     }
 
@@ -777,35 +826,35 @@ mod linux {
         }
     }
 
-    /// Start the proxy of a run with `policy`, recording into `log`, on the async runtime.
+    /// The proxy of a run with `policy`, recording into `log`, on the async runtime: serving on the
+    /// host's loopback at once, or (`in_namespace`) waiting for the socket the child makes in the
+    /// run's network namespace.
     fn start_proxy(
         policy: &super::DomainPolicy,
         log: Arc<DenialLog>,
+        in_namespace: bool,
     ) -> Result<RunProxy, AgentError> {
         policy.validate().map_err(AgentError::invalid_option)?;
         let rt = tokio::runtime::Handle::try_current().map_err(|_| {
             unavailable("the network by domain needs the async runtime, which is not running here")
         })?;
-        let std_listener = std::net::TcpListener::bind(("127.0.0.1", 0))
-            .and_then(|l| l.set_nonblocking(true).map(|()| l))
-            .map_err(|e| unavailable(format!("the sandbox's proxy could not listen: {e}")))?;
-        let addr = std_listener
-            .local_addr()
-            .map_err(|e| unavailable(format!("the sandbox's proxy has no address: {e}")))?;
-        let keep = std_listener
-            .try_clone()
-            .map_err(|e| unavailable(format!("the sandbox's proxy could not listen: {e}")))?;
-        let _entered = rt.enter();
-        let listener = tokio::net::TcpListener::from_std(std_listener)
-            .map_err(|e| unavailable(format!("the sandbox's proxy could not listen: {e}")))?;
         let asker = policy.on_request.as_ref().map(|a| a.0.clone());
-        let proxy = super::proxy::Proxy::new(policy.clone(), asker, log);
-        let task = rt.spawn(proxy.serve(listener)).abort_handle();
-        Ok(RunProxy {
-            addr,
-            task,
-            listener: keep,
-        })
+        let mut run_proxy = RunProxy {
+            addr: (std::net::Ipv4Addr::LOCALHOST, NAMESPACE_PROXY_PORT).into(),
+            in_namespace,
+            proxy: super::proxy::Proxy::new(policy.clone(), asker, log),
+            rt,
+            serving: std::sync::Mutex::new(Serving::NotYet),
+        };
+        if !in_namespace {
+            let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
+                .map_err(|e| unavailable(format!("the sandbox's proxy could not listen: {e}")))?;
+            run_proxy.addr = listener
+                .local_addr()
+                .map_err(|e| unavailable(format!("the sandbox's proxy has no address: {e}")))?;
+            run_proxy.serve(listener)?;
+        }
+        Ok(run_proxy)
     }
 
     /// The variables that send a run's HTTP, HTTPS and other TCP clients to its proxy (upper and
@@ -1059,16 +1108,17 @@ mod linux {
         };
         // Bound by the run's /dev when it has one.
         let private_shm = private_shm.filter(|_| dev.is_none());
-        // The network by domain reaches the proxy on the host's loopback: no namespace of its own
-        // then (the supervisor and Landlock keep every other connection out).
-        let network_namespace =
-            mount_ns && !spec.network && caps.network_namespace && spec.domains.is_none();
-        if network_namespace {
+        // With the network by domain the namespace's loopback holds the proxy's socket, and nothing
+        // else; without a namespace the run reaches the proxy on the host's loopback (the supervisor
+        // and Landlock keep every other connection out).
+        let network_namespace = mount_ns && !spec.network && caps.network_namespace;
+        if network_namespace && spec.domains.is_none() {
             mechanisms.push(
                 "its own network namespace (no interfaces; abstract Unix socket names private to the run)"
                     .into(),
             );
         }
+        let proxy_in_namespace = network_namespace && spec.domains.is_some();
         let landlock = super::landlock::build(&policy, spec.network).map_err(unavailable)?;
         // A metadata call (chmod, chown) that races the supervisor's check could reach a file outside
         // the roots (any file, as root), so every mount outside them is read-only in the namespace.
@@ -1314,10 +1364,15 @@ mod linux {
         let log = Arc::new(DenialLog::default());
         let proxy = match &spec.domains {
             Some(domains) => {
-                let p = start_proxy(domains, log.clone())?;
+                let p = start_proxy(domains, log.clone(), proxy_in_namespace)?;
                 env.extend(proxy_env(p.addr));
+                let (place, rest) = if p.in_namespace {
+                    ("inside the run's own network namespace, whose loopback holds nothing else", "no other address exists there, and every other connection, UDP and listening is refused by the supervisor and Landlock")
+                } else {
+                    ("on the host's loopback", "every other connection, UDP and listening refused by the supervisor and Landlock")
+                };
                 mechanisms.push(format!(
-                    "network by domain through the sandbox's proxy at {} (HTTP, HTTPS CONNECT, SOCKS5; allowed: {}); every other connection, UDP and listening refused by the supervisor and Landlock",
+                    "network by domain through the sandbox's proxy at {} {place} (HTTP, HTTPS CONNECT, SOCKS5; allowed: {}); {rest}",
                     p.addr,
                     if domains.allow.is_empty() { "none".to_string() } else { domains.allow.join(", ") }
                 ));
@@ -1336,6 +1391,7 @@ mod linux {
                 filter,
                 clone3_filter,
                 listener_socket: child_socket,
+                proxy_port: proxy_in_namespace.then_some(NAMESPACE_PROXY_PORT),
             }),
             env,
             handover_socket: std::sync::Mutex::new(Some(parent_socket)),
@@ -1423,17 +1479,24 @@ mod linux {
                 }
                 None => return Err(unavailable("the listener handover was never started")),
             };
-            let listener = receiver
+            let handed = receiver
                 .take(std::time::Duration::from_secs(5))
                 .map_err(|e| unavailable(format!("the seccomp listener did not arrive: {e}")))?;
-            self.supervise(listener)
+            self.supervise(handed)
         }
 
-        /// Start the supervisor on the child's filter listener (a spawn that shares our descriptor
-        /// table made it here; the others hand it over, see `after_spawn`).
-        pub fn supervise(&self, listener: std::os::fd::OwnedFd) -> Result<(), AgentError> {
+        /// Start the supervisor on the child's filter listener, and the proxy on the socket the
+        /// child made in its network namespace where it has one (a spawn that shares our descriptor
+        /// table made them here; the others hand them over, see `after_spawn`).
+        pub fn supervise(&self, handed: super::Handed) -> Result<(), AgentError> {
+            if let Some(p) = self.proxy.as_ref().filter(|p| p.in_namespace) {
+                let socket = handed.proxy.ok_or_else(|| {
+                    unavailable("the proxy's socket in the run's network namespace did not arrive")
+                })?;
+                p.serve(std::net::TcpListener::from(socket))?;
+            }
             super::supervisor::spawn(
-                listener,
+                handed.listener,
                 self.policy.clone(),
                 self.network,
                 self.proxy.as_ref().map(|p| p.addr),

@@ -31,6 +31,7 @@ use super::clone3::{
     clone_with_signals_blocked, raw_clone3, CloneArgs, SpawnError, CLONE_INTO_CGROUP,
 };
 use crate::sandbox::child::ChildPlan;
+use crate::sandbox::Handed;
 
 /// Whether this build can spawn this way.
 pub fn supported() -> bool {
@@ -64,12 +65,13 @@ pub enum CgroupEntry {
     Join(RawFd),
 }
 
-/// The shell, the namespace's init, and the seccomp listener of the shell's filter.
+/// The shell, the namespace's init, and the seccomp listener of the shell's filter (with the proxy's
+/// socket, where the run has one).
 pub struct Spawned {
     pub pid: libc::pid_t,
     pub pidfd: OwnedFd,
     pub init: Init,
-    pub listener: OwnedFd,
+    pub listener: Handed,
 }
 
 /// The run's init, a child of the host that shares its memory: its pidfd, and the memory it runs on,
@@ -109,6 +111,8 @@ struct OuterArgs {
     shell_pidfd: c_int,
     /// The filter's listener, which the shell made in the host's descriptor table (shared).
     listener: c_int,
+    /// The proxy's listening socket, made there too (-1: none).
+    proxy_listener: c_int,
     /// The errno (step-encoded for the sandbox's steps) of the step that failed in a child.
     error: c_int,
     /// The errno of a `clone3` the kernel refused.
@@ -150,6 +154,7 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Spawned, SpawnError> {
         shell_pid: 0,
         shell_pidfd: -1,
         listener: -1,
+        proxy_listener: -1,
         error: 0,
         clone_error: 0,
     };
@@ -190,6 +195,7 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Spawned, SpawnError> {
     let init_pidfd = own(outer.init_pidfd);
     let shell_pidfd = own(outer.shell_pidfd);
     let listener = own(outer.listener);
+    let proxy = own(outer.proxy_listener);
     let failed = outer.clone_error != 0 || outer.error != 0;
     match (failed, init_pidfd, shell_pidfd, listener) {
         (false, Some(init_pidfd), Some(pidfd), Some(listener)) => Ok(Spawned {
@@ -200,7 +206,7 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Spawned, SpawnError> {
                 pidfd: init_pidfd,
                 memory: init,
             },
-            listener,
+            listener: Handed { listener, proxy },
         }),
         (_, init_pidfd, shell_pidfd, _) => {
             if let Some(fd) = &shell_pidfd {
@@ -225,10 +231,11 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Spawned, SpawnError> {
     }
 }
 
-/// What a namespaced run leaves the host besides the shell: the init, and the filter's listener.
+/// What a namespaced run leaves the host besides the shell: the init, and the filter's listener (and
+/// the proxy's socket).
 pub struct NamespacedRun {
     pub init: Init,
-    pub listener: OwnedFd,
+    pub listener: Handed,
 }
 
 /// A piped run (see [`spawn`]): the shell with our ends of its pipes, and the namespace's init.
@@ -564,8 +571,9 @@ extern "C" fn shell_main(arg: *mut c_void) -> ! {
         };
         let entered = ChildPlan::mount_proc(proc_options).and_then(|()| {
             let terminal = plan.terminal.then(|| plan.stdio[0].as_raw_fd());
-            plan.sandbox.finish_with(terminal, |listener| {
+            plan.sandbox.finish_with(terminal, |listener, proxy| {
                 a.listener = listener;
+                a.proxy_listener = proxy;
                 0
             })
         });

@@ -29,9 +29,10 @@ pub struct Process {
     /// The init of the run's PID namespace, where the fork-free namespaced spawn made one.
     #[cfg(target_os = "linux")]
     pub init: Option<Arc<crate::spawn::namespaced::Init>>,
-    /// The sandbox's listener, when the spawn made it in our descriptor table (no handover).
+    /// The sandbox's listener (and proxy socket), when the spawn made them in our descriptor table
+    /// (no handover).
     #[cfg(target_os = "linux")]
-    pub listener: Option<std::os::fd::OwnedFd>,
+    pub listener: Option<crate::sandbox::Handed>,
     /// The Job Object the run and everything it starts are in (Windows).
     #[cfg(windows)]
     pub job: Option<Arc<crate::kill::job::Job>>,
