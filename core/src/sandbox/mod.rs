@@ -768,6 +768,8 @@ mod linux {
         /// the host's loopback, from the start.
         pub in_namespace: bool,
         proxy: Arc<super::proxy::Proxy>,
+        /// Who opened which connection to it (the supervisor notes each one).
+        clients: Arc<super::proxy::Clients>,
         rt: tokio::runtime::Handle,
         /// `None` until it serves; `Stopped` once the run is over (a late socket is not served).
         serving: std::sync::Mutex<Serving>,
@@ -839,10 +841,12 @@ mod linux {
             unavailable("the network by domain needs the async runtime, which is not running here")
         })?;
         let asker = policy.on_request.as_ref().map(|a| a.0.clone());
+        let clients = Arc::new(super::proxy::Clients::default());
         let mut run_proxy = RunProxy {
             addr: (std::net::Ipv4Addr::LOCALHOST, NAMESPACE_PROXY_PORT).into(),
             in_namespace,
-            proxy: super::proxy::Proxy::new(policy.clone(), asker, log),
+            proxy: super::proxy::Proxy::new(policy.clone(), asker, log, clients.clone()),
+            clients,
             rt,
             serving: std::sync::Mutex::new(Serving::NotYet),
         };
@@ -1500,6 +1504,7 @@ mod linux {
                 self.policy.clone(),
                 self.network,
                 self.proxy.as_ref().map(|p| p.addr),
+                self.proxy.as_ref().map(|p| p.clients.clone()),
                 self.log.clone(),
             )
             .map_err(|e| unavailable(format!("the supervisor could not start: {e}")))?;

@@ -107,22 +107,56 @@ fn matches(pattern: &str, host: &str) -> bool {
 pub type Asker =
     Arc<dyn Fn(String, u16) -> Pin<Box<dyn Future<Output = bool> + Send>> + Send + Sync>;
 
-/// One run's proxy: its policy, the host's callback, answers already given, and where refusals go.
+/// Which sandboxed process opened each connection to the proxy, by the client's port. Every TCP
+/// connection of a run is made by its supervisor (see `supervisor::connect_for`), which notes the
+/// caller's pid before the caller's `connect` returns: so before the client sends its request, and
+/// before any refusal of it is recorded. A port with no note (or a note crowded out) reads as pid 0.
+#[derive(Default)]
+pub struct Clients(Mutex<HashMap<u16, u32>>);
+
+/// Notes kept at most: a run making more connections than this starts over (the ports of the
+/// connections still open are noted again as they are reused).
+const MAX_CLIENTS: usize = 4096;
+
+impl Clients {
+    pub fn note(&self, port: u16, pid: u32) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= MAX_CLIENTS {
+            map.clear();
+        }
+        map.insert(port, pid);
+    }
+
+    fn pid(&self, port: u16) -> u32 {
+        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(&port).copied().unwrap_or(0)
+    }
+}
+
+/// One run's proxy: its policy, the host's callback, answers already given, where refusals go, and
+/// who opened which connection.
 pub struct Proxy {
     policy: DomainPolicy,
     asker: Option<Asker>,
     /// Hosts the callback decided, so one page's hundred requests ask once.
     answered: Mutex<HashMap<String, bool>>,
     log: Arc<DenialLog>,
+    clients: Arc<Clients>,
 }
 
 impl Proxy {
-    pub fn new(policy: DomainPolicy, asker: Option<Asker>, log: Arc<DenialLog>) -> Arc<Proxy> {
+    pub fn new(
+        policy: DomainPolicy,
+        asker: Option<Asker>,
+        log: Arc<DenialLog>,
+        clients: Arc<Clients>,
+    ) -> Arc<Proxy> {
         Arc::new(Proxy {
             policy,
             asker,
             answered: Mutex::new(HashMap::new()),
             log,
+            clients,
         })
     }
 
@@ -156,15 +190,22 @@ impl Proxy {
         if conn.peek(&mut first).await? == 0 {
             return Ok(());
         }
+        let client = conn.peer_addr()?.port();
         if first[0] == 5 {
-            self.socks5(conn).await
+            self.socks5(conn, client).await
         } else {
-            self.http(&mut conn).await
+            self.http(&mut conn, client).await
         }
     }
 
     /// Whether `host:port` may be reached, and where: the addresses to connect to, or the refusal.
-    async fn admit(&self, method: &str, host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
+    async fn admit(
+        &self,
+        method: &str,
+        host: &str,
+        port: u16,
+        client: u16,
+    ) -> Result<Vec<SocketAddr>, String> {
         let name = normalize(host);
         let allowed = match self.policy.decide(&name) {
             Verdict::Allow => Ok(()),
@@ -181,7 +222,7 @@ impl Proxy {
                 path: Some(format!("{name}:{port}")),
                 detail: method.into(),
                 rule: why.clone(),
-                pid: 0,
+                pid: self.clients.pid(client),
                 count: 1,
             });
         }
@@ -260,7 +301,7 @@ impl Proxy {
         Err(last.unwrap_or_else(|| std::io::ErrorKind::AddrNotAvailable.into()))
     }
 
-    async fn http(&self, conn: &mut TcpStream) -> std::io::Result<()> {
+    async fn http(&self, conn: &mut TcpStream, client: u16) -> std::io::Result<()> {
         let mut buf = Vec::with_capacity(4096);
         let head_len = loop {
             let mut chunk = [0u8; 4096];
@@ -292,7 +333,7 @@ impl Proxy {
             let Some((host, port)) = split_authority(&target, 443) else {
                 return reply(conn, 400, "CONNECT needs host:port").await;
             };
-            let addrs = match self.admit("CONNECT", &host, port).await {
+            let addrs = match self.admit("CONNECT", &host, port, client).await {
                 Ok(a) => a,
                 Err(why) => return reply(conn, 403, &format!("{host}:{port}: {why}")).await,
             };
@@ -323,7 +364,7 @@ impl Proxy {
         let Some((host, port)) = split_authority(authority, 80) else {
             return reply(conn, 400, "the URL has no host").await;
         };
-        let addrs = match self.admit(&method, &host, port).await {
+        let addrs = match self.admit(&method, &host, port, client).await {
             Ok(a) => a,
             Err(why) => return reply(conn, 403, &format!("{host}:{port}: {why}")).await,
         };
@@ -352,7 +393,7 @@ impl Proxy {
         Ok(())
     }
 
-    async fn socks5(&self, mut conn: TcpStream) -> std::io::Result<()> {
+    async fn socks5(&self, mut conn: TcpStream, client: u16) -> std::io::Result<()> {
         let mut greeting = [0u8; 2];
         conn.read_exact(&mut greeting).await?;
         let mut methods = vec![0u8; greeting[1] as usize];
@@ -398,12 +439,12 @@ impl Proxy {
                 path: Some(format!("{host}:{port}")),
                 detail: what.into(),
                 rule: "only TCP connections go through the proxy".into(),
-                pid: 0,
+                pid: self.clients.pid(client),
                 count: 1,
             });
             return conn.write_all(&[5, 7, 0, 1, 0, 0, 0, 0, 0, 0]).await;
         }
-        let addrs = match self.admit("SOCKS5 CONNECT", &host, port).await {
+        let addrs = match self.admit("SOCKS5 CONNECT", &host, port, client).await {
             Ok(a) => a,
             // "connection not allowed by ruleset"
             Err(_) => return conn.write_all(&[5, 2, 0, 1, 0, 0, 0, 0, 0, 0]).await,
@@ -585,7 +626,7 @@ mod tests {
         let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = l.local_addr().unwrap().port();
         let log = Arc::new(DenialLog::default());
-        tokio::spawn(Proxy::new(policy, asker, log.clone()).serve(l));
+        tokio::spawn(Proxy::new(policy, asker, log.clone(), Arc::default()).serve(l));
         (port, log)
     }
 

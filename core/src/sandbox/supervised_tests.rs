@@ -732,6 +732,12 @@ def via_proxy():
     data = s.recv(4096)
     if b'200' not in data.split(b'\r\n')[0]:
         raise OSError(errno.EPROTO, data[:40])
+def refused_by_proxy():
+    s = socket.create_connection((proxy_host, proxy_port), timeout=5)
+    s.sendall(('GET http://other.localhost:%d/refused HTTP/1.1\r\nHost: other.localhost:%d\r\n\r\n' % (port, port)).encode())
+    data = s.recv(4096)
+    if b'403' not in data.split(b'\r\n')[0]:
+        raise OSError(errno.EPROTO, data[:40])
 def fast_open():
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.sendto(b'x', socket.MSG_FASTOPEN, ('127.0.0.1', port))
@@ -740,6 +746,7 @@ def udp():
 def bind_ip():
     socket.socket(socket.AF_INET, socket.SOCK_STREAM).bind(('127.0.0.1', 0))
 probe('via-proxy', via_proxy)
+probe('refused-by-proxy', refused_by_proxy)
 probe('direct', direct)
 probe('fast-open', fast_open)
 probe('udp', udp)
@@ -798,6 +805,7 @@ async fn by_domain_tcp_reaches_the_proxy_only_and_every_other_way_out_is_named()
             .unwrap_or_else(|| panic!("{label}: {}", outcome.output))
     };
     assert_eq!(result("via-proxy"), "ok", "{}", outcome.output);
+    assert_eq!(result("refused-by-proxy"), "ok", "{}", outcome.output);
     for label in ["direct", "fast-open", "udp", "bind-ip"] {
         assert_ne!(result(label), "ok", "{label}");
     }
@@ -813,6 +821,18 @@ async fn by_domain_tcp_reaches_the_proxy_only_and_every_other_way_out_is_named()
     };
     assert!(named("network", "connect(AF_INET)"), "{denials:#?}");
     assert!(named("network", "socket(AF_INET)"), "{denials:#?}");
+    // The proxy's refusal names the process that asked, as the supervisor's refusals do: the same
+    // Python process made both.
+    let by_proxy = denials
+        .iter()
+        .find(|d| d.detail == "GET" && d.path == Some(format!("other.localhost:{port}")))
+        .unwrap_or_else(|| panic!("{denials:#?}"));
+    let direct = denials
+        .iter()
+        .find(|d| d.detail.starts_with("connect(AF_INET)"))
+        .unwrap();
+    assert!(by_proxy.pid != 0, "{by_proxy:?}");
+    assert_eq!(by_proxy.pid, direct.pid, "{denials:#?}");
     assert!(named("bind", "bind(AF_INET)"), "{denials:#?}");
     assert!(
         denials

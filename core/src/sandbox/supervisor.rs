@@ -120,6 +120,7 @@ pub fn spawn(
     policy: Arc<FsPolicy>,
     network: bool,
     proxy: Option<std::net::SocketAddr>,
+    clients: Option<Arc<super::proxy::Clients>>,
     log: Arc<DenialLog>,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
     sync_wake_up(&listener);
@@ -175,10 +176,18 @@ pub fn spawn(
                         continue;
                     }
                     let (fd, log, in_flight) = (fd.clone(), log.clone(), in_flight.clone());
+                    let clients = clients.clone();
                     tokio::task::spawn_blocking(move || {
                         match verdict {
                             Verdict::Connect { fd: socket, to } => {
-                                let result = connect_for(fd.get_ref(), &req, socket, &to, &log);
+                                let result = connect_for(
+                                    fd.get_ref(),
+                                    &req,
+                                    socket,
+                                    &to,
+                                    &log,
+                                    clients.as_deref(),
+                                );
                                 let reply = result.map_or_else(Answer::Error, |()| Answer::Success);
                                 answer(fd.get_ref(), req.id, reply);
                             }
@@ -247,13 +256,16 @@ fn ptrace_denial(op: &str, path: Option<String>, detail: String, pid: u32) -> De
     )
 }
 
-/// Connect the caller's socket `socket` as decided, from the supervisor (see `unix_connect`).
+/// Connect the caller's socket `socket` as decided, from the supervisor (see `unix_connect`). A TCP
+/// connection (to the proxy: nowhere else is allowed) is noted in `clients` before the caller hears
+/// the answer, so the proxy can name the process in what it refuses.
 fn connect_for(
     notif: &OwnedFd,
     req: &libc::seccomp_notif,
     socket: i32,
     to: &ConnectTo,
     log: &DenialLog,
+    clients: Option<&super::proxy::Clients>,
 ) -> Result<(), i32> {
     let taken = match unix_connect::take_socket(req.pid, socket, || id_valid(notif, req.id)) {
         Ok(s) => s,
@@ -268,10 +280,30 @@ fn connect_for(
         }
         Err(e) => return Err(e),
     };
-    match to {
+    let result = match to {
         ConnectTo::Path(path) => unix_connect::connect_path(&taken, path),
         ConnectTo::AsGiven(addr) => unix_connect::connect_as_given(&taken, addr),
+    };
+    // A non-blocking socket's connect is under way (its port is already its own).
+    if let (Ok(()) | Err(libc::EINPROGRESS), Some(clients)) = (result, clients) {
+        if let Some(port) = inet_port(&taken) {
+            clients.note(port, req.pid);
+        }
     }
+    result
+}
+
+/// The local port of an IP socket (`None` for any other).
+fn inet_port(socket: &OwnedFd) -> Option<u16> {
+    let mut storage = [0u8; std::mem::size_of::<libc::sockaddr_storage>()];
+    let mut len = storage.len() as libc::socklen_t;
+    // SAFETY: getsockname writes at most `len` bytes into `storage` and the length it wrote to `len`.
+    let rc =
+        unsafe { libc::getsockname(socket.as_raw_fd(), storage.as_mut_ptr().cast(), &mut len) };
+    (rc == 0)
+        .then(|| inet_address(&storage[..(len as usize).min(storage.len())]))
+        .flatten()
+        .map(|a| a.port())
 }
 
 /// Make a send as decided, from the supervisor (see `unix_send`), and answer it; a `SIGPIPE` the
