@@ -8,6 +8,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 
@@ -69,6 +70,38 @@ test('the credential locations of the run\'s home are unreadable inside and inta
   // Unsandboxed, the same command reads them (the test's reads are real).
   const plain = await run({ command: `cat ${path.join(home, '.aws', 'credentials')}`, cwd });
   assert.equal(plain.output, 'aws-secret');
+});
+
+/** Another person's home on this machine (a regular account's, not this process's), if any. */
+function otherPersonsHome() {
+  const mine = os.userInfo();
+  for (const line of fs.readFileSync('/etc/passwd', 'utf8').split('\n')) {
+    const [, , uid, , , home] = line.split(':');
+    const id = Number(uid);
+    if (!(id >= 1000 && id !== 65534) || id === mine.uid || !home || home === mine.homedir) continue;
+    try {
+      if (fs.statSync(home).isDirectory()) return home;
+    } catch {}
+  }
+  return undefined;
+}
+
+const isRoot = process.getuid() === 0;
+const otherHome = isRoot ? otherPersonsHome() : undefined;
+const noOtherHome = !isRoot ? 'putting a file into another account\'s home needs root' : !otherHome && 'no other regular account with a home on this machine';
+
+test('another person\'s credentials left world-readable are hidden too', when(noSandbox, noHiding, noOtherHome), async (t) => {
+  // A credential file npm would write with the umask's 0644, in a place the account does not use yet.
+  const name = ['.npmrc', '.netrc', '.git-credentials', '.pypirc'].find((n) => !fs.existsSync(path.join(otherHome, n)));
+  if (!name) return t.skip(`${otherHome} already holds every candidate file`);
+  const file = path.join(otherHome, name);
+  fs.writeFileSync(file, 'other-persons-token\n', { mode: 0o644 });
+  t.after(() => fs.rmSync(file, { force: true }));
+  const cwd = fs.realpathSync(tempDir());
+  const r = await run({ command: `cat ${file} 2>/dev/null; echo end`, cwd, sandbox: { writableRoots: [cwd] } });
+  assert.equal(r.output, 'end\n');
+  // Readable without the sandbox (world-readable), and intact.
+  assert.equal((await run({ command: `cat ${file}`, cwd })).output, 'other-persons-token\n');
 });
 
 test('allowRead brings a path back inside a hidden directory; denyRead hides more, ~ and relative paths too', when(noSandbox, noHiding), async () => {

@@ -7,6 +7,34 @@
 
 use std::path::{Path, PathBuf};
 
+/// The homes of the people who use this machine, from `passwd`-format `text`: root's and each
+/// regular account's (uid 1000 and up, Debian's and most distributions' first user id, but not
+/// `nobody`), whichever of them are real directories other than `/`. Their credential files are
+/// hidden from every run, not only the caller's: a token another user left world-readable (npm
+/// writes `.npmrc` with the umask's 0644) is no business of the run's. Accounts only NSS knows (LDAP)
+/// are not listed here.
+pub fn people_homes(text: &str) -> Vec<PathBuf> {
+    const FIRST_REGULAR_UID: u32 = 1000;
+    const NOBODY: u32 = 65534;
+    let mut homes = Vec::new();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split(':').collect();
+        let (Some(uid), Some(home)) = (fields.get(2), fields.get(5)) else {
+            continue;
+        };
+        let Ok(uid) = uid.parse::<u32>() else {
+            continue;
+        };
+        let person = uid == 0 || (uid >= FIRST_REGULAR_UID && uid != NOBODY);
+        let home = PathBuf::from(home);
+        if person && home.is_absolute() && home != Path::new("/") && !homes.contains(&home) {
+            homes.push(home);
+        }
+    }
+    homes.retain(|h| h.is_dir());
+    homes
+}
+
 /// Where credentials live, relative to a home directory: keys, cloud and registry tokens, password
 /// stores, browser profiles (cookies and saved passwords).
 pub const DEFAULT_IN_HOME: [&str; 22] = [
@@ -69,6 +97,10 @@ pub fn plan(homes: &[PathBuf], deny_read: &[PathBuf], allow_read: &[PathBuf]) ->
     candidates.extend(deny_read.iter().cloned());
     let mut out: Vec<Hide> = Vec::new();
     for c in candidates {
+        // Most candidates are not there: one lstat says so, where resolving would walk each part.
+        if std::fs::symlink_metadata(&c).is_err() {
+            continue;
+        }
         let Some(path) = real(&c) else { continue };
         if allowed.iter().any(|a| path.starts_with(a)) {
             continue;
@@ -120,6 +152,35 @@ pub fn dirs_to_make(hidden: &Path, keep: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_homes_of_root_and_regular_accounts_are_the_peoples() {
+        let dir = tempfile::tempdir().unwrap();
+        let (alice, svc, gone) = (
+            dir.path().join("alice"),
+            dir.path().join("svc"),
+            dir.path().join("gone"),
+        );
+        std::fs::create_dir(&alice).unwrap();
+        std::fs::create_dir(&svc).unwrap();
+        let text = format!(
+            "root:x:0:0:root:/:/bin/bash\n\
+             daemon:x:1:1::{svc}:/usr/sbin/nologin\n\
+             alice:x:1000:1000::{alice}:/bin/bash\n\
+             again:x:1001:1001::{alice}:/bin/bash\n\
+             gone:x:1002:1002::{gone}:/bin/sh\n\
+             nobody:x:65534:65534::{svc}:/usr/sbin/nologin\n\
+             relative:x:1003:1003::home/r:/bin/sh\n\
+             # comment\n\
+             broken:x:abc:1::{svc}:/bin/sh\n",
+            svc = svc.display(),
+            alice = alice.display(),
+            gone = gone.display()
+        );
+        // root's home `/` is no home to hide in; a system account's, nobody's, a missing one's, a
+        // relative one's and a malformed line's are not listed; a home shared by two accounts once.
+        assert_eq!(people_homes(&text), vec![alice]);
+    }
 
     #[test]
     fn defaults_in_each_home_the_callers_list_and_exceptions() {

@@ -636,7 +636,8 @@ mod linux {
     use super::*;
 
     /// The paths `spec` and the default credential set hide, for the homes the run can name (its
-    /// HOME, ours, the user's passwd entry), minus those the run works in (its cwd or a writable
+    /// HOME, ours, the user's passwd entry) and the other people's on this machine, minus those the
+    /// run works in (its cwd or a writable
     /// root is inside one: hiding it would hide the run's own work).
     fn secrets_to_hide(
         spec: &SandboxSpec,
@@ -647,6 +648,10 @@ mod linux {
         let mut homes: Vec<std::path::PathBuf> = home.map(Path::to_path_buf).into_iter().collect();
         homes.extend(std::env::var_os("HOME").map(std::path::PathBuf::from));
         homes.extend(crate::util::account_home());
+        // Everyone else's too (see `people_homes`).
+        if let Ok(passwd) = std::fs::read_to_string("/etc/passwd") {
+            homes.extend(super::hidden::people_homes(&passwd));
+        }
         super::hidden::plan(&homes, &spec.deny_read, &spec.allow_read)
             .into_iter()
             .filter(|h| {
