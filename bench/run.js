@@ -259,6 +259,7 @@ async function benchSandbox() {
     }
     record('one file creation (open O_CREAT), sandboxed, call by call, p50 of 2000, median of 5 runs', 'us', stats(sb).median, { 'agent-exec unsandboxed': stats(plain).median });
   }
+  await require('./sandbox-workloads.js').benchSandboxWorkloads({ api, record, stats, quick });
   await benchProxy();
 }
 
