@@ -637,6 +637,9 @@ impl ChildPlan {
             mount_fs(c"tmpfs", &dev.staging, flags, Some(DEV_TMPFS_OPTIONS)),
             step,
         )?;
+        // A bind keeps the flags of the mount it comes from: the host's /dev is read-only here by
+        // now, so the devices' mode, owner and times (the host's) cannot be changed through them,
+        // while their data flows as ever (a device's reads and writes do not depend on the mount).
         for (host, staged) in &dev.nodes {
             check(make_file(staged), step)?;
             check(bind(Some(host), staged, libc::MS_BIND), step)?;

@@ -1358,8 +1358,20 @@ mod linux {
                     .into(),
             );
         }
+        // Metadata changes through a descriptor are the kernel's where everything the run can reach
+        // outside its roots is on a read-only mount and every protected path is bound read-only (a
+        // denyWrite glob's matches are not: the supervisor alone keeps those).
+        let fd_metadata_by_kernel = mounts.as_ref().is_some_and(|m| m.writable_binds.is_some())
+            && !policy.deny_write_globs.any();
+        if fd_metadata_by_kernel {
+            mechanisms.push(
+                "metadata changes through a descriptor (fchmod, fchown, futimens, fsetxattr) decided by the kernel: outside the roots and on protected paths everything is a read-only mount (such a refusal, EROFS, is not recorded)"
+                    .into(),
+            );
+        }
         let filter =
-            super::seccomp::build_filter(spec.network, !own_pid_namespace).map_err(unavailable)?;
+            super::seccomp::build_filter(spec.network, !own_pid_namespace, fd_metadata_by_kernel)
+                .map_err(unavailable)?;
         let clone3_filter = super::seccomp::build_clone3_refusal().map_err(unavailable)?;
         let (parent_socket, child_socket) = nix::sys::socket::socketpair(
             nix::sys::socket::AddressFamily::Unix,
@@ -1708,7 +1720,7 @@ mod prepare_timing {
         eprintln!("prepare+drop: {:?} per run", t.elapsed() / n);
         let t = std::time::Instant::now();
         for _ in 0..n {
-            let _ = super::seccomp::build_filter(false, false).unwrap();
+            let _ = super::seccomp::build_filter(false, false, false).unwrap();
         }
         eprintln!("build_filter: {:?} per run", t.elapsed() / n);
         let t = std::time::Instant::now();

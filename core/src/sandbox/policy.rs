@@ -152,6 +152,13 @@ pub struct WriteGlobs {
     set: Option<globset::GlobSet>,
 }
 
+impl WriteGlobs {
+    /// Are there any?
+    pub fn any(&self) -> bool {
+        self.set.is_some()
+    }
+}
+
 impl PartialEq for WriteGlobs {
     fn eq(&self, other: &Self) -> bool {
         self.patterns == other.patterns

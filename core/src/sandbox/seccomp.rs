@@ -148,11 +148,29 @@ fn metadata_calls() -> Vec<libc::c_long> {
     calls
 }
 
+/// The metadata calls that act on an open descriptor only. Where every mount the run can reach
+/// outside its roots and every protected path inside them is read-only (see `build_filter`), the
+/// kernel refuses these itself (`EROFS`), so they need no round trip: a file the run could open for
+/// writing is one it may change, and one it could open only for reading is on a read-only mount.
+/// (`utimensat` with no path is `futimens`: conditional, see `conditional_rules`.)
+fn fd_metadata_calls() -> [libc::c_long; 4] {
+    [
+        libc::SYS_fchmod,
+        libc::SYS_fchown,
+        libc::SYS_fsetxattr,
+        libc::SYS_fremovexattr,
+    ]
+}
+
 /// System calls that go to the supervisor whatever their arguments.
-fn unconditional_calls(network: bool) -> BTreeSet<i64> {
+fn unconditional_calls(network: bool, fd_metadata_by_kernel: bool) -> BTreeSet<i64> {
+    let by_kernel = |call: &libc::c_long| {
+        fd_metadata_by_kernel
+            && (fd_metadata_calls().contains(call) || *call == libc::SYS_utimensat)
+    };
     let mut calls: BTreeSet<i64> = path_writing_calls()
         .into_iter()
-        .chain(metadata_calls())
+        .chain(metadata_calls().into_iter().filter(|c| !by_kernel(c)))
         // Calls no command needs (see `refused`): the supervisor refuses and records them.
         .chain(refused::always().into_iter().map(|(call, _, _)| call))
         .chain(refused::timex_calls().into_iter().map(|(call, _, _)| call))
@@ -172,8 +190,27 @@ fn unconditional_calls(network: bool) -> BTreeSet<i64> {
 }
 
 /// System calls that go to the supervisor when their arguments say so, as `seccompiler` rules.
-fn conditional_rules(network: bool, other_processes: bool) -> BTreeMap<i64, Vec<SeccompRule>> {
+fn conditional_rules(
+    network: bool,
+    other_processes: bool,
+    fd_metadata_by_kernel: bool,
+) -> BTreeMap<i64, Vec<SeccompRule>> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    if fd_metadata_by_kernel {
+        // `utimensat` naming a path (its pointer, a register fixed at the call, is set); with none it
+        // is `futimens` on the descriptor, which the kernel decides (see `fd_metadata_calls`).
+        rules.insert(
+            nr(libc::SYS_utimensat),
+            vec![SeccompRule::new(vec![SeccompCondition::new(
+                1,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::Ne,
+                0,
+            )
+            .expect("valid condition")])
+            .expect("rule")],
+        );
+    }
     rules.insert(nr(libc::SYS_openat), write_open_rules(2));
     #[cfg(target_arch = "x86_64")]
     rules.insert(nr(libc::SYS_open), write_open_rules(1));
@@ -310,9 +347,17 @@ fn dispatch_block(calls: &BTreeSet<i64>) -> Result<Vec<seccompiler::sock_filter>
 /// command needs always.
 /// `other_processes`: send changes to another process's limits and scheduling to the supervisor (for a
 /// run that sees the host's processes).
-pub fn build_filter(network: bool, other_processes: bool) -> Result<BpfProgram, String> {
+///
+/// `fd_metadata_by_kernel`: the caller has made every mount the run can reach outside its roots, and
+/// every protected path, read-only, so the metadata calls on descriptors are left to the kernel (see
+/// `fd_metadata_calls`); its refusals of them (`EROFS`) are then not recorded.
+pub fn build_filter(
+    network: bool,
+    other_processes: bool,
+    fd_metadata_by_kernel: bool,
+) -> Result<BpfProgram, String> {
     let filter = SeccompFilter::new(
-        conditional_rules(network, other_processes),
+        conditional_rules(network, other_processes, fd_metadata_by_kernel),
         SeccompAction::Allow,
         SeccompAction::Trace(NOTIFY_MARK),
         target_arch()?,
@@ -331,7 +376,7 @@ pub fn build_filter(network: bool, other_processes: bool) -> Result<BpfProgram, 
     if rewritten == 0 {
         return Err("the seccomp filter has no notification return".into());
     }
-    let mut program = dispatch_block(&unconditional_calls(network))?;
+    let mut program = dispatch_block(&unconditional_calls(network, fd_metadata_by_kernel))?;
     program.extend(rules);
     Ok(program)
 }
@@ -440,7 +485,7 @@ mod tests {
     #[test]
     fn filter_compiles_with_notifications_and_no_trace_left() {
         for network in [true, false] {
-            let p = build_filter(network, true).unwrap();
+            let p = build_filter(network, true, false).unwrap();
             assert!(p
                 .iter()
                 .any(|i| i.code == BPF_RET_K && i.k == libc::SECCOMP_RET_USER_NOTIF));
@@ -449,8 +494,14 @@ mod tests {
                 .any(|i| i.code == BPF_RET_K && i.k & 0xffff_0000 == SECCOMP_RET_TRACE));
         }
         // The network rules add instructions.
-        assert!(build_filter(false, true).unwrap().len() > build_filter(true, true).unwrap().len());
-        assert!(build_filter(true, true).unwrap().len() > build_filter(true, false).unwrap().len());
+        assert!(
+            build_filter(false, true, false).unwrap().len()
+                > build_filter(true, true, false).unwrap().len()
+        );
+        assert!(
+            build_filter(true, true, false).unwrap().len()
+                > build_filter(true, false, false).unwrap().len()
+        );
     }
 
     /// What the kernel answers for a call: the program run by a small classic-BPF interpreter over a
@@ -494,15 +545,48 @@ mod tests {
     #[test]
     // ioctl requests are c_ulong with glibc and c_int with musl: the cast is needed on one.
     #[allow(clippy::unnecessary_cast)]
+    fn metadata_through_a_descriptor_is_the_kernels_only_when_asked() {
+        const NOTIFY: u32 = libc::SECCOMP_RET_USER_NOTIF;
+        const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+        let path = 0x7fff_0000_1000u64;
+        for by_kernel in [false, true] {
+            let p = build_filter(false, true, by_kernel).unwrap();
+            let call = |nr: libc::c_long, a: [u64; 6]| run(&p, AUDIT_ARCH, nr, a);
+            let fd_answer = if by_kernel { ALLOW } else { NOTIFY };
+            for nr in fd_metadata_calls() {
+                assert_eq!(call(nr, [3, 0o755, 0, 0, 0, 0]), fd_answer, "call {nr}");
+            }
+            // futimens (no path) follows the descriptor calls; a path is always judged, whatever
+            // the bits above 32 of the pointer.
+            assert_eq!(call(libc::SYS_utimensat, [3, 0, 0, 0, 0, 0]), fd_answer);
+            assert_eq!(call(libc::SYS_utimensat, [3, path, 0, 0, 0, 0]), NOTIFY);
+            assert_eq!(call(libc::SYS_utimensat, [3, 1 << 40, 0, 0, 0, 0]), NOTIFY);
+            // Path-based metadata calls always go to the supervisor (they are the refusals a run
+            // makes by mistake, and are recorded).
+            for nr in [
+                libc::SYS_fchmodat,
+                SYS_FCHMODAT2,
+                libc::SYS_fchownat,
+                libc::SYS_setxattr,
+                libc::SYS_lsetxattr,
+                libc::SYS_removexattr,
+                SYS_SETXATTRAT,
+            ] {
+                assert_eq!(call(nr, [3, path, 0, 0, 0, 0]), NOTIFY, "call {nr}");
+            }
+        }
+    }
+
+    #[test]
     fn the_filter_sends_exactly_the_calls_it_should_to_the_supervisor() {
         const NOTIFY: u32 = libc::SECCOMP_RET_USER_NOTIF;
         const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
         let args = |a0: u64, a1: u64, a2: u64, a4: u64, a5: u64| [a0, a1, a2, 0, a4, a5];
         let none = [0u64; 6];
         for network in [false, true] {
-            let p = build_filter(network, true).unwrap();
+            let p = build_filter(network, true, false).unwrap();
             let call = |nr: libc::c_long, a: [u64; 6]| run(&p, AUDIT_ARCH, nr, a);
-            for &nr in &unconditional_calls(network) {
+            for &nr in &unconditional_calls(network, false) {
                 assert_eq!(call(nr as libc::c_long, none), NOTIFY, "call {nr}");
             }
             for nr in [

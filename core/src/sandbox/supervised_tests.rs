@@ -146,6 +146,19 @@ struct Probe {
     file: &'static str,
 }
 
+/// The probes of metadata calls through a descriptor: the kernel's to refuse where the sandbox says so
+/// (see `seccomp::fd_metadata_calls`), the supervisor's otherwise.
+const FD_METADATA_PROBES: &[&str] = &["fchmod", "fchown", "fsetxattr", "futimens"];
+
+/// Does the run's report say the kernel decides metadata calls through a descriptor?
+fn fd_metadata_by_kernel(outcome: &ExecOutcome) -> bool {
+    outcome.sandbox.as_ref().is_some_and(|s| {
+        s.mechanisms
+            .iter()
+            .any(|m| m.starts_with("metadata changes through a descriptor"))
+    })
+}
+
 /// Files and directories every probe expects to find under its target directory.
 const SEEDED_FILES: &[&str] = &[
     "victim_w",
@@ -168,6 +181,7 @@ const SEEDED_FILES: &[&str] = &[
     "victim_m",
     "victim_m2",
     "victim_m3",
+    "victim_m4",
     "victim_x",
     "victim_x2",
     "victim_x3",
@@ -314,6 +328,12 @@ fn file_probes() -> Vec<Probe> {
             format!("sc({SYS_utimensat}, AT, f('victim_m'), 0, 0)"),
             "utime",
             "victim_m",
+        ),
+        p(
+            "futimens",
+            format!("sc({SYS_utimensat}, rd('victim_m4'), 0, 0, 0)"),
+            "utime",
+            "victim_m4",
         ),
         p(
             "setxattr",
@@ -509,11 +529,17 @@ async fn every_path_call_outside_the_roots_is_refused_recorded_and_changes_nothi
         "a refused call changed the world"
     );
     let denials = denials(&outcome);
+    let by_kernel = fd_metadata_by_kernel(&outcome);
     for p in &probes {
         let result = got
             .get(p.label)
             .unwrap_or_else(|| panic!("{} not run: {}", p.label, outcome.output));
         assert_ne!(result, "ok", "{} succeeded outside the roots", p.label);
+        if by_kernel && FD_METADATA_PROBES.contains(&p.label) {
+            // The kernel's refusal (a read-only mount), which the supervisor never saw.
+            assert_eq!(result, "EROFS", "{}", p.label);
+            continue;
+        }
         let path = world.outside.join(p.file).display().to_string();
         assert!(
             denials
@@ -1078,4 +1104,103 @@ async fn messages_go_where_connect_may_batches_stop_at_the_first_refusal_and_pip
     assert_eq!(bytes, b"full-length");
     // The supervisor made the send to a closed peer, so it delivers the SIGPIPE the kernel would have.
     assert_eq!(result("broken-pipe"), "EPIPE+SIGPIPE");
+}
+
+/// Descriptors the run can hold to things outside its roots: the devices of its own `/dev` (the
+/// host's nodes, bound in) and an `allowRead` path brought back inside a hidden directory. Their data
+/// flows as allowed; their metadata, the host's, cannot be changed through them, whether the kernel
+/// or the supervisor decides (a chmod to the mode a file already has changes nothing but its ctime, so
+/// an unguarded run would leave the host's devices as they were, and the check reads the ctime).
+const DESCRIPTOR_SCRIPT: &str = r#"import os, sys
+root, outside = sys.argv[1], sys.argv[2]
+kept = outside + '/secret/keep.txt'
+def fchmod_same(path):
+    fd = os.open(path, os.O_RDONLY)
+    os.fchmod(fd, os.fstat(fd).st_mode & 0o7777)
+probe('dev-null-chmod', lambda: fchmod_same('/dev/null'))
+probe('dev-null-times', lambda: os.utime(os.open('/dev/null', os.O_RDONLY)))
+probe('dev-null-write', lambda: open('/dev/null', 'w').write('x'))
+probe('dev-urandom-read', lambda: len(open('/dev/urandom', 'rb').read(8)) == 8 or 1 / 0)
+probe('kept-read', lambda: open(kept).read())
+probe('kept-chmod', lambda: fchmod_same(kept))
+probe('kept-times', lambda: os.utime(os.open(kept, os.O_RDONLY)))
+probe('hidden-read', lambda: open(outside + '/secret/other.txt').read())
+probe('inside-chmod', lambda: os.fchmod(os.open(root + '/victim', os.O_RDONLY), 0o600))
+"#;
+
+#[tokio::test]
+async fn descriptors_to_devices_and_kept_paths_change_no_metadata_of_the_hosts() {
+    use std::os::unix::fs::MetadataExt;
+    if !runs_here() || !super::capabilities::get().mount_namespace {
+        return;
+    }
+    let world = World::new();
+    let secret = world.outside.join("secret");
+    std::fs::create_dir(&secret).unwrap();
+    std::fs::write(secret.join("keep.txt"), "kept").unwrap();
+    std::fs::write(secret.join("other.txt"), "hidden").unwrap();
+    let ctime = |p: &Path| {
+        let m = std::fs::metadata(p).unwrap();
+        (m.ctime(), m.ctime_nsec(), m.mode())
+    };
+    let before = [
+        ctime(Path::new("/dev/null")),
+        ctime(&secret.join("keep.txt")),
+    ];
+    let script = world.root.join(".descriptors.py");
+    std::fs::write(&script, format!("{PROBE}{DESCRIPTOR_SCRIPT}")).unwrap();
+    let mut request = ExecRequest::new(format!(
+        "/usr/bin/python3 {} {} {}",
+        script.display(),
+        world.root.display(),
+        world.outside.display()
+    ));
+    request.cwd = world.root.clone();
+    request.timeout = Some(Duration::from_secs(20));
+    let mut spec = SandboxSpec {
+        writable_roots: Some(vec![world.root.clone()]),
+        deny_read: vec![secret.clone()],
+        allow_read: vec![secret.join("keep.txt")],
+        ..SandboxSpec::default()
+    };
+    spec.pin_roots(&world.root);
+    request.sandbox = Some(spec);
+    let outcome = run_request_as_is(request).await;
+    let got = results(&outcome);
+    let result = |label: &str| {
+        got.get(label)
+            .cloned()
+            .unwrap_or_else(|| panic!("{label}: {}", outcome.output))
+    };
+    for label in [
+        "dev-null-write",
+        "dev-urandom-read",
+        "kept-read",
+        "inside-chmod",
+    ] {
+        assert_eq!(result(label), "ok", "{label}: {}", outcome.output);
+    }
+    for label in [
+        "dev-null-chmod",
+        "dev-null-times",
+        "kept-chmod",
+        "kept-times",
+        "hidden-read",
+    ] {
+        assert_ne!(result(label), "ok", "{label}");
+    }
+    assert_eq!(
+        [
+            ctime(Path::new("/dev/null")),
+            ctime(&secret.join("keep.txt"))
+        ],
+        before,
+        "the host's device or kept file changed"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(world.root.join("victim"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
 }
