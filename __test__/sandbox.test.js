@@ -151,6 +151,16 @@ test('metadata of files outside the roots cannot change: chmod, chown, times, xa
   if (byKernel) assert.match(r.output, /Read-only file system/);
   const wanted = ['chmod fchmodat', 'chown fchownat', 'utime utimensat', ...(byKernel ? [] : ['chmod fchmod'])];
   for (const want of wanted) assert.ok(seen.has(want), `${want} in ${[...seen]}`);
+  // Where the run can reach host services (the network on, or unixSockets), a descriptor could come
+  // from one, on the host's writable mount: the supervisor judges fchmod again, and records it.
+  const reachable = await run({
+    command: `python3 -c "import os; fd = os.open('${file}', os.O_RDONLY); os.fchmod(fd, 0o600)"`,
+    cwd: dir,
+    sandbox: { network: true },
+  });
+  assert.equal(reachable.sandbox.mechanisms.some((m) => m.startsWith('metadata changes through a descriptor')), false);
+  assert.ok(reachable.sandbox.denials.some((d) => d.path === file && d.operation === 'chmod' && d.detail === 'fchmod'), JSON.stringify(reachable.sandbox.denials));
+  assert.equal(fs.statSync(file).mode, before.mode);
   assert.ok([...seen].some((x) => x.startsWith('xattr ')), [...seen].join());
 });
 

@@ -1360,9 +1360,13 @@ mod linux {
         }
         // Metadata changes through a descriptor are the kernel's where everything the run can reach
         // outside its roots is on a read-only mount and every protected path is bound read-only (a
-        // denyWrite glob's matches are not: the supervisor alone keeps those).
+        // denyWrite glob's matches are not: the supervisor alone keeps those), and where no host
+        // service can hand it a descriptor: one sent over a Unix socket refers to the host's mount,
+        // writable, so with the network on (any socket file) or `unixSockets` the supervisor judges.
         let fd_metadata_by_kernel = mounts.as_ref().is_some_and(|m| m.writable_binds.is_some())
-            && !policy.deny_write_globs.any();
+            && !policy.deny_write_globs.any()
+            && !spec.network
+            && spec.unix_sockets.is_empty();
         if fd_metadata_by_kernel {
             mechanisms.push(
                 "metadata changes through a descriptor (fchmod, fchown, futimens, fsetxattr) decided by the kernel: outside the roots and on protected paths everything is a read-only mount (such a refusal, EROFS, is not recorded)"

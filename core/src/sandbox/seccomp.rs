@@ -543,8 +543,6 @@ mod tests {
     }
 
     #[test]
-    // ioctl requests are c_ulong with glibc and c_int with musl: the cast is needed on one.
-    #[allow(clippy::unnecessary_cast)]
     fn metadata_through_a_descriptor_is_the_kernels_only_when_asked() {
         const NOTIFY: u32 = libc::SECCOMP_RET_USER_NOTIF;
         const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
@@ -578,6 +576,8 @@ mod tests {
     }
 
     #[test]
+    // ioctl requests are c_ulong with glibc and c_int with musl: the cast is needed on one.
+    #[allow(clippy::unnecessary_cast)]
     fn the_filter_sends_exactly_the_calls_it_should_to_the_supervisor() {
         const NOTIFY: u32 = libc::SECCOMP_RET_USER_NOTIF;
         const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
