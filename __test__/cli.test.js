@@ -114,7 +114,11 @@ test('run --allow-domain: the network by domain, refusals named', { skip: (!canS
   const r = run(['run', '--allow-domain', 'allowed.localhost', '--cwd', tempDir(), '--', 'curl -s --max-time 5 http://other.localhost:9/']);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /agent-exec sandbox: other\.localhost:9: not in the allowed domains/);
-  assert.match(r.stdout, /\n {2}refused: network other\.localhost:9: not in the allowed domains \(GET, pid 0\)\n/);
+  // The refusal names the process that asked: curl, which the shell exec'd, so the run's own pid.
+  const refused = /\n {2}refused: network other\.localhost:9: not in the allowed domains \(GET, pid (\d+)\)\n/.exec(r.stdout);
+  assert.ok(refused, r.stdout);
+  assert.equal(refused[1], /\(session [\w-]+, pid (\d+)\)/.exec(r.stdout)[1], r.stdout);
+  assert.match(r.stdout, /network by domain;/);
   const both = run(['run', '--allow-domain', 'a.localhost', '--network', '--', 'true']);
   assert.equal(both.status, 2);
   assert.match(both.stderr, /--network opens every host; --allow-domain opens only the names given/);

@@ -131,7 +131,7 @@ function describe(outcome) {
   if (outcome.sandbox) {
     const s = outcome.sandbox;
     const sockets = s.unixSockets.length ? `; unix sockets ${s.unixSockets.join(', ')}` : '';
-    lines.push(`sandbox: writable ${s.writableRoots.join(', ')}; network ${s.network ? 'on' : 'off'}${sockets}; ${s.mechanisms.join(', ')}`);
+    lines.push(`sandbox: writable ${s.writableRoots.join(', ')}; network ${s.network ? 'on' : s.mechanisms.some((m) => m.startsWith('network by domain')) ? 'by domain' : 'off'}${sockets}; ${s.mechanisms.join(', ')}`);
     for (const d of s.denials) {
       const what = d.path ? `${d.operation} ${d.path}` : d.operation;
       lines.push(`  refused: ${what}: ${d.rule} (${d.detail}, pid ${d.pid}${d.count > 1 ? `, ${d.count} times` : ''})`);
