@@ -793,6 +793,14 @@ mod working_dir_tests {
             Decision::Allow
         );
         assert_eq!(decide("cd .. && npm test", work.path(), npm), Decision::Ask);
+        // A cd whose target the analysis cannot tell is outside: back to OLDPWD, home, options.
+        for cd in ["cd -", "cd", "cd -P sub", "pushd -n sub"] {
+            assert_eq!(
+                decide(&format!("{cd} && npm test"), work.path(), npm),
+                Decision::Ask,
+                "{cd}"
+            );
+        }
         // A blanket rule is not limited.
         assert_eq!(
             decide("npm test", elsewhere.path(), &["Bash(*)"]),
