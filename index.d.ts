@@ -243,6 +243,31 @@ export interface CommandSegment {
   inner?: CommandAnalysis
 }
 
+/** `host.container`: a container of a Docker Engine API (Docker, Podman, a remote engine). */
+export interface ContainerHost {
+  /**
+   * Make the scope's container from this image on its first run (reused by its later runs,
+   * removed when this process ends unless `keep`), the workspace bound in at the same path.
+   */
+  image?: string
+  /** Or run in this existing container (id or name), as it is. */
+  id?: string
+  /**
+   * The engine: `unix:///run/podman/podman.sock`, `tcp://host:2375`; default `DOCKER_HOST`, else
+   * the local Docker socket.
+   */
+  engine?: string
+  /**
+   * The host directory bound into a container made from `image` (default: the first run's
+   * cwd); every run's cwd must be inside it.
+   */
+  workspace?: string
+  /** The container's network: `none`, `host`, `bridge` or a network's name (default the engine's). */
+  network?: string
+  /** Keep a container made from `image` after this process ends. */
+  keep?: boolean
+}
+
 /** Evaluate a command against the approvals file and policy without running it or asking anyone. */
 export declare function evaluateCommand(command: string, options?: ApprovalOptions & { cwd?: string; env?: Record<string, string> }): CommandEvaluation
 
@@ -251,6 +276,11 @@ export declare function evaluateCommand(command: string, options?: ApprovalOptio
  * with a typed error (`code`) only for invalid input and spawn failures.
  */
 export declare function exec(options: ExecOptions): Promise<ExecOutcome>
+
+/** `host` of `exec`: where the run goes instead of this machine's shell. */
+export interface ExecHost {
+  container?: ContainerHost
+}
 
 /** Options of `exec`. Declared for the type definitions; values are read and checked one by one. */
 export interface ExecOptions {
@@ -322,6 +352,12 @@ export interface ExecOptions {
    * `ERR_SANDBOX_UNAVAILABLE` when the host cannot enforce it (see `sandboxCapabilities()`).
    */
   sandbox?: boolean | SandboxOptions
+  /**
+   * Where the run goes instead of this machine's shell: `{ container: { image | id, engine? } }`
+   * runs it in a container of a Docker Engine API (Docker, Podman, a remote engine), the same
+   * session around it. Throws `ERR_CONTAINER_ENGINE` when the engine cannot be reached.
+   */
+  host?: ExecHost
   /** Aborting ends a foreground run (its whole tree); a backgrounded run ignores it. */
   signal?: AbortSignal
 }

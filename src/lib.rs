@@ -5,7 +5,7 @@
 //! dies). The core's modules are re-exported under their own names.
 
 pub use agent_exec_core::{
-    approval, error, exec, kill, output, preflight, sandbox, session, spawn,
+    approval, container, error, exec, kill, output, preflight, sandbox, session, spawn,
 };
 
 pub mod bindings;

@@ -45,6 +45,9 @@ pub enum ErrorCode {
     /// A sandbox was asked for that this host cannot enforce (or a step of entering it failed).
     /// Nothing was run.
     SandboxUnavailable,
+    /// The container engine (`host.container`) could not be reached, or refused a step (making the
+    /// scope's container, starting the exec). Nothing ran, or the run is reported as it ended.
+    ContainerEngine,
     /// A key name or hex byte `sendKeys` does not know.
     InvalidKey,
     /// The script preflight refused a `python`/`node` command (OpenClaw B's texts).
@@ -75,6 +78,7 @@ impl ErrorCode {
             ErrorCode::NotAPty => "ERR_NOT_A_PTY",
             ErrorCode::InvalidApprovalsFile => "ERR_INVALID_APPROVALS_FILE",
             ErrorCode::SandboxUnavailable => "ERR_SANDBOX_UNAVAILABLE",
+            ErrorCode::ContainerEngine => "ERR_CONTAINER_ENGINE",
             ErrorCode::Internal => "ERR_INTERNAL",
         }
     }

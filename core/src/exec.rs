@@ -87,7 +87,10 @@ where
         }
         gate = Some(Box::new(result));
     }
-    let session = run::start(registry, &request, hooks, scope_key)?;
+    let session = match &request.container {
+        Some(_) => run::start_in_container(registry, &request, hooks, scope_key).await?,
+        None => run::start(registry, &request, hooks, scope_key)?,
+    };
     started(&session);
     registry.ensure_sweeper();
     let ran = |outcome, exited| Finished::Ran {

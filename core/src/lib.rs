@@ -9,6 +9,7 @@
 
 pub mod approval;
 pub mod confine;
+pub mod container;
 pub mod error;
 pub mod exec;
 pub mod git_layout;

@@ -173,6 +173,11 @@ pub struct JsExecOptions {
     /// `ERR_SANDBOX_UNAVAILABLE` when the host cannot enforce it (see `sandboxCapabilities()`).
     #[napi(ts_type = "boolean | SandboxOptions")]
     pub sandbox: Option<serde_json::Value>,
+    /// Where the run goes instead of this machine's shell: `{ container: { image | id, engine? } }`
+    /// runs it in a container of a Docker Engine API (Docker, Podman, a remote engine), the same
+    /// session around it. Throws `ERR_CONTAINER_ENGINE` when the engine cannot be reached.
+    #[napi(ts_type = "ExecHost")]
+    pub host: Option<serde_json::Value>,
     /// Aborting ends a foreground run (its whole tree); a backgrounded run ignores it.
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<serde_json::Value>,

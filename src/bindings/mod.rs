@@ -1,6 +1,7 @@
 //! The only code that touches napi: JS values in, typed errors and plain objects out.
 
 pub mod approval;
+pub mod container;
 pub mod errors;
 pub mod exec;
 pub mod fields;

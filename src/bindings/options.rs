@@ -59,6 +59,7 @@ const EXEC_OPTIONS: &[&str] = &[
     "trackCwd",
     "ptyForceFallback",
     "sandbox",
+    "host",
     "signal",
 ];
 
@@ -243,6 +244,7 @@ pub fn parse_exec_options<'a>(env: &Env, options: Unknown<'a>) -> BindResult<Par
         Some((_, value)) => Some(super::approval::parse_approval(env, value)?),
     };
     req.sandbox = super::sandbox::parse_sandbox(&f)?;
+    req.container = super::container::parse_host(&f)?;
     if let Some(spec) = req.sandbox.as_mut() {
         // The writable roots are the host's: its `cwd` option (or the process's cwd), never the
         // directory a previous run `cd`'d into (the tracked cwd below replaced `req.cwd`).

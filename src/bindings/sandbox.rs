@@ -96,7 +96,11 @@ const LIMIT_KEYS: [&str; 5] = [
 ];
 const MIN_MEMORY: u64 = 4 << 20;
 
-fn unknown_key(obj: &Object, allowed: &[&str], what: &str) -> Result<Option<AgentError>> {
+pub(crate) fn unknown_key(
+    obj: &Object,
+    allowed: &[&str],
+    what: &str,
+) -> Result<Option<AgentError>> {
     for key in Object::keys(obj)? {
         if !allowed.contains(&key.as_str()) {
             return Ok(Some(AgentError::invalid_option(format!(

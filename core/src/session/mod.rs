@@ -9,6 +9,7 @@ pub mod ops;
 pub mod outcome;
 pub mod registry;
 pub mod run;
+mod target;
 pub mod workdir;
 
 use std::ops::{Deref, DerefMut};
@@ -18,7 +19,7 @@ use std::time::Instant;
 
 use tokio::sync::{watch, Notify};
 
-use crate::kill::{KillReport, KillTarget};
+use crate::kill::KillReport;
 use crate::output::collector::OutputCollector;
 use crate::output::Stream;
 
@@ -103,7 +104,7 @@ pub struct SessionState {
 
 pub struct Session {
     pub meta: SessionMeta,
-    pub(crate) target: KillTarget,
+    pub(crate) target: target::RunTarget,
     started: Instant,
     state: Mutex<SessionState>,
     /// The change clock's tick at this session's last change (see [`changes`]).

@@ -381,6 +381,9 @@ pub async fn write_stdin(session: &Session, data: &[u8], eof: bool) -> Result<us
             }
             .await;
             if r.is_ok() && eof {
+                // A half-close where the writer is a socket (a container's exec): dropping one
+                // closes nothing the other side sees until the connection ends.
+                let _ = stdin.shutdown().await;
                 guard.take();
                 session.mark_stdin_closed();
             }

@@ -9,6 +9,7 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
 use super::registry::Registry;
+use super::target::RunTarget;
 use super::{
     merge_survivors, ExitInfo, Input, KillCause, Session, SessionHooks, SessionMeta, SessionState,
 };
@@ -136,9 +137,130 @@ pub fn start(
             return Err(e);
         }
     }
-    let pid = process.pid;
+    #[cfg(unix)]
+    let target = KillTarget {
+        pgid: process.pid as i32,
+        marker: Some(marker),
+        cgroup_procs: {
+            #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
+            let mut files = sandbox
+                .as_ref()
+                .map(|s| s.cgroup_procs_files())
+                .unwrap_or_default();
+            #[cfg(target_os = "linux")]
+            files.extend(tracking.as_ref().map(|t| t.procs_file()));
+            files
+        },
+    };
     #[cfg(windows)]
-    let job = process.job.clone();
+    let target = KillTarget {
+        pid: process.pid,
+        job: process.job.clone(),
+    };
+    Ok(launch(Launch {
+        registry,
+        req,
+        id,
+        process,
+        target: RunTarget::Local(target),
+        warnings,
+        scope_key,
+        hooks,
+        sandbox,
+        #[cfg(target_os = "linux")]
+        tracking,
+    }))
+}
+
+/// Start `req` in the container it names (`req.container`): the engine's exec in place of a local
+/// process, the same session around it.
+pub async fn start_in_container(
+    registry: &'static Registry,
+    req: &ExecRequest,
+    hooks: SessionHooks,
+    scope_key: Option<String>,
+) -> Result<Arc<Session>, AgentError> {
+    req.validate()?;
+    let Some(spec) = &req.container else {
+        return Err(AgentError::new(
+            crate::error::ErrorCode::Internal,
+            "start_in_container was called for a run without a container",
+        ));
+    };
+    let unsupported = [
+        (
+            req.sandbox.is_some(),
+            "sandbox (a container is the run's confinement)",
+        ),
+        (req.pty.is_some(), "pty"),
+        (req.cwd_report.is_some(), "trackCwd"),
+    ];
+    if let Some((_, what)) = unsupported.iter().find(|(set, _)| *set) {
+        return Err(AgentError::invalid_option(format!(
+            "host.container does not take {what} yet; leave it out for a run in a container."
+        )));
+    }
+    let id = registry.reserve_id();
+    let marker = format!("{}-{}-{}", std::process::id(), id, now_ms());
+    let spawned = match crate::container::spawn(req, spec, scope_key.as_deref(), &marker).await {
+        Ok(s) => s,
+        Err(e) => {
+            registry.release(&id);
+            return Err(e);
+        }
+    };
+    let exec = spawned.exec.clone();
+    let process = process::Process::new(
+        spawned.pid,
+        Io::pipes(spawned.stdin, spawned.stdout, spawned.stderr),
+        Waiter::Container(Some(spawned.exit)),
+    );
+    Ok(launch(Launch {
+        registry,
+        req,
+        id,
+        process,
+        target: RunTarget::Container(exec),
+        warnings: req.warnings.clone(),
+        scope_key,
+        hooks,
+        sandbox: None,
+        #[cfg(target_os = "linux")]
+        tracking: None,
+    }))
+}
+
+/// A started run, to be made a session.
+struct Launch<'a> {
+    registry: &'static Registry,
+    req: &'a ExecRequest,
+    id: String,
+    process: process::Process,
+    target: RunTarget,
+    warnings: Vec<String>,
+    scope_key: Option<String>,
+    hooks: SessionHooks,
+    sandbox: Option<crate::sandbox::Armed>,
+    #[cfg(target_os = "linux")]
+    tracking: Option<crate::spawn::tracking::TrackingCgroup>,
+}
+
+/// The session of a started run: registered, its output pumped, its driver running.
+fn launch(l: Launch<'_>) -> Arc<Session> {
+    let Launch {
+        registry,
+        req,
+        id,
+        process,
+        target,
+        warnings,
+        scope_key,
+        hooks,
+        sandbox,
+        #[cfg(target_os = "linux")]
+        tracking,
+    } = l;
+    let pid = process.pid;
     let (kill_tx, kill_rx) = watch::channel(None);
     let (done_tx, _) = watch::channel(false);
     // The input goes to the session; the output to the pumps below.
@@ -161,26 +283,7 @@ pub fn start(
             scope_key,
             is_pty,
         },
-        #[cfg(windows)]
-        target: KillTarget {
-            pid,
-            job: job.clone(),
-        },
-        #[cfg(unix)]
-        target: KillTarget {
-            pgid: pid as i32,
-            marker: Some(marker),
-            cgroup_procs: {
-                #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
-                let mut files = sandbox
-                    .as_ref()
-                    .map(|s| s.cgroup_procs_files())
-                    .unwrap_or_default();
-                #[cfg(target_os = "linux")]
-                files.extend(tracking.as_ref().map(|t| t.procs_file()));
-                files
-            },
-        },
+        target,
         started: Instant::now(),
         state: Mutex::new(SessionState {
             collector: {
@@ -237,7 +340,7 @@ pub fn start(
         drain: req.drain_timeout,
     };
     tokio::spawn(drive(session.clone(), process.waiter, pumps, plan, kill_rx));
-    Ok(session)
+    session
 }
 
 /// Every directory this host makes run cgroups in (tracking cgroups, and the sandbox's limit cgroups),

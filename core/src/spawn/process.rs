@@ -40,7 +40,7 @@ pub struct Process {
 
 impl Process {
     /// A run with no namespace init, no listener and no job: the callers that have one set it.
-    fn new(pid: u32, io: Io, waiter: Waiter) -> Process {
+    pub(crate) fn new(pid: u32, io: Io, waiter: Waiter) -> Process {
         Process {
             pid,
             io,
@@ -81,7 +81,7 @@ pub enum Io {
 }
 
 impl Io {
-    fn pipes(
+    pub(crate) fn pipes(
         stdin: Option<impl tokio::io::AsyncWrite + Send + Unpin + 'static>,
         stdout: impl AsyncRead + Send + Unpin + 'static,
         stderr: impl AsyncRead + Send + Unpin + 'static,
@@ -103,6 +103,8 @@ pub enum Waiter {
     /// A ConPTY run, whose console the wait closes once it exits.
     #[cfg(windows)]
     Console(crate::spawn::conpty::ConsoleWaiter),
+    /// A run in a container: its exit code, read from the engine once its output ended.
+    Container(Option<tokio::sync::oneshot::Receiver<std::io::Result<i64>>>),
 }
 
 impl Waiter {
@@ -113,7 +115,28 @@ impl Waiter {
             Waiter::Exit(w) => w.wait().await,
             #[cfg(windows)]
             Waiter::Console(w) => w.wait().await,
+            Waiter::Container(rx) => {
+                let code = match rx.take() {
+                    Some(rx) => rx.await.map_err(std::io::Error::other)??,
+                    None => return Err(std::io::Error::other("the run's exit was already read")),
+                };
+                Ok(exit_status_of_code(code))
+            }
         }
+    }
+}
+
+/// An exit status from a plain exit code (a container run's, as its engine reports it).
+fn exit_status_of_code(code: i64) -> std::process::ExitStatus {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        std::process::ExitStatus::from_raw(((code & 0xff) as i32) << 8)
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::process::ExitStatusExt;
+        std::process::ExitStatus::from_raw(code as u32)
     }
 }
 

@@ -77,6 +77,8 @@ pub struct ExecRequest {
     pub warnings: Vec<String>,
     /// Run inside a sandbox (file rules, network cut, limits).
     pub sandbox: Option<crate::sandbox::SandboxSpec>,
+    /// Run in a container of a Docker Engine API instead of this machine's shell.
+    pub container: Option<crate::container::ContainerSpec>,
 }
 
 impl ExecRequest {
@@ -106,6 +108,7 @@ impl ExecRequest {
             cwd_trap_file: None,
             warnings: Vec::new(),
             sandbox: None,
+            container: None,
         }
     }
 

@@ -1,0 +1,164 @@
+'use strict';
+// The container host (issue 37) against a real engine: CI serves one with Podman
+// (scripts/podman-engine.sh) and names it in AGENT_EXEC_TEST_ENGINE (a DOCKER_HOST address), with an
+// image made locally from busybox (AGENT_EXEC_TEST_IMAGE). Each test checks the engine's own view
+// (its containers, the processes left in them), not only what the runtime says.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const http = require('node:http');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+
+const { native, tempDir, waitFor, killTracked } = require('./helpers.js');
+
+test.after(killTracked);
+
+const engine = process.env.AGENT_EXEC_TEST_ENGINE || '';
+const image = process.env.AGENT_EXEC_TEST_IMAGE || 'localhost/agent-exec-test:busybox';
+const required = (process.env.AGENT_EXEC_TEST_REQUIRE || '').split(',').includes('container-engine');
+if (required && !engine) throw new Error('AGENT_EXEC_TEST_REQUIRE promises a container engine, but AGENT_EXEC_TEST_ENGINE is not set');
+const noEngine = !engine && 'no container engine here (AGENT_EXEC_TEST_ENGINE names one; scripts/podman-engine.sh serves one)';
+const when = (...reasons) => ({ skip: reasons.find(Boolean) || false, timeout: 120000 });
+
+/** A GET of the engine's API (only unix:// engines are asked directly here). */
+function engineGet(urlPath) {
+  const socketPath = engine.replace(/^unix:\/\//, '');
+  return new Promise((resolve, reject) => {
+    const req = http.get({ socketPath, path: urlPath }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(body));
+        } catch (e) {
+          reject(new Error(`${urlPath}: ${body}`));
+        }
+      });
+    });
+    req.on('error', reject);
+  });
+}
+
+/** The containers this runtime made for the host process `pid`, running or not. */
+async function containersOf(pid) {
+  const filters = encodeURIComponent(JSON.stringify({ label: [`dev.agent-exec.owner=${pid}`] }));
+  return engineGet(`/containers/json?all=true&filters=${filters}`);
+}
+
+const host = (extra = {}) => ({ container: { image, engine, network: 'none', ...extra } });
+let scopeSeq = 0;
+const newScope = () => `container-test-${process.pid}-${++scopeSeq}`;
+
+/** The processes of the scope's container as `ps` lists them (pid and arguments). */
+async function processesIn(scopeKey, cwd) {
+  const r = await native.exec({ command: 'ps -o pid,args', cwd, scopeKey, host: host() });
+  return r.output;
+}
+
+test('a run in a container: output, stderr, exit code, the workspace bound at the same path, the scope\'s container reused', when(noEngine), async () => {
+  const cwd = fs.realpathSync(tempDir());
+  fs.writeFileSync(path.join(cwd, 'from-host.txt'), 'host file\n');
+  const scopeKey = newScope();
+  const r = await native.exec({ command: 'cat from-host.txt; echo made > made.txt; echo oops >&2; pwd; exit 7', cwd, scopeKey, host: host() });
+  assert.equal(r.exitCode, 7, r.output);
+  assert.match(r.output, /host file\n/);
+  assert.match(r.output, /oops/);
+  assert.match(r.output, new RegExp(`${cwd}\\n`));
+  assert.equal(fs.readFileSync(path.join(cwd, 'made.txt'), 'utf8'), 'made\n');
+  // The host's variables stay on the host; the caller's and the model's go in.
+  const env = await native.exec({ command: 'echo "[$HOME_ON_HOST][$GIVEN][$MODEL]"', cwd, scopeKey, env: { GIVEN: 'yes' }, modelEnv: { MODEL: 'm' }, host: host() });
+  assert.equal(env.output, '[][yes][m]\n');
+  const first = await native.exec({ command: 'echo kept > /tmp/mark; hostname', cwd, scopeKey, host: host() });
+  const second = await native.exec({ command: 'cat /tmp/mark; hostname', cwd, scopeKey, host: host() });
+  assert.equal(second.output, `kept\n${first.output}`);
+  assert.equal((await containersOf(process.pid)).filter((c) => c.Labels['dev.agent-exec.scope'] === scopeKey).length, 1);
+});
+
+test('stdin is the run\'s: written, then closed (end of file reaches the command)', when(noEngine), async () => {
+  const cwd = fs.realpathSync(tempDir());
+  const scopeKey = newScope();
+  const bg = await native.exec({ command: 'cat; echo "[eof]"', cwd, scopeKey, stdin: 'pipe', background: true, host: host() });
+  await native.writeStdin(bg.sessionId, 'hello container\n', { scopeKey, eof: true });
+  await waitFor(() => native.getSession(bg.sessionId, { scopeKey })?.status !== 'running', { what: 'the run to end after its stdin closed', timeoutMs: 30000 });
+  assert.equal(native.readLog(bg.sessionId, { scopeKey }).text, 'hello container\n[eof]');
+});
+
+test('a timeout and a kill end the whole tree inside the container, background and orphaned processes included', when(noEngine), async () => {
+  const cwd = fs.realpathSync(tempDir());
+  const scopeKey = newScope();
+  // A background child, an orphan that left its parent (reparented to the container's pid 1), and
+  // the foreground sleep: all carry the run's marker.
+  const tree = 'sleep 301 & (sleep 302 &) ; sleep 303';
+  const timed = await native.exec({ command: tree, cwd, scopeKey, timeoutMs: 1500, host: host() });
+  assert.equal(timed.timedOut, true, JSON.stringify(timed));
+  assert.doesNotMatch(await processesIn(scopeKey, cwd), /sleep 30[123]/);
+  const bg = await native.exec({ command: tree.replace(/30/g, '40'), cwd, scopeKey, background: true, host: host() });
+  await waitFor(async () => /sleep 403/.test(await processesIn(scopeKey, cwd)), { what: 'the background tree to start', timeoutMs: 20000 });
+  const killed = await native.killSession(bg.sessionId, { scopeKey });
+  assert.ok(killed, 'the kill reports');
+  await waitFor(async () => (await native.pollSession(bg.sessionId, { scopeKey })).status !== 'running', { what: 'the killed run to end', timeoutMs: 30000 });
+  assert.doesNotMatch(await processesIn(scopeKey, cwd), /sleep 40[123]/);
+});
+
+test('an approval is decided before anything reaches the engine', when(noEngine), async () => {
+  const cwd = fs.realpathSync(tempDir());
+  const scopeKey = newScope();
+  const before = (await containersOf(process.pid)).length;
+  const r = await native.exec({
+    command: `touch ${path.join(cwd, 'canary')}`,
+    cwd,
+    scopeKey,
+    host: host(),
+    approval: { security: 'allowlist', ask: 'off', approvalsFile: path.join(cwd, 'approvals.json') },
+  });
+  assert.match(r.reason ?? '', /^exec denied/, JSON.stringify(r));
+  assert.equal(fs.existsSync(path.join(cwd, 'canary')), false);
+  assert.equal((await containersOf(process.pid)).length, before, 'a container was made for a denied command');
+});
+
+test('bad host options and an unreachable engine are typed errors', async () => {
+  const cwd = tempDir();
+  const bad = [
+    [{ container: {} }, /needs an image .* or an id/],
+    [{ container: { image: 'x', id: 'y' } }, /not both/],
+    [{ container: { image: 'x', imag: 'y' } }, /host\.container has no setting "imag"/],
+    [{ vm: {} }, /The host option has no setting "vm"/],
+    ['container', /The host option must be an object/],
+    [{ container: { image: 'x', workspace: 'rel' } }, /workspace must be an absolute path/],
+  ];
+  for (const [h, message] of bad) {
+    await assert.rejects(native.exec({ command: 'true', cwd, host: h }), (e) => e.code === 'ERR_INVALID_OPTION' && message.test(e.message), JSON.stringify(h));
+  }
+  await assert.rejects(
+    native.exec({ command: 'true', cwd, host: { container: { image, engine: `unix://${path.join(cwd, 'no-engine.sock')}` } } }),
+    (e) => e.code === 'ERR_CONTAINER_ENGINE' && /could not be reached/.test(e.message) && /podman system service/.test(e.message),
+  );
+  await assert.rejects(
+    native.exec({ command: 'true', cwd, sandbox: true, host: { container: { image, engine: engine || 'unix:///nowhere' } } }),
+    (e) => e.code === 'ERR_INVALID_OPTION' && /does not take sandbox/.test(e.message),
+  );
+});
+
+test('a SIGKILLed host leaves no container and no run behind', when(noEngine), async () => {
+  const cwd = fs.realpathSync(tempDir());
+  const script = `
+    const native = require(${JSON.stringify(path.join(__dirname, '..', 'index.js'))});
+    native.exec({ command: 'sleep 600', cwd: ${JSON.stringify(cwd)}, background: true, scopeKey: 'doomed',
+      host: { container: { image: ${JSON.stringify(image)}, engine: ${JSON.stringify(engine)}, network: 'none' } } })
+      .then((r) => console.log('started', r.sessionId), (e) => console.log('failed', e.message));
+    setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  try {
+    await waitFor(() => /started|failed/.test(out), { what: 'the doomed host to start its run', timeoutMs: 60000 });
+    assert.match(out, /started/);
+    assert.equal((await containersOf(child.pid)).length, 1, 'the host made its scope\'s container');
+    child.kill('SIGKILL');
+    await waitFor(async () => (await containersOf(child.pid)).length === 0, { what: 'the dead host\'s container to be removed', timeoutMs: 60000 });
+  } finally {
+    child.kill('SIGKILL');
+  }
+});

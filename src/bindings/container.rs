@@ -1,0 +1,98 @@
+//! The container host from JS: the `host` option of `exec` (`{ container: {...} }`), checked key by key.
+
+use std::path::PathBuf;
+
+use napi::bindgen_prelude::*;
+use napi::ValueType;
+use napi_derive::napi;
+
+use super::errors::BindResult;
+use super::fields::Fields;
+use super::sandbox::unknown_key;
+use crate::container::ContainerSpec;
+use crate::error::{AgentError, ErrorCode};
+
+/// `host` of `exec`: where the run goes instead of this machine's shell.
+#[napi(object, js_name = "ExecHost")]
+pub struct JsExecHost {
+    #[napi(ts_type = "ContainerHost")]
+    pub container: Option<serde_json::Value>,
+}
+
+/// `host.container`: a container of a Docker Engine API (Docker, Podman, a remote engine).
+#[napi(object, js_name = "ContainerHost")]
+pub struct JsContainerHost {
+    /// Make the scope's container from this image on its first run (reused by its later runs,
+    /// removed when this process ends unless `keep`), the workspace bound in at the same path.
+    pub image: Option<String>,
+    /// Or run in this existing container (id or name), as it is.
+    pub id: Option<String>,
+    /// The engine: `unix:///run/podman/podman.sock`, `tcp://host:2375`; default `DOCKER_HOST`, else
+    /// the local Docker socket.
+    pub engine: Option<String>,
+    /// The host directory bound into a container made from `image` (default: the first run's
+    /// cwd); every run's cwd must be inside it.
+    pub workspace: Option<String>,
+    /// The container's network: `none`, `host`, `bridge` or a network's name (default the engine's).
+    pub network: Option<String>,
+    /// Keep a container made from `image` after this process ends.
+    pub keep: Option<bool>,
+}
+
+const HOST_KEYS: [&str; 1] = ["container"];
+const CONTAINER_KEYS: [&str; 6] = ["image", "id", "engine", "workspace", "network", "keep"];
+
+/// Read the `host` option (`None` when absent: this machine).
+pub fn parse_host(f: &Fields) -> BindResult<Option<ContainerSpec>> {
+    let Some((t, _)) = f.object("host")? else {
+        return Ok(None);
+    };
+    if t != ValueType::Object {
+        return Err(AgentError::invalid_option(
+            "The host option must be an object { container: { image | id, engine?, workspace?, network?, keep? } }.",
+        )
+        .into());
+    }
+    let obj: Object = f.obj.get("host")?.expect("checked above");
+    if let Some(e) = unknown_key(&obj, &HOST_KEYS, "The host option")? {
+        return Err(e.into());
+    }
+    let hf = Fields { obj };
+    let Some((t, _)) = hf.object("container")? else {
+        return Err(AgentError::invalid_option(
+            "The host option needs container: { image | id, ... }.",
+        )
+        .into());
+    };
+    if t != ValueType::Object {
+        return Err(AgentError::invalid_option(
+            "host.container must be an object { image | id, engine?, workspace?, network?, keep? }.",
+        )
+        .into());
+    }
+    let obj: Object = hf.obj.get("container")?.expect("checked above");
+    if let Some(e) = unknown_key(&obj, &CONTAINER_KEYS, "host.container")? {
+        return Err(e.into());
+    }
+    let cf = Fields { obj };
+    let text = |name: &str| cf.string(name, ErrorCode::InvalidOption);
+    let workspace = match text("workspace")? {
+        Some(w) if !std::path::Path::new(&w).is_absolute() => {
+            return Err(AgentError::invalid_option(format!(
+                "host.container.workspace must be an absolute path, but it is \"{w}\"."
+            ))
+            .into())
+        }
+        w => w.map(PathBuf::from),
+    };
+    let spec = ContainerSpec {
+        image: text("image")?,
+        id: text("id")?,
+        engine: text("engine")?,
+        workspace,
+        network: text("network")?,
+        keep: cf.boolean("keep")?.unwrap_or(false),
+    };
+    spec.validate()?;
+    Ok(Some(spec))
+}
