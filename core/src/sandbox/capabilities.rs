@@ -195,7 +195,9 @@ fn probe_mount_namespace(is_root: bool, read_only: bool) -> bool {
         if read_only {
             ok(set_read_only_tree(c"/", true))?;
         }
-        ok(bind(Some(&dir), &dir, libc::MS_BIND))?;
+        // Recursive, as a run binds its roots: a plain bind of a directory that holds mounts this
+        // user namespace may not reveal (a container engine's storage under /tmp, locked here) fails.
+        ok(bind(Some(&dir), &dir, libc::MS_BIND | libc::MS_REC))?;
         if read_only {
             ok(set_read_only_tree(&dir, false))?;
         }

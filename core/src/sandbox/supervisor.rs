@@ -785,7 +785,11 @@ fn decide(
         libc::SYS_unlinkat => ("remove", "unlinkat".into(), vec![entry(a[0] as i64, a[1])]),
         libc::SYS_renameat | libc::SYS_renameat2 => (
             "rename",
-            "renameat".into(),
+            if nr == libc::SYS_renameat2 {
+                "renameat2".into()
+            } else {
+                "renameat".into()
+            },
             vec![entry(a[0] as i64, a[1]), entry(a[2] as i64, a[3])],
         ),
         libc::SYS_linkat => ("link", "linkat".into(), vec![entry(a[2] as i64, a[3])]),
@@ -1324,10 +1328,28 @@ mod tests {
         assert!(is_write_open(libc::O_RDWR as u64));
         assert!(is_write_open((libc::O_RDONLY | libc::O_CREAT) as u64));
         assert!(is_write_open((libc::O_RDONLY | libc::O_TRUNC) as u64));
-        assert_eq!(
-            open_flags_text((libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC) as u64),
-            "O_WRONLY|O_CREAT|O_TRUNC"
-        );
+        // The access mode is a field, not bits: other flags beside it change nothing.
+        assert!(is_write_open((libc::O_WRONLY | libc::O_APPEND) as u64));
+        assert!(is_write_open((libc::O_RDWR | libc::O_CLOEXEC) as u64));
+        assert!(!is_write_open(
+            (libc::O_RDONLY | libc::O_APPEND | libc::O_CLOEXEC) as u64
+        ));
+        assert!(!is_write_open(libc::O_PATH as u64));
+        for (flags, text) in [
+            (
+                libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC,
+                "O_WRONLY|O_CREAT|O_TRUNC",
+            ),
+            (libc::O_RDWR, "O_RDWR"),
+            (libc::O_RDWR | libc::O_APPEND, "O_RDWR|O_APPEND"),
+            (
+                libc::O_RDONLY | libc::O_CREAT | libc::O_EXCL,
+                "O_RDONLY|O_CREAT|O_EXCL",
+            ),
+            (libc::O_WRONLY | libc::O_CLOEXEC, "O_WRONLY"),
+        ] {
+            assert_eq!(open_flags_text(flags as u64), text);
+        }
     }
 
     #[test]
