@@ -902,7 +902,10 @@ async fn by_domain_tcp_reaches_the_proxy_only_and_every_other_way_out_is_named()
         "short-inet-bind",
     ] {
         let got = result(label);
-        assert!(matches!(got.as_str(), "EACCES" | "EINVAL"), "{label}: {got}");
+        assert!(
+            matches!(got.as_str(), "EACCES" | "EINVAL"),
+            "{label}: {got}"
+        );
     }
     // Only the proxy's request reached the origin.
     let reached = reached.lock().unwrap().clone();
