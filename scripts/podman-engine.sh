@@ -47,12 +47,18 @@ case "$cmd" in
   stop)
     [ -d "$dir" ] || exit 0
     podman_in rm --all --force --time 0 > /dev/null 2>&1 || true
-    if [ -f "$dir/service.pid" ]; then kill "$(cat "$dir/service.pid")" 2>/dev/null || true; fi
-    for _ in $(seq 50); do [ -S "$dir/engine.sock" ] || break; sleep 0.1; done
+    if [ -f "$dir/service.pid" ]; then
+      pid=$(cat "$dir/service.pid")
+      kill "$pid" 2>/dev/null || true
+      for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    fi
     podman_in system reset --force > /dev/null 2>&1 || true
     # Storage may hold mounts (overlay): unmount what is left before removing.
-    grep -o " $dir/[^ ]*" /proc/self/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+    { grep -o " $dir/[^ ]*" /proc/self/mounts || true; } | sort -r | while read -r m; do
+      umount -l "$m" 2>/dev/null || true
+    done
     rm -rf "$dir"
+    if [ -e "$dir" ]; then echo "podman-engine.sh: $dir could not be removed" >&2; exit 1; fi
     ;;
   *) echo "usage: $0 start|stop DIR" >&2; exit 2 ;;
 esac

@@ -115,6 +115,32 @@ where
     Ok(ran(outcome_of(&session, &exit, &request), true))
 }
 
+/// Tests elsewhere in the crate: run `request` ungated in `scope` to its end and return its outcome.
+#[cfg(test)]
+pub(crate) async fn run_to_end(request: ExecRequest, scope: &str) -> ExecOutcome {
+    type NoAsk = fn(ApprovalRequest) -> std::future::Ready<Answer>;
+    let call = ExecCall {
+        request,
+        scope_key: Some(scope.into()),
+        yield_after: None,
+        approval: None,
+    };
+    let registry = crate::session::registry::global();
+    match execute(
+        registry,
+        call,
+        SessionHooks::default(),
+        None::<NoAsk>,
+        |_| {},
+    )
+    .await
+    {
+        Ok(Finished::Ran { outcome, .. }) => *outcome,
+        Ok(Finished::Denied { .. }) => unreachable!("no gate was asked for"),
+        Err(e) => panic!("the run did not start: {e:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

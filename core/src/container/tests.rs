@@ -5,12 +5,8 @@
 use std::time::Duration;
 
 use super::ContainerSpec;
-use crate::exec::{execute, ExecCall, Finished};
-use crate::session::{ExecOutcome, SessionHooks};
+use crate::session::ExecOutcome;
 use crate::spawn::ExecRequest;
-
-type NoAsk =
-    fn(crate::approval::gate::ApprovalRequest) -> std::future::Ready<crate::approval::gate::Answer>;
 
 fn engine() -> Option<ContainerSpec> {
     let engine = std::env::var("AGENT_EXEC_TEST_ENGINE")
@@ -40,25 +36,7 @@ async fn run(
     request.cwd = dir.to_path_buf();
     request.timeout = Some(Duration::from_secs(60));
     request.container = Some(spec.clone());
-    let call = ExecCall {
-        request,
-        scope_key: Some(scope.into()),
-        yield_after: None,
-        approval: None,
-    };
-    match execute(
-        crate::session::registry::global(),
-        call,
-        SessionHooks::default(),
-        None::<NoAsk>,
-        |_| {},
-    )
-    .await
-    .unwrap()
-    {
-        Finished::Ran { outcome, .. } => *outcome,
-        Finished::Denied { .. } => unreachable!("no gate"),
-    }
+    crate::exec::run_to_end(request, scope).await
 }
 
 #[tokio::test]

@@ -8,14 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::exec::{execute, ExecCall, Finished};
-use crate::session::{ExecOutcome, SessionHooks};
+use crate::session::ExecOutcome;
 use crate::spawn::ExecRequest;
 
 use super::{SandboxDenial, SandboxSpec};
-
-type NoAsk =
-    fn(crate::approval::gate::ApprovalRequest) -> std::future::Ready<crate::approval::gate::Answer>;
 
 /// A writable root and a directory beside it (outside every root), each with a victim file.
 struct World {
@@ -87,6 +83,20 @@ async fn run_sandboxed(world: &World, script: &str, network: bool) -> ExecOutcom
     run_request(world, request, network).await
 }
 
+/// A request that runs the probe script `body` (after `PROBE`) with Python in `world`'s root: saved
+/// there as `name`, given `args`.
+fn probe_request(world: &World, name: &str, body: &str, args: &[String]) -> ExecRequest {
+    let script = world.root.join(name);
+    std::fs::write(&script, format!("{PROBE}{body}")).unwrap();
+    let mut request = ExecRequest::new(format!(
+        "/usr/bin/python3 {} {}",
+        script.display(),
+        args.join(" ")
+    ));
+    request.cwd = world.root.clone();
+    request
+}
+
 /// Run `request` sandboxed with `world`'s root as its one writable root.
 async fn run_request(world: &World, mut request: ExecRequest, network: bool) -> ExecOutcome {
     request.timeout = Some(Duration::from_secs(20));
@@ -102,25 +112,7 @@ async fn run_request(world: &World, mut request: ExecRequest, network: bool) -> 
 
 /// Run `request` as it is (its sandbox already set).
 async fn run_request_as_is(request: ExecRequest) -> ExecOutcome {
-    let call = ExecCall {
-        request,
-        scope_key: Some("supervised-test".into()),
-        yield_after: None,
-        approval: None,
-    };
-    match execute(
-        crate::session::registry::global(),
-        call,
-        SessionHooks::default(),
-        None::<NoAsk>,
-        |_| {},
-    )
-    .await
-    .unwrap()
-    {
-        Finished::Ran { outcome, .. } => *outcome,
-        Finished::Denied { .. } => unreachable!("no gate was asked for"),
-    }
+    crate::exec::run_to_end(request, "supervised-test").await
 }
 
 fn denials(outcome: &ExecOutcome) -> &[SandboxDenial] {
@@ -682,17 +674,17 @@ async fn sockets_reach_only_what_the_policy_allows_and_every_refusal_is_named() 
     }
     tcp.set_nonblocking(true).unwrap();
     udp.set_nonblocking(true).unwrap();
-    let script = world.root.join(".sockets.py");
-    std::fs::write(&script, format!("{PROBE}{SOCKET_SCRIPT}")).unwrap();
-    let mut request = ExecRequest::new(format!(
-        "/usr/bin/python3 {} {} {} {} {}",
-        script.display(),
-        world.root.display(),
-        world.outside.display(),
-        tcp.local_addr().unwrap().port(),
-        udp.local_addr().unwrap().port()
-    ));
-    request.cwd = world.root.clone();
+    let request = probe_request(
+        &world,
+        ".sockets.py",
+        SOCKET_SCRIPT,
+        &[
+            world.root.display().to_string(),
+            world.outside.display().to_string(),
+            tcp.local_addr().unwrap().port().to_string(),
+            udp.local_addr().unwrap().port().to_string(),
+        ],
+    );
     let outcome = run_request(&world, request, false).await;
     let got = results(&outcome);
     let denials = denials(&outcome);
@@ -1098,16 +1090,16 @@ async fn messages_go_where_connect_may_batches_stop_at_the_first_refusal_and_pip
     }
     inside_stream.set_nonblocking(true).unwrap();
     tcp.set_nonblocking(true).unwrap();
-    let script = world.root.join(".messages.py");
-    std::fs::write(&script, format!("{PROBE}{MESSAGE_SCRIPT}")).unwrap();
-    let mut request = ExecRequest::new(format!(
-        "/usr/bin/python3 {} {} {} {}",
-        script.display(),
-        world.root.display(),
-        world.outside.display(),
-        tcp.local_addr().unwrap().port()
-    ));
-    request.cwd = world.root.clone();
+    let request = probe_request(
+        &world,
+        ".messages.py",
+        MESSAGE_SCRIPT,
+        &[
+            world.root.display().to_string(),
+            world.outside.display().to_string(),
+            tcp.local_addr().unwrap().port().to_string(),
+        ],
+    );
     let outcome = run_request(&world, request, false).await;
     let got = results(&outcome);
     let result = |label: &str| {
@@ -1219,15 +1211,15 @@ async fn descriptors_to_devices_and_kept_paths_change_no_metadata_of_the_hosts()
         ctime(Path::new("/dev/null")),
         ctime(&secret.join("keep.txt")),
     ];
-    let script = world.root.join(".descriptors.py");
-    std::fs::write(&script, format!("{PROBE}{DESCRIPTOR_SCRIPT}")).unwrap();
-    let mut request = ExecRequest::new(format!(
-        "/usr/bin/python3 {} {} {}",
-        script.display(),
-        world.root.display(),
-        world.outside.display()
-    ));
-    request.cwd = world.root.clone();
+    let mut request = probe_request(
+        &world,
+        ".descriptors.py",
+        DESCRIPTOR_SCRIPT,
+        &[
+            world.root.display().to_string(),
+            world.outside.display().to_string(),
+        ],
+    );
     request.timeout = Some(Duration::from_secs(20));
     let mut spec = SandboxSpec {
         writable_roots: Some(vec![world.root.clone()]),
@@ -1326,15 +1318,12 @@ async fn links_and_descriptors_are_judged_where_the_kernel_resolves_them() {
     }
     symlink(root.join("c39"), root.join("chain40")).unwrap();
     let before = World::state(&out);
-    let script = root.join(".links.py");
-    std::fs::write(&script, format!("{PROBE}{LINK_SCRIPT}")).unwrap();
-    let mut request = ExecRequest::new(format!(
-        "/usr/bin/python3 {} {} {}",
-        script.display(),
-        root.display(),
-        out.display()
-    ));
-    request.cwd = root.clone();
+    let request = probe_request(
+        &world,
+        ".links.py",
+        LINK_SCRIPT,
+        &[root.display().to_string(), out.display().to_string()],
+    );
     let outcome = run_request(&world, request, false).await;
     let got = results(&outcome);
     let result = |label: &str| {
