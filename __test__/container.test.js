@@ -162,3 +162,29 @@ test('a SIGKILLed host leaves no container and no run behind', when(noEngine), a
     child.kill('SIGKILL');
   }
 });
+
+test('the exec tool with a container configuration: host=sandbox (and auto) run in the container, no approval asked', when(noEngine), async () => {
+  const { createExecTool } = require('../js/tools/index.js');
+  const cwd = fs.realpathSync(tempDir());
+  let asked = 0;
+  const tool = createExecTool({
+    cwd,
+    scopeKey: newScope(),
+    container: { image, engine, network: 'none' },
+    security: 'allowlist',
+    ask: 'always',
+    onApproval: async () => {
+      asked++;
+      return 'deny';
+    },
+  });
+  // The container's pid 1 is the scope container's keeper, not this machine's init.
+  const r = await tool.execute('call-1', { command: 'cat /proc/1/cmdline | tr "\\0" " "; echo; touch made-in-container' });
+  assert.match(r.content[0].text, /\/bin\/sh -c cat > \/dev\/null; exit 0/, r.content[0].text);
+  assert.equal(asked, 0);
+  assert.ok(fs.existsSync(path.join(cwd, 'made-in-container')));
+  const pty = await tool.execute('call-2', { command: 'echo piped', pty: true, host: 'sandbox' });
+  assert.match(pty.content[0].text, /PTY is not available in the container host yet/);
+  assert.match(pty.content[0].text, /piped/);
+  assert.throws(() => createExecTool({ sandbox: true, container: { image } }), (e) => e.code === 'ERR_INVALID_OPTION');
+});

@@ -459,7 +459,11 @@ async function benchSessions() {
   console.log(`agent-exec benchmarks${quick ? ' (quick)' : ''}: ${results.machine}, ${results.date}`);
   const groups = { exec: benchExecTrue, tracking: benchTracking, sandbox: benchSandbox, throughput: benchThroughput, flood: benchFlood, sessions: benchSessions };
   // Parts of the sandbox group on their own (the group runs both).
-  const parts = { proxy: benchProxy, workloads: () => require('./sandbox-workloads.js').benchSandboxWorkloads({ api, record, stats, quick }) };
+  const parts = {
+    proxy: benchProxy,
+    workloads: () => require('./sandbox-workloads.js').benchSandboxWorkloads({ api, record, stats, quick }),
+    containers: () => require('./containers.js').benchContainers({ api, record, stats, quick }),
+  };
   if (parts[only]) return parts[only]();
   if (only && !groups[only]) throw new Error(`--only takes one of ${[...Object.keys(groups), ...Object.keys(parts)].join(', ')}`);
   for (const [name, run] of Object.entries(groups)) if (!only || only === name) await run();

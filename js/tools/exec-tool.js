@@ -358,6 +358,13 @@ function createExecTool(defaults = {}) {
   const allowBackground = defaults.allowBackground ?? true;
   const yieldDefault = shared.defaultYieldMs(defaults.backgroundMs, profile.yieldMs);
   const sandboxConfig = pinnedSandbox(defaults.sandbox, path.resolve(defaults.cwd || process.cwd()));
+  // OpenClaw's sandbox host as it is there: a container of the agent's (a Docker Engine API). Given,
+  // it is what host=sandbox (and auto) means; else agent-exec's own sandbox.
+  const containerConfig = defaults.container ? { ...defaults.container } : null;
+  if (containerConfig && sandboxConfig) {
+    throw shared.typedError('ERR_INVALID_OPTION', 'createExecTool takes sandbox (agent-exec\'s own) or container (a Docker Engine API\'s), not both: each is what host=sandbox means.');
+  }
+  const sandboxHost = sandboxConfig || containerConfig;
 
   const april = profile.april === true;
 
@@ -377,14 +384,14 @@ function createExecTool(defaults = {}) {
     const requestedHost = typeof params.host === 'string' ? params.host.trim().toLowerCase() : undefined;
     const configuredHost = defaults.host ?? 'auto';
     let host = ['auto', 'sandbox', 'gateway', 'node'].includes(requestedHost) ? requestedHost : configuredHost;
-    const overrideRefused = configuredHost === 'auto' ? host === 'gateway' && sandboxConfig : host !== configuredHost;
+    const overrideRefused = configuredHost === 'auto' ? host === 'gateway' && sandboxHost : host !== configuredHost;
     if (requestedHost && overrideRefused) {
       throw new Error(
         `exec host not allowed (requested ${host}; configured host is ${configuredHost}; set tools.exec.host=${host} to allow this override).`,
       );
     }
-    if (host === 'auto') host = sandboxConfig ? 'sandbox' : 'gateway';
-    if (host === 'sandbox' && !sandboxConfig) {
+    if (host === 'auto') host = sandboxHost ? 'sandbox' : 'gateway';
+    if (host === 'sandbox' && !sandboxHost) {
       throw new Error(
         'exec host=sandbox requires a sandbox runtime for this session.\nEnable sandbox mode (agents.defaults.sandbox.mode) or use host=auto/gateway/node.',
       );
@@ -393,6 +400,10 @@ function createExecTool(defaults = {}) {
     // Elevation leaves the sandbox for the gateway host, as in OpenClaw.
     if (elevated !== 'off' && host === 'sandbox') host = 'gateway';
     const sandboxed = host === 'sandbox';
+    const inContainer = sandboxed && !!containerConfig;
+    if (inContainer && params.pty === true) {
+      warnings.push('Warning: PTY is not available in the container host yet; running with pipes.');
+    }
 
     // The host's modes, only tightened by the call's (the runtime's rule).
     const modes = native.tightenApproval({ security: defaults.security, ask: defaults.ask }, { security: params.security, ask: params.ask });
@@ -408,7 +419,7 @@ function createExecTool(defaults = {}) {
     warnings.push(...where.warnings);
     const cwd = where.cwd;
     const env = toolEnv(defaults);
-    const readOnlyDir = sandboxed ? outsideRoots(cwd, sandboxConfig.writableRoots) : null;
+    const readOnlyDir = sandboxed && sandboxConfig ? outsideRoots(cwd, sandboxConfig.writableRoots) : null;
     if (readOnlyDir) {
       warnings.push(`Warning: ${readOnlyDir} is outside the sandbox's writable roots (${sandboxConfig.writableRoots.join(', ')}); the command runs there read-only.`);
     }
@@ -457,7 +468,7 @@ function createExecTool(defaults = {}) {
       env,
       modelEnv: params.env,
       hostEnvPolicy: 'openclaw',
-      pty: params.pty === true,
+      pty: params.pty === true && !inContainer,
       timeoutMs,
       maxOutputChars: shared.maxOutputChars(),
       // A file to point at whenever the text is cut for the model's budget, not only at the cap.
@@ -465,8 +476,10 @@ function createExecTool(defaults = {}) {
       pendingMaxOutputChars: shared.pendingMaxOutputChars(profile.pendingMaxOutputChars),
       scopeKey: defaults.scopeKey,
       approval,
-      sandbox: sandboxed ? sandboxConfig : undefined,
-      trackCwd: defaults.trackCwd === true || undefined,
+      sandbox: sandboxed && sandboxConfig ? sandboxConfig : undefined,
+      host: inContainer ? { container: containerConfig } : undefined,
+      // The container's working directory is the run's own; this host's cwd tracking does not reach it.
+      trackCwd: (defaults.trackCwd === true && !inContainer) || undefined,
     };
 
     // Later OpenClaw: nobody to ask. A cron run lets askFallback decide and fails loudly when it

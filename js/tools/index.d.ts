@@ -1,5 +1,5 @@
 // Types of the OpenClaw-compatible tools (hand-written; checked by tsc in CI).
-import type { ApprovalRequest, SandboxDenial, SandboxOptions } from '../../index';
+import type { ApprovalRequest, ContainerHost, SandboxDenial, SandboxOptions } from '../../index';
 
 export interface TextContent {
   type: 'text';
@@ -203,6 +203,13 @@ export interface BashToolDefaults {
    * sandboxed (and skip exec approvals, as OpenClaw's sandbox host does); `true` for the defaults.
    */
   sandbox?: boolean | SandboxOptions;
+  /**
+   * OpenClaw's own sandbox host: a container of a Docker Engine API (Docker, Podman, a remote engine),
+   * one per `scopeKey`, made on first use with the workspace bound in. With it, host=auto and
+   * host=sandbox run there (and skip exec approvals, as OpenClaw's sandbox host does). Not with
+   * `sandbox`. PTY and `trackCwd` are not available there yet (a PTY request runs with pipes, warned).
+   */
+  container?: ContainerHost;
   /**
    * Carry `cd` over: a run without `workdir` starts where the scope's last run ended (agent-exec's
    * `trackCwd`), as in a terminal. Off by default, as in OpenClaw.
