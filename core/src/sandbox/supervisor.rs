@@ -463,7 +463,7 @@ fn decide_connect(
         Some(Ok(p)) => {
             return Verdict::Connect {
                 fd: socket,
-                to: ConnectTo::AsGiven(sockaddr_bytes(p)),
+                to: ConnectTo::AsGiven(sockaddr_bytes(p, family_of(&addr))),
             }
         }
         Some(Err(refused)) => return refused,
@@ -672,13 +672,27 @@ fn inet_address(addr: &[u8]) -> Option<std::net::SocketAddr> {
 }
 
 /// `addr` as a `sockaddr_in` (the proxy listens on IPv4 loopback).
-fn sockaddr_bytes(addr: std::net::SocketAddr) -> Vec<u8> {
+/// The proxy's address `addr` as a `sockaddr` of the caller's `family`: an IPv6 socket (a dual-stack
+/// client's: Java makes them by default) reaches the IPv4 proxy by its v4-mapped form, and an IPv4
+/// `sockaddr` on it would be EINVAL.
+fn sockaddr_bytes(addr: std::net::SocketAddr, family: u64) -> Vec<u8> {
+    let v4 = match addr.ip() {
+        std::net::IpAddr::V4(v4) => v4,
+        std::net::IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
+    };
+    if family == libc::AF_INET6 as u64 {
+        let mut out = vec![0u8; std::mem::size_of::<libc::sockaddr_in6>()];
+        out[..2].copy_from_slice(&(libc::AF_INET6 as u16).to_ne_bytes());
+        out[2..4].copy_from_slice(&addr.port().to_be_bytes());
+        out[8..24].copy_from_slice(&v4.to_ipv6_mapped().octets());
+        return out;
+    }
     let mut out = vec![0u8; std::mem::size_of::<libc::sockaddr_in>()];
     out[..2].copy_from_slice(&(libc::AF_INET as u16).to_ne_bytes());
     out[2..4].copy_from_slice(&addr.port().to_be_bytes());
-    if let std::net::IpAddr::V4(v4) = addr.ip() {
-        out[4..8].copy_from_slice(&v4.octets());
-    }
+    out[4..8].copy_from_slice(&v4.octets());
     out
 }
 
