@@ -1380,3 +1380,42 @@ async fn links_and_descriptors_are_judged_where_the_kernel_resolves_them() {
         );
     }
 }
+
+/// Where the run can reach host services (here the network on), a descriptor could be a host
+/// service's, on the host's writable mount: the supervisor judges the metadata calls through one again,
+/// and records each refusal.
+#[tokio::test]
+async fn descriptor_metadata_is_judged_where_host_services_can_be_reached() {
+    if !runs_here() {
+        return;
+    }
+    let world = World::new();
+    seed(&world.outside);
+    let before = World::state(&world.outside);
+    let probes: Vec<Probe> = file_probes()
+        .into_iter()
+        .filter(|p| FD_METADATA_PROBES.contains(&p.label))
+        .collect();
+    assert_eq!(probes.len(), FD_METADATA_PROBES.len());
+    let outcome = run_sandboxed(&world, &probe_script(&world.outside, &probes), true).await;
+    assert!(!fd_metadata_by_kernel(&outcome));
+    assert_eq!(World::state(&world.outside), before);
+    let got = results(&outcome);
+    let denials = denials(&outcome);
+    for p in &probes {
+        assert_ne!(
+            got.get(p.label).map(String::as_str),
+            Some("ok"),
+            "{}",
+            p.label
+        );
+        let path = world.outside.join(p.file).display().to_string();
+        assert!(
+            denials
+                .iter()
+                .any(|d| d.operation == p.operation && d.path.as_deref() == Some(&path)),
+            "{}: {denials:#?}",
+            p.label
+        );
+    }
+}
