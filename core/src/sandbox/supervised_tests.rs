@@ -1306,6 +1306,8 @@ probe('chown-through-link', lambda: fchownat(root + '/link5', 0))
 probe('chown-empty-path', lambda: fchownat('', AT_EMPTY_PATH, os.open(outside + '/victim6', os.O_RDONLY)))
 probe('dotdot-out', lambda: os.open(root + '/subdir/../../outside/victim7', os.O_WRONLY))
 probe('chain-of-40', lambda: os.open(root + '/chain40', os.O_WRONLY))
+probe('link-loop', lambda: os.open(root + '/loop_a', os.O_WRONLY))
+probe('proc-self-cwd', lambda: os.open('/proc/self/cwd/../outside/victim9', os.O_WRONLY))
 "#;
 
 #[tokio::test]
@@ -1316,9 +1318,12 @@ async fn links_and_descriptors_are_judged_where_the_kernel_resolves_them() {
     }
     let world = World::new();
     let (root, out) = (world.root.clone(), world.outside.clone());
-    for n in 3..=8 {
+    for n in 3..=9 {
         std::fs::write(out.join(format!("victim{n}")), "original").unwrap();
     }
+    // A loop: the kernel says ELOOP, and the supervisor's walk must end too.
+    symlink(root.join("loop_b"), root.join("loop_a")).unwrap();
+    symlink(root.join("loop_a"), root.join("loop_b")).unwrap();
     symlink(out.join("new1"), root.join("dangling1")).unwrap();
     symlink(out.join("new2"), root.join("dangling2")).unwrap();
     symlink(out.join("victim3"), root.join("link3")).unwrap();
@@ -1363,12 +1368,15 @@ async fn links_and_descriptors_are_judged_where_the_kernel_resolves_them() {
         ("chown-empty-path", "chown", "victim6"),
         ("dotdot-out", "write", "victim7"),
         ("chain-of-40", "write", "victim8"),
+        // `/proc/self` is the caller, not the supervisor: its cwd is the root.
+        ("proc-self-cwd", "write", "victim9"),
     ] {
         assert_ne!(result(label), "ok", "{label}");
         assert!(recorded(op, file), "{label}: {denials:#?}");
     }
     // Not followed: the kernel's own answer about the link, and nothing recorded of its target.
     assert_eq!(result("excl-on-link"), "EEXIST");
+    assert_eq!(result("link-loop"), "ELOOP");
     assert_eq!(result("nofollow-on-link"), "ELOOP");
     assert_eq!(result("lchown-link"), "ok");
     for file in ["new2", "victim3", "victim4"] {
