@@ -11,15 +11,13 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use super::{engine, engine_error, scope, ContainerSpec};
 use crate::error::AgentError;
-use crate::kill::{KillReport, SESSION_MARKER_VAR};
+use crate::kill::{KillReport, KILL_SETTLE, SESSION_MARKER_VAR};
 use crate::spawn::{ExecRequest, StdinMode};
 
 /// The shell a run's command goes to inside the container (every image a command can run in has it).
 const SHELL: &str = "/bin/sh";
 /// How often the kill looks again at what is left.
 const POLL: Duration = Duration::from_millis(100);
-/// How long SIGKILLed processes get to go before they are reported as survivors.
-const KILL_SETTLE: Duration = Duration::from_secs(2);
 /// Podman reads detach keys from an exec's stdin even without a terminal: a sequence no program
 /// writes by chance, so binary input is passed through whole.
 const DETACH_KEYS: &str = "ctrl-^,ctrl-_,ctrl-^,ctrl-_,ctrl-^,ctrl-_";
@@ -122,18 +120,18 @@ pub async fn spawn(
     let keep = target.clone();
     tokio::spawn(async move {
         use bollard::container::LogOutput;
+        // A write fails only when the session stopped reading: the rest is dropped, and the exit code
+        // is still read.
         while let Some(item) = output.next().await {
-            let written = match item {
+            match item {
                 Ok(LogOutput::StdOut { message } | LogOutput::Console { message }) => {
-                    out_w.write_all(&message).await
+                    let _ = out_w.write_all(&message).await;
                 }
-                Ok(LogOutput::StdErr { message }) => err_w.write_all(&message).await,
-                Ok(LogOutput::StdIn { .. }) => Ok(()),
+                Ok(LogOutput::StdErr { message }) => {
+                    let _ = err_w.write_all(&message).await;
+                }
+                Ok(LogOutput::StdIn { .. }) => {}
                 Err(_) => break,
-            };
-            if written.is_err() {
-                // The session stopped reading: the rest is dropped, the exit code still read.
-                continue;
             }
         }
         drop((out_w, err_w));

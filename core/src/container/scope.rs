@@ -178,19 +178,17 @@ async fn make(
 /// Podman's default of 1048576 fails where the engine's is lower: a container that never starts).
 fn ulimits() -> Vec<ResourcesUlimits> {
     const AT_MOST: u64 = 8192;
-    let limit = |resource| Some(libc_rlimit(resource).min(AT_MOST) as i64);
-    vec![
-        ResourcesUlimits {
-            name: Some("nofile".into()),
-            soft: limit(Resource::Files),
-            hard: limit(Resource::Files),
-        },
-        ResourcesUlimits {
-            name: Some("nproc".into()),
-            soft: limit(Resource::Processes),
-            hard: limit(Resource::Processes),
-        },
-    ]
+    [("nofile", Resource::Files), ("nproc", Resource::Processes)]
+        .into_iter()
+        .map(|(name, resource)| {
+            let limit = Some(libc_rlimit(resource).min(AT_MOST) as i64);
+            ResourcesUlimits {
+                name: Some(name.into()),
+                soft: limit,
+                hard: limit,
+            }
+        })
+        .collect()
 }
 
 #[derive(Clone, Copy)]

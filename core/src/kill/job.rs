@@ -19,13 +19,11 @@ use windows_sys::Win32::System::JobObjects::{
     JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
 };
 
-use super::KillReport;
+use super::{KillReport, KILL_SETTLE};
 
 /// The exit code every process of a terminated job gets (what `taskkill /F` gives, 1).
 const TERMINATED: u32 = 1;
 const POLL: Duration = Duration::from_millis(20);
-/// How long a terminated job's processes get to disappear before they are reported as survivors.
-const KILL_SETTLE: Duration = Duration::from_millis(2000);
 /// The most process ids one query makes room for.
 const MAX_LISTED: usize = 1 << 20;
 

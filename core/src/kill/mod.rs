@@ -19,6 +19,10 @@ pub struct KillReport {
     pub escalated: bool,
 }
 
+/// How long processes sent the hard kill (SIGKILL, `TerminateJobObject`, or SIGKILL inside a container)
+/// get to disappear before they are reported as survivors.
+pub(crate) const KILL_SETTLE: std::time::Duration = std::time::Duration::from_millis(2000);
+
 /// The variable every process of a run inherits (`<host pid>-<session id>-<start ms>`), by which the
 /// kill path finds descendants that left the run's process group. Spawn sets it; kill reads it.
 pub const SESSION_MARKER_VAR: &str = "AGENT_EXEC_SESSION";

@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::KillReport;
+use super::{KillReport, KILL_SETTLE};
 
 /// Which processes belong to a run.
 #[derive(Debug, Clone)]
@@ -25,8 +25,6 @@ pub struct KillTarget {
 }
 
 const POLL: Duration = Duration::from_millis(20);
-/// How long SIGKILLed processes get to disappear before they are reported as survivors.
-const KILL_SETTLE: Duration = Duration::from_millis(2000);
 
 impl KillTarget {
     /// Live (non-zombie) processes of the run, the group leader included.

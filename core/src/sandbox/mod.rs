@@ -637,8 +637,8 @@ mod linux {
 
     /// The paths `spec` and the default credential set hide, for the homes the run can name (its
     /// HOME, ours, the user's passwd entry) and the other people's on this machine, minus those the
-    /// run works in (its cwd or a writable
-    /// root is inside one: hiding it would hide the run's own work).
+    /// run works in (its cwd or a writable root is inside one: hiding it would hide the run's own
+    /// work).
     fn secrets_to_hide(
         spec: &SandboxSpec,
         home: Option<&Path>,
@@ -776,7 +776,7 @@ mod linux {
         /// Who opened which connection to it (the supervisor notes each one).
         clients: Arc<super::proxy::Clients>,
         rt: tokio::runtime::Handle,
-        /// `None` until it serves; `Stopped` once the run is over (a late socket is not served).
+        /// `NotYet` until it serves; `Stopped` once the run is over (a late socket is not served).
         serving: std::sync::Mutex<Serving>,
     }
 

@@ -528,6 +528,18 @@ fn results(outcome: &ExecOutcome) -> std::collections::HashMap<String, String> {
         .collect()
 }
 
+/// The result probe `label` printed in `outcome` (see [`results`]); a probe that printed none fails
+/// the test, with the run's whole output to say why.
+fn result_of(
+    got: &std::collections::HashMap<String, String>,
+    outcome: &ExecOutcome,
+    label: &str,
+) -> String {
+    got.get(label)
+        .cloned()
+        .unwrap_or_else(|| panic!("{label}: {}", outcome.output))
+}
+
 #[tokio::test]
 async fn every_path_call_outside_the_roots_is_refused_recorded_and_changes_nothing() {
     if !runs_here() {
@@ -692,11 +704,7 @@ async fn sockets_reach_only_what_the_policy_allows_and_every_refusal_is_named() 
         let path = path.map(|p| p.display().to_string());
         denials.iter().any(|d| d.operation == op && d.path == path)
     };
-    let result = |label: &str| {
-        got.get(label)
-            .cloned()
-            .unwrap_or_else(|| panic!("{label}: {}", outcome.output))
-    };
+    let result = |label: &str| result_of(&got, &outcome, label);
     // Refused, recorded, and nothing arrived.
     for label in [
         "tcp",
@@ -886,11 +894,7 @@ async fn by_domain_tcp_reaches_the_proxy_only_and_every_other_way_out_is_named()
     request.sandbox = Some(spec);
     let outcome = run_request_as_is(request).await;
     let got = results(&outcome);
-    let result = |label: &str| {
-        got.get(label)
-            .cloned()
-            .unwrap_or_else(|| panic!("{label}: {}", outcome.output))
-    };
+    let result = |label: &str| result_of(&got, &outcome, label);
     assert_eq!(result("via-proxy"), "ok", "{}", outcome.output);
     assert_eq!(result("via-proxy-v6"), "ok", "{}", outcome.output);
     assert_eq!(result("refused-by-proxy"), "ok", "{}", outcome.output);
@@ -1115,11 +1119,7 @@ async fn messages_go_where_connect_may_batches_stop_at_the_first_refusal_and_pip
     );
     let outcome = run_request(&world, request, false).await;
     let got = results(&outcome);
-    let result = |label: &str| {
-        got.get(label)
-            .cloned()
-            .unwrap_or_else(|| panic!("{label}: {}", outcome.output))
-    };
+    let result = |label: &str| result_of(&got, &outcome, label);
     let denials = denials(&outcome);
     let named = |op: &str, path: Option<&Path>, detail: &str| {
         let path = path.map(|p| p.display().to_string());
@@ -1244,11 +1244,7 @@ async fn descriptors_to_devices_and_kept_paths_change_no_metadata_of_the_hosts()
     request.sandbox = Some(spec);
     let outcome = run_request_as_is(request).await;
     let got = results(&outcome);
-    let result = |label: &str| {
-        got.get(label)
-            .cloned()
-            .unwrap_or_else(|| panic!("{label}: {}", outcome.output))
-    };
+    let result = |label: &str| result_of(&got, &outcome, label);
     for label in [
         "dev-null-write",
         "dev-urandom-read",
@@ -1344,11 +1340,7 @@ async fn links_and_descriptors_are_judged_where_the_kernel_resolves_them() {
     );
     let outcome = run_request(&world, request, false).await;
     let got = results(&outcome);
-    let result = |label: &str| {
-        got.get(label)
-            .cloned()
-            .unwrap_or_else(|| panic!("{label}: {}", outcome.output))
-    };
+    let result = |label: &str| result_of(&got, &outcome, label);
     let denials = denials(&outcome);
     let recorded = |op: &str, file: &str| {
         let path = out.join(file).display().to_string();

@@ -671,7 +671,6 @@ fn inet_address(addr: &[u8]) -> Option<std::net::SocketAddr> {
     }
 }
 
-/// `addr` as a `sockaddr_in` (the proxy listens on IPv4 loopback).
 /// The proxy's address `addr` as a `sockaddr` of the caller's `family`: an IPv6 socket (a dual-stack
 /// client's: Java makes them by default) reaches the IPv4 proxy by its v4-mapped form, and an IPv4
 /// `sockaddr` on it would be EINVAL.

@@ -45,7 +45,7 @@ pub fn start(
     let bash_candidate = shell.program.clone();
 
     let id = registry.reserve_id();
-    let marker = format!("{}-{}-{}", std::process::id(), id, now_ms());
+    let marker = session_marker(&id);
     let mut warnings = req.warnings.clone();
     if let Some(w) = shell.warning.clone() {
         warnings.push(w);
@@ -201,7 +201,7 @@ pub async fn start_in_container(
         )));
     }
     let id = registry.reserve_id();
-    let marker = format!("{}-{}-{}", std::process::id(), id, now_ms());
+    let marker = session_marker(&id);
     let spawned = match crate::container::spawn(req, spec, scope_key.as_deref(), &marker).await {
         Ok(s) => s,
         Err(e) => {
@@ -228,6 +228,11 @@ pub async fn start_in_container(
         #[cfg(target_os = "linux")]
         tracking: None,
     }))
+}
+
+/// The value of the run's session marker variable (`SESSION_MARKER_VAR`): `<host pid>-<id>-<ms>`.
+fn session_marker(id: &str) -> String {
+    format!("{}-{}-{}", std::process::id(), id, now_ms())
 }
 
 /// A started run, to be made a session.
