@@ -42,39 +42,50 @@ pub struct JsContainerHost {
 const HOST_KEYS: [&str; 1] = ["container"];
 const CONTAINER_KEYS: [&str; 6] = ["image", "id", "engine", "workspace", "network", "keep"];
 
-/// Read the `host` option (`None` when absent: this machine).
-pub fn parse_host(f: &Fields) -> BindResult<Option<ContainerSpec>> {
-    let Some((t, _)) = f.object("host")? else {
+/// The object option `name` of `f` with only the `keys` it may have (`None` when absent); `what` and
+/// `shape` name it and its form in the error when it is something else.
+fn settings<'a>(
+    f: &Fields<'a>,
+    name: &str,
+    keys: &[&str],
+    what: &str,
+    shape: &str,
+) -> BindResult<Option<Fields<'a>>> {
+    let Some((t, _)) = f.object(name)? else {
         return Ok(None);
     };
     if t != ValueType::Object {
-        return Err(AgentError::invalid_option(
-            "The host option must be an object { container: { image | id, engine?, workspace?, network?, keep? } }.",
-        )
-        .into());
+        return Err(
+            AgentError::invalid_option(format!("{what} must be an object {shape}.")).into(),
+        );
     }
-    let obj: Object = f.obj.get("host")?.expect("checked above");
-    if let Some(e) = unknown_key(&obj, &HOST_KEYS, "The host option")? {
+    let obj: Object = f.obj.get(name)?.expect("checked above");
+    if let Some(e) = unknown_key(&obj, keys, what)? {
         return Err(e.into());
     }
-    let hf = Fields { obj };
-    let Some((t, _)) = hf.object("container")? else {
+    Ok(Some(Fields { obj }))
+}
+
+/// Read the `host` option (`None` when absent: this machine).
+pub fn parse_host(f: &Fields) -> BindResult<Option<ContainerSpec>> {
+    const CONTAINER_SHAPE: &str = "{ image | id, engine?, workspace?, network?, keep? }";
+    let host_shape = format!("{{ container: {CONTAINER_SHAPE} }}");
+    let Some(hf) = settings(f, "host", &HOST_KEYS, "The host option", &host_shape)? else {
+        return Ok(None);
+    };
+    let Some(cf) = settings(
+        &hf,
+        "container",
+        &CONTAINER_KEYS,
+        "host.container",
+        CONTAINER_SHAPE,
+    )?
+    else {
         return Err(AgentError::invalid_option(
             "The host option needs container: { image | id, ... }.",
         )
         .into());
     };
-    if t != ValueType::Object {
-        return Err(AgentError::invalid_option(
-            "host.container must be an object { image | id, engine?, workspace?, network?, keep? }.",
-        )
-        .into());
-    }
-    let obj: Object = hf.obj.get("container")?.expect("checked above");
-    if let Some(e) = unknown_key(&obj, &CONTAINER_KEYS, "host.container")? {
-        return Err(e.into());
-    }
-    let cf = Fields { obj };
     let text = |name: &str| cf.string(name, ErrorCode::InvalidOption);
     let workspace = match text("workspace")? {
         Some(w) if !std::path::Path::new(&w).is_absolute() => {
