@@ -498,6 +498,17 @@ mod tests {
             .collect()
     }
 
+    /// Whether a process with `marker` is `sleep <seconds>` (its exec done: `setsid sleep N` before
+    /// its own exec does not count).
+    fn running(marker: &str, seconds: &str) -> bool {
+        with_marker(marker).iter().any(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
+                let words: Vec<&[u8]> = c.split(|b| *b == 0).filter(|w| !w.is_empty()).collect();
+                words.len() == 2 && words[0].ends_with(b"sleep") && words[1] == seconds.as_bytes()
+            })
+        })
+    }
+
     /// Whether `pid`'s signal mask line `field` (SigIgn: ignored, SigCgt: caught) holds SIGTERM: the
     /// shell has installed its trap.
     fn handles_sigterm(pid: u32, field: &str) -> bool {
@@ -525,8 +536,11 @@ mod tests {
         let (marker, _cleanup) = marker("obeys");
         let mut child = spawn_group("sleep 310 & setsid sleep 311 & wait", &marker);
         let target = target_of(&child, &marker);
-        wait_until(|| with_marker(&marker).len() >= 3).await;
+        // Both sleeps exec'd, not merely forked: a process between fork and exec (or mid-exec, its
+        // environment briefly unreadable) would make the two walks below see different sets.
+        wait_until(|| running(&marker, "310") && running(&marker, "311")).await;
         let pids = with_marker(&marker);
+        assert_eq!(pids.len(), 3, "{pids:?}");
         // Every process was found and signalled by the first round.
         let mut signalled = target.signal_all(nix::sys::signal::Signal::SIGCONT);
         signalled.sort_unstable();
@@ -578,13 +592,7 @@ mod tests {
         let target = target_of(&child, &marker);
         // The whole tree first, both sleeps included: kill_now is one round, and a process forked
         // while it runs is the next round's (kill_tree's) to find.
-        let running = |arg: &str| {
-            with_marker(&marker).iter().any(|p| {
-                std::fs::read(format!("/proc/{p}/cmdline"))
-                    .is_ok_and(|c| c.split(|b| *b == 0).any(|w| w == arg.as_bytes()))
-            })
-        };
-        wait_until(|| running("313") && running("314")).await;
+        wait_until(|| running(&marker, "313") && running(&marker, "314")).await;
         let pids = with_marker(&marker);
         target.kill_now();
         reap(&mut child);
