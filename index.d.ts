@@ -266,6 +266,8 @@ export interface ContainerHost {
   network?: string
   /** Keep a container made from `image` after this process ends. */
   keep?: boolean
+  /** Directories put before the container's own PATH (this machine's PATH never goes in). */
+  pathPrepend?: Array<string>
 }
 
 /** Evaluate a command against the approvals file and policy without running it or asking anyone. */

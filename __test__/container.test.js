@@ -102,6 +102,97 @@ test('a timeout and a kill end the whole tree inside the container, background a
   assert.doesNotMatch(await processesIn(scopeKey, cwd), /sleep 40[123]/);
 });
 
+/** Wait until the session's log matches `re`; returns the log. */
+async function logMatches(sessionId, scopeKey, re, what) {
+  let text = '';
+  await waitFor(() => re.test((text = native.readLog(sessionId, { scopeKey }).text)), { what, timeoutMs: 30000 });
+  return text;
+}
+
+test('a PTY in the container: a terminal of the asked size, TERM, stderr merged, keys, resize', when(noEngine), async () => {
+  const cwd = fs.realpathSync(tempDir());
+  const scopeKey = newScope();
+  const fg = await native.exec({ command: '[ -t 0 ] && [ -t 1 ] && echo "tty:yes"; stty size; echo "term:$TERM"; echo "err" >&2', cwd, scopeKey, pty: { cols: 91, rows: 27 }, host: host() });
+  assert.equal(fg.exitCode, 0, fg.output);
+  assert.match(fg.output, /tty:yes\n27 91\nterm:xterm-256color\nerr\n/);
+  // The caller's TERM wins.
+  const own = await native.exec({ command: 'echo "term:$TERM"', cwd, scopeKey, pty: true, env: { TERM: 'vt100' }, host: host() });
+  assert.match(own.output, /term:vt100/);
+  // Keys reach the program through the terminal (its echo included); a resize reaches stty.
+  const bg = await native.exec({ command: 'echo ready; read line; echo "got:$line"; read x; stty size', cwd, scopeKey, pty: true, background: true, host: host() });
+  await logMatches(bg.sessionId, scopeKey, /ready/, 'the PTY run to start');
+  await native.sendKeys(bg.sessionId, { literal: 'hello there', keys: ['enter'], scopeKey });
+  await logMatches(bg.sessionId, scopeKey, /got:hello there/, 'the keys to arrive');
+  await native.resizePty(bg.sessionId, 100, 40, { scopeKey });
+  await native.writeStdin(bg.sessionId, '\r', { scopeKey });
+  await logMatches(bg.sessionId, scopeKey, /40 100/, 'the new size to reach stty');
+  await waitFor(async () => (await native.pollSession(bg.sessionId, { scopeKey })).status !== 'running', { what: 'the PTY run to end', timeoutMs: 30000 });
+  assert.equal(native.getSession(bg.sessionId, { scopeKey }).exitCode, 0);
+  // A pipe run in the container is not a terminal.
+  const pipe = await native.exec({ command: 'sleep 30', cwd, scopeKey, background: true, host: host() });
+  await assert.rejects(native.resizePty(pipe.sessionId, 80, 24, { scopeKey }), { code: 'ERR_NOT_A_PTY' });
+  await native.killSession(pipe.sessionId, { scopeKey });
+});
+
+test('a PTY run in the container is killed whole, a full-screen program shows its screen', when(noEngine), async () => {
+  const cwd = fs.realpathSync(tempDir());
+  const scopeKey = newScope();
+  const draw = "printf '\\033[?1049h\\033[2J\\033[HEDITOR: notes\\033[27;1H-- INSERT --'; sleep 411 & sleep 412";
+  const bg = await native.exec({ command: draw, cwd, scopeKey, pty: { cols: 80, rows: 27 }, background: true, host: host() });
+  await waitFor(() => /-- INSERT --/.test(native.readScreen(bg.sessionId, { scopeKey }).text), { what: 'the screen to be drawn', timeoutMs: 30000 });
+  const screen = native.readScreen(bg.sessionId, { scopeKey });
+  assert.match(screen.text, /^EDITOR: notes/);
+  await waitFor(async () => /sleep 412/.test(await processesIn(scopeKey, cwd)), { what: 'the tree to start', timeoutMs: 20000 });
+  await native.killSession(bg.sessionId, { scopeKey });
+  await waitFor(async () => (await native.pollSession(bg.sessionId, { scopeKey })).status !== 'running', { what: 'the killed run to end', timeoutMs: 30000 });
+  assert.doesNotMatch(await processesIn(scopeKey, cwd), /sleep 41[12]/);
+});
+
+test('trackCwd in the container: a cd inside the workspace carries over; the container\'s own directories do not', when(noEngine), async () => {
+  const base = fs.realpathSync(tempDir());
+  fs.mkdirSync(path.join(base, 'packages', 'x'), { recursive: true });
+  const scopeKey = newScope();
+  const h = host({ workspace: base });
+  const first = await native.exec({ command: 'cd packages/x', cwd: base, scopeKey, trackCwd: true, host: h });
+  assert.equal(first.finalCwd, path.join(base, 'packages', 'x'), JSON.stringify(first));
+  const second = await native.exec({ command: 'pwd; exit 3', scopeKey, trackCwd: true, host: h });
+  assert.equal(second.output, `${path.join(base, 'packages', 'x')}\n`);
+  assert.equal(second.exitCode, 3, 'the exit code survives the trap');
+  // Over the container's terminal too.
+  const pty = await native.exec({ command: 'cd ..; echo moved', scopeKey, pty: true, trackCwd: true, host: h });
+  assert.equal(pty.finalCwd, path.join(base, 'packages'));
+  // `/` and /tmp are the container's, not this machine's: the tracked directory stays.
+  const out = await native.exec({ command: 'cd /tmp', scopeKey, trackCwd: true, host: h });
+  assert.equal(out.finalCwd, undefined);
+  const third = await native.exec({ command: 'pwd', scopeKey, trackCwd: true, host: h });
+  assert.equal(third.output, `${path.join(base, 'packages')}\n`);
+  // The report is removed from the container after each run.
+  const left = await native.exec({ command: 'ls -a /tmp', cwd: base, scopeKey, host: h });
+  assert.doesNotMatch(left.output, /agent-exec-cwd/);
+  // A report the run wrote itself (its own EXIT trap replaced ours) still names nothing but the
+  // workspace's directories: here a link to a file of the container's.
+  const linked = await native.exec({ command: 'trap \'ln -sf /etc/hostname "$AGENT_EXEC_CWD_FILE"\' EXIT; cd /', cwd: base, scopeKey, trackCwd: true, host: h });
+  assert.equal(linked.finalCwd, undefined);
+});
+
+test('pathPrepend goes before the container\'s own PATH; this machine\'s PATH never goes in', when(noEngine), async () => {
+  const cwd = fs.realpathSync(tempDir());
+  const scopeKey = newScope();
+  const r = await native.exec({ command: 'echo "$PATH"; echo "[${AGENT_EXEC_PREPEND_PATH-unset}]"; mkdir -p /opt/tools; printf "#!/bin/sh\\necho mine\\n" > /opt/tools/mytool; chmod +x /opt/tools/mytool', cwd, scopeKey, host: host({ pathPrepend: ['/opt/tools', '/opt/more'] }) });
+  const [pathLine, spent] = r.output.split('\n');
+  assert.match(pathLine, /^\/opt\/tools:\/opt\/more:/);
+  assert.match(pathLine, /\/bin/, 'the container\'s own PATH follows');
+  assert.equal(spent, '[unset]');
+  for (const dir of (process.env.PATH || '').split(':').filter((d) => d && !/^\/(usr\/)?(local\/)?s?bin$/.test(d))) {
+    assert.ok(!pathLine.split(':').includes(dir), `this machine's ${dir} went into the container's PATH`);
+  }
+  const found = await native.exec({ command: 'mytool', cwd, scopeKey, host: host({ pathPrepend: ['/opt/tools'] }) });
+  assert.equal(found.output, 'mine\n');
+  for (const bad of [[''], ['/a:/b'], ['/a\0b'], '/a', [1]]) {
+    await assert.rejects(native.exec({ command: 'true', cwd, host: host({ pathPrepend: bad }) }), (e) => e.code === 'ERR_INVALID_OPTION' && /pathPrepend/.test(e.message), JSON.stringify(bad));
+  }
+});
+
 test('an approval is decided before anything reaches the engine', when(noEngine), async () => {
   const cwd = fs.realpathSync(tempDir());
   const scopeKey = newScope();
@@ -183,8 +274,21 @@ test('the exec tool with a container configuration: host=sandbox (and auto) run 
   assert.match(r.content[0].text, /\/bin\/sh -c cat > \/dev\/null; exit 0/, r.content[0].text);
   assert.equal(asked, 0);
   assert.ok(fs.existsSync(path.join(cwd, 'made-in-container')));
-  const pty = await tool.execute('call-2', { command: 'echo piped', pty: true, host: 'sandbox' });
-  assert.match(pty.content[0].text, /PTY is not available in the container host yet/);
-  assert.match(pty.content[0].text, /piped/);
+  const pty = await tool.execute('call-2', { command: '[ -t 1 ] && echo "on a terminal"', pty: true, host: 'sandbox' });
+  assert.match(pty.content[0].text, /on a terminal/);
+  assert.doesNotMatch(pty.content[0].text, /Warning/);
   assert.throws(() => createExecTool({ sandbox: true, container: { image } }), (e) => e.code === 'ERR_INVALID_OPTION');
+});
+
+test('the exec tool in a container: trackCwd carries cd over, pathPrepend goes before the container\'s PATH', when(noEngine), async () => {
+  const { createExecTool } = require('../js/tools/index.js');
+  const cwd = fs.realpathSync(tempDir());
+  fs.mkdirSync(path.join(cwd, 'sub'));
+  const tool = createExecTool({ cwd, scopeKey: newScope(), container: { image, engine, network: 'none' }, trackCwd: true, pathPrepend: ['/opt/agent-bin'] });
+  await tool.execute('c1', { command: 'cd sub' });
+  const r = await tool.execute('c2', { command: 'pwd; echo "$PATH"' });
+  const [dir, pathLine] = r.content[0].text.split('\n');
+  assert.equal(dir, path.join(cwd, 'sub'));
+  assert.match(pathLine, /^\/opt\/agent-bin:/);
+  assert.ok(!pathLine.split(':').some((d) => d.includes('.cargo') || d.includes('node_modules')), pathLine);
 });

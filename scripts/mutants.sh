@@ -9,13 +9,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
+# A mutant of the kill code can signal the wrong processes (a group of 0 or -1 is everything the
+# caller may signal): the kill set runs in a PID namespace of its own, where the worst a mutant can
+# reach is cargo-mutants and its own test runs, never the shell or the machine that started it.
+confined() {
+  if [ "$(id -u)" = 0 ]; then
+    unshare --pid --fork --mount-proc --kill-child "$@"
+  else
+    unshare --user --map-root-user --pid --fork --mount-proc --kill-child "$@"
+  fi
+}
 run() {
   local name=$1 filter=$2
   shift 2
+  local prefix=()
+  [ "$name" = kill ] && prefix=(confined)
   echo "== mutants of $* (tests: $filter)"
   mkdir -p "mutants.out/$name"
   # --lib: the core's unit tests; the test binary's filter keeps each run to the module's own tests.
-  cargo mutants --package agent-exec-core --output "mutants.out/$name" --timeout "${MUTANTS_TIMEOUT:-60}" \
+  "${prefix[@]}" cargo mutants --package agent-exec-core --output "mutants.out/$name" --timeout "${MUTANTS_TIMEOUT:-60}" \
     ${MUTANTS_ITERATE:+--iterate} "${@/#/--file=}" -- --lib -- "$filter" || true
   echo "== $name: $(wc -l < "mutants.out/$name/mutants.out/caught.txt") caught," \
     "$(wc -l < "mutants.out/$name/mutants.out/missed.txt") missed," \

@@ -134,11 +134,18 @@ function unavailableWorkdir(requested) {
   );
 }
 
-/** The tool's own variables; the model's `env` goes to the native host env policy separately. */
-function toolEnv(defaults) {
+/** `pathPrepend`'s directories, trimmed, empty ones left out. */
+function pathPrependOf(defaults) {
+  return (defaults.pathPrepend || []).map((p) => String(p).trim()).filter(Boolean);
+}
+
+/** The tool's own variables; the model's `env` goes to the native host env policy separately. In a
+ *  container this machine's PATH names nothing: `pathPrepend` goes before the container's own PATH
+ *  (the container host's `pathPrepend`), as OpenClaw's sandbox does. */
+function toolEnv(defaults, inContainer) {
   const env = { OPENCLAW_SHELL: 'exec', OPENCLAW_CLI: '1' };
-  const prepend = (defaults.pathPrepend || []).map((p) => String(p).trim()).filter(Boolean);
-  if (prepend.length > 0) {
+  const prepend = pathPrependOf(defaults);
+  if (prepend.length > 0 && !inContainer) {
     const seen = new Set();
     env.PATH = [...prepend, ...(process.env.PATH || '').split(path.delimiter)]
       .filter((p) => p && !seen.has(p) && seen.add(p))
@@ -353,6 +360,13 @@ function headlessDenial(summary, approval, defaults) {
   return e;
 }
 
+/** The container host of a run: the tool set's container configuration, with `pathPrepend` from the
+ *  tool's defaults unless the configuration names its own. */
+function containerHost(config, defaults) {
+  const prepend = pathPrependOf(defaults);
+  return prepend.length > 0 && config.pathPrepend === undefined ? { ...config, pathPrepend: prepend } : config;
+}
+
 function createExecTool(defaults = {}) {
   const profile = profileOf(defaults);
   const allowBackground = defaults.allowBackground ?? true;
@@ -401,9 +415,6 @@ function createExecTool(defaults = {}) {
     if (elevated !== 'off' && host === 'sandbox') host = 'gateway';
     const sandboxed = host === 'sandbox';
     const inContainer = sandboxed && !!containerConfig;
-    if (inContainer && params.pty === true) {
-      warnings.push('Warning: PTY is not available in the container host yet; running with pipes.');
-    }
 
     // The host's modes, only tightened by the call's (the runtime's rule).
     const modes = native.tightenApproval({ security: defaults.security, ask: defaults.ask }, { security: params.security, ask: params.ask });
@@ -418,7 +429,7 @@ function createExecTool(defaults = {}) {
     if (!april && (where.unavailable || blank)) return unavailableWorkdir(params.workdir);
     warnings.push(...where.warnings);
     const cwd = where.cwd;
-    const env = toolEnv(defaults);
+    const env = toolEnv(defaults, inContainer);
     const readOnlyDir = sandboxed && sandboxConfig ? outsideRoots(cwd, sandboxConfig.writableRoots) : null;
     if (readOnlyDir) {
       warnings.push(`Warning: ${readOnlyDir} is outside the sandbox's writable roots (${sandboxConfig.writableRoots.join(', ')}); the command runs there read-only.`);
@@ -468,7 +479,7 @@ function createExecTool(defaults = {}) {
       env,
       modelEnv: params.env,
       hostEnvPolicy: 'openclaw',
-      pty: params.pty === true && !inContainer,
+      pty: params.pty === true,
       timeoutMs,
       maxOutputChars: shared.maxOutputChars(),
       // A file to point at whenever the text is cut for the model's budget, not only at the cap.
@@ -477,9 +488,8 @@ function createExecTool(defaults = {}) {
       scopeKey: defaults.scopeKey,
       approval,
       sandbox: sandboxed && sandboxConfig ? sandboxConfig : undefined,
-      host: inContainer ? { container: containerConfig } : undefined,
-      // The container's working directory is the run's own; this host's cwd tracking does not reach it.
-      trackCwd: (defaults.trackCwd === true && !inContainer) || undefined,
+      host: inContainer ? { container: containerHost(containerConfig, defaults) } : undefined,
+      trackCwd: defaults.trackCwd === true || undefined,
     };
 
     // Later OpenClaw: nobody to ask. A cron run lets askFallback decide and fails loudly when it

@@ -37,10 +37,20 @@ pub struct JsContainerHost {
     pub network: Option<String>,
     /// Keep a container made from `image` after this process ends.
     pub keep: Option<bool>,
+    /// Directories put before the container's own PATH (this machine's PATH never goes in).
+    pub path_prepend: Option<Vec<String>>,
 }
 
 const HOST_KEYS: [&str; 1] = ["container"];
-const CONTAINER_KEYS: [&str; 6] = ["image", "id", "engine", "workspace", "network", "keep"];
+const CONTAINER_KEYS: [&str; 7] = [
+    "image",
+    "id",
+    "engine",
+    "workspace",
+    "network",
+    "keep",
+    "pathPrepend",
+];
 
 /// The object option `name` of `f` with only the `keys` it may have (`None` when absent); `what` and
 /// `shape` name it and its form in the error when it is something else.
@@ -68,7 +78,8 @@ fn settings<'a>(
 
 /// Read the `host` option (`None` when absent: this machine).
 pub fn parse_host(f: &Fields) -> BindResult<Option<ContainerSpec>> {
-    const CONTAINER_SHAPE: &str = "{ image | id, engine?, workspace?, network?, keep? }";
+    const CONTAINER_SHAPE: &str =
+        "{ image | id, engine?, workspace?, network?, keep?, pathPrepend? }";
     let host_shape = format!("{{ container: {CONTAINER_SHAPE} }}");
     let Some(hf) = settings(f, "host", &HOST_KEYS, "The host option", &host_shape)? else {
         return Ok(None);
@@ -103,6 +114,9 @@ pub fn parse_host(f: &Fields) -> BindResult<Option<ContainerSpec>> {
         workspace,
         network: text("network")?,
         keep: cf.boolean("keep")?.unwrap_or(false),
+        path_prepend: cf.strings_or("pathPrepend", || {
+            "host.container.pathPrepend must be an array of directory names (strings).".into()
+        })?,
     };
     spec.validate()?;
     Ok(Some(spec))

@@ -17,7 +17,7 @@ mod engine;
 mod exec;
 mod scope;
 
-pub use exec::{spawn, ContainerExec, Spawned};
+pub use exec::{spawn, ContainerExec, ContainerTty, Spawned};
 
 use std::path::PathBuf;
 
@@ -41,6 +41,9 @@ pub struct ContainerSpec {
     pub network: Option<String>,
     /// Leave a container made from `image` behind when this process ends (default: removed).
     pub keep: bool,
+    /// Directories put before the container's own PATH (OpenClaw's `pathPrepend`); this machine's
+    /// PATH never goes in, it names another system's directories.
+    pub path_prepend: Vec<String>,
 }
 
 impl ContainerSpec {
@@ -53,7 +56,19 @@ impl ContainerSpec {
                 "host.container needs an image (a container is made for the scope) or an id (an existing container).",
             )),
             _ => Ok(()),
+        }?;
+        // An entry is one directory of a PATH: no separator, nothing a variable cannot hold.
+        if let Some(bad) = self
+            .path_prepend
+            .iter()
+            .find(|d| d.is_empty() || d.contains([':', '\0']))
+        {
+            return Err(AgentError::invalid_option(format!(
+                "host.container.pathPrepend entries are single directories: \"{}\" is empty or holds ':' or a NUL byte.",
+                bad.escape_debug()
+            )));
         }
+        Ok(())
     }
 }
 

@@ -10,6 +10,7 @@ pub mod outcome;
 pub mod registry;
 pub mod run;
 mod target;
+mod terminal;
 pub mod workdir;
 
 use std::ops::{Deref, DerefMut};
@@ -138,7 +139,7 @@ pub struct Session {
 /// A session's input side.
 pub(crate) enum Input {
     Pipe(Box<dyn tokio::io::AsyncWrite + Send + Unpin>),
-    Pty(Arc<crate::spawn::pty::PtyMaster>),
+    Pty(terminal::Terminal),
 }
 
 /// A session's state, locked. Reading it is free; every mutable access takes a tick of the change

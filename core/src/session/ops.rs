@@ -465,15 +465,10 @@ pub async fn resize(session: &Session, cols: u16, rows: u16) -> Result<(), Agent
     }
     let guard = session.input.lock().await;
     match guard.as_ref() {
-        Some(Input::Pty(master)) => {
-            master
-                .resize(crate::spawn::request::PtySize { cols, rows })
-                .map_err(|e| {
-                    AgentError::new(
-                        ErrorCode::Internal,
-                        format!("Resizing session {id} failed: {e}."),
-                    )
-                })?;
+        Some(Input::Pty(terminal)) => {
+            terminal
+                .resize(crate::spawn::request::PtySize { cols, rows }, id)
+                .await?;
             session.lock().collector.resize_screen(rows, cols);
             Ok(())
         }

@@ -10,6 +10,7 @@ use tokio::task::JoinHandle;
 
 use super::registry::Registry;
 use super::target::RunTarget;
+use super::terminal::Terminal;
 use super::{
     merge_survivors, ExitInfo, Input, KillCause, Session, SessionHooks, SessionMeta, SessionState,
 };
@@ -18,7 +19,6 @@ use crate::kill::KillTarget;
 use crate::output::collector::OutputCollector;
 use crate::output::Stream;
 use crate::spawn::process::{self, Io, Reader, Waiter};
-use crate::spawn::pty::PtyMaster;
 use crate::spawn::shell::resolve_shell;
 use crate::spawn::ExecRequest;
 use crate::util::now_ms;
@@ -187,18 +187,10 @@ pub async fn start_in_container(
             "start_in_container was called for a run without a container",
         ));
     };
-    let unsupported = [
-        (
-            req.sandbox.is_some(),
-            "sandbox (a container is the run's confinement)",
-        ),
-        (req.pty.is_some(), "pty"),
-        (req.cwd_report.is_some(), "trackCwd"),
-    ];
-    if let Some((_, what)) = unsupported.iter().find(|(set, _)| *set) {
-        return Err(AgentError::invalid_option(format!(
-            "host.container does not take {what} yet; leave it out for a run in a container."
-        )));
+    if req.sandbox.is_some() {
+        return Err(AgentError::invalid_option(
+            "host.container does not take sandbox: the container is the run's confinement. Leave sandbox out for a run in a container.",
+        ));
     }
     let id = registry.reserve_id();
     let marker = session_marker(&id);
@@ -212,16 +204,21 @@ pub async fn start_in_container(
     let exec = spawned.exec.clone();
     let process = process::Process::new(
         spawned.pid,
-        Io::pipes(spawned.stdin, spawned.stdout, spawned.stderr),
+        spawned.io,
         Waiter::Container(Some(spawned.exit)),
     );
+    // The run reports its last directory in the container, where only the engine reads it.
+    let mut in_container = req.clone();
+    in_container.cwd_report = spawned.cwd_report;
+    let mut warnings = req.warnings.clone();
+    warnings.extend(spawned.warnings);
     Ok(launch(Launch {
         registry,
-        req,
+        req: &in_container,
         id,
         process,
         target: RunTarget::Container(exec),
-        warnings: req.warnings.clone(),
+        warnings,
         scope_key,
         hooks,
         sandbox: None,
@@ -270,7 +267,14 @@ fn launch(l: Launch<'_>) -> Arc<Session> {
     let (done_tx, _) = watch::channel(false);
     // The input goes to the session; the output to the pumps below.
     let (input, output) = match process.io {
-        Io::Pty(master) => (Some(Input::Pty(master.clone())), Output::Pty(master)),
+        Io::Pty(master) => {
+            let terminal = Terminal::Local(master);
+            (Some(Input::Pty(terminal.clone())), Output::Pty(terminal))
+        }
+        Io::ContainerTty(tty) => {
+            let terminal = Terminal::Container(tty);
+            (Some(Input::Pty(terminal.clone())), Output::Pty(terminal))
+        }
         Io::Pipes {
             stdin,
             stdout,
@@ -402,6 +406,16 @@ fn arm_sandbox(
     .map(Some)
 }
 
+/// The directory a local run's EXIT trap wrote into its cwd report (the report and the bash trap
+/// file beside it removed).
+pub(super) fn take_cwd_report(report: &std::path::Path) -> Option<String> {
+    let dir = read_cwd_report(report);
+    let _ = std::fs::remove_file(report);
+    let _ = std::fs::remove_file(report.with_extension("bash"));
+    dir.map(|d| d.trim_end_matches('\n').to_string())
+        .filter(|d| !d.is_empty())
+}
+
 /// What a run's EXIT trap wrote into its cwd report: read only from a regular file, at most 64 KiB,
 /// never through a link and never waiting. The file lies where the command can write (a sandboxed
 /// run's temp dir), so a FIFO planted there would otherwise block this read, and the host, forever.
@@ -451,11 +465,11 @@ fn without_namespace_inits(pids: Vec<u32>) -> Vec<u32> {
 /// Where the run's output is read from.
 enum Output {
     Pipes(Reader, Reader),
-    Pty(Arc<PtyMaster>),
+    Pty(Terminal),
 }
 
-/// Reads a PTY master to its end, answering cursor position queries as a terminal would.
-async fn pump_pty(session: Arc<Session>, master: Arc<PtyMaster>) {
+/// Reads a terminal to its end, answering cursor position queries as a terminal would.
+async fn pump_pty(session: Arc<Session>, master: Terminal) {
     let mut buf = vec![0u8; READ_CHUNK];
     loop {
         match master.read(&mut buf).await {
@@ -569,13 +583,10 @@ async fn drive(
         Ok(s) => decode_status(s),
         Err(_) => (None, None),
     };
-    let final_cwd = session.cwd_report.as_ref().and_then(|report| {
-        let dir = read_cwd_report(report);
-        let _ = std::fs::remove_file(report);
-        let _ = std::fs::remove_file(report.with_extension("bash"));
-        dir.map(|d| d.trim_end_matches('\n').to_string())
-            .filter(|d| !d.is_empty())
-    });
+    let final_cwd = match &session.cwd_report {
+        Some(report) => session.target.final_cwd(report).await,
+        None => None,
+    };
     if let Some(dir) = &final_cwd {
         session
             .registry

@@ -38,6 +38,14 @@ impl RunTarget {
         }
     }
 
+    /// The directory the run ended in, from its cwd report (`trackCwd`), which is removed.
+    pub async fn final_cwd(&self, report: &std::path::Path) -> Option<String> {
+        match self {
+            RunTarget::Local(_) => super::run::take_cwd_report(report),
+            RunTarget::Container(c) => c.final_cwd(report).await,
+        }
+    }
+
     /// SIGTERM, `grace`, SIGKILL: the whole tree, wherever it runs.
     pub async fn kill_tree(&self, grace: Duration) -> KillReport {
         match self {

@@ -78,6 +78,8 @@ pub enum Io {
     },
     /// A terminal (a ConPTY on Windows): one master for input and the merged output.
     Pty(Arc<PtyMaster>),
+    /// A terminal the container engine made for a run in a container.
+    ContainerTty(Arc<crate::container::ContainerTty>),
 }
 
 impl Io {
