@@ -11,13 +11,13 @@ cd "$(dirname "$0")/.."
 command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
 # A mutant of the kill code can signal the wrong processes (a group of 0 or -1 is everything the
 # caller may signal): the kill set runs in a PID namespace of its own, where the worst a mutant can
-# reach is cargo-mutants and its own test runs, never the shell or the machine that started it.
+# reach is cargo-mutants and its own test runs, never the shell or the machine that started it. The
+# namespace's pid 1 is a bash that waits (and so reaps the orphans the kill tests leave, as an init
+# would); `exit` after the command keeps bash from exec'ing it in its place.
 confined() {
-  if [ "$(id -u)" = 0 ]; then
-    unshare --pid --fork --mount-proc --kill-child "$@"
-  else
-    unshare --user --map-root-user --pid --fork --mount-proc --kill-child "$@"
-  fi
+  local ns=(--pid --fork --mount-proc --kill-child)
+  [ "$(id -u)" = 0 ] || ns=(--user --map-root-user "${ns[@]}")
+  unshare "${ns[@]}" bash -c '"$@"; exit $?' confined "$@"
 }
 run() {
   local name=$1 filter=$2
