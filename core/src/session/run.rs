@@ -580,7 +580,10 @@ async fn drive(
     }
 
     let (exit_code, exit_signal) = match &status {
-        Ok(s) => decode_status(s),
+        Ok(s) => {
+            let (code, signal) = decode_status(s);
+            session.target.exit_of(code, signal, cause.is_some())
+        }
         Err(_) => (None, None),
     };
     let final_cwd = match &session.cwd_report {

@@ -38,6 +38,23 @@ impl RunTarget {
         }
     }
 
+    /// How the run ended, as its caller should read it. An engine reports an exec's shell ended by a
+    /// signal as 128 + the signal (the status `docker exec` gives); when our own kill ended the run
+    /// (`killed`) and the code is SIGTERM's or SIGKILL's, that is the signal, as a local run reports it.
+    /// A run that exits 143 by itself keeps its code.
+    pub fn exit_of(
+        &self,
+        code: Option<i32>,
+        signal: Option<String>,
+        killed: bool,
+    ) -> (Option<i32>, Option<String>) {
+        match (self, code, killed) {
+            (RunTarget::Container(_), Some(143), true) => (None, Some("SIGTERM".into())),
+            (RunTarget::Container(_), Some(137), true) => (None, Some("SIGKILL".into())),
+            _ => (code, signal),
+        }
+    }
+
     /// The directory the run ended in, from its cwd report (`trackCwd`), which is removed.
     pub async fn final_cwd(&self, report: &std::path::Path) -> Option<String> {
         match self {

@@ -117,12 +117,15 @@ impl Waiter {
             Waiter::Exit(w) => w.wait().await,
             #[cfg(windows)]
             Waiter::Console(w) => w.wait().await,
-            Waiter::Container(rx) => {
-                let code = match rx.take() {
-                    Some(rx) => rx.await.map_err(std::io::Error::other)??,
-                    None => return Err(std::io::Error::other("the run's exit was already read")),
+            // Awaited in place, not taken: the driver's select drops this future whenever a kill
+            // or the timeout fires first, and the next wait must still find the receiver.
+            Waiter::Container(slot) => {
+                let Some(rx) = slot.as_mut() else {
+                    return Err(std::io::Error::other("the run's exit was already read"));
                 };
-                Ok(exit_status_of_code(code))
+                let code = rx.await.map_err(std::io::Error::other);
+                *slot = None;
+                Ok(exit_status_of_code(code??))
             }
         }
     }
