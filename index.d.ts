@@ -258,6 +258,11 @@ export interface ContainerHost {
    */
   engine?: string
   /**
+   * The engine's TLS certificates: a directory with `ca.pem`, `cert.pem` and `key.pem` (as
+   * `DOCKER_CERT_PATH`); a `tcp://` engine is then reached over TLS (Linux builds).
+   */
+  certPath?: string
+  /**
    * The host directory bound into a container made from `image` (default: the first run's
    * cwd); every run's cwd must be inside it.
    */

@@ -193,6 +193,108 @@ test('pathPrepend goes before the container\'s own PATH; this machine\'s PATH ne
   }
 });
 
+/** Whether `cmd` runs here (a tool the TLS test needs). */
+function have(cmd) {
+  return require('node:child_process').spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+}
+
+/** A CA, a server certificate for localhost and 127.0.0.1, and two client identities: one the CA
+ *  signed (the engine's client directory, as DOCKER_CERT_PATH holds it) and one it did not. */
+function makeCertificates(dir) {
+  const ssl = (...args) => {
+    const r = require('node:child_process').spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${r.stderr}`);
+  };
+  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca-key.pem', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=agent-exec test CA');
+  fs.writeFileSync(path.join(dir, 'server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server-key.pem', '-out', 'server.csr', '-subj', '/CN=localhost');
+  ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'server.ext');
+  const client = path.join(dir, 'client');
+  const stranger = path.join(dir, 'stranger');
+  fs.mkdirSync(client);
+  fs.mkdirSync(stranger);
+  fs.writeFileSync(path.join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
+  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'client/key.pem', '-out', 'client.csr', '-subj', '/CN=client');
+  ssl('x509', '-req', '-in', 'client.csr', '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', 'client/cert.pem', '-days', '2', '-extfile', 'client.ext');
+  fs.copyFileSync(path.join(dir, 'ca.pem'), path.join(client, 'ca.pem'));
+  // Self-signed: the engine's side does not trust it.
+  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'stranger/key.pem', '-out', 'stranger/cert.pem', '-days', '2', '-subj', '/CN=stranger');
+  fs.copyFileSync(path.join(dir, 'ca.pem'), path.join(stranger, 'ca.pem'));
+  return { client, stranger };
+}
+
+/** A TLS front of the test engine that asks for a client certificate signed by the CA, as a Docker
+ *  daemon with --tlsverify does; each connection relayed to the engine's socket. */
+async function tlsFront(dir) {
+  const tls = require('node:tls');
+  const net = require('node:net');
+  const read = (f) => fs.readFileSync(path.join(dir, f));
+  const sockets = new Set();
+  const server = tls.createServer({ key: read('server-key.pem'), cert: read('server.pem'), ca: read('ca.pem'), requestCert: true, rejectUnauthorized: true }, (client) => {
+    const upstream = net.connect(engine.replace(/^unix:\/\//, ''));
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => {});
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  server.on('tlsClientError', () => {});
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: server.address().port,
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+const noOpenssl = !have('openssl') && 'no openssl here (it makes the test certificates)';
+test('a remote engine over TLS with client certificates (certPath, or DOCKER_TLS_VERIFY and DOCKER_CERT_PATH)', when(noEngine, !engine.startsWith('unix://') && 'the test engine is not a unix socket to put TLS in front of', noOpenssl), async () => {
+  const dir = fs.realpathSync(tempDir());
+  const { client, stranger } = makeCertificates(dir);
+  const front = await tlsFront(dir);
+  const { port } = front;
+  try {
+    const scopeKey = newScope();
+    const tls = { container: { image, engine: `tcp://127.0.0.1:${port}`, certPath: client, network: 'none' } };
+    const r = await native.exec({ command: 'echo over-tls; exit 3', cwd: dir, scopeKey, host: tls });
+    assert.equal(r.output, 'over-tls\n');
+    assert.equal(r.exitCode, 3);
+    // An identity the CA did not sign is refused by the engine's side; plain HTTP to it gets no answer.
+    await assert.rejects(
+      native.exec({ command: 'true', cwd: dir, host: { container: { image, engine: `tcp://127.0.0.1:${port}`, certPath: stranger } } }),
+      (e) => e.code === 'ERR_CONTAINER_ENGINE',
+    );
+    await assert.rejects(
+      native.exec({ command: 'true', cwd: dir, host: { container: { image, engine: `tcp://localhost:${port}` } } }),
+      (e) => e.code === 'ERR_CONTAINER_ENGINE',
+    );
+    // Docker's CLI convention: DOCKER_TLS_VERIFY with DOCKER_CERT_PATH, for an address without certPath.
+    process.env.DOCKER_TLS_VERIFY = '1';
+    process.env.DOCKER_CERT_PATH = client;
+    try {
+      const viaEnv = await native.exec({ command: 'echo env-tls', cwd: dir, scopeKey: newScope(), host: { container: { image, engine: `tcp://localhost:${port}`, network: 'none' } } });
+      assert.equal(viaEnv.output, 'env-tls\n');
+    } finally {
+      delete process.env.DOCKER_TLS_VERIFY;
+      delete process.env.DOCKER_CERT_PATH;
+    }
+    // Certificates that are not all there, and a certPath for a socket: the caller's to fix.
+    await assert.rejects(
+      native.exec({ command: 'true', cwd: dir, host: { container: { image, engine: `tcp://127.0.0.1:${port}`, certPath: dir } } }),
+      (e) => e.code === 'ERR_INVALID_OPTION' && /cert\.pem is missing/.test(e.message),
+    );
+    await assert.rejects(
+      native.exec({ command: 'true', cwd: dir, host: { container: { image, engine, certPath: client } } }),
+      (e) => e.code === 'ERR_INVALID_OPTION' && /certPath is for tcp:\/\/ and https:\/\/ engines/.test(e.message),
+    );
+  } finally {
+    await front.close();
+  }
+});
+
 test('an approval is decided before anything reaches the engine', when(noEngine), async () => {
   const cwd = fs.realpathSync(tempDir());
   const scopeKey = newScope();
@@ -218,6 +320,8 @@ test('bad host options and an unreachable engine are typed errors', async () => 
     [{ vm: {} }, /The host option has no setting "vm"/],
     ['container', /The host option must be an object/],
     [{ container: { image: 'x', workspace: 'rel' } }, /workspace must be an absolute path/],
+    [{ container: { image: 'x', certPath: 'certs' } }, /certPath must be an absolute path/],
+    [{ container: { image: 'x', engine: 'ssh://me@far' } }, /ssh:\/\/ engine .* is not built in\. Forward the engine's socket/],
   ];
   for (const [h, message] of bad) {
     await assert.rejects(native.exec({ command: 'true', cwd, host: h }), (e) => e.code === 'ERR_INVALID_OPTION' && message.test(e.message), JSON.stringify(h));

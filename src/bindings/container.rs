@@ -30,6 +30,9 @@ pub struct JsContainerHost {
     /// The engine: `unix:///run/podman/podman.sock`, `tcp://host:2375`; default `DOCKER_HOST`, else
     /// the local Docker socket.
     pub engine: Option<String>,
+    /// The engine's TLS certificates: a directory with `ca.pem`, `cert.pem` and `key.pem` (as
+    /// `DOCKER_CERT_PATH`); a `tcp://` engine is then reached over TLS (Linux builds).
+    pub cert_path: Option<String>,
     /// The host directory bound into a container made from `image` (default: the first run's
     /// cwd); every run's cwd must be inside it.
     pub workspace: Option<String>,
@@ -42,10 +45,11 @@ pub struct JsContainerHost {
 }
 
 const HOST_KEYS: [&str; 1] = ["container"];
-const CONTAINER_KEYS: [&str; 7] = [
+const CONTAINER_KEYS: [&str; 8] = [
     "image",
     "id",
     "engine",
+    "certPath",
     "workspace",
     "network",
     "keep",
@@ -79,7 +83,7 @@ fn settings<'a>(
 /// Read the `host` option (`None` when absent: this machine).
 pub fn parse_host(f: &Fields) -> BindResult<Option<ContainerSpec>> {
     const CONTAINER_SHAPE: &str =
-        "{ image | id, engine?, workspace?, network?, keep?, pathPrepend? }";
+        "{ image | id, engine?, certPath?, workspace?, network?, keep?, pathPrepend? }";
     let host_shape = format!("{{ container: {CONTAINER_SHAPE} }}");
     let Some(hf) = settings(f, "host", &HOST_KEYS, "The host option", &host_shape)? else {
         return Ok(None);
@@ -98,19 +102,21 @@ pub fn parse_host(f: &Fields) -> BindResult<Option<ContainerSpec>> {
         .into());
     };
     let text = |name: &str| cf.string(name, ErrorCode::InvalidOption);
-    let workspace = match text("workspace")? {
-        Some(w) if !std::path::Path::new(&w).is_absolute() => {
-            return Err(AgentError::invalid_option(format!(
-                "host.container.workspace must be an absolute path, but it is \"{w}\"."
-            ))
-            .into())
+    let absolute = |name: &str| -> BindResult<Option<PathBuf>> {
+        match text(name)? {
+            Some(p) if !std::path::Path::new(&p).is_absolute() => Err(AgentError::invalid_option(
+                format!("host.container.{name} must be an absolute path, but it is \"{p}\"."),
+            )
+            .into()),
+            p => Ok(p.map(PathBuf::from)),
         }
-        w => w.map(PathBuf::from),
     };
+    let workspace = absolute("workspace")?;
     let spec = ContainerSpec {
         image: text("image")?,
         id: text("id")?,
         engine: text("engine")?,
+        cert_path: absolute("certPath")?,
         workspace,
         network: text("network")?,
         keep: cf.boolean("keep")?.unwrap_or(false),

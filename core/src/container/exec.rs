@@ -162,7 +162,8 @@ pub async fn spawn(
 ) -> Result<Spawned, AgentError> {
     spec.validate()?;
     let address = engine::address(spec.engine.as_deref());
-    let docker = engine::connect(&address).await?;
+    let certs = engine::cert_dir(&address, spec.cert_path.as_deref());
+    let docker = engine::connect(&address, certs.as_deref()).await?;
     let target = scope::target(&docker, &address, spec, scope, &req.cwd).await?;
     if let Some(ws) = &target.workspace {
         if !req.cwd.starts_with(ws) {

@@ -34,6 +34,9 @@ pub struct ContainerSpec {
     /// The engine (`unix:///run/podman/podman.sock`, `tcp://host:2375`); default `DOCKER_HOST`, else
     /// the local Docker socket.
     pub engine: Option<String>,
+    /// The engine's TLS certificates (`ca.pem`, `cert.pem`, `key.pem`), as `DOCKER_CERT_PATH` names
+    /// them: a `tcp://` engine is then reached over TLS.
+    pub cert_path: Option<PathBuf>,
     /// The host directory bound into a container made from `image`, at the same path (default: the
     /// first run's cwd). Each run's cwd must be inside it.
     pub workspace: Option<PathBuf>,
