@@ -358,6 +358,39 @@ test('a SIGKILLed host leaves no container and no run behind', when(noEngine), a
   }
 });
 
+test('a SIGKILLed host leaves no run behind in a container it did not make (id); other hosts\' runs there live on', when(noEngine), async () => {
+  const cwd = fs.realpathSync(tempDir());
+  // The container: this test process's scope container, which lives as long as this process.
+  const scopeKey = newScope();
+  await native.exec({ command: 'true', cwd, scopeKey, host: host() });
+  const [made] = (await containersOf(process.pid)).filter((c) => c.Labels['dev.agent-exec.scope'] === scopeKey);
+  const byId = { container: { id: made.Id, engine } };
+  // This process's own run there, through the id too: another host's, for the dying one's warden.
+  const mine = await native.exec({ command: 'sleep 614', cwd, background: true, host: byId });
+  const script = `
+    const native = require(${JSON.stringify(path.join(__dirname, '..', 'index.js'))});
+    native.exec({ command: 'sleep 611 & (sleep 612 &); sleep 613', cwd: ${JSON.stringify(cwd)}, background: true,
+      host: { container: { id: ${JSON.stringify(made.Id)}, engine: ${JSON.stringify(engine)} } } })
+      .then((r) => console.log('started', r.sessionId), (e) => console.log('failed', e.message));
+    setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  try {
+    await waitFor(() => /started|failed/.test(out), { what: 'the doomed host to start its run', timeoutMs: 60000 });
+    assert.match(out, /started/);
+    await waitFor(async () => /sleep 613/.test(await processesIn(scopeKey, cwd)), { what: 'the doomed run\'s tree', timeoutMs: 20000 });
+    assert.match(await processesIn(scopeKey, cwd), /agent-exec-warden/);
+    child.kill('SIGKILL');
+    await waitFor(async () => !/sleep 61[123]/.test(await processesIn(scopeKey, cwd)), { what: 'the dead host\'s runs to end', timeoutMs: 30000 });
+    const left = await processesIn(scopeKey, cwd);
+    assert.match(left, /sleep 614/, 'the warden ended another host\'s run');
+  } finally {
+    child.kill('SIGKILL');
+    await native.killSession(mine.sessionId);
+  }
+});
+
 test('the exec tool with a container configuration: host=sandbox (and auto) run in the container, no approval asked', when(noEngine), async () => {
   const { createExecTool } = require('../js/tools/index.js');
   const cwd = fs.realpathSync(tempDir());

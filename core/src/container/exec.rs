@@ -10,7 +10,7 @@ use bollard::Docker;
 use futures_util::StreamExt;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::{engine, engine_error, scope, ContainerSpec};
+use super::{engine, engine_error, scope, warden, ContainerSpec};
 use crate::error::AgentError;
 use crate::kill::{KillReport, KILL_SETTLE, SESSION_MARKER_VAR};
 use crate::spawn::env::PIPE_DEFAULTS;
@@ -165,6 +165,10 @@ pub async fn spawn(
     let certs = engine::cert_dir(&address, spec.cert_path.as_deref());
     let docker = engine::connect(&address, certs.as_deref()).await?;
     let target = scope::target(&docker, &address, spec, scope, &req.cwd).await?;
+    if spec.id.is_some() {
+        // A container we did not make outlives us: its warden ends our runs there if we die.
+        warden::ensure(&docker, &address, &target.id, crate::kill::host_token()).await?;
+    }
     if let Some(ws) = &target.workspace {
         if !req.cwd.starts_with(ws) {
             return Err(AgentError::new(

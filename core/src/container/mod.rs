@@ -7,6 +7,8 @@
 //!   it is. A container we make dies with this process: its main process reads a stdin we hold open
 //!   through an attach, so when we die (SIGKILL included) the engine closes it, the container exits
 //!   and the engine removes it (`AutoRemove`).
+//! - [`warden`]: in a container we did not make (`id`), one exec of ours that waits on a stdin we
+//!   hold and, when we die, kills every process carrying one of our run markers.
 //! - [`exec`]: one run as an engine exec, its output demultiplexed into the session's pipes, its exit
 //!   code read when the output ends, and its whole tree ended from inside the container: every
 //!   process that inherited the run's marker variable (the Engine API has no exec kill).
@@ -16,6 +18,7 @@
 mod engine;
 mod exec;
 mod scope;
+mod warden;
 
 pub use exec::{spawn, ContainerExec, ContainerTty, Spawned};
 

@@ -23,6 +23,21 @@ pub struct KillReport {
 /// get to disappear before they are reported as survivors.
 pub(crate) const KILL_SETTLE: std::time::Duration = std::time::Duration::from_millis(2000);
 
-/// The variable every process of a run inherits (`<host pid>-<session id>-<start ms>`), by which the
-/// kill path finds descendants that left the run's process group. Spawn sets it; kill reads it.
+/// The variable every process of a run inherits (`<host token>-<session id>-<start ms>`), by which
+/// the kill path finds descendants that left the run's process group. Spawn sets it; kill reads it.
 pub const SESSION_MARKER_VAR: &str = "AGENT_EXEC_SESSION";
+
+/// This process's part of every run marker: `<pid>x<8 random hex digits>`, letters and digits only,
+/// unique to this process even among hosts on other machines that share a container engine (a
+/// container's warden kills by it).
+pub fn host_token() -> &'static str {
+    static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TOKEN.get_or_init(|| {
+        let random: String = crate::util::uuid_v4()
+            .chars()
+            .filter(char::is_ascii_hexdigit)
+            .take(8)
+            .collect();
+        format!("{}x{random}", std::process::id())
+    })
+}

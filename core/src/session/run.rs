@@ -227,9 +227,9 @@ pub async fn start_in_container(
     }))
 }
 
-/// The value of the run's session marker variable (`SESSION_MARKER_VAR`): `<host pid>-<id>-<ms>`.
+/// The value of the run's session marker variable (`SESSION_MARKER_VAR`): `<host token>-<id>-<ms>`.
 fn session_marker(id: &str) -> String {
-    format!("{}-{}-{}", std::process::id(), id, now_ms())
+    format!("{}-{}-{}", crate::kill::host_token(), id, now_ms())
 }
 
 /// A started run, to be made a session.
