@@ -53,6 +53,19 @@ case "$cmd" in
       for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     fi
     podman_in system reset --force > /dev/null 2>&1 || true
+    # A container's conmon outlives the service for a moment and, when it exits, runs podman's
+    # cleanup, which recreates directories under DIR: wait for this root's conmons (by pid: those
+    # whose command line names DIR), end the ones that linger, then remove.
+    conmons() {
+      local p
+      for p in /proc/[0-9]*; do
+        [ "$(cat "$p/comm" 2>/dev/null)" = conmon ] && grep -qzF -- "$dir/" "$p/cmdline" 2>/dev/null && echo "${p#/proc/}"
+      done
+      return 0
+    }
+    for _ in $(seq 100); do [ -z "$(conmons)" ] && break; sleep 0.1; done
+    for p in $(conmons); do kill "$p" 2>/dev/null || true; done
+    for _ in $(seq 50); do [ -z "$(conmons)" ] && break; sleep 0.1; done
     # Storage may hold mounts (overlay): unmount what is left before removing.
     { grep -o " $dir/[^ ]*" /proc/self/mounts || true; } | sort -r | while read -r m; do
       umount -l "$m" 2>/dev/null || true
