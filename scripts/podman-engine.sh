@@ -6,10 +6,13 @@
 #   scripts/podman-engine.sh start DIR    serve unix://DIR/engine.sock (prints DOCKER_HOST=...), image
 #                                         localhost/agent-exec-test:busybox
 #   scripts/podman-engine.sh stop DIR     end the service, remove every container, then DIR
+#   scripts/podman-engine.sh leftovers DIR
+#                                         fail, naming them, if containers agent-exec made (its owner
+#                                         label) are still there 30 s after every test process ended
 #
 # Needs root, podman, runc and busybox-static (apt-get install podman runc busybox-static).
 set -euo pipefail
-cmd=${1:?start|stop} dir=${2:?directory}
+cmd=${1:?start|stop|leftovers} dir=${2:?directory}
 podman_in() {
   podman --root "$dir/root" --runroot "$dir/run" --runtime runc --cgroup-manager cgroupfs \
     --events-backend file --storage-driver "$(cat "$dir/driver" 2>/dev/null || echo overlay)" \
@@ -44,6 +47,21 @@ case "$cmd" in
     [ -S "$dir/engine.sock" ] || { cat "$dir/service.log" >&2; exit 1; }
     echo "DOCKER_HOST=unix://$dir/engine.sock"
     ;;
+  leftovers)
+    # The engine removes a dead owner's containers a moment after its lifeline closes.
+    left=
+    for _ in $(seq 60); do
+      left=$(podman_in ps --all --filter label=dev.agent-exec.owner --format '{{.ID}} {{.Names}} {{.Status}}')
+      [ -z "$left" ] && break
+      sleep 0.5
+    done
+    if [ -n "$left" ]; then
+      echo "containers agent-exec made are still there after the tests ended:" >&2
+      echo "$left" >&2
+      exit 1
+    fi
+    echo "no container left behind"
+    ;;
   stop)
     [ -d "$dir" ] || exit 0
     podman_in rm --all --force --time 0 > /dev/null 2>&1 || true
@@ -73,5 +91,5 @@ case "$cmd" in
     rm -rf "$dir"
     if [ -e "$dir" ]; then echo "podman-engine.sh: $dir could not be removed" >&2; exit 1; fi
     ;;
-  *) echo "usage: $0 start|stop DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|leftovers DIR" >&2; exit 2 ;;
 esac
