@@ -162,18 +162,29 @@ impl KillTarget {
 /// (0 is the caller's own), 1 is init, and the host itself is never a run's process, whatever a
 /// stale cgroup file or a defect upstream puts in the list.
 fn signal_process(pid: u32, signal: nix::sys::signal::Signal) {
-    if pid > 1 && pid <= i32::MAX as u32 && pid != std::process::id() {
+    if may_signal_process(pid, std::process::id()) {
         let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal);
     }
+}
+
+/// Whether `pid` may be a run's process for a host whose pid is `host`. Apart from the signalling, so
+/// it can be checked without sending anything (init ignores what it has no handler for: a wrong answer
+/// would go unseen).
+fn may_signal_process(pid: u32, host: u32) -> bool {
+    pid > 1 && pid <= i32::MAX as u32 && pid != host
 }
 
 /// Signal a run's process group, never the host's own (nor group 0 or 1, which `killpg` reads as the
 /// caller's group and init's).
 fn signal_group(pgid: i32, signal: nix::sys::signal::Signal) {
-    let own = nix::unistd::getpgrp().as_raw();
-    if pgid > 1 && pgid != own {
+    if may_signal_group(pgid, nix::unistd::getpgrp().as_raw()) {
         let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
     }
+}
+
+/// Whether `pgid` may be a run's group for a host in group `own`.
+fn may_signal_group(pgid: i32, own: i32) -> bool {
+    pgid > 1 && pgid != own
 }
 
 /// Whether `pid` is alive (not a zombie) and still one of the run's: in its group or session, in its
@@ -718,6 +729,23 @@ mod tests {
             );
         }
         assert!(alive(std::process::id()));
+    }
+
+    #[test]
+    fn only_a_runs_own_pids_and_groups_may_be_signalled() {
+        let host = 4242;
+        for pid in [0, 1, host, i32::MAX as u32 + 1, u32::MAX] {
+            assert!(!may_signal_process(pid, host), "{pid}");
+        }
+        for pid in [2, 4241, 4243, i32::MAX as u32] {
+            assert!(may_signal_process(pid, host), "{pid}");
+        }
+        for pgid in [i32::MIN, -1, 0, 1, 77] {
+            assert!(!may_signal_group(pgid, 77), "{pgid}");
+        }
+        for pgid in [2, 76, 78, i32::MAX] {
+            assert!(may_signal_group(pgid, 77), "{pgid}");
+        }
     }
 
     #[tokio::test]
