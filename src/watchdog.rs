@@ -3,8 +3,8 @@
 //! - `Registry::kill_all_now`, run from Node's environment cleanup hook, ends every running session when Node
 //!   exits normally or through an uncaught exception.
 //! - A watchdog process, started once per host, notices the host's death by the end of a pipe only the
-//!   host holds, whatever killed it (SIGKILL included), then kills every process carrying this host's
-//!   session marker and every process in one of this host's run cgroups (`agent-exec-<host pid>-*`, which
+//!   host holds, whatever killed it (SIGKILL included), then kills every process carrying one of this
+//!   host's session markers (`<host token>-...`) and every process in one of this host's run cgroups (`agent-exec-<host pid>-*`, which
 //!   also holds descendants that cleared the marker). It is the Node binary itself running a short
 //!   script, so nothing extra ships. It runs in its own session, so signals aimed at the host's terminal
 //!   or process group do not reach it.
@@ -13,7 +13,7 @@ use std::sync::{Mutex, OnceLock};
 
 const SCRIPT: &str = r#"
 const fs = require('fs');
-const prefix = Buffer.from('\0AGENT_EXEC_SESSION=' + process.argv[1] + '-');
+const prefix = Buffer.from('\0AGENT_EXEC_SESSION=' + process.env.AGENT_EXEC_HOST_TOKEN + '-');
 const cgroupParents = process.argv.slice(2);
 for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(s, () => {});
 function hostCgroups() {
@@ -170,6 +170,8 @@ fn start(cgroup_parents: Vec<std::path::PathBuf>) -> Option<std::process::ChildS
         // An Electron host runs the script as plain Node.
         .env("ELECTRON_RUN_AS_NODE", "1")
         .env("AGENT_EXEC_TMP_PARENT", crate::sandbox::tmp_parent_path())
+        // How this host's run markers start (`<pid>x<random>`, `kill::host_token`).
+        .env("AGENT_EXEC_HOST_TOKEN", crate::kill::host_token())
         .env(
             "AGENT_EXEC_LOG_DIR",
             crate::output::spool::default_log_dir(),
