@@ -68,8 +68,8 @@ pub async fn connect(address: &str, certs: Option<&Path>) -> Result<Docker, Agen
         )
     };
     if address.starts_with("ssh://") {
-        // bollard's ssh transport runs `docker system dial-stdio` on the far side (a Docker CLI
-        // there, which a Podman host lacks) through an ssh control master: not built in.
+        // bollard's ssh transport starts a daemonized control master (ControlPersist=yes) for each
+        // connection, which would outlive this process: against "nothing outlives the host".
         return Err(AgentError::invalid_option(format!(
             "An ssh:// engine ({address}) is not built in. Forward the engine's socket instead (ssh -nNT -L /tmp/engine.sock:/run/podman/podman.sock user@host, or /var/run/docker.sock for Docker) and name it unix:///tmp/engine.sock."
         )));
