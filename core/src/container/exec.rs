@@ -22,6 +22,8 @@ use crate::spawn::{ExecRequest, StdinMode};
 const SHELL: &str = "/bin/sh";
 /// How often the kill looks again at what is left.
 const POLL: Duration = Duration::from_millis(100);
+/// Between the two looks that must both find nothing before a kill says nothing is left.
+const CONFIRM_PAUSE: Duration = Duration::from_millis(20);
 /// Podman reads detach keys from an exec's stdin even without a terminal: a sequence no program
 /// writes by chance, so binary input is passed through whole.
 const DETACH_KEYS: &str = "ctrl-^,ctrl-_,ctrl-^,ctrl-_,ctrl-^,ctrl-_";
@@ -308,6 +310,12 @@ pub async fn spawn(
     })
 }
 
+/// Whether a look at the run's processes found none (or could not look: the container is gone, and
+/// every process it held with it).
+fn none_left(found: Option<Vec<u32>>) -> bool {
+    found.is_none_or(|f| f.is_empty())
+}
+
 /// Print a run's cwd report (a regular file, not a link, at most 64 KiB) and remove it: in the
 /// container, whose files only the engine can read.
 const READ_CWD_SCRIPT: &str = r#"f=$1
@@ -402,14 +410,13 @@ impl ContainerExec {
     /// SIGTERM the run's processes, wait up to `grace` for them to end, then SIGKILL what is left.
     pub async fn kill_tree(&self, grace: Duration) -> KillReport {
         let mut report = KillReport::default();
-        let none_left = |found: Option<Vec<u32>>| found.is_none_or(|f| f.is_empty());
-        if none_left(self.signal("TERM").await) {
+        if none_left(self.signal("TERM").await) && self.none_left_now().await {
             return report;
         }
         let deadline = Instant::now() + grace;
         while Instant::now() < deadline {
             tokio::time::sleep(POLL).await;
-            if none_left(self.signal("0").await) {
+            if none_left(self.signal("0").await) && self.none_left_now().await {
                 return report;
             }
         }
@@ -424,6 +431,13 @@ impl ContainerExec {
             }
             tokio::time::sleep(POLL).await;
         }
+    }
+
+    /// A second look, a moment after one that found nothing: a process caught in the middle of an
+    /// exec shows no environment, so no marker, for that moment (see `kill::tree`'s reads).
+    async fn none_left_now(&self) -> bool {
+        tokio::time::sleep(CONFIRM_PAUSE).await;
+        none_left(self.signal("0").await)
     }
 
     /// SIGKILL the run's processes, not waiting (the host is going away): on the runtime if one is
