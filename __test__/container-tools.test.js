@@ -10,7 +10,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const api = require('../js/index.js');
-const { waitFor, tempDir } = require('./helpers.js');
+const { waitFor, tempDir, pollToExit, assertExitTexts } = require('./helpers.js');
 
 const engine = process.env.AGENT_EXEC_TEST_ENGINE || '';
 const image = process.env.AGENT_EXEC_TEST_IMAGE || 'localhost/agent-exec-test:busybox';
@@ -37,14 +37,6 @@ async function running(t) {
   return r.output;
 }
 
-async function pollToExit(proc, sessionId) {
-  let all = '';
-  for (;;) {
-    const r = await proc.execute('p', { action: 'poll', sessionId, timeout: 2000 });
-    all += text(r);
-    if (/Process exited with/.test(text(r))) return { last: r, all };
-  }
-}
 
 const scopes = [];
 test.after(async () => {
@@ -63,14 +55,7 @@ test('exec in the container: completed, non-zero exit note, no output, command n
   assert.equal(ok.details.status, 'completed');
   assert.equal(ok.details.exitCode, 0);
   assert.match(fs.readFileSync(path.join(cwd, 'pid1.txt'), 'utf8'), /cat > \/dev\/null/, 'the run was in the container');
-  const nonzero = await exec.execute('2', { command: 'echo oops; exit 3' });
-  assert.equal(text(nonzero), 'oops\n\n(Command exited with code 3)');
-  assert.equal(nonzero.details.exitCode, 3);
-  assert.equal(text(await exec.execute('3', { command: 'true' })), '(no output)');
-  const missing = await exec.execute('4', { command: 'no-such-cmd-xyz' });
-  assert.equal(missing.details.status, 'failed');
-  assert.equal(missing.details.exitCode, 127);
-  assert.match(text(missing), /not found\n\nCommand not found$/);
+  await assertExitTexts(exec);
   const timeout = await exec.execute('5', { command: 'sleep 321', timeout: 1 });
   assert.equal(timeout.details.status, 'failed');
   assert.equal(timeout.details.timedOut, true);

@@ -184,8 +184,36 @@ async function run(options) {
   return outcome;
 }
 
+/** Poll a process tool's session until it reports its exit: the last result and every poll's text. */
+async function pollToExit(proc, sessionId) {
+  let all = '';
+  for (;;) {
+    const r = await proc.execute('p', { action: 'poll', sessionId, timeout: 2000 });
+    all += r.content[0].text;
+    if (/Process exited with/.test(r.content[0].text)) return { last: r, all };
+  }
+}
+
+/** The exec tool's texts for a non-zero exit, no output and a missing command (OpenClaw's), wherever
+ *  the tool runs its commands. */
+async function assertExitTexts(exec) {
+  const assert = require('node:assert/strict');
+  const text = (r) => r.content[0].text;
+  const nonzero = await exec.execute('2', { command: 'echo oops; exit 3' });
+  assert.equal(text(nonzero), 'oops\n\n(Command exited with code 3)');
+  assert.equal(nonzero.details.status, 'completed');
+  assert.equal(nonzero.details.exitCode, 3);
+  assert.equal(text(await exec.execute('3', { command: 'true' })), '(no output)');
+  const missing = await exec.execute('4', { command: 'no-such-cmd-xyz' });
+  assert.equal(missing.details.status, 'failed');
+  assert.equal(missing.details.exitCode, 127);
+  assert.match(text(missing), /not found\n\nCommand not found$/);
+}
+
 module.exports = {
   native,
+  pollToExit,
+  assertExitTexts,
   alive,
   waitFor,
   track,

@@ -7,20 +7,12 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const api = require('../js/index.js');
-const { alive, waitFor, track, killTracked, tempDir, readPids, watchSpawns } = require('./helpers.js');
+const { alive, waitFor, track, killTracked, tempDir, readPids, watchSpawns, pollToExit, assertExitTexts } = require('./helpers.js');
 
 test.after(killTracked);
 
 const text = (r) => r.content[0].text;
 
-async function pollToExit(proc, sessionId) {
-  let all = '';
-  for (;;) {
-    const r = await proc.execute('p', { action: 'poll', sessionId, timeout: 2000 });
-    all += text(r);
-    if (/Process exited with/.test(text(r))) return { last: r, all };
-  }
-}
 
 test('tool metadata and schemas', () => {
   const { exec, process: proc } = api.createBashTools({ hasCronTool: true });
@@ -52,15 +44,7 @@ test('exec: completed, non-zero exit note, no output, failures as results', asyn
   assert.equal(ok.details.exitCode, 0);
   assert.equal(ok.details.aggregated, 'hello');
   assert.equal(typeof ok.details.durationMs, 'number');
-  const nonzero = await exec.execute('2', { command: 'echo oops; exit 3' });
-  assert.equal(text(nonzero), 'oops\n\n(Command exited with code 3)');
-  assert.equal(nonzero.details.status, 'completed');
-  assert.equal(nonzero.details.exitCode, 3);
-  assert.equal(text(await exec.execute('3', { command: 'true' })), '(no output)');
-  const missing = await exec.execute('4', { command: 'no-such-cmd-xyz' });
-  assert.equal(missing.details.status, 'failed');
-  assert.equal(missing.details.exitCode, 127);
-  assert.match(text(missing), /not found\n\nCommand not found$/);
+  await assertExitTexts(exec);
   // B's text (April 2026); the default profile's later text is in openclaw-later.test.js.
   const april = api.createExecTool({ profile: 'openclaw-2026-04' });
   const timeout = await april.execute('5', { command: 'sleep 30', timeout: 0.3 });
