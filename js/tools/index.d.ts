@@ -207,7 +207,8 @@ export interface BashToolDefaults {
    * OpenClaw's own sandbox host: a container of a Docker Engine API (Docker, Podman, a remote engine),
    * one per `scopeKey`, made on first use with the workspace bound in. With it, host=auto and
    * host=sandbox run there (and skip exec approvals, as OpenClaw's sandbox host does). Not with
-   * `sandbox`. PTY and `trackCwd` are not available there yet (a PTY request runs with pipes, warned).
+   * `sandbox`. `pty` gets the engine's terminal, `trackCwd` follows `cd` inside the bound workspace,
+   * and `pathPrepend` goes before the container's own PATH (this machine's PATH never goes in).
    */
   container?: ContainerHost;
   /**
