@@ -927,6 +927,43 @@ mod tests {
     }
 
     #[test]
+    fn a_process_of_the_runs_session_alone_is_the_runs() {
+        // A job a shell of the run put in a group of its own (as job control does), with the marker
+        // cleared: neither the run's group, its cgroup nor its marker names it; its session does.
+        let (marker, _cleanup) = marker("session");
+        let mut leader = spawn_group(
+            "env -u AGENT_EXEC_SESSION python3 -c 'import os; os.setpgid(0, 0); os.execvp(\"sleep\", [\"sleep\", \"317\"])' & wait",
+            &marker,
+        );
+        let sid = leader.id() as i32;
+        let target = KillTarget {
+            pgid: sid,
+            marker: Some(marker.clone()),
+            cgroup_procs: Vec::new(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let job = loop {
+            let job = procs::fresh().unwrap().iter().find_map(|p| {
+                let exe = std::fs::read_to_string(format!("/proc/{}/comm", p.pid)).ok()?;
+                (p.session == sid && p.pgrp != sid && exe.trim() == "sleep").then_some(p.pid)
+            });
+            if let Some(job) = job {
+                break job;
+            }
+            assert!(Instant::now() < deadline, "the job never started");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(procs::marker_of(job), None);
+        assert!(still_ours(&target, job, &[]));
+        assert!(live_processes_now(&target).contains(&job));
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(job as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        reap(&mut leader);
+    }
+
+    #[test]
     fn only_a_runs_own_pids_and_groups_may_be_signalled() {
         let host = 4242;
         for pid in [0, 1, host, i32::MAX as u32 + 1, u32::MAX] {
