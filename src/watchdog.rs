@@ -4,10 +4,10 @@
 //!   exits normally or through an uncaught exception.
 //! - A watchdog process, started once per host, notices the host's death by the end of a pipe only the
 //!   host holds, whatever killed it (SIGKILL included), then kills every process carrying one of this
-//!   host's session markers (`<host token>-...`) and every process in one of this host's run cgroups (`agent-exec-<host pid>-*`, which
-//!   also holds descendants that cleared the marker). It is the Node binary itself running a short
-//!   script, so nothing extra ships. It runs in its own session, so signals aimed at the host's terminal
-//!   or process group do not reach it.
+//!   host's session markers (`<host token>-...`) and every process in one of this host's run cgroups
+//!   (`agent-exec-<host pid>-*`, which also holds descendants that cleared the marker). It is the Node
+//!   binary itself running a short script, so nothing extra ships. It runs in its own session, so
+//!   signals aimed at the host's terminal or process group do not reach it.
 
 use std::sync::{Mutex, OnceLock};
 

@@ -19,7 +19,7 @@ use crate::spawn::request::{cwd_trap_line, PtySize};
 use crate::spawn::{ExecRequest, StdinMode};
 
 /// The shell a run's command goes to inside the container (every image a command can run in has it).
-const SHELL: &str = "/bin/sh";
+pub(super) const SHELL: &str = "/bin/sh";
 /// How often the kill looks again at what is left.
 const POLL: Duration = Duration::from_millis(100);
 /// Between the two looks that must both find nothing before a kill says nothing is left.
@@ -230,13 +230,7 @@ pub async fn spawn(
         // Also through the API, for an image without `stty`. A run that already ended cannot be
         // resized, and needs no size: only a refusal for a running exec is said.
         if let Err(e) = resize(&docker, &created.id, size).await {
-            let running = docker
-                .inspect_exec(&created.id)
-                .await
-                .ok()
-                .and_then(|i| i.running)
-                .unwrap_or(false);
-            if running {
+            if exec_running(&docker, &created.id).await {
                 warnings.push(format!(
                     "Warning: the terminal may keep the engine's default size: {}",
                     e.message
@@ -308,6 +302,16 @@ pub async fn spawn(
         cwd_report: cwd_report.map(Into::into),
         warnings,
     })
+}
+
+/// Whether the engine says the exec `id` still runs (`false` when it cannot say).
+pub(super) async fn exec_running(docker: &Docker, id: &str) -> bool {
+    docker
+        .inspect_exec(id)
+        .await
+        .ok()
+        .and_then(|i| i.running)
+        .unwrap_or(false)
 }
 
 /// Whether a look at the run's processes found none (or could not look: the container is gone, and

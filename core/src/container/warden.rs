@@ -13,6 +13,7 @@ use bollard::Docker;
 use tokio::io::AsyncWrite;
 
 use super::engine_error;
+use super::exec::{exec_running, SHELL};
 use crate::error::AgentError;
 use crate::kill::SESSION_MARKER_VAR;
 
@@ -50,13 +51,7 @@ pub async fn ensure(
     let wardens = wardens.get_or_insert_with(HashMap::new);
     let key = (address.to_string(), container.to_string());
     if let Some(w) = wardens.get(&key) {
-        let running = docker
-            .inspect_exec(&w.exec_id)
-            .await
-            .ok()
-            .and_then(|i| i.running)
-            .unwrap_or(false);
-        if running {
+        if exec_running(docker, &w.exec_id).await {
             return Ok(());
         }
         wardens.remove(&key);
@@ -66,7 +61,7 @@ pub async fn ensure(
             container,
             CreateExecOptions {
                 cmd: Some(vec![
-                    "/bin/sh".to_string(),
+                    SHELL.to_string(),
                     "-c".into(),
                     WARDEN_SCRIPT.into(),
                     "agent-exec-warden".into(),

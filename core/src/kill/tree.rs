@@ -199,19 +199,19 @@ fn may_signal_group(pgid: i32, own: i32) -> bool {
 /// cgroup (`members`), or carrying its marker. A pid the kernel gave to another process since is not.
 #[cfg(target_os = "linux")]
 fn still_ours(target: &KillTarget, pid: u32, members: &[u32]) -> bool {
-    let Some((state, pgrp, session)) = procs::read_stat(pid) else {
+    let Some(stat) = procs::read_stat(pid) else {
         return false;
     };
-    if state == 'Z' || state == 'X' {
+    if !stat.is_alive() {
         return false;
     }
-    pgrp == target.pgid
-        || session == target.pgid
+    stat.pgrp == target.pgid
+        || stat.session == target.pgid
         || members.contains(&pid)
         || target
             .marker
             .as_deref()
-            .is_some_and(|m| procs::marker_of(pid).as_deref() == Some(m))
+            .is_some_and(|m| procs::marker_with(pid, &stat).as_deref() == Some(m))
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -234,8 +234,7 @@ fn cgroup_tracked(target: &KillTarget) -> Option<Vec<u32>> {
         };
         read_any = true;
         for pid in text.lines().filter_map(|l| l.trim().parse::<u32>().ok()) {
-            let alive =
-                procs::read_stat(pid).is_some_and(|(state, _, _)| state != 'Z' && state != 'X');
+            let alive = procs::read_stat(pid).is_some_and(|s| s.is_alive());
             if alive && !live.contains(&pid) {
                 live.push(pid);
             }
@@ -346,38 +345,68 @@ mod procs {
             if pid == me {
                 continue;
             }
-            let Some((state, pgrp, session)) = read_stat(pid) else {
+            let Some(stat) = read_stat(pid) else {
                 continue;
             };
-            if state == 'Z' || state == 'X' {
+            if !stat.is_alive() {
                 continue;
             }
             out.push(Proc {
                 pid,
-                pgrp,
-                session,
-                marker: read_marker(pid, prefix.as_bytes()),
+                pgrp: stat.pgrp,
+                session: stat.session,
+                marker: read_marker(pid, prefix.as_bytes(), &stat),
             });
         }
         Some(out)
     }
 
-    /// The session marker `pid` inherited, if any.
+    /// The session marker `pid` inherited, if any (the tests' view; the kill reads `stat` first).
+    #[cfg(test)]
     pub fn marker_of(pid: u32) -> Option<String> {
-        read_marker(pid, format!("{SESSION_MARKER_VAR}=").as_bytes())
+        marker_with(pid, &read_stat(pid)?)
     }
 
-    /// State, process group and session of `pid`.
-    pub fn read_stat(pid: u32) -> Option<(char, i32, i32)> {
+    /// The session marker of `pid`, whose `stat` was just read.
+    pub fn marker_with(pid: u32, stat: &Stat) -> Option<String> {
+        read_marker(pid, format!("{SESSION_MARKER_VAR}=").as_bytes(), stat)
+    }
+
+    /// What a kill needs of `/proc/<pid>/stat`.
+    pub struct Stat {
+        pub state: char,
+        pub pgrp: i32,
+        pub session: i32,
+        /// The kernel's `PF_*` flags.
+        flags: u64,
+        /// When the process started (clock ticks after boot): with the pid, names one process.
+        start_time: u64,
+    }
+
+    impl Stat {
+        /// Neither a zombie nor dead.
+        pub fn is_alive(&self) -> bool {
+            self.state != 'Z' && self.state != 'X'
+        }
+
+        /// A kernel thread: no environment, ever.
+        pub fn is_kernel_thread(&self) -> bool {
+            self.flags & PF_KTHREAD != 0
+        }
+    }
+
+    pub fn read_stat(pid: u32) -> Option<Stat> {
         let raw = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         // The command name may contain spaces and parentheses: fields start after the last ')'.
-        let rest = &raw[raw.rfind(')')? + 2..];
-        let mut fields = rest.split(' ');
-        let state = fields.next()?.chars().next()?;
-        let _ppid = fields.next()?;
-        let pgrp = fields.next()?.parse().ok()?;
-        let session = fields.next()?.parse().ok()?;
-        Some((state, pgrp, session))
+        // Then: state, ppid, pgrp, session, tty_nr, tpgid, flags, ..., starttime (the 20th).
+        let fields: Vec<&str> = raw.get(raw.rfind(')')? + 2..)?.split(' ').collect();
+        Some(Stat {
+            state: fields.first()?.chars().next()?,
+            pgrp: fields.get(2)?.parse().ok()?,
+            session: fields.get(3)?.parse().ok()?,
+            flags: fields.get(6)?.parse().ok()?,
+            start_time: fields.get(19)?.parse().ok()?,
+        })
     }
 
     /// How often, and how far apart, an empty environment is read again while its process is
@@ -400,7 +429,10 @@ mod procs {
     /// leaves a process with a command line and no environment, for good), a failed one a few times
     /// (pid 1 may be unreadable for good, even to root), and never for a process that is gone or is
     /// another user's (unreadable for good unless we are root).
-    fn read_marker(pid: u32, prefix: &[u8]) -> Option<String> {
+    fn read_marker(pid: u32, prefix: &[u8], stat: &Stat) -> Option<String> {
+        if stat.is_kernel_thread() {
+            return None;
+        }
         let environ = format!("/proc/{pid}/environ");
         let find = |env: Vec<u8>| {
             env.split(|b| *b == 0)
@@ -415,21 +447,16 @@ mod procs {
                     let exec_done = std::fs::read(format!("/proc/{pid}/cmdline"))
                         .map(|c| !c.is_empty())
                         .ok()?;
-                    if exec_done || is_kernel_thread(pid) {
+                    if exec_done {
                         // Its exec may have finished between the two reads: once more.
                         return find(read_environ(&environ).ok()?);
                     }
                 }
+                Err(_) if !may_settle(pid) || unreadable_for_good(pid, stat) => return None,
                 Err(_) => {
                     failures += 1;
-                    if failures == 1 && unreadable_for_good(pid, false) {
-                        return None;
-                    }
                     if failures > FAILED_READ_TRIES {
-                        unreadable_for_good(pid, true);
-                        return None;
-                    }
-                    if !may_settle(pid) || is_kernel_thread(pid) {
+                        remember_unreadable(pid, stat);
                         return None;
                     }
                 }
@@ -461,31 +488,24 @@ mod procs {
         Ok(env)
     }
 
-    /// Whether `pid` (this very process: its start time too) failed every read of its environment
-    /// before, as pid 1 can even for root; `learn` records that it did now. Its reads are not waited
-    /// out again: a walk pays the wait once per such process, not once per walk.
-    fn unreadable_for_good(pid: u32, learn: bool) -> bool {
-        static KNOWN: Mutex<Vec<(u32, u64)>> = Mutex::new(Vec::new());
-        let Some(started) = start_time(pid) else {
-            return false;
-        };
-        let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
-        if learn && !known.contains(&(pid, started)) {
-            // Bounded: a few such processes exist on a machine; old entries go first.
+    /// Processes (pid and start time) whose environment failed every read, as pid 1's can even for
+    /// root: not waited out again, so a walk pays that wait once per such process, not every time.
+    /// Bounded: a few exist on a machine; the oldest entries go first.
+    static UNREADABLE: Mutex<Vec<(u32, u64)>> = Mutex::new(Vec::new());
+
+    fn unreadable_for_good(pid: u32, stat: &Stat) -> bool {
+        let known = UNREADABLE.lock().unwrap_or_else(|e| e.into_inner());
+        known.contains(&(pid, stat.start_time))
+    }
+
+    fn remember_unreadable(pid: u32, stat: &Stat) {
+        let mut known = UNREADABLE.lock().unwrap_or_else(|e| e.into_inner());
+        if !known.contains(&(pid, stat.start_time)) {
             if known.len() >= 64 {
                 known.remove(0);
             }
-            known.push((pid, started));
+            known.push((pid, stat.start_time));
         }
-        known.contains(&(pid, started))
-    }
-
-    /// When `pid` started (clock ticks after boot): with the pid, names one process for good.
-    fn start_time(pid: u32) -> Option<u64> {
-        let raw = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let rest = raw.get(raw.rfind(')')? + 2..)?;
-        // After the command name, start time is the 20th field (state is the 1st).
-        rest.split(' ').nth(19)?.parse().ok()
     }
 
     /// Whether a failed read of `pid`'s environment may succeed in a moment: it still exists, and it
@@ -495,18 +515,6 @@ mod procs {
         let me = nix::unistd::geteuid();
         std::fs::metadata(format!("/proc/{pid}"))
             .is_ok_and(|m| me.is_root() || m.uid() == me.as_raw())
-    }
-
-    pub fn is_kernel_thread(pid: u32) -> bool {
-        let Ok(raw) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            return false;
-        };
-        // After the command name: state, ppid, pgrp, session, tty_nr, tpgid, flags.
-        raw.rfind(')')
-            .and_then(|end| raw.get(end + 2..))
-            .and_then(|rest| rest.split(' ').nth(6))
-            .and_then(|flags| flags.parse::<u64>().ok())
-            .is_some_and(|flags| flags & PF_KTHREAD != 0)
     }
 }
 
@@ -556,7 +564,7 @@ mod tests {
         let mut dead = Command::new("true").spawn().unwrap();
         // `dead` exits and stays a zombie until waited for.
         let deadline = Instant::now() + Duration::from_secs(5);
-        while procs::read_stat(dead.id()).is_some_and(|(s, _, _)| s != 'Z')
+        while procs::read_stat(dead.id()).is_some_and(|s| s.state != 'Z')
             && Instant::now() < deadline
         {
             std::thread::sleep(Duration::from_millis(5));
@@ -626,7 +634,7 @@ mod tests {
 
     /// Whether `pid` is a live (non-zombie) process: what the world says, not the kill's report.
     fn alive(pid: u32) -> bool {
-        procs::read_stat(pid).is_some_and(|(s, _, _)| s != 'Z' && s != 'X')
+        procs::read_stat(pid).is_some_and(|s| s.is_alive())
     }
 
     /// The pids of processes whose marker is `marker` (the world's view, independent of the target).
@@ -762,7 +770,7 @@ mod tests {
         let deadline = Instant::now() + Duration::from_secs(5);
         let execed = |pid: u32, m: &str| {
             procs::marker_of(pid).as_deref() == Some(m)
-                && procs::read_stat(pid).is_some_and(|(_, pgrp, _)| pgrp == pid as i32)
+                && procs::read_stat(pid).is_some_and(|s| s.pgrp == pid as i32)
         };
         while !(execed(in_group.id(), &marker) && execed(stranger.id(), &other)) {
             assert!(Instant::now() < deadline);
@@ -892,7 +900,7 @@ mod tests {
         wait_for_exec(bare.id(), "sleep");
         let started = Instant::now();
         assert_eq!(procs::marker_of(bare.id()), None);
-        if procs::is_kernel_thread(2) {
+        if procs::read_stat(2).is_some_and(|s| s.is_kernel_thread()) {
             assert_eq!(procs::marker_of(2), None);
         }
         assert!(

@@ -228,15 +228,15 @@ pub fn validate_cwd(cwd: &Path) -> Result<(), AgentError> {
     }
 }
 
-/// What bash reads through `BASH_ENV` before the command of a run that tracks its directory: the EXIT
-/// trap, and the caller's own `BASH_ENV` (kept aside in `AGENT_EXEC_OUTER_BASH_ENV`), which is
-/// restored for the command's children and read as it would have been.
 /// The EXIT trap that writes a POSIX shell's last directory to `$AGENT_EXEC_CWD_FILE`, as the start of
 /// a script's first line (`trackCwd` where no BASH_ENV file can carry it).
 pub fn cwd_trap_line() -> &'static str {
     "trap 'pwd -P > \"$AGENT_EXEC_CWD_FILE\" 2>/dev/null' EXIT; "
 }
 
+/// What bash reads through `BASH_ENV` before the command of a run that tracks its directory: the EXIT
+/// trap, and the caller's own `BASH_ENV` (kept aside in `AGENT_EXEC_OUTER_BASH_ENV`), which is
+/// restored for the command's children and read as it would have been.
 pub const BASH_CWD_TRAP: &str = "\
 # agent-exec: the EXIT trap that reports the final directory of a run (trackCwd).
 if [ -n \"${AGENT_EXEC_OUTER_BASH_ENV+set}\" ]; then BASH_ENV=$AGENT_EXEC_OUTER_BASH_ENV; unset AGENT_EXEC_OUTER_BASH_ENV; else unset BASH_ENV; fi
