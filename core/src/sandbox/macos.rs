@@ -215,6 +215,7 @@ mod tests {
             unix_sockets: vec![PathBuf::from("/run/agent.sock")],
             private_shm: None,
             deny_write_globs: Default::default(),
+            protected_index: Default::default(),
         }
     }
 

@@ -33,6 +33,7 @@ pub mod hidden;
 #[cfg(target_os = "linux")]
 pub mod landlock;
 pub mod macos;
+mod path_index;
 pub mod policy;
 #[cfg(target_os = "linux")]
 mod privileges;

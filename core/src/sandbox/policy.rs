@@ -143,6 +143,8 @@ pub struct FsPolicy {
     /// `denyWrite` globs, made absolute (relative ones under each root): what they match is
     /// protected, whether it exists yet or not.
     pub deny_write_globs: WriteGlobs,
+    /// `protected`, looked up by each write's ancestors (built on the first check).
+    pub protected_index: super::path_index::PathIndex,
 }
 
 /// Globs of paths no write may touch, compiled once per run.
@@ -250,6 +252,7 @@ impl FsPolicy {
             unix_sockets: Vec::new(),
             private_shm: None,
             deny_write_globs: WriteGlobs::default(),
+            protected_index: Default::default(),
         }
     }
 
@@ -325,7 +328,7 @@ impl FsPolicy {
     /// May the run create, change or remove `path`? `path` is absolute with every symbolic link
     /// resolved (see the supervisor's resolver); device files are judged by their names.
     pub fn check_write(&self, path: &Path) -> Result<(), DenyRule> {
-        if let Some(p) = self.protected.iter().find(|p| path.starts_with(p)) {
+        if let Some(p) = self.protected_index.first_containing(&self.protected, path) {
             return Err(DenyRule::Protected(p.clone()));
         }
         if let Some(g) = self.deny_write_globs.matching(path) {
