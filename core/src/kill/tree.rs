@@ -295,7 +295,7 @@ mod procs {
     use crate::kill::SESSION_MARKER_VAR;
 
     /// How long a walk is reused. Short against the 20 ms poll of a kill, long enough to be shared.
-    const FRESH_FOR: Duration = Duration::from_millis(10);
+    pub const FRESH_FOR: Duration = Duration::from_millis(10);
 
     pub struct Proc {
         pub pid: u32,
@@ -396,7 +396,11 @@ mod procs {
     }
 
     pub fn read_stat(pid: u32) -> Option<Stat> {
-        let raw = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    }
+
+    /// The fields a kill needs of one `/proc/<pid>/stat` line.
+    pub fn parse_stat(raw: &str) -> Option<Stat> {
         // The command name may contain spaces and parentheses: fields start after the last ')'.
         // Then: state, ppid, pgrp, session, tty_nr, tpgid, flags, ..., starttime (the 20th).
         let fields: Vec<&str> = raw.get(raw.rfind(')')? + 2..)?.split(' ').collect();
@@ -969,6 +973,51 @@ mod tests {
             nix::sys::signal::Signal::SIGKILL,
         );
         reap(&mut leader);
+    }
+
+    /// A kernel thread is told by its `PF_KTHREAD` flag (its environment, always empty, is then not
+    /// waited on as an exec's would be); a command name with spaces and parentheses does not shift
+    /// the fields.
+    #[test]
+    fn stat_lines_give_state_group_session_and_the_kernel_thread_flag() {
+        let line = |name: &str, flags: u64| {
+            format!("42 ({name}) S 2 0 0 0 -1 {flags} 0 0 0 0 0 0 0 0 0 20 0 1 0 12345 0 0")
+        };
+        let kthread = procs::parse_stat(&line("kworker/0:1", 0x0020_8040)).unwrap();
+        assert!(kthread.is_kernel_thread());
+        assert!(kthread.is_alive());
+        let user = procs::parse_stat(&line("a (b) c", 0x0040_0100)).unwrap();
+        assert!(!user.is_kernel_thread());
+        assert_eq!((user.pgrp, user.session), (0, 0));
+        let zombie = procs::parse_stat(&line("sh", 0).replace(") S ", ") Z ")).unwrap();
+        assert!(!zombie.is_alive());
+        assert!(procs::parse_stat("42 (sh S 1").is_none());
+    }
+
+    /// The walk of `/proc` is shared while it is fresh (a thousand kills in flight make one walk, not
+    /// a thousand) and made again once it is not (a process started since is in the next one).
+    #[test]
+    fn a_walk_is_shared_while_fresh_and_made_again_once_stale() {
+        // Other tests refresh the shared walk too: a pair of snapshots is shared unless one came
+        // between, so a few pairs are tried and one shared pair is enough.
+        let shared = (0..50).any(|_| {
+            let a = procs::snapshot().unwrap();
+            let b = procs::snapshot().unwrap();
+            std::sync::Arc::ptr_eq(&a, &b)
+        });
+        assert!(shared, "no two snapshots in a row were the same walk");
+        let before = procs::snapshot().unwrap();
+        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = child.id();
+        std::thread::sleep(procs::FRESH_FOR + Duration::from_millis(5));
+        let after = procs::snapshot().unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(!before.iter().any(|p| p.pid == pid));
+        assert!(
+            after.iter().any(|p| p.pid == pid),
+            "a walk older than FRESH_FOR was reused"
+        );
     }
 
     #[test]
