@@ -1020,6 +1020,23 @@ mod tests {
         );
     }
 
+    /// Where `/proc` cannot be read (and off Linux), a run is its group: alive, as its leader's pid,
+    /// while signal 0 reaches the group, and nothing once the group is gone.
+    #[test]
+    fn without_proc_a_run_is_its_group_while_signal_zero_reaches_it() {
+        let mut child = spawn_group("exec sleep 30", "group-fallback-test");
+        let target = KillTarget {
+            pgid: child.id() as i32,
+            marker: None,
+            cgroup_procs: Vec::new(),
+        };
+        let alive = group_fallback(&target);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(alive, vec![child.id()]);
+        assert_eq!(group_fallback(&target), Vec::<u32>::new());
+    }
+
     #[test]
     fn only_a_runs_own_pids_and_groups_may_be_signalled() {
         let host = 4242;
