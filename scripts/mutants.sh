@@ -26,6 +26,9 @@ run() {
   # (`only_a_runs_own_pids_and_groups_may_be_signalled`); a mutated guard would only signal inside
   # the test's namespace, but it would also make every other kill test's outcome a matter of timing.
   [ "$name" = kill ] && kill_runner && exclude=(--exclude-re 'may_signal_(group|process)')
+  # Test helpers are not the code under test (cargo-mutants skips `#[cfg(test)]` but not
+  # `#[cfg(all(test, ...))]`), and code built only off Linux (`without_proc`) cannot be tested here.
+  exclude+=(--exclude-re 'tests::' --exclude-re 'without_proc::')
   echo "== mutants of $* (tests: $filter)"
   mkdir -p "mutants.out/$name"
   # --lib: the core's unit tests; the test binary's filter keeps each run to the module's own tests.

@@ -214,13 +214,6 @@ fn still_ours(target: &KillTarget, pid: u32, members: &[u32]) -> bool {
             .is_some_and(|m| procs::marker_with(pid, &stat).as_deref() == Some(m))
 }
 
-#[cfg(not(target_os = "linux"))]
-fn still_ours(target: &KillTarget, pid: u32, _members: &[u32]) -> bool {
-    // Without /proc only the group can be checked.
-    nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(pid as i32)))
-        .is_ok_and(|g| g.as_raw() == target.pgid)
-}
-
 /// A run its cgroup tracks is known by the cgroup alone: every descendant is born in it, whatever it
 /// does with the marker, its group or its session; only root can move a process out. Its live members
 /// (zombies aside), or `None` where the run has no readable cgroup and the walk must find it.
@@ -252,11 +245,6 @@ fn live_processes_now(target: &KillTarget) -> Vec<u32> {
         Some(snapshot) => select(target, &snapshot),
         None => group_fallback(target),
     }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn live_processes_now(target: &KillTarget) -> Vec<u32> {
-    group_fallback(target)
 }
 
 #[cfg(target_os = "linux")]
@@ -415,12 +403,12 @@ mod procs {
 
     /// How often, and how far apart, an empty environment is read again while its process is
     /// between the two halves of an `execve`.
-    const SETTLE_TRIES: u32 = 50;
+    pub(super) const SETTLE_TRIES: u32 = 50;
     const SETTLE_PAUSE: Duration = Duration::from_micros(100);
     /// One read of an environment takes this much at once (most are a few KiB).
     const ENVIRON_READ: usize = 128 * 1024;
     /// How many failed reads in a row are waited out (an exec's are a few; pid 1's are for good).
-    const FAILED_READ_TRIES: u32 = 30;
+    pub(super) const FAILED_READ_TRIES: u32 = 30;
     /// `PF_KTHREAD` in `/proc/<pid>/stat`'s flags: kernel threads have no environment at all.
     const PF_KTHREAD: u64 = 0x0020_0000;
 
@@ -438,34 +426,69 @@ mod procs {
             return None;
         }
         let environ = format!("/proc/{pid}/environ");
-        let find = |env: Vec<u8>| {
-            env.split(|b| *b == 0)
-                .find_map(|var| var.strip_prefix(prefix))
-                .map(|v| String::from_utf8_lossy(v).into_owned())
-        };
+        let env = settle(
+            || look(pid, &environ),
+            || may_settle(pid) && !unreadable_for_good(pid, stat),
+            || remember_unreadable(pid, stat),
+            || std::thread::sleep(SETTLE_PAUSE),
+        )?;
+        env.split(|b| *b == 0)
+            .find_map(|var| var.strip_prefix(prefix))
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+    }
+
+    /// What one look at a process's environment found.
+    #[derive(Debug)]
+    pub(super) enum Look {
+        /// Its environment (empty for a process that has none, `env -i`'s).
+        Environ(Vec<u8>),
+        /// Empty, with an empty command line: between the two halves of an `execve`.
+        MidExec,
+        /// The read failed (ESRCH, EACCES: an exec's moment, or for good).
+        Failed,
+        /// Gone.
+        Gone,
+    }
+
+    fn look(pid: u32, environ: &str) -> Look {
+        match read_environ(environ) {
+            Ok(env) if !env.is_empty() => Look::Environ(env),
+            Ok(_) => match std::fs::read(format!("/proc/{pid}/cmdline")) {
+                Err(_) => Look::Gone,
+                Ok(cmdline) if cmdline.is_empty() => Look::MidExec,
+                // Its exec may have finished between the two reads: once more.
+                Ok(_) => read_environ(environ).map_or(Look::Gone, Look::Environ),
+            },
+            Err(_) => Look::Failed,
+        }
+    }
+
+    /// The rules of waiting (see `read_marker`), apart from `/proc` so they are tested with scripted
+    /// looks: an environment or a process gone ends it; a moment mid-exec is waited out; a failed read
+    /// is tried again while `may_retry_failure` (the process is ours to read and not known to be
+    /// unreadable for good), up to `FAILED_READ_TRIES` times, and then `remembered` unreadable.
+    pub(super) fn settle(
+        mut look: impl FnMut() -> Look,
+        may_retry_failure: impl Fn() -> bool,
+        remember: impl FnOnce(),
+        pause: impl Fn(),
+    ) -> Option<Vec<u8>> {
         let mut failures = 0;
         for _ in 0..SETTLE_TRIES {
-            match read_environ(&environ) {
-                Ok(env) if !env.is_empty() => return find(env),
-                Ok(_) => {
-                    let exec_done = std::fs::read(format!("/proc/{pid}/cmdline"))
-                        .map(|c| !c.is_empty())
-                        .ok()?;
-                    if exec_done {
-                        // Its exec may have finished between the two reads: once more.
-                        return find(read_environ(&environ).ok()?);
-                    }
-                }
-                Err(_) if !may_settle(pid) || unreadable_for_good(pid, stat) => return None,
-                Err(_) => {
+            match look() {
+                Look::Environ(env) => return Some(env),
+                Look::Gone => return None,
+                Look::MidExec => {}
+                Look::Failed if !may_retry_failure() => return None,
+                Look::Failed => {
                     failures += 1;
                     if failures > FAILED_READ_TRIES {
-                        remember_unreadable(pid, stat);
+                        remember();
                         return None;
                     }
                 }
             }
-            std::thread::sleep(SETTLE_PAUSE);
+            pause();
         }
         None
     }
@@ -497,12 +520,12 @@ mod procs {
     /// Bounded: a few exist on a machine; the oldest entries go first.
     static UNREADABLE: Mutex<Vec<(u32, u64)>> = Mutex::new(Vec::new());
 
-    fn unreadable_for_good(pid: u32, stat: &Stat) -> bool {
+    pub(super) fn unreadable_for_good(pid: u32, stat: &Stat) -> bool {
         let known = UNREADABLE.lock().unwrap_or_else(|e| e.into_inner());
         known.contains(&(pid, stat.start_time))
     }
 
-    fn remember_unreadable(pid: u32, stat: &Stat) {
+    pub(super) fn remember_unreadable(pid: u32, stat: &Stat) {
         let mut known = UNREADABLE.lock().unwrap_or_else(|e| e.into_inner());
         if !known.contains(&(pid, stat.start_time)) {
             if known.len() >= 64 {
@@ -514,7 +537,7 @@ mod procs {
 
     /// Whether a failed read of `pid`'s environment may succeed in a moment: it still exists, and it
     /// is ours to read (our own user's, or we are root).
-    fn may_settle(pid: u32) -> bool {
+    pub(super) fn may_settle(pid: u32) -> bool {
         use std::os::unix::fs::MetadataExt;
         let me = nix::unistd::geteuid();
         std::fs::metadata(format!("/proc/{pid}"))
@@ -522,10 +545,27 @@ mod procs {
     }
 }
 
+/// Off Linux there is no `/proc` to walk: a run is its process group. (A module of its own so the
+/// mutation runs here, which cannot build it, leave it out by name: `scripts/mutants.sh`.)
 #[cfg(not(target_os = "linux"))]
-fn live_processes(target: &KillTarget) -> Vec<u32> {
-    group_fallback(target)
+mod without_proc {
+    use super::{group_fallback, KillTarget};
+
+    pub fn still_ours(target: &KillTarget, pid: u32, _members: &[u32]) -> bool {
+        nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(pid as i32)))
+            .is_ok_and(|g| g.as_raw() == target.pgid)
+    }
+
+    pub fn live_processes_now(target: &KillTarget) -> Vec<u32> {
+        group_fallback(target)
+    }
+
+    pub fn live_processes(target: &KillTarget) -> Vec<u32> {
+        group_fallback(target)
+    }
 }
+#[cfg(not(target_os = "linux"))]
+use without_proc::{live_processes, live_processes_now, still_ours};
 
 /// Without `/proc`: the group is alive while signal 0 reaches it (zombies included).
 #[allow(dead_code)]
@@ -1018,6 +1058,153 @@ mod tests {
             after.iter().any(|p| p.pid == pid),
             "a walk older than FRESH_FOR was reused"
         );
+    }
+
+    /// The waiting rules of a marker read, with scripted looks: how many looks each sequence takes,
+    /// and what it ends with.
+    #[test]
+    fn a_marker_read_waits_out_an_exec_and_failed_reads_of_its_own_processes_only() {
+        use procs::{settle, Look, FAILED_READ_TRIES, SETTLE_TRIES};
+        let run = |script: Vec<Look>, ours: bool| {
+            let script = std::cell::RefCell::new(script.into_iter());
+            let (looks, remembered) = (std::cell::Cell::new(0), std::cell::Cell::new(false));
+            let found = settle(
+                || {
+                    looks.set(looks.get() + 1);
+                    script.borrow_mut().next().unwrap_or(Look::Failed)
+                },
+                || ours,
+                || remembered.set(true),
+                || {},
+            );
+            (found, looks.get(), remembered.get())
+        };
+        let env = || Look::Environ(b"A=1".to_vec());
+        // A moment mid-exec and a few failed reads (an exec's) are waited out.
+        let mut script: Vec<Look> = (0..5).map(|_| Look::Failed).collect();
+        script.extend([Look::MidExec, Look::MidExec, env()]);
+        assert_eq!(run(script, true), (Some(b"A=1".to_vec()), 8, false));
+        // As many failures as are waited out, and the read after them counts.
+        let mut script: Vec<Look> = (0..FAILED_READ_TRIES).map(|_| Look::Failed).collect();
+        script.push(env());
+        assert_eq!(
+            run(script, true).0.as_deref(),
+            Some(&b"A=1"[..]),
+            "the last waited-out failure was not tried again"
+        );
+        // One more and it is given up and remembered.
+        assert_eq!(
+            run(Vec::new(), true),
+            (None, FAILED_READ_TRIES as usize + 1, true)
+        );
+        // A process not ours to read (or known unreadable) is not waited on at all.
+        assert_eq!(run(vec![Look::Failed, env()], false), (None, 1, false));
+        // Gone is gone; an environment that stays mid-exec is given up after SETTLE_TRIES looks.
+        assert_eq!(run(vec![Look::Gone, env()], true), (None, 1, false));
+        let script: Vec<Look> = (0..SETTLE_TRIES + 1).map(|_| Look::MidExec).collect();
+        assert_eq!(run(script, true), (None, SETTLE_TRIES as usize, false));
+    }
+
+    /// Processes unreadable for good are remembered by pid and start time (a reused pid is another
+    /// process), and the memory is bounded, oldest first out.
+    #[test]
+    fn unreadable_processes_are_remembered_by_pid_and_start_time_within_a_bound() {
+        let stat = |start: u64| {
+            procs::parse_stat(&format!(
+                "1 (x) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 {start} 0 0"
+            ))
+            .unwrap()
+        };
+        // Pids no process here has (above the kernel's pid_max of 4194304).
+        let base = 4_300_000_u32;
+        assert!(!procs::unreadable_for_good(base, &stat(7)));
+        procs::remember_unreadable(base, &stat(7));
+        assert!(procs::unreadable_for_good(base, &stat(7)));
+        assert!(!procs::unreadable_for_good(base, &stat(8)), "a reused pid");
+        procs::remember_unreadable(base, &stat(7));
+        for i in 1..=64 {
+            procs::remember_unreadable(base + i, &stat(7));
+        }
+        assert!(
+            !procs::unreadable_for_good(base, &stat(7)),
+            "the oldest is forgotten past the bound"
+        );
+        assert!(procs::unreadable_for_good(base + 64, &stat(7)));
+    }
+
+    /// A failed read may settle only for a process that exists and is ours to read: our own user's,
+    /// or anyone's when we are root.
+    #[test]
+    fn only_processes_we_may_read_are_waited_on() {
+        assert!(procs::may_settle(std::process::id()));
+        assert!(!procs::may_settle(4_300_000), "a pid no process has");
+        let root = nix::unistd::geteuid().is_root();
+        let mut other = Command::new("sleep");
+        other.arg("30");
+        if root {
+            // SAFETY: setuid between fork and exec, in the child only.
+            unsafe {
+                other.pre_exec(|| {
+                    nix::unistd::setuid(nix::unistd::Uid::from_raw(65534)).map_err(Into::into)
+                });
+            }
+        }
+        let mut other = ChildGuard(other.spawn().unwrap());
+        let pid = other.0.id();
+        // Wait until the child runs as the other user (its /proc entry says so after the setuid).
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while root && procs::read_stat(pid).is_some() && !owned_by(pid, 65534) {
+            assert!(
+                Instant::now() < deadline,
+                "the child never became uid 65534"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert!(procs::may_settle(pid), "ours, or anyone's as root");
+        let _ = other.0.kill();
+        // Not root: a process of root's (pid 1 outside a PID namespace of our own) is not ours.
+        if !root {
+            if let Some(p) = (1..64).find(|&p| owned_by(p, 0)) {
+                assert!(!procs::may_settle(p), "root's process {p}");
+            }
+        }
+    }
+
+    /// A child process ended (killed and reaped) when the test ends, passing or not.
+    struct ChildGuard(std::process::Child);
+
+    impl Drop for ChildGuard {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    fn owned_by(pid: u32, uid: u32) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == uid)
+    }
+
+    /// An environment larger than one read (128 KiB) is read whole: the marker, last, is found.
+    #[test]
+    fn a_marker_after_a_large_environment_is_found() {
+        let big = "x".repeat(100 * 1024);
+        let mut cmd = Command::new("sleep");
+        // Named to come first: Command passes its variables in the order of their names.
+        cmd.arg("30")
+            .env_clear()
+            .env("AA_BIG1", &big)
+            .env("AA_BIG2", &big);
+        cmd.env(crate::kill::SESSION_MARKER_VAR, "after-the-big-ones");
+        let child = ChildGuard(cmd.spawn().unwrap());
+        let pid = child.0.id();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| !c.starts_with(b"sleep"))
+        {
+            assert!(Instant::now() < deadline, "sleep never started");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert_eq!(procs::marker_of(pid).as_deref(), Some("after-the-big-ones"));
     }
 
     /// Where `/proc` cannot be read (and off Linux), a run is its group: alive, as its leader's pid,
