@@ -428,13 +428,19 @@ mod procs {
         let environ = format!("/proc/{pid}/environ");
         let env = settle(
             || look(pid, &environ),
-            || may_settle(pid) && !unreadable_for_good(pid, stat),
+            || may_retry_failed_read(pid, stat),
             || remember_unreadable(pid, stat),
             || std::thread::sleep(SETTLE_PAUSE),
         )?;
         env.split(|b| *b == 0)
             .find_map(|var| var.strip_prefix(prefix))
             .map(|v| String::from_utf8_lossy(v).into_owned())
+    }
+
+    /// Whether a failed read of `pid`'s environment is worth another try: the process is ours to
+    /// read and not known to be unreadable for good.
+    pub(super) fn may_retry_failed_read(pid: u32, stat: &Stat) -> bool {
+        may_settle(pid) && !unreadable_for_good(pid, stat)
     }
 
     /// What one look at a process's environment found.
@@ -1133,9 +1139,20 @@ mod tests {
     }
 
     /// A failed read may settle only for a process that exists and is ours to read: our own user's,
-    /// or anyone's when we are root.
+    /// or anyone's when we are root; one remembered as unreadable for good is not tried again.
     #[test]
     fn only_processes_we_may_read_are_waited_on() {
+        let me = std::process::id();
+        let my_stat = procs::read_stat(me).unwrap();
+        assert!(procs::may_retry_failed_read(me, &my_stat));
+        assert!(!procs::may_retry_failed_read(4_300_001, &my_stat));
+        let mut child = ChildGuard(Command::new("sleep").arg("30").spawn().unwrap());
+        let pid = child.0.id();
+        let stat = procs::read_stat(pid).unwrap();
+        assert!(procs::may_retry_failed_read(pid, &stat));
+        procs::remember_unreadable(pid, &stat);
+        assert!(!procs::may_retry_failed_read(pid, &stat), "remembered");
+        let _ = child.0.kill();
         assert!(procs::may_settle(std::process::id()));
         assert!(!procs::may_settle(4_300_000), "a pid no process has");
         let root = nix::unistd::geteuid().is_root();
