@@ -33,6 +33,8 @@ pub mod hidden;
 #[cfg(target_os = "linux")]
 pub mod landlock;
 pub mod macos;
+#[cfg(target_os = "linux")]
+mod notify_wait;
 mod path_index;
 pub mod policy;
 #[cfg(target_os = "linux")]

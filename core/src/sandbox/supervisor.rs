@@ -15,10 +15,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::io::unix::AsyncFd;
-use tokio::io::Interest;
-
 use super::caller_memory;
+use super::notify_wait;
 use super::policy::{DenyRule, FsPolicy};
 use super::unix_connect;
 use super::unix_send::{self, Message, To};
@@ -114,7 +112,9 @@ enum ConnectTo {
 /// Connects and sends a run may have waiting at once (each holds a blocking thread).
 const MAX_IN_FLIGHT: usize = 16;
 
-/// Start supervising `listener` on the current runtime.
+/// Start supervising `listener`: its notifications are answered on a thread of the run's own while
+/// there are few runs, else on the current runtime (see `notify_wait` for why), and connects and
+/// sends made for the caller, which can block, on the runtime's blocking pool.
 pub fn spawn(
     listener: OwnedFd,
     policy: Arc<FsPolicy>,
@@ -122,88 +122,117 @@ pub fn spawn(
     proxy: Option<std::net::SocketAddr>,
     clients: Option<Arc<super::proxy::Clients>>,
     log: Arc<DenialLog>,
-) -> std::io::Result<tokio::task::JoinHandle<()>> {
+) -> std::io::Result<()> {
     sync_wake_up(&listener);
-    // SAFETY: the listener is an OwnedFd owned by the AsyncFd from here on; nothing else closes it.
-    // Shared with the blocking tasks that answer connects and sends, so it stays open until they have answered.
-    let fd = Arc::new(unsafe { AsyncFd::register_with_interest(listener, Interest::READABLE) }?);
+    let runtime = tokio::runtime::Handle::current();
+    let blocking = runtime.clone();
+    let fd = Arc::new(listener);
     let in_flight = Arc::new(AtomicUsize::new(0));
-    Ok(tokio::spawn(async move {
-        loop {
-            let Ok(mut guard) = fd.readable().await else {
-                break;
-            };
-            if guard.ready().is_read_closed() && !pending(fd.get_ref()) {
-                // Every process using the filter is gone.
-                break;
-            }
-            if !pending(fd.get_ref()) {
-                guard.clear_ready();
-                continue;
-            }
-            // SAFETY: RECV fills a zeroed seccomp_notif; a notification is pending, so it does not block.
-            let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
-            let rc = unsafe {
-                libc::ioctl(
-                    fd.get_ref().as_raw_fd(),
-                    libc::SECCOMP_IOCTL_NOTIF_RECV,
-                    &mut req,
-                )
-            };
-            if rc < 0 {
-                // ENOENT: the caller died before we read its call.
-                continue;
-            }
-            let verdict = decide(&req, &policy, network, proxy);
-            // What a verdict does beyond letting the call through (a record, a refusal, a connect or
-            // send made for the caller) rests on what was read from the caller's memory, which was
-            // the caller's only if its call is still live. Letting it through needs no such check
-            // (one ioctl less on every write): the kernel refuses an answer to a call that is gone.
-            if !matches!(verdict, Verdict::Continue) && !id_valid(fd.get_ref(), req.id) {
-                continue;
-            }
-            match verdict {
-                Verdict::Continue => answer(fd.get_ref(), req.id, Answer::Continue),
-                Verdict::Deny(errno, denial) => {
-                    log.record(denial);
-                    answer(fd.get_ref(), req.id, Answer::Error(errno));
+    let listener = fd.clone();
+    notify_wait::wait_on(
+        fd,
+        move || {
+            // Everything pending now; then the pool waits again.
+            while pending(&listener) {
+                // SAFETY: RECV fills a zeroed seccomp_notif; a notification is pending, and only
+                // this server takes the run's, so it does not block.
+                let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+                let rc = unsafe {
+                    libc::ioctl(
+                        listener.as_raw_fd(),
+                        libc::SECCOMP_IOCTL_NOTIF_RECV,
+                        &mut req,
+                    )
+                };
+                if rc < 0 {
+                    // ENOENT: the caller died before we read its call.
+                    continue;
                 }
-                Verdict::Fail(errno) => answer(fd.get_ref(), req.id, Answer::Error(errno)),
-                verdict @ (Verdict::Connect { .. } | Verdict::Send(_)) => {
-                    // A connect or a send can block (a full listener or receiver), so not on the
-                    // runtime; and a run may hold only a few blocking threads that way, or it could
-                    // starve every session's blocking work. Beyond them the caller hears EAGAIN, as
-                    // from a full listener.
-                    if in_flight.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT {
-                        in_flight.fetch_sub(1, Ordering::AcqRel);
-                        answer(fd.get_ref(), req.id, Answer::Error(libc::EAGAIN));
-                        continue;
+                let verdict = decide(&req, &policy, network, proxy);
+                // What a verdict does beyond letting the call through (a record, a refusal, a
+                // connect or send made for the caller) rests on what was read from the caller's
+                // memory, which was the caller's only if its call is still live. Letting it through
+                // needs no such check (one ioctl less on every write): the kernel refuses an answer
+                // to a call that is gone.
+                if !matches!(verdict, Verdict::Continue) && !id_valid(&listener, req.id) {
+                    continue;
+                }
+                match verdict {
+                    Verdict::Continue => answer(&listener, req.id, Answer::Continue),
+                    Verdict::Deny(errno, denial) => {
+                        log.record(denial);
+                        answer(&listener, req.id, Answer::Error(errno));
                     }
-                    let (fd, log, in_flight) = (fd.clone(), log.clone(), in_flight.clone());
-                    let clients = clients.clone();
-                    tokio::task::spawn_blocking(move || {
-                        match verdict {
-                            Verdict::Connect { fd: socket, to } => {
-                                let result = connect_for(
-                                    fd.get_ref(),
-                                    &req,
-                                    socket,
-                                    &to,
-                                    &log,
-                                    clients.as_deref(),
-                                );
-                                let reply = result.map_or_else(Answer::Error, |()| Answer::Success);
-                                answer(fd.get_ref(), req.id, reply);
-                            }
-                            Verdict::Send(job) => send_for(fd.get_ref(), &req, *job, &log),
-                            _ => unreachable!("only connects and sends are made here"),
+                    Verdict::Fail(errno) => answer(&listener, req.id, Answer::Error(errno)),
+                    verdict @ (Verdict::Connect { .. } | Verdict::Send(_)) => {
+                        // A connect or a send can block (a full listener or receiver), so not here;
+                        // and a run may hold only a few blocking threads that way, or it could
+                        // starve every session's blocking work. Beyond them the caller hears
+                        // EAGAIN, as from a full listener.
+                        if in_flight.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT {
+                            in_flight.fetch_sub(1, Ordering::AcqRel);
+                            answer(&listener, req.id, Answer::Error(libc::EAGAIN));
+                            continue;
                         }
-                        in_flight.fetch_sub(1, Ordering::AcqRel);
-                    });
+                        let job = BlockingJob {
+                            listener: listener.clone(),
+                            id: req.id,
+                            answered: false,
+                            in_flight: in_flight.clone(),
+                        };
+                        let (log, clients) = (log.clone(), clients.clone());
+                        blocking.spawn_blocking(move || {
+                            let mut job = job;
+                            match verdict {
+                                Verdict::Connect { fd: socket, to } => {
+                                    let result = connect_for(
+                                        &job.listener,
+                                        &req,
+                                        socket,
+                                        &to,
+                                        &log,
+                                        clients.as_deref(),
+                                    );
+                                    let reply =
+                                        result.map_or_else(Answer::Error, |()| Answer::Success);
+                                    answer(&job.listener, req.id, reply);
+                                }
+                                Verdict::Send(send) => send_for(&job.listener, &req, *send, &log),
+                                _ => unreachable!("only connects and sends are made here"),
+                            }
+                            job.answered = true;
+                        });
+                    }
                 }
             }
+            if hung_up(&listener) && !pending(&listener) {
+                // Every process using the filter is gone.
+                notify_wait::Served::Done
+            } else {
+                notify_wait::Served::More
+            }
+        },
+        &runtime,
+    )?;
+    Ok(())
+}
+
+/// A connect or send handed to the runtime's blocking pool. Should the runtime drop it unrun (it is
+/// shutting down), the caller is still answered (`EAGAIN`) rather than left waiting for good.
+struct BlockingJob {
+    listener: Arc<OwnedFd>,
+    id: u64,
+    answered: bool,
+    in_flight: Arc<AtomicUsize>,
+}
+
+impl Drop for BlockingJob {
+    fn drop(&mut self) {
+        if !self.answered {
+            answer(&self.listener, self.id, Answer::Error(libc::EAGAIN));
         }
-    }))
+        self.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Ask the kernel to hand each notification to the supervisor, and its answer back to the caller, on
@@ -605,7 +634,7 @@ fn decide_send(
     }))
 }
 
-/// Is a notification waiting? (Checked before RECV, which would otherwise block the runtime.)
+/// Is a notification waiting? (Checked before RECV, which would otherwise block.)
 fn pending(fd: &OwnedFd) -> bool {
     let mut p = libc::pollfd {
         fd: fd.as_raw_fd(),
@@ -615,6 +644,18 @@ fn pending(fd: &OwnedFd) -> bool {
     // SAFETY: poll on one fd, no wait.
     let n = unsafe { libc::poll(&mut p, 1, 0) };
     n > 0 && p.revents & libc::POLLIN != 0
+}
+
+/// Has every process using the filter gone?
+fn hung_up(fd: &OwnedFd) -> bool {
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: poll on one fd, no wait.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents & libc::POLLHUP != 0
 }
 
 /// Is the notification still for a live call (so the pid we read from was the caller's)?
