@@ -1,8 +1,9 @@
 //! The supervisor of a sandboxed run: answers the seccomp notifications of its processes, refuses what
 //! the policy forbids, and keeps a record of each refusal (operation, path, rule, process).
 //!
-//! It runs as one task on the async runtime per sandboxed run, woken by the notification fd, and ends
-//! when the last process using the filter is gone. File paths are read from the caller's memory and
+//! It is woken by the run's notification fd, on a thread of the run's own while few runs are supervised
+//! (else on the async runtime; `notify_wait` says why), and ends when the last process using the
+//! filter is gone. File paths are read from the caller's memory and
 //! resolved the way the kernel will resolve them (the caller's cwd or directory fd, symbolic links,
 //! `/proc/self` as the caller); a path that cannot be resolved is left to the kernel, whose Landlock
 //! rules and read-only mounts enforce the same policy. A record is therefore never a guess: every
