@@ -133,8 +133,16 @@ pub fn spawn(
     notify_wait::wait_on(
         fd,
         move || {
-            // Everything pending now; then the pool waits again.
-            while pending(&listener) {
+            // Everything pending now; then the waiter waits again, unless the filter's users are gone.
+            loop {
+                let state = state_now(&listener);
+                if state & libc::POLLIN == 0 {
+                    return if state & libc::POLLHUP != 0 {
+                        notify_wait::Served::Done
+                    } else {
+                        notify_wait::Served::More
+                    };
+                }
                 // SAFETY: RECV fills a zeroed seccomp_notif; a notification is pending, and only
                 // this server takes the run's, so it does not block.
                 let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
@@ -205,12 +213,6 @@ pub fn spawn(
                         });
                     }
                 }
-            }
-            if hung_up(&listener) && !pending(&listener) {
-                // Every process using the filter is gone.
-                notify_wait::Served::Done
-            } else {
-                notify_wait::Served::More
             }
         },
         &runtime,
@@ -635,8 +637,10 @@ fn decide_send(
     }))
 }
 
-/// Is a notification waiting? (Checked before RECV, which would otherwise block.)
-fn pending(fd: &OwnedFd) -> bool {
+/// The notification fd's state now (a `poll` with no wait): `POLLIN` while a notification waits
+/// (checked before RECV, which would otherwise block), `POLLHUP` once every process using the filter
+/// is gone.
+fn state_now(fd: &OwnedFd) -> libc::c_short {
     let mut p = libc::pollfd {
         fd: fd.as_raw_fd(),
         events: libc::POLLIN,
@@ -644,19 +648,11 @@ fn pending(fd: &OwnedFd) -> bool {
     };
     // SAFETY: poll on one fd, no wait.
     let n = unsafe { libc::poll(&mut p, 1, 0) };
-    n > 0 && p.revents & libc::POLLIN != 0
-}
-
-/// Has every process using the filter gone?
-fn hung_up(fd: &OwnedFd) -> bool {
-    let mut p = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: poll on one fd, no wait.
-    let n = unsafe { libc::poll(&mut p, 1, 0) };
-    n > 0 && p.revents & libc::POLLHUP != 0
+    if n > 0 {
+        p.revents
+    } else {
+        0
+    }
 }
 
 /// Is the notification still for a live call (so the pid we read from was the caller's)?
