@@ -23,8 +23,18 @@ test('a run that cd-s elsewhere does not make that directory the next run\'s wri
   const first = await run({ command: `cd ${elsewhere}`, cwd: root, trackCwd: true, scopeKey, sandbox: true });
   assert.equal(first.exitCode, 0, first.output);
   assert.equal(native.trackedCwd(scopeKey), fs.realpathSync(elsewhere));
-  // The next run starts in the tracked directory, but may still write only beneath `root`.
-  const second = await run({ command: 'pwd; touch escaped; true', trackCwd: true, scopeKey, sandbox: true });
+  // The next run starts in the tracked directory, but may still write only beneath the host's
+  // directory, its root: `root` here (were it the runner's own cwd, /tmp say, `elsewhere` would lie
+  // inside it and rightly be writable).
+  const hostCwd = process.cwd();
+  process.chdir(root);
+  let second;
+  try {
+    second = await run({ command: 'pwd; touch escaped; true', trackCwd: true, scopeKey, sandbox: true });
+  } finally {
+    process.chdir(hostCwd);
+  }
+  assert.deepEqual(second.sandbox.writableRoots.filter((r) => r === fs.realpathSync(elsewhere)), []);
   assert.match(second.output, new RegExp(fs.realpathSync(elsewhere)));
   assert.equal(fs.existsSync(path.join(elsewhere, 'escaped')), false, 'wrote in the tracked directory');
   assert.ok(second.sandbox.denials.length > 0, JSON.stringify(second.sandbox));
