@@ -1053,12 +1053,11 @@ mod tests {
         });
         assert!(shared, "no two snapshots in a row were the same walk");
         let before = procs::snapshot().unwrap();
-        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
-        let pid = child.id();
+        let child = ChildGuard(Command::new("sleep").arg("30").spawn().unwrap());
+        let pid = child.0.id();
         std::thread::sleep(procs::FRESH_FOR + Duration::from_millis(5));
         let after = procs::snapshot().unwrap();
-        let _ = child.kill();
-        let _ = child.wait();
+        drop(child);
         assert!(!before.iter().any(|p| p.pid == pid));
         assert!(
             after.iter().any(|p| p.pid == pid),
@@ -1215,12 +1214,7 @@ mod tests {
         cmd.env(crate::kill::SESSION_MARKER_VAR, "after-the-big-ones");
         let child = ChildGuard(cmd.spawn().unwrap());
         let pid = child.0.id();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| !c.starts_with(b"sleep"))
-        {
-            assert!(Instant::now() < deadline, "sleep never started");
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        wait_for_exec(pid, "sleep");
         assert_eq!(procs::marker_of(pid).as_deref(), Some("after-the-big-ones"));
     }
 

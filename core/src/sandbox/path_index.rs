@@ -4,10 +4,11 @@
 //! The supervisor asks it on every write a run makes (the protected paths: a root's start-up files,
 //! its git metadata, each `denyWrite` path, for every root), and a scan of `Path::starts_with` over
 //! the list, which compares component by component, was the largest part of the supervisor's own
-//! time (about 2 of the 7 us it spent deciding a file creation; issue 36's profile). Here the path's own ancestors are looked up by their bytes instead, once normalized the
-//! way `Path::components` reads a path (repeated and trailing separators and `.` dropped), so the
-//! answer is the one the scan gave: the first entry of the list, in its order, that the path starts
-//! with. Unix paths only (the sandbox is Linux's and macOS's): ancestors end at a `/`.
+//! time (about 2 of the 7 us it spent deciding a file creation; issue 36's profile). Here the path's
+//! own ancestors are looked up by their bytes instead, once normalized the way `Path::components`
+//! reads a path (repeated and trailing separators and `.` dropped), so the answer is the one the scan
+//! gave: the first entry of the list, in its order, that the path starts with. Unix paths only (the
+//! sandbox is Linux's and macOS's): ancestors end at a `/`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

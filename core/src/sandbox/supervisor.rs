@@ -1,12 +1,12 @@
 //! The supervisor of a sandboxed run: answers the seccomp notifications of its processes, refuses what
 //! the policy forbids, and keeps a record of each refusal (operation, path, rule, process).
 //!
-//! It is woken by the run's notification fd, on a thread of the run's own while few runs are supervised
-//! (else on the async runtime; `notify_wait` says why), and ends when the last process using the
-//! filter is gone. File paths are read from the caller's memory and
-//! resolved the way the kernel will resolve them (the caller's cwd or directory fd, symbolic links,
-//! `/proc/self` as the caller); a path that cannot be resolved is left to the kernel, whose Landlock
-//! rules and read-only mounts enforce the same policy. A record is therefore never a guess: every
+//! It is woken by the run's notification fd, on a thread of the run's own while few runs are
+//! supervised (else on the async runtime; `notify_wait` says why), and ends when the last process
+//! using the filter is gone. File paths are read from the caller's memory and resolved the way the
+//! kernel will resolve them (the caller's cwd or directory fd, symbolic links, `/proc/self` as the
+//! caller); a path that cannot be resolved is left to the kernel, whose Landlock rules and read-only
+//! mounts enforce the same policy. A record is therefore never a guess: every
 //! entry is an operation the supervisor itself refused.
 
 use std::ffi::OsStr;
@@ -126,98 +126,115 @@ pub fn spawn(
 ) -> std::io::Result<()> {
     sync_wake_up(&listener);
     let runtime = tokio::runtime::Handle::current();
-    let blocking = runtime.clone();
-    let fd = Arc::new(listener);
-    let in_flight = Arc::new(AtomicUsize::new(0));
-    let listener = fd.clone();
-    notify_wait::wait_on(
-        fd,
-        move || {
-            // Everything pending now; then the waiter waits again, unless the filter's users are gone.
-            loop {
-                let state = state_now(&listener);
-                if state & libc::POLLIN == 0 {
-                    return if state & libc::POLLHUP != 0 {
-                        notify_wait::Served::Done
-                    } else {
-                        notify_wait::Served::More
-                    };
-                }
-                // SAFETY: RECV fills a zeroed seccomp_notif; a notification is pending, and only
-                // this server takes the run's, so it does not block.
-                let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
-                let rc = unsafe {
-                    libc::ioctl(
-                        listener.as_raw_fd(),
-                        libc::SECCOMP_IOCTL_NOTIF_RECV,
-                        &mut req,
-                    )
-                };
-                if rc < 0 {
-                    // ENOENT: the caller died before we read its call.
-                    continue;
-                }
-                let verdict = decide(&req, &policy, network, proxy);
-                // What a verdict does beyond letting the call through (a record, a refusal, a
-                // connect or send made for the caller) rests on what was read from the caller's
-                // memory, which was the caller's only if its call is still live. Letting it through
-                // needs no such check (one ioctl less on every write): the kernel refuses an answer
-                // to a call that is gone.
-                if !matches!(verdict, Verdict::Continue) && !id_valid(&listener, req.id) {
-                    continue;
-                }
-                match verdict {
-                    Verdict::Continue => answer(&listener, req.id, Answer::Continue),
-                    Verdict::Deny(errno, denial) => {
-                        log.record(denial);
-                        answer(&listener, req.id, Answer::Error(errno));
-                    }
-                    Verdict::Fail(errno) => answer(&listener, req.id, Answer::Error(errno)),
-                    verdict @ (Verdict::Connect { .. } | Verdict::Send(_)) => {
-                        // A connect or a send can block (a full listener or receiver), so not here;
-                        // and a run may hold only a few blocking threads that way, or it could
-                        // starve every session's blocking work. Beyond them the caller hears
-                        // EAGAIN, as from a full listener.
-                        if in_flight.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT {
-                            in_flight.fetch_sub(1, Ordering::AcqRel);
-                            answer(&listener, req.id, Answer::Error(libc::EAGAIN));
-                            continue;
-                        }
-                        let job = BlockingJob {
-                            listener: listener.clone(),
-                            id: req.id,
-                            answered: false,
-                            in_flight: in_flight.clone(),
-                        };
-                        let (log, clients) = (log.clone(), clients.clone());
-                        blocking.spawn_blocking(move || {
-                            let mut job = job;
-                            match verdict {
-                                Verdict::Connect { fd: socket, to } => {
-                                    let result = connect_for(
-                                        &job.listener,
-                                        &req,
-                                        socket,
-                                        &to,
-                                        &log,
-                                        clients.as_deref(),
-                                    );
-                                    let reply =
-                                        result.map_or_else(Answer::Error, |()| Answer::Success);
-                                    answer(&job.listener, req.id, reply);
-                                }
-                                Verdict::Send(send) => send_for(&job.listener, &req, *send, &log),
-                                _ => unreachable!("only connects and sends are made here"),
-                            }
-                            job.answered = true;
-                        });
-                    }
-                }
-            }
-        },
-        &runtime,
-    )?;
+    let listener = Arc::new(listener);
+    let server = Server {
+        listener: listener.clone(),
+        policy,
+        network,
+        proxy,
+        clients,
+        log,
+        in_flight: Arc::new(AtomicUsize::new(0)),
+        blocking: runtime.clone(),
+    };
+    notify_wait::wait_on(listener, move || server.serve_pending(), &runtime)?;
     Ok(())
+}
+
+/// What answers one run's notifications: its policy and record, and the connects and sends it has
+/// in flight on the runtime's blocking pool.
+struct Server {
+    listener: Arc<OwnedFd>,
+    policy: Arc<FsPolicy>,
+    network: bool,
+    proxy: Option<std::net::SocketAddr>,
+    clients: Option<Arc<super::proxy::Clients>>,
+    log: Arc<DenialLog>,
+    in_flight: Arc<AtomicUsize>,
+    blocking: tokio::runtime::Handle,
+}
+
+impl Server {
+    /// Everything pending now; then the waiter waits again, unless the filter's users are gone.
+    fn serve_pending(&self) -> notify_wait::Served {
+        loop {
+            let state = state_now(&self.listener);
+            if state & libc::POLLIN == 0 {
+                return if state & libc::POLLHUP != 0 {
+                    notify_wait::Served::Done
+                } else {
+                    notify_wait::Served::More
+                };
+            }
+            // SAFETY: RECV fills a zeroed seccomp_notif; a notification is pending, and only this
+            // server takes the run's, so it does not block.
+            let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+            let rc = unsafe {
+                libc::ioctl(
+                    self.listener.as_raw_fd(),
+                    libc::SECCOMP_IOCTL_NOTIF_RECV,
+                    &mut req,
+                )
+            };
+            // Below 0: ENOENT, the caller died before we read its call.
+            if rc >= 0 {
+                self.answer_call(req);
+            }
+        }
+    }
+
+    fn answer_call(&self, req: libc::seccomp_notif) {
+        let verdict = decide(&req, &self.policy, self.network, self.proxy);
+        // What a verdict does beyond letting the call through (a record, a refusal, a connect or send
+        // made for the caller) rests on what was read from the caller's memory, which was the
+        // caller's only if its call is still live. Letting it through needs no such check (one ioctl
+        // less on every write): the kernel refuses an answer to a call that is gone.
+        if !matches!(verdict, Verdict::Continue) && !id_valid(&self.listener, req.id) {
+            return;
+        }
+        match verdict {
+            Verdict::Continue => answer(&self.listener, req.id, Answer::Continue),
+            Verdict::Deny(errno, denial) => {
+                self.log.record(denial);
+                answer(&self.listener, req.id, Answer::Error(errno));
+            }
+            Verdict::Fail(errno) => answer(&self.listener, req.id, Answer::Error(errno)),
+            verdict @ (Verdict::Connect { .. } | Verdict::Send(_)) => self.hand_over(req, verdict),
+        }
+    }
+
+    /// A connect or a send can block (a full listener or receiver), so not here; and a run may hold
+    /// only a few blocking threads that way, or it could starve every session's blocking work.
+    /// Beyond them the caller hears EAGAIN, as from a full listener.
+    fn hand_over(&self, req: libc::seccomp_notif, verdict: Verdict) {
+        if self.in_flight.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT {
+            self.in_flight.fetch_sub(1, Ordering::AcqRel);
+            answer(&self.listener, req.id, Answer::Error(libc::EAGAIN));
+            return;
+        }
+        let job = BlockingJob {
+            listener: self.listener.clone(),
+            id: req.id,
+            answered: false,
+            in_flight: self.in_flight.clone(),
+        };
+        let (log, clients) = (self.log.clone(), self.clients.clone());
+        self.blocking.spawn_blocking(move || {
+            // Moved in whole (its drop answers a caller left unanswered).
+            let mut job = job;
+            match verdict {
+                Verdict::Connect { fd: socket, to } => {
+                    let result =
+                        connect_for(&job.listener, &req, socket, &to, &log, clients.as_deref());
+                    let reply = result.map_or_else(Answer::Error, |()| Answer::Success);
+                    answer(&job.listener, req.id, reply);
+                }
+                Verdict::Send(send) => send_for(&job.listener, &req, *send, &log),
+                _ => unreachable!("only connects and sends are made here"),
+            }
+            job.answered = true;
+        });
+    }
 }
 
 /// A connect or send handed to the runtime's blocking pool. Should the runtime drop it unrun (it is
