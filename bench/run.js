@@ -6,6 +6,7 @@
 //   npm run bench            full run (a few minutes on 2 cores)
 //   npm run bench -- --quick under a minute
 //   npm run bench -- --only sandbox   one group (exec, tracking, sandbox, throughput, flood, sessions); prints only
+//   npm run bench -- --only pause     runs each after a pause, as an agent makes them (part of sandbox)
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -154,6 +155,31 @@ async function benchTracking() {
   record(`exec true, born in a tracking cgroup (v${how.cgroupVersion}, ${how.pipeSpawn ?? 'fork'}), median`, 'ms', mid(cgroup), { 'marker only': mid(marker) }, 'cost per run measured');
 }
 
+/** Runs as an agent makes them: each after a pause (the model thinking), not back to back. A move into a
+ *  cgroup after the spawn waits for an RCU grace period unless another move happened moments before,
+ *  so back-to-back loops never see what every real command can pay; these rows do. */
+async function benchAfterAPause(cwd) {
+  const runs = quick ? 10 : 40;
+  const pauseMs = 100;
+  const pause = () => new Promise((r) => setTimeout(r, pauseMs));
+  const paused = (opts) => async () => {
+    await pause();
+    const t = process.hrtime.bigint();
+    await api.exec({ command: 'true', cwd, ...opts });
+    return Number(process.hrtime.bigint() - t) / 1e6;
+  };
+  const kinds = { plain: {}, pty: { pty: true }, sandboxed: { sandbox: true }, 'sandboxed pty': { sandbox: true, pty: true } };
+  const times = Object.fromEntries(Object.keys(kinds).map((k) => [k, []]));
+  for (let i = 0; i < runs; i++) {
+    for (const [k, opts] of Object.entries(kinds)) times[k].push(await paused(opts)());
+  }
+  const med = (k) => stats(times[k]).median;
+  const plain = { 'agent-exec unsandboxed, after the same pause': med('plain') };
+  record(`exec true on a PTY, each after a ${pauseMs} ms pause, median`, 'ms', med('pty'), plain);
+  record(`sandboxed exec true, each after a ${pauseMs} ms pause, median`, 'ms', med('sandboxed'), plain);
+  record(`sandboxed exec true on a PTY, each after a ${pauseMs} ms pause, median`, 'ms', med('sandboxed pty'), plain);
+}
+
 /** The sandbox's cost on a run of `true`: agent-exec sandboxed against agent-exec plain, and against
  *  bubblewrap (what Codex and Claude Code's sandbox-runtime use on Linux) when it is installed. */
 async function benchSandbox() {
@@ -181,6 +207,7 @@ async function benchSandbox() {
   }
   record('sandboxed exec true, median', 'ms', ours.median, baselines, 'overhead measured, no goal');
   record('sandboxed exec true with memory and process limits (cgroup), median', 'ms', limited.median, { 'agent-exec unsandboxed': plain.median });
+  await benchAfterAPause(cwd);
   fs.rmSync(cwd, { recursive: true, force: true });
   // The confinement of a "yes" on analysis alone: a typical read-only command (`git status` in a small
   // repository) allowed by the read-only class (confined in a read-only sandbox) against the same
@@ -461,6 +488,14 @@ async function benchSessions() {
   // Parts of the sandbox group on their own (the group runs both).
   const parts = {
     proxy: benchProxy,
+    pause: async () => {
+      const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-exec-bench-pause-'));
+      try {
+        await benchAfterAPause(cwd);
+      } finally {
+        fs.rmSync(cwd, { recursive: true, force: true });
+      }
+    },
     workloads: () => require('./sandbox-workloads.js').benchSandboxWorkloads({ api, record, stats, quick }),
     containers: () => require('./containers.js').benchContainers({ api, record, stats, quick }),
   };

@@ -4,8 +4,8 @@
 //!
 //! Both hierarchies exist in the wild: cgroup v2 (one tree; the child needs the controllers delegated
 //! to our cgroup's subtree) and v1 (one tree per controller, as on this machine's hybrid layout). The
-//! run joins its cgroup from the forked child before exec, by writing `0` (itself) to `cgroup.procs`
-//! through descriptors opened here, so no descendant can be forked outside it.
+//! run joins its cgroup from the forked child before exec, by writing `0` (itself) to the file
+//! [`join_file`] names, through descriptors opened here, so no descendant can be forked outside it.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -192,6 +192,27 @@ pub struct RunCgroup {
     created: Vec<PathBuf>,
 }
 
+/// What a thread writes into a cgroup's `tasks` or `cgroup.procs` to move itself: `0`, "the writer".
+pub const SELF: &str = "0";
+
+/// The file a child of one thread (forked, or cloned without `CLONE_THREAD`, before it starts any)
+/// writes [`SELF`] into to join a cgroup of hierarchy `version`: `tasks` on v1, `cgroup.procs` on v2.
+///
+/// Why: a move of a process (`cgroup.procs`), or of a thread named by its id, takes the kernel's global
+/// lock against forks for writing, and that lock's writers wait for an RCU grace period unless another
+/// move happened moments before: 4 to 16 ms on this machine after a pause of 50 ms or more, which an
+/// agent always makes between two commands (kernel 6.18, 2026-11-26; back-to-back runs never see it).
+/// A thread moving itself alone (`0` into v1's `tasks`) cannot exit or exec under the move, so the
+/// kernel skips that lock: 40 us. A child of one thread moves whole that way. v2 has no such file
+/// outside threaded subtrees: there a child is born in its cgroup (`CLONE_INTO_CGROUP`) where it can be.
+pub fn join_file(version: u8) -> &'static str {
+    if version == 1 {
+        "tasks"
+    } else {
+        "cgroup.procs"
+    }
+}
+
 fn write_file(path: &Path, value: &str) -> std::io::Result<()> {
     let mut f = OpenOptions::new().write(true).open(path)?;
     f.write_all(value.as_bytes())
@@ -212,7 +233,7 @@ fn keyed(path: &Path, key: &str) -> u64 {
 
 impl RunCgroup {
     /// Create the run's cgroup under `host` named `name`, with the limits set. Returns the cgroup and
-    /// the `cgroup.procs` descriptors the child writes itself into.
+    /// the descriptors the child writes itself into ([`join_file`]).
     /// Without limits the cgroup still tracks the run's processes (in the pids hierarchy on v1).
     pub fn create(
         host: &CgroupHost,
@@ -269,7 +290,7 @@ impl RunCgroup {
             }
             let f: File = OpenOptions::new()
                 .write(true)
-                .open(dir.join("cgroup.procs"))?;
+                .open(dir.join(join_file(cg.version)))?;
             procs.push(OwnedFd::from(f));
         }
         Ok((cg, procs))
@@ -438,6 +459,76 @@ mod tests {
         let created = cg.created.clone();
         drop(procs);
         drop(cg);
+        assert!(created.iter().all(|d| !d.exists()));
+    }
+
+    /// A forked child (one thread) joins by writing itself into the join file, and what it starts is
+    /// born inside and counted. On v1 that file is `tasks`: a revert to `cgroup.procs` would still join,
+    /// but every run would again wait out an RCU grace period after a pause (the benchmark's
+    /// "after a pause" rows measure that; this test keeps the file the kernel serves without it).
+    #[test]
+    fn a_child_of_one_thread_joins_through_the_join_file_and_its_forks_are_counted() {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        let host = detect().filter(|h| h.has_pids());
+        if !crate::test_needs::runs_here("cgroup-limits", host.is_some()) {
+            return;
+        }
+        let host = host.expect("checked");
+        let name = format!("agent-exec-unit-join-{}", std::process::id());
+        let (cg, joins) = RunCgroup::create(&host, &name, None, Some(4)).unwrap();
+        let fds: Vec<i32> = joins.iter().map(|f| f.as_raw_fd()).collect();
+        // v1: a thread's own file, which the kernel moves its writer by without the global lock.
+        let expected = if host.version() == 1 {
+            "tasks"
+        } else {
+            "cgroup.procs"
+        };
+        for fd in &fds {
+            let path = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
+            assert!(path.ends_with(expected), "{}", path.display());
+        }
+        // Five background sleeps against a limit of four: the shell itself is one, so the fourth fork
+        // is refused. The shell lists its own cgroups first.
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg("cat /proc/self/cgroup; for i in 1 2 3 4 5; do sleep 30 >/dev/null 2>&1 & done")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        // SAFETY: only write(2) runs between fork and exec, on descriptors opened before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                for &fd in &fds {
+                    crate::spawn::child_setup::join_cgroup(fd)?;
+                }
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        // The sleeps that did start are the cgroup's members: end them before asserting.
+        for file in cg.procs_files() {
+            for pid in std::fs::read_to_string(&file).unwrap_or_default().lines() {
+                if let Ok(pid) = pid.trim().parse::<i32>() {
+                    // SAFETY: signalling a member of the test's own cgroup.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                }
+            }
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let pids_line = text
+            .lines()
+            .find(|l| l.contains(":pids:") || l.starts_with("0::"))
+            .unwrap_or_default();
+        assert!(pids_line.ends_with(&name), "{text}");
+        assert!(cg.fork_refusals() >= 1, "{text}");
+        drop(joins);
+        let created = cg.created.clone();
+        drop(cg);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while created.iter().any(|d| d.exists()) && std::time::Instant::now() < deadline {
+            remove_all(&created);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         assert!(created.iter().all(|d| !d.exists()));
     }
 }

@@ -331,7 +331,8 @@ pub type RlimitResource = libc::c_int;
 
 /// Everything the child applies, prepared by the parent.
 pub struct ChildPlan {
-    pub cgroup_procs: Vec<OwnedFd>,
+    /// The run's cgroups' join files ([`super::cgroup::join_file`]), which the child writes itself into.
+    pub cgroup_joins: Vec<OwnedFd>,
     pub rlimits: Vec<(RlimitResource, libc::rlim_t, libc::rlim_t)>,
     pub mounts: Option<MountPlan>,
     pub landlock: OwnedFd,
@@ -443,7 +444,7 @@ impl ChildPlan {
     /// the mounts and enter the working directory again. `terminal`: a descriptor that may be the
     /// run's terminal (a `/dev/pts/N` of the host's), which its own `/dev` then keeps.
     pub fn enter(&self, terminal: Option<libc::c_int>) -> std::io::Result<()> {
-        for fd in &self.cgroup_procs {
+        for fd in &self.cgroup_joins {
             check(write_fd(fd.as_raw_fd(), b"0"), Step::Cgroup)?;
         }
         if let Some(m) = &self.mounts {

@@ -1174,7 +1174,7 @@ mod linux {
                 Err(_) => None,
             },
         };
-        let (cgroup, cgroup_procs) = match made {
+        let (cgroup, cgroup_joins) = match made {
             Some((host, (cg, fds))) => {
                 let mut what = Vec::new();
                 if memory_in_cgroup {
@@ -1410,7 +1410,7 @@ mod linux {
         };
         Ok(Armed {
             child: Arc::new(ChildPlan {
-                cgroup_procs,
+                cgroup_joins,
                 rlimits,
                 mounts,
                 landlock,

@@ -89,12 +89,13 @@ pub fn in_pty_child() -> std::io::Result<()> {
     Ok(())
 }
 
-/// Join the run's tracking cgroup before exec, by writing `0` (the writer itself) to its `cgroup.procs`
-/// (a descriptor opened before the fork), so everything the command starts is born inside it.
+/// Join the run's tracking cgroup before exec, by writing `0` (the writer itself) to its join file
+/// (`tasks` on v1, `cgroup.procs` on v2; a descriptor opened before the fork), so everything the
+/// command starts is born inside it.
 #[cfg(unix)]
-pub fn join_cgroup(procs_fd: std::os::fd::RawFd) -> std::io::Result<()> {
+pub fn join_cgroup(join_fd: std::os::fd::RawFd) -> std::io::Result<()> {
     // SAFETY: write is async-signal-safe; the buffer is a static byte string.
-    if unsafe { libc::write(procs_fd, b"0".as_ptr().cast(), 1) } != 1 {
+    if unsafe { libc::write(join_fd, b"0".as_ptr().cast(), 1) } != 1 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())

@@ -1,4 +1,4 @@
-//! Spawning a pipe run straight into its tracking cgroup: `clone3` with `CLONE_INTO_CGROUP`, in the
+//! Spawning a pipe or PTY run straight into its tracking cgroup: `clone3` with `CLONE_INTO_CGROUP`, in the
 //! vfork style posix_spawn uses (`CLONE_VM | CLONE_VFORK`: no copy of the host's page tables, the
 //! calling thread waits until the child has exec'd), and `CLONE_PIDFD` for the exit wait.
 //!
@@ -31,6 +31,8 @@ pub struct Plan<'a> {
     pub cwd: &'a CStr,
     /// Descriptors that become the child's 0, 1 and 2 (each above 2).
     pub stdio: [BorrowedFd<'a>; 3],
+    /// Make the terminal on 0 (a PTY's slave) the new session's controlling terminal.
+    pub terminal: bool,
     /// The cgroup directory the child is born in.
     pub cgroup: BorrowedFd<'a>,
 }
@@ -69,6 +71,7 @@ struct ChildArgs {
     envp: *const *const c_char,
     cwd: *const c_char,
     stdio: [RawFd; 3],
+    terminal: bool,
     error: c_int,
 }
 
@@ -101,6 +104,7 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Spawned, SpawnError> {
         envp: plan.envp,
         cwd: plan.cwd.as_ptr(),
         stdio,
+        terminal: plan.terminal,
         error: 0,
     };
     // u128 keeps the stack 16-byte aligned, as both ABIs want at a call.
@@ -262,6 +266,9 @@ extern "C" fn child_main(arg: *mut c_void) -> ! {
         if libc::syscall(libc::SYS_setsid) < 0 {
             fail(a);
         }
+        if a.terminal && libc::syscall(libc::SYS_ioctl, 0, libc::TIOCSCTTY, 0) < 0 {
+            fail(a);
+        }
         let empty = 0u64;
         libc::syscall(
             libc::SYS_rt_sigprocmask,
@@ -322,6 +329,7 @@ mod tests {
             envp: envp.as_ptr(),
             cwd: &cwd,
             stdio: [null.as_fd(), out_w.as_fd(), err.as_fd()],
+            terminal: false,
             cgroup: cg.dir_fd(),
         };
         let spawned = spawn(&plan)?;
@@ -362,6 +370,57 @@ mod tests {
         // A session of its own: the session id is its own pid.
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines[lines.len() - 2], lines[lines.len() - 1], "{out}");
+    }
+
+    /// A PTY run: the slave becomes the new session's controlling terminal only when asked for
+    /// (`terminal`), as a terminal's job control (Ctrl-C to the foreground group) needs.
+    #[test]
+    fn a_terminal_child_gets_the_slave_as_its_controlling_terminal() {
+        if !crate::test_needs::runs_here("cgroup-v2", host().map(|h| h.version()) == Ok(2)) {
+            return;
+        }
+        let tty_of = |terminal: bool| -> i64 {
+            let cg = TrackingCgroup::create(&format!(
+                "agent-exec-{}-clone3-tty-{terminal}",
+                std::process::id()
+            ))
+            .expect("a tracking cgroup");
+            let pair = nix::pty::openpty(None, None).unwrap();
+            let program = CString::new("/bin/sh").unwrap();
+            // Field 7 of stat: the controlling terminal's device number, 0 for none.
+            let args = [
+                CString::new("sh").unwrap(),
+                CString::new("-c").unwrap(),
+                CString::new("cut -d' ' -f7 /proc/$$/stat").unwrap(),
+            ];
+            let mut argv: Vec<*const c_char> = args.iter().map(|a| a.as_ptr()).collect();
+            argv.push(std::ptr::null());
+            let envp: [*const c_char; 1] = [std::ptr::null()];
+            let cwd = CString::new("/").unwrap();
+            let slave = pair.slave.as_fd();
+            let spawned = spawn(&Plan {
+                program: &program,
+                argv: argv.as_ptr(),
+                envp: envp.as_ptr(),
+                cwd: &cwd,
+                stdio: [slave, slave, slave],
+                terminal,
+                cgroup: cg.dir_fd(),
+            })
+            .unwrap_or_else(|e| panic!("{e:?}"));
+            drop(pair.slave);
+            let mut out = Vec::new();
+            let mut master = std::fs::File::from(pair.master);
+            // The master reads EIO once the child and its slave are gone.
+            let _ = master.read_to_end(&mut out);
+            let mut status = 0;
+            // SAFETY: reaping our own child.
+            unsafe { libc::waitpid(spawned.pid, &mut status, 0) };
+            let text = String::from_utf8_lossy(&out);
+            text.trim().parse().unwrap_or_else(|_| panic!("{text:?}"))
+        };
+        assert_ne!(tty_of(true), 0);
+        assert_eq!(tty_of(false), 0);
     }
 
     #[test]

@@ -59,9 +59,11 @@ pub struct Plan<'a> {
 #[derive(Debug, Clone, Copy)]
 pub enum CgroupEntry {
     /// Born in it: `CLONE_INTO_CGROUP` with the cgroup's directory (v2). Free, where writing
-    /// `cgroup.procs` costs about 0.3 ms (the kernel waits for an RCU grace period to move a process).
+    /// `cgroup.procs` costs 4 to 16 ms after a pause (the kernel waits for an RCU grace period to move
+    /// a process; see [`crate::sandbox::cgroup::join_file`]).
     BornIn(RawFd),
-    /// Writes `0` into this `cgroup.procs` (v1, or where the clone into a cgroup was refused).
+    /// Writes `0` into this join file (v1's `tasks`, or v2's `cgroup.procs` where the clone into a
+    /// cgroup was refused).
     Join(RawFd),
 }
 

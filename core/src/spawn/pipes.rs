@@ -84,10 +84,10 @@ pub fn spawn_pipes(
     unsafe {
         cmd.pre_exec(crate::spawn::child_setup::in_child);
     }
-    if let Some(procs_fd) = tracking {
+    if let Some(join_fd) = tracking {
         // SAFETY: one write(2) on a descriptor opened before the fork.
         unsafe {
-            cmd.pre_exec(move || crate::spawn::child_setup::join_cgroup(procs_fd));
+            cmd.pre_exec(move || crate::spawn::child_setup::join_cgroup(join_fd));
         }
     }
     super::sandboxed::enter_in_child(&mut cmd, sandbox);

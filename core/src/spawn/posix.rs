@@ -92,6 +92,7 @@ pub fn spawn(
                 envp: envp.as_ptr() as *const *const libc::c_char,
                 cwd: &cwd_c,
                 stdio,
+                terminal: false,
                 cgroup: cg.dir_fd(),
             };
             match super::clone3::spawn(&plan) {
@@ -220,7 +221,7 @@ impl StdioPipes {
 }
 
 /// A refusal of `clone3` that later runs would meet too: the kernel lacks it or refuses the cgroup.
-fn lasting_refusal(e: &io::Error) -> bool {
+pub(crate) fn lasting_refusal(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),
         Some(

@@ -188,7 +188,7 @@ pub type Tracking<'a> = Option<&'a crate::spawn::tracking::TrackingCgroup>;
 pub type Tracking<'a> = Option<&'a std::convert::Infallible>;
 
 /// How a namespaced run's first child enters the tracking cgroup: born in it where the clone can do
-/// that (v2), else by writing `cgroup.procs`.
+/// that (v2), else by writing itself into it.
 #[cfg(target_os = "linux")]
 fn cgroup_entry(tracking: Tracking<'_>) -> Option<crate::spawn::namespaced::CgroupEntry> {
     use crate::spawn::namespaced::CgroupEntry;
@@ -197,18 +197,19 @@ fn cgroup_entry(tracking: Tracking<'_>) -> Option<crate::spawn::namespaced::Cgro
         if t.version() == 2 && crate::spawn::tracking::clone3_usable() {
             CgroupEntry::BornIn(t.dir_fd().as_raw_fd())
         } else {
-            CgroupEntry::Join(t.procs_fd().as_raw_fd())
+            CgroupEntry::Join(t.join_fd().as_raw_fd())
         }
     })
 }
 
-/// `cgroup.procs` of the tracking cgroup, for a forked child to join before exec.
+/// The tracking cgroup's join file (`tasks` on v1, `cgroup.procs` on v2), for a forked child to join
+/// before exec.
 #[cfg(unix)]
 fn join_fd(tracking: Tracking<'_>) -> Option<std::os::fd::RawFd> {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
-        tracking.map(|t| t.procs_fd().as_raw_fd())
+        tracking.map(|t| t.join_fd().as_raw_fd())
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -362,6 +363,17 @@ fn spawn_terminal(
     if let Some(spawned) = spawn_pty_namespaced(req, shell, env, size, sandbox, tracking) {
         return spawned;
     }
+    // Unsandboxed into a v2 tracking cgroup: born in it, without a fork.
+    #[cfg(target_os = "linux")]
+    if let Some(cg) = tracking.filter(|t| sandbox.is_none() && t.version() == 2) {
+        if let Some(p) = crate::spawn::pty::spawn_pty_born_in(shell, req, env, size, cg.dir_fd())? {
+            return Ok(Process::new(
+                p.pid,
+                Io::Pty(Arc::new(p.master)),
+                Waiter::Exit(p.exit),
+            ));
+        }
+    }
     let p = spawn_pty(shell, req, env, size, sandbox, join_fd(tracking))?;
     Ok(Process::new(
         p.pid,
@@ -500,5 +512,39 @@ mod tests {
             err.message
         );
         assert!(warnings.is_empty());
+    }
+
+    /// An unsandboxed PTY run on a v2 tracking host is born in its cgroup by `clone3` (watched by its
+    /// pidfd), not forked and moved in before exec (tokio's child): that move waits out an RCU grace
+    /// period after every pause between commands, 4 to 16 ms here.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn an_unsandboxed_pty_run_is_born_in_its_v2_tracking_cgroup() {
+        use crate::spawn::tracking::{host, TrackingCgroup};
+        let v2 = host().map(|h| h.version()) == Ok(2) && crate::spawn::clone3::supported();
+        if !crate::test_needs::runs_here("cgroup-v2", v2) {
+            return;
+        }
+        let cg = TrackingCgroup::create(&format!("agent-exec-{}-pty-born", std::process::id()))
+            .expect("a tracking cgroup");
+        let mut req = ExecRequest::new("sleep 30");
+        req.pty = Some(crate::spawn::request::PtySize::default());
+        let shell = ShellConfig {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into()],
+            warning: None,
+        };
+        let mut warnings = Vec::new();
+        let mut p = spawn(&req, &shell, "m", &mut warnings, None, Some(&cg)).unwrap();
+        let born_in = matches!(p.waiter, Waiter::Exit(_));
+        let members = std::fs::read_to_string(cg.procs_file()).unwrap_or_default();
+        p.kill_now();
+        let _ = p.waiter.wait().await;
+        assert!(born_in, "the PTY run was forked");
+        assert!(
+            members.lines().any(|l| l.trim() == p.pid.to_string()),
+            "{members}"
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 }

@@ -125,10 +125,10 @@ pub fn spawn_pty(
     unsafe {
         cmd.pre_exec(crate::spawn::child_setup::in_pty_child);
     }
-    if let Some(procs_fd) = tracking {
+    if let Some(join_fd) = tracking {
         // SAFETY: one write(2) on a descriptor opened before the fork.
         unsafe {
-            cmd.pre_exec(move || crate::spawn::child_setup::join_cgroup(procs_fd));
+            cmd.pre_exec(move || crate::spawn::child_setup::join_cgroup(join_fd));
         }
     }
     super::sandboxed::enter_in_child(&mut cmd, sandbox);
@@ -145,6 +145,94 @@ pub fn spawn_pty(
         pid,
         master: PtyMaster::register(pair.master)?,
     })
+}
+
+/// A PTY run born in its tracking cgroup (v2) by `clone3`, as pipe runs are: no copy of the host's
+/// page tables, and no move into the cgroup after a fork, which waits out an RCU grace period (4 to
+/// 16 ms after a pause between commands: see [`crate::sandbox::cgroup::join_file`]). `Ok(None)`: the
+/// clone cannot be made here (no entry for this architecture, a kernel or filter that refuses it),
+/// and the caller forks.
+#[cfg(target_os = "linux")]
+pub fn spawn_pty_born_in(
+    shell: &ShellConfig,
+    req: &ExecRequest,
+    env: &BTreeMap<OsString, OsString>,
+    size: PtySize,
+    cgroup: std::os::fd::BorrowedFd<'_>,
+) -> Result<Option<BornIn>, AgentError> {
+    use super::clone3::SpawnError;
+    use std::os::fd::AsFd;
+    use std::os::unix::ffi::OsStrExt;
+    if !super::clone3::supported() || !super::tracking::clone3_usable() {
+        return Ok(None);
+    }
+    let cannot_start = |e: &io::Error| super::pipes::spawn_error(&shell.program, req, e);
+    let script = req.shell_script();
+    let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
+    args.push(script.as_ref().as_ref());
+    let strings =
+        super::posix::ExecStrings::new(&shell.program, &args, env).map_err(|e| cannot_start(&e))?;
+    let cwd = std::ffi::CString::new(req.cwd.as_os_str().as_bytes())
+        .map_err(|_| cannot_start(&io::Error::from_raw_os_error(libc::EINVAL)))?;
+    let pair = open_pair(size)?;
+    // Registered before the clone: nothing that can fail is left once the child runs.
+    let master = PtyMaster::register(pair.master)?;
+    let slave = pair.slave.as_fd();
+    let plan = super::clone3::Plan {
+        program: &strings.program,
+        argv: strings.argv.as_ptr() as *const *const libc::c_char,
+        envp: strings.envp.as_ptr() as *const *const libc::c_char,
+        cwd: &cwd,
+        stdio: [slave, slave, slave],
+        terminal: true,
+        cgroup,
+    };
+    let spawned = match super::clone3::spawn(&plan) {
+        Ok(s) => s,
+        Err(SpawnError::Child(e)) => return Err(cannot_start(&e)),
+        Err(SpawnError::Clone(e)) if super::posix::lasting_refusal(&e) => {
+            tracing::warn!("clone3 into a cgroup failed ({e}); PTY runs fork instead");
+            super::tracking::mark_clone3_broken();
+            return Ok(None);
+        }
+        Err(SpawnError::Clone(e)) => return Err(fail("spawn failed", &e)),
+    };
+    // The parent must not keep a slave open, or reads never reach end of output.
+    drop(pair.slave);
+    let pid = spawned.pid;
+    let kill_fd = spawned.pidfd.try_clone();
+    match super::exit_watch::ExitWaiter::new(pid, Some(spawned.pidfd)) {
+        Ok(exit) => Ok(Some(BornIn {
+            exit,
+            pid: pid as u32,
+            master,
+        })),
+        Err(e) => {
+            // Nothing could wait for it: end it here rather than leave it running unwatched.
+            if let Ok(fd) = kill_fd {
+                // SAFETY: pidfd_send_signal on our own child's pidfd, then reaping it.
+                unsafe {
+                    libc::syscall(
+                        libc::SYS_pidfd_send_signal,
+                        fd.as_raw_fd(),
+                        libc::SIGKILL,
+                        std::ptr::null::<libc::siginfo_t>(),
+                        0,
+                    );
+                    libc::waitpid(pid, std::ptr::null_mut(), 0);
+                }
+            }
+            Err(fail("watching the PTY run's exit failed", &e))
+        }
+    }
+}
+
+/// A PTY run started by [`spawn_pty_born_in`].
+#[cfg(target_os = "linux")]
+pub struct BornIn {
+    pub exit: super::exit_watch::ExitWaiter,
+    pub pid: u32,
+    pub master: PtyMaster,
 }
 
 fn fail(what: &str, e: &dyn std::fmt::Display) -> AgentError {

@@ -10,6 +10,9 @@
 //!   change cgroups; v2 does not), and its child is born there;
 //! - PTY runs fork anyway, and write themselves into `cgroup.procs` before exec.
 //!
+//! Every move into a cgroup is made by the moving thread itself writing `0`: see
+//! [`crate::sandbox::cgroup::join_file`] for why that, and not a process id, is written.
+//!
 //! Where no cgroup can be made (no writable hierarchy, an unprivileged user without delegation), runs
 //! are tracked by the session marker and their process group and session, as before; [`host`] says
 //! which applies, and `processTracking()` reports it to JavaScript.
@@ -23,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use crate::sandbox::cgroup::{
-    cgroups_in, dir_of, mounts, own_cgroups, own_v1_dir, own_v2_dir, remove_when_empty,
+    cgroups_in, dir_of, join_file, mounts, own_cgroups, own_v1_dir, own_v2_dir, remove_when_empty,
     sweep_stale, writable_dir,
 };
 
@@ -169,8 +172,8 @@ pub struct TrackingCgroup {
     tracked: TrackedCgroup,
     /// The directory, for `CLONE_INTO_CGROUP` (v2).
     dir_fd: OwnedFd,
-    /// `cgroup.procs`, which a forked child writes `0` into to join (PTY runs).
-    procs_fd: OwnedFd,
+    /// The file a single-threaded child writes `0` into to join (see [`join_file`]).
+    join_fd: OwnedFd,
 }
 
 /// A run's tracking cgroup once its child is in it, removed once its processes are gone.
@@ -220,19 +223,19 @@ impl TrackingCgroup {
                 .read(true)
                 .custom_flags(libc::O_DIRECTORY)
                 .open(&dir)?;
-            let procs: File = OpenOptions::new()
+            let join: File = OpenOptions::new()
                 .write(true)
-                .open(dir.join("cgroup.procs"))?;
-            Ok((dir_fd.into(), procs.into()))
+                .open(dir.join(join_file(host.version())))?;
+            Ok((dir_fd.into(), join.into()))
         })();
         match opened {
-            Ok((dir_fd, procs_fd)) => Some(TrackingCgroup {
+            Ok((dir_fd, join_fd)) => Some(TrackingCgroup {
                 tracked: TrackedCgroup {
                     version: host.version(),
                     dir,
                 },
                 dir_fd,
-                procs_fd,
+                join_fd,
             }),
             Err(_) => {
                 let _ = std::fs::remove_dir(&dir);
@@ -254,9 +257,10 @@ impl TrackingCgroup {
         self.dir_fd.as_fd()
     }
 
-    /// A descriptor of `cgroup.procs`, for a forked child to write `0` (itself) into before exec.
-    pub fn procs_fd(&self) -> BorrowedFd<'_> {
-        self.procs_fd.as_fd()
+    /// The descriptor a single-threaded child (forked, or cloned without `CLONE_THREAD`) writes `0`
+    /// (itself) into before exec: `tasks` on v1, `cgroup.procs` on v2 (see [`join_file`]).
+    pub fn join_fd(&self) -> BorrowedFd<'_> {
+        self.join_fd.as_fd()
     }
 
     /// The file listing the run's processes, wherever they went.
@@ -274,11 +278,10 @@ impl TrackingCgroup {
     /// nothing was spawned.
     pub fn spawn_from_inside<T>(&self, spawn: impl FnOnce() -> T) -> std::io::Result<T> {
         let back = own_thread_tasks_file(&self.tracked.dir)?;
-        // SAFETY: gettid cannot fail.
-        let tid = unsafe { libc::syscall(libc::SYS_gettid) }.to_string();
-        write_file(&self.tasks_file(), &tid)?;
+        // `0`, not the thread's id: the same move, without the wait for an RCU grace period.
+        write_file(&self.tasks_file(), crate::sandbox::cgroup::SELF)?;
         let spawned = spawn();
-        if let Err(e) = write_file(&back, &tid) {
+        if let Err(e) = write_file(&back, crate::sandbox::cgroup::SELF) {
             // The thread stays in the run's cgroup: later runs from it would be tracked as this one.
             // Its kill would still spare the host (its own pid is never signalled), but say so.
             tracing::error!("could not move a spawning thread back to its cgroup: {e}");
