@@ -316,6 +316,21 @@ impl RunCgroup {
             .unwrap_or(0)
     }
 
+    /// On v2, a descriptor of the run's cgroup directory, for a clone to put the child in at birth
+    /// (`CLONE_INTO_CGROUP`) instead of its join (see [`join_file`]). A v2 process is in one cgroup, so
+    /// a run with a cgroup of its own lives there and not in its tracking cgroup either way.
+    pub fn open_v2_dir(&self) -> Option<std::io::Result<OwnedFd>> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = self.created.first().filter(|_| self.version == 2)?;
+        Some(
+            OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+                .open(dir)
+                .map(OwnedFd::from),
+        )
+    }
+
     /// The `cgroup.procs` files listing the run's processes, wherever they went.
     pub fn procs_files(&self) -> Vec<PathBuf> {
         self.created
@@ -459,6 +474,70 @@ mod tests {
         let created = cg.created.clone();
         drop(procs);
         drop(cg);
+        assert!(created.iter().all(|d| !d.exists()));
+    }
+
+    /// A run's own v2 cgroup is handed to the clone as a directory to be born in (a v1 run's cgroups
+    /// are joined, never born in: `CLONE_INTO_CGROUP` takes v2 only). This machine's v2 hierarchy has
+    /// no memory or pids controller, so the cgroup here carries no limit: the birth is what is tested.
+    #[test]
+    fn a_v2_run_cgroup_is_opened_for_the_clone_to_be_born_in() {
+        let v2 = own_v2_dir(&mounts(), &own_cgroups()).filter(|d| writable_dir(d));
+        if !crate::test_needs::runs_here("cgroup-v2", v2.is_some()) {
+            return;
+        }
+        let host = CgroupHost::V2 {
+            dir: v2.expect("checked"),
+            memory: false,
+            pids: false,
+        };
+        let name = format!("agent-exec-unit-born-{}", std::process::id());
+        let (cg, _joins) = RunCgroup::create(&host, &name, None, None).unwrap();
+        let dir = cg.open_v2_dir().expect("a v2 cgroup").unwrap();
+        let program = std::ffi::CString::new("/bin/cat").unwrap();
+        let args = [
+            program.clone(),
+            std::ffi::CString::new("/proc/self/cgroup").unwrap(),
+        ];
+        let argv: Vec<*const libc::c_char> = args
+            .iter()
+            .map(|a| a.as_ptr())
+            .chain(std::iter::once(std::ptr::null()))
+            .collect();
+        let envp = [std::ptr::null::<libc::c_char>()];
+        let cwd = std::ffi::CString::new("/").unwrap();
+        let (mut out_r, out_w) = std::io::pipe().unwrap();
+        let null = File::open("/dev/null").unwrap();
+        let err = OpenOptions::new().write(true).open("/dev/null").unwrap();
+        use std::os::fd::AsFd;
+        let spawned = crate::spawn::clone3::spawn(&crate::spawn::clone3::Plan {
+            program: &program,
+            argv: argv.as_ptr(),
+            envp: envp.as_ptr(),
+            cwd: &cwd,
+            stdio: [null.as_fd(), out_w.as_fd(), err.as_fd()],
+            terminal: false,
+            cgroup: dir.as_fd(),
+        })
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        drop(out_w);
+        let mut out = String::new();
+        std::io::Read::read_to_string(&mut out_r, &mut out).unwrap();
+        // SAFETY: reaping our own child.
+        unsafe { libc::waitpid(spawned.pid, std::ptr::null_mut(), 0) };
+        assert!(out.trim_end().ends_with(&name), "{out}");
+
+        if let Some(v1) = detect().filter(|h| h.version() == 1) {
+            let v1_name = format!("agent-exec-unit-born-v1-{}", std::process::id());
+            let (v1_cg, _) = RunCgroup::create(&v1, &v1_name, None, None).unwrap();
+            assert!(v1_cg.open_v2_dir().is_none());
+        }
+        let created = cg.created.clone();
+        drop(cg);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !remove_all(&created) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         assert!(created.iter().all(|d| !d.exists()));
     }
 

@@ -333,6 +333,8 @@ pub type RlimitResource = libc::c_int;
 pub struct ChildPlan {
     /// The run's cgroups' join files ([`super::cgroup::join_file`]), which the child writes itself into.
     pub cgroup_joins: Vec<OwnedFd>,
+    /// The run's own v2 cgroup, which a clone can put the child in at birth (then no join is made).
+    pub cgroup_dir: Option<OwnedFd>,
     pub rlimits: Vec<(RlimitResource, libc::rlim_t, libc::rlim_t)>,
     pub mounts: Option<MountPlan>,
     pub landlock: OwnedFd,
@@ -414,12 +416,18 @@ fn write_proc_file(path: &[u8], bytes: &[u8]) -> libc::c_long {
 }
 
 impl ChildPlan {
+    /// How a clone that can name a cgroup (`CLONE_INTO_CGROUP`) should: into the run's own v2 cgroup
+    /// where it has one (the join would wait out an RCU grace period after a pause), else `None`.
+    pub fn cgroup_to_be_born_in(&self) -> Option<std::os::fd::RawFd> {
+        self.cgroup_dir.as_ref().map(|d| d.as_raw_fd())
+    }
+
     /// Apply the plan to the calling (forked, single-threaded) process. With process namespaces it
     /// splits into the relay, the namespace's init and the shell (see `reaper`); it returns in the
     /// shell.
     pub fn apply(&self) -> std::io::Result<()> {
         // A forked child has its standard descriptors in place: fd 0 is the terminal of a PTY run.
-        self.enter(Some(0))?;
+        self.enter(Some(0), false)?;
         if let Some(ns) = self.mounts.as_ref().and_then(|m| m.process_namespaces) {
             // Returns in the shell only, pid 2 of the new namespace.
             super::reaper::split(ns.lifeline, ns.arg_range, ns.leave_with_shell).map_err(
@@ -439,13 +447,16 @@ impl ChildPlan {
         self.mounts.as_ref().and_then(|m| m.process_namespaces)
     }
 
-    /// The first steps, in the process that will start the namespace's processes: join the cgroups,
-    /// enter the namespaces (the PID namespace then holds this process's children, not itself), set up
-    /// the mounts and enter the working directory again. `terminal`: a descriptor that may be the
-    /// run's terminal (a `/dev/pts/N` of the host's), which its own `/dev` then keeps.
-    pub fn enter(&self, terminal: Option<libc::c_int>) -> std::io::Result<()> {
-        for fd in &self.cgroup_joins {
-            check(write_fd(fd.as_raw_fd(), b"0"), Step::Cgroup)?;
+    /// The first steps, in the process that will start the namespace's processes: join the cgroups
+    /// (unless `born_in` its own already, by the clone), enter the namespaces (the PID namespace then
+    /// holds this process's children, not itself), set up the mounts and enter the working directory
+    /// again. `terminal`: a descriptor that may be the run's terminal (a `/dev/pts/N` of the host's),
+    /// which its own `/dev` then keeps.
+    pub fn enter(&self, terminal: Option<libc::c_int>, born_in: bool) -> std::io::Result<()> {
+        if !born_in {
+            for fd in &self.cgroup_joins {
+                check(write_fd(fd.as_raw_fd(), b"0"), Step::Cgroup)?;
+            }
         }
         if let Some(m) = &self.mounts {
             self.enter_mount_namespace(m, terminal)?;

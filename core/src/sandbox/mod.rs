@@ -1174,8 +1174,10 @@ mod linux {
                 Err(_) => None,
             },
         };
-        let (cgroup, cgroup_joins) = match made {
+        let (cgroup, cgroup_joins, cgroup_dir) = match made {
             Some((host, (cg, fds))) => {
+                // Where it cannot be opened the child joins instead, as a forked one does.
+                let dir = cg.open_v2_dir().and_then(Result::ok);
                 let mut what = Vec::new();
                 if memory_in_cgroup {
                     what.push("memory");
@@ -1189,7 +1191,7 @@ mod linux {
                     what.push("tracking");
                 }
                 mechanisms.push(format!("cgroup v{} ({})", host.version(), what.join(", ")));
-                (Some(cg), fds)
+                (Some(cg), fds, dir)
             }
             None => {
                 if default_limit {
@@ -1199,7 +1201,7 @@ mod linux {
                         "no default process limit (the run's cgroup could not be made)".into(),
                     );
                 }
-                (None, Vec::new())
+                (None, Vec::new(), None)
             }
         };
 
@@ -1411,6 +1413,7 @@ mod linux {
         Ok(Armed {
             child: Arc::new(ChildPlan {
                 cgroup_joins,
+                cgroup_dir,
                 rlimits,
                 mounts,
                 landlock,

@@ -490,7 +490,9 @@ extern "C" fn outer_main(arg: *mut c_void) -> ! {
             }
         }
         let terminal = plan.terminal.then(|| plan.stdio[0].as_raw_fd());
-        if let Err(e) = plan.sandbox.enter(terminal) {
+        let born_in = matches!(plan.tracking, Some(CgroupEntry::BornIn(fd))
+            if plan.sandbox.cgroup_to_be_born_in() == Some(fd));
+        if let Err(e) = plan.sandbox.enter(terminal, born_in) {
             a.error = e.raw_os_error().unwrap_or(libc::EIO);
             libc::_exit(127);
         }

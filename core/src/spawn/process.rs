@@ -202,6 +202,22 @@ fn cgroup_entry(tracking: Tracking<'_>) -> Option<crate::spawn::namespaced::Cgro
     })
 }
 
+/// How a sandboxed run's first child enters its cgroups: born in the run's own v2 cgroup where it has
+/// one (its limits' cgroup, which the child would otherwise move into from the tracking cgroup, waiting
+/// out an RCU grace period after a pause), else as any namespaced run enters its tracking cgroup.
+#[cfg(target_os = "linux")]
+fn namespaced_entry(
+    plan: &crate::sandbox::child::ChildPlan,
+    tracking: Tracking<'_>,
+) -> Option<crate::spawn::namespaced::CgroupEntry> {
+    match plan.cgroup_to_be_born_in() {
+        Some(dir) if crate::spawn::tracking::clone3_usable() => {
+            Some(crate::spawn::namespaced::CgroupEntry::BornIn(dir))
+        }
+        _ => cgroup_entry(tracking),
+    }
+}
+
 /// The tracking cgroup's join file (`tasks` on v1, `cgroup.procs` on v2), for a forked child to join
 /// before exec.
 #[cfg(unix)]
@@ -247,7 +263,7 @@ fn spawn_with_pipes(
                 stdin_pipe,
                 &plan,
                 ns.lifeline,
-                cgroup_entry(tracking),
+                namespaced_entry(&plan, tracking),
             ) {
                 Ok((p, run)) => return Ok(piped(p, Some(run))),
                 Err(SpawnError::Child(e)) => {
@@ -461,7 +477,7 @@ fn spawn_pty_namespaced(
         size,
         &plan,
         ns.lifeline,
-        cgroup_entry(tracking),
+        namespaced_entry(&plan, tracking),
     ) {
         Ok((waiter, pid, master, run)) => Some(Ok(Process {
             init: Some(Arc::new(run.init)),
