@@ -292,6 +292,51 @@ unsafe fn fail(a: &mut ChildArgs) -> ! {
     }
 }
 
+/// Test support: `sh -c script` spawned by [`spawn`] into the cgroup `cgroup`, with an empty
+/// environment, stdin and stderr on `/dev/null`; its stdout and wait status.
+#[cfg(all(test, target_arch = "x86_64"))]
+pub(crate) fn run_sh_in(
+    cgroup: BorrowedFd<'_>,
+    script: &str,
+    cwd: &str,
+) -> Result<(String, i32), SpawnError> {
+    use std::ffi::CString;
+    use std::io::Read;
+    use std::os::fd::AsFd;
+    let program = CString::new("/bin/sh").unwrap();
+    let args = [
+        CString::new("sh").unwrap(),
+        CString::new("-c").unwrap(),
+        CString::new(script).unwrap(),
+    ];
+    let mut argv: Vec<*const c_char> = args.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let envp: [*const c_char; 1] = [std::ptr::null()];
+    let cwd = CString::new(cwd).unwrap();
+    let (mut out_r, out_w) = std::io::pipe().unwrap();
+    let null = std::fs::File::open("/dev/null").unwrap();
+    let err = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/null")
+        .unwrap();
+    let spawned = spawn(&Plan {
+        program: &program,
+        argv: argv.as_ptr(),
+        envp: envp.as_ptr(),
+        cwd: &cwd,
+        stdio: [null.as_fd(), out_w.as_fd(), err.as_fd()],
+        terminal: false,
+        cgroup,
+    })?;
+    drop(out_w);
+    let mut out = String::new();
+    out_r.read_to_string(&mut out).unwrap();
+    let mut status = 0;
+    // SAFETY: reaping our own child.
+    unsafe { libc::waitpid(spawned.pid, &mut status, 0) };
+    Ok((out, status))
+}
+
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
@@ -307,38 +352,7 @@ mod tests {
             script.len()
         ))
         .expect("a tracking cgroup");
-        let program = CString::new("/bin/sh").unwrap();
-        let args = [
-            CString::new("sh").unwrap(),
-            CString::new("-c").unwrap(),
-            CString::new(script).unwrap(),
-        ];
-        let mut argv: Vec<*const c_char> = args.iter().map(|a| a.as_ptr()).collect();
-        argv.push(std::ptr::null());
-        let envp: [*const c_char; 1] = [std::ptr::null()];
-        let cwd = CString::new(cwd).unwrap();
-        let (mut out_r, out_w) = std::io::pipe().unwrap();
-        let null = std::fs::File::open("/dev/null").unwrap();
-        let err = std::fs::OpenOptions::new()
-            .write(true)
-            .open("/dev/null")
-            .unwrap();
-        let plan = Plan {
-            program: &program,
-            argv: argv.as_ptr(),
-            envp: envp.as_ptr(),
-            cwd: &cwd,
-            stdio: [null.as_fd(), out_w.as_fd(), err.as_fd()],
-            terminal: false,
-            cgroup: cg.dir_fd(),
-        };
-        let spawned = spawn(&plan)?;
-        drop(out_w);
-        let mut out = String::new();
-        out_r.read_to_string(&mut out).unwrap();
-        let mut status = 0;
-        // SAFETY: reaping our own child.
-        unsafe { libc::waitpid(spawned.pid, &mut status, 0) };
+        let (out, status) = run_sh_in(cg.dir_fd(), script, cwd)?;
         let name = cg.procs_file().parent().unwrap().display().to_string();
         Ok((out, status, name))
     }
