@@ -130,6 +130,35 @@ test('the hostname cannot be changed, and the run sees the host\'s', { skip }, a
   assert.equal(fs.readFileSync('/proc/sys/kernel/domainname', 'utf8'), domain);
 });
 
+test('runs alive at once each have network, IPC and UTS namespaces of their own, made ahead or not', { skip }, async () => {
+  // Root's runs enter namespaces made ahead of them (a stock of two, refilled after each take); the
+  // warm-up fills it, so the four runs below mix sets from the stock with sets made at spawn.
+  await run({ command: 'true', cwd: tempDir(), sandbox: true });
+  const dirs = [0, 1, 2, 3].map(() => tempDir());
+  const go = path.join(tempDir(), 'go');
+  const wait = `i=0; while [ ! -e ${go} ] && [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done`;
+  const runs = dirs.map((cwd) => run({
+    command: `readlink /proc/self/ns/net /proc/self/ns/ipc /proc/self/ns/uts > ns.tmp && mv ns.tmp ns; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; ${wait}`,
+    cwd,
+    sandbox: true,
+  }));
+  try {
+    // All four are alive together here, so no namespace number can have been reused among them.
+    await waitFor(() => dirs.every((d) => fs.existsSync(path.join(d, 'ns'))), { timeoutMs: 20000, what: 'every run to write its namespaces' });
+  } finally {
+    fs.writeFileSync(go, '');
+  }
+  const results = await Promise.all(runs);
+  const seen = dirs.map((d) => fs.readFileSync(path.join(d, 'ns'), 'utf8').trim().split('\n'));
+  const host = ['net', 'ipc', 'uts'].map((k) => fs.readlinkSync(`/proc/self/ns/${k}`));
+  for (const [k, kind] of ['net', 'ipc', 'uts'].entries()) {
+    const ids = seen.map((lines) => lines[k]);
+    assert.equal(new Set(ids).size, 4, `${kind}: ${ids.join(' ')}`);
+    assert.ok(!ids.includes(host[k]), `a run was in the host's ${kind} namespace`);
+  }
+  for (const r of results) assert.equal(r.output.trim(), 'lo', r.output);
+});
+
 test('background jobs outlive their shell; the init goes once they are gone, and is not reported', { skip }, async () => {
   const t = token();
   const r = await run({ command: `sleep 600.${t} & echo started`, cwd: tempDir(), sandbox: true, drainTimeoutMs: 300 });

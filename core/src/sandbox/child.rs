@@ -152,6 +152,9 @@ pub struct MountPlan {
     pub network_namespace: bool,
     /// The run's own `/dev` (see [`DevPlan`]), mounted over the host's.
     pub dev: Option<DevPlan>,
+    /// Network, IPC and UTS namespaces made ahead for this run (see `namespace_stock`), entered
+    /// instead of made: only where all three are wanted and no user namespace owns them.
+    pub premade: Option<super::namespace_stock::Premade>,
 }
 
 /// The remount that seals what hides a path: read-only, nothing to run, no devices, no set-id.
@@ -576,6 +579,10 @@ impl ChildPlan {
         }
         if m.process_namespaces.is_some() {
             flags |= libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+        }
+        if let Some(premade) = &m.premade {
+            premade.enter().map_err(|_| fail(Step::Unshare))?;
+            flags &= !super::namespace_stock::Premade::FLAGS;
         }
         // SAFETY: unshare of the calling process, which is single-threaded after fork.
         check(

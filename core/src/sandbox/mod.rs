@@ -34,6 +34,8 @@ pub mod hidden;
 pub mod landlock;
 pub mod macos;
 #[cfg(target_os = "linux")]
+mod namespace_stock;
+#[cfg(target_os = "linux")]
 mod notify_wait;
 mod path_index;
 pub mod policy;
@@ -1334,7 +1336,6 @@ mod linux {
                 ));
             }
             Some(MountPlan {
-                user,
                 pinned,
                 hidden,
                 hidden_files,
@@ -1342,6 +1343,12 @@ mod linux {
                 private_shm,
                 writable_binds,
                 cwd: c_path(&real_cwd, "the cwd")?,
+                // Root's runs enter network, IPC and UTS namespaces made ahead where there are some
+                // (an unprivileged run's belong to its own user namespace, made at spawn).
+                premade: (user.is_none() && network_namespace && process_namespaces.is_some())
+                    .then(super::namespace_stock::take)
+                    .flatten(),
+                user,
                 process_namespaces,
                 network_namespace,
                 dev,
