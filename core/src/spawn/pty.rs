@@ -200,7 +200,6 @@ pub fn spawn_pty_born_in(
     // The parent must not keep a slave open, or reads never reach end of output.
     drop(pair.slave);
     let pid = spawned.pid;
-    let kill_fd = spawned.pidfd.try_clone();
     match super::exit_watch::ExitWaiter::new(pid, Some(spawned.pidfd)) {
         Ok(exit) => Ok(Some(BornIn {
             exit,
@@ -208,19 +207,12 @@ pub fn spawn_pty_born_in(
             master,
         })),
         Err(e) => {
-            // Nothing could wait for it: end it here rather than leave it running unwatched.
-            if let Ok(fd) = kill_fd {
-                // SAFETY: pidfd_send_signal on our own child's pidfd, then reaping it.
-                unsafe {
-                    libc::syscall(
-                        libc::SYS_pidfd_send_signal,
-                        fd.as_raw_fd(),
-                        libc::SIGKILL,
-                        std::ptr::null::<libc::siginfo_t>(),
-                        0,
-                    );
-                    libc::waitpid(pid, std::ptr::null_mut(), 0);
-                }
+            // Nothing could wait for it: end its group (it leads a session of its own) and reap it
+            // here rather than leave it running unwatched. Unreaped, its pid cannot have been reused.
+            // SAFETY: signalling our own child's process group, then reaping the child.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
             }
             Err(fail("watching the PTY run's exit failed", &e))
         }

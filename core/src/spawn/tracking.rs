@@ -8,7 +8,8 @@
 //!   keeps posix_spawn's cost (no copy of the host's page tables);
 //! - cgroup v1: the spawning thread moves into the cgroup around `posix_spawn` (v1 lets one thread
 //!   change cgroups; v2 does not), and its child is born there;
-//! - PTY runs fork anyway, and write themselves into `cgroup.procs` before exec.
+//! - PTY runs: the same `clone3` on v2 (the slave made the controlling terminal in the child); on v1
+//!   forked, writing themselves into the cgroup before exec.
 //!
 //! Every move into a cgroup is made by the moving thread itself writing `0`: see
 //! [`crate::sandbox::cgroup::join_file`] for why that, and not a process id, is written.
