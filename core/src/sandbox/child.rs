@@ -153,7 +153,8 @@ pub struct MountPlan {
     /// The run's own `/dev` (see [`DevPlan`]), mounted over the host's.
     pub dev: Option<DevPlan>,
     /// Network, IPC and UTS namespaces made ahead for this run (see `namespace_stock`), entered
-    /// instead of made: only where all three are wanted and no user namespace owns them.
+    /// instead of made by its first spawn attempt (released after it): only where all three are
+    /// wanted and no user namespace owns them.
     pub premade: Option<super::namespace_stock::Premade>,
 }
 
@@ -419,6 +420,14 @@ fn write_proc_file(path: &[u8], bytes: &[u8]) -> libc::c_long {
 }
 
 impl ChildPlan {
+    /// Let go of the namespaces made ahead for this run (see [`super::namespace_stock::Premade::release`]):
+    /// after a spawn attempt that shared our memory has returned, or before one that forks.
+    pub fn release_premade(&self) {
+        if let Some(p) = self.mounts.as_ref().and_then(|m| m.premade.as_ref()) {
+            p.release();
+        }
+    }
+
     /// How a clone that can name a cgroup (`CLONE_INTO_CGROUP`) should: into the run's own v2 cgroup
     /// where it has one (the join would wait out an RCU grace period after a pause), else `None`.
     pub fn cgroup_to_be_born_in(&self) -> Option<std::os::fd::RawFd> {
@@ -580,8 +589,7 @@ impl ChildPlan {
         if m.process_namespaces.is_some() {
             flags |= libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
         }
-        if let Some(premade) = &m.premade {
-            premade.enter().map_err(|_| fail(Step::Unshare))?;
+        if m.premade.as_ref().is_some_and(|p| p.enter()) {
             flags &= !super::namespace_stock::Premade::FLAGS;
         }
         // SAFETY: unshare of the calling process, which is single-threaded after fork.

@@ -1335,6 +1335,16 @@ mod linux {
                         .join(", ")
                 ));
             }
+            // Root's runs enter network, IPC and UTS namespaces made ahead where there are some
+            // (an unprivileged run's belong to its own user namespace, made at spawn).
+            let premade = (user.is_none() && network_namespace && process_namespaces.is_some())
+                .then(super::namespace_stock::take)
+                .flatten();
+            if premade.is_some() {
+                mechanisms.push(
+                    "network, IPC and UTS namespaces made ahead of the run (for it alone)".into(),
+                );
+            }
             Some(MountPlan {
                 pinned,
                 hidden,
@@ -1343,11 +1353,7 @@ mod linux {
                 private_shm,
                 writable_binds,
                 cwd: c_path(&real_cwd, "the cwd")?,
-                // Root's runs enter network, IPC and UTS namespaces made ahead where there are some
-                // (an unprivileged run's belong to its own user namespace, made at spawn).
-                premade: (user.is_none() && network_namespace && process_namespaces.is_some())
-                    .then(super::namespace_stock::take)
-                    .flatten(),
+                premade,
                 user,
                 process_namespaces,
                 network_namespace,

@@ -13,54 +13,94 @@
 //! namespace has its loopback only (down), the UTS namespace the host's names as of its making.
 
 use std::fs::File;
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::os::fd::{IntoRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Mutex;
 
-/// One run's network, IPC and UTS namespaces, kept alive by these descriptors until it enters them.
+/// One run's network, IPC and UTS namespaces, held by descriptors until its first spawn attempt has
+/// returned. Atomics, not owned descriptors: the child reads them between clone and exec (no locks
+/// there), and the host closes them through a shared plan.
 #[derive(Debug)]
 pub struct Premade {
-    pub net: OwnedFd,
-    pub ipc: OwnedFd,
-    pub uts: OwnedFd,
+    /// net, ipc, uts; -1 once released.
+    fds: [AtomicI32; 3],
 }
 
 impl Premade {
-    /// Enter the three, in the child (system calls only, as the child's other steps).
-    pub fn enter(&self) -> std::io::Result<()> {
-        for (fd, kind) in [
-            (&self.net, libc::CLONE_NEWNET),
-            (&self.ipc, libc::CLONE_NEWIPC),
-            (&self.uts, libc::CLONE_NEWUTS),
-        ] {
-            // SAFETY: setns of the calling process with a namespace descriptor we own.
-            if unsafe { libc::setns(fd.as_raw_fd(), kind) } != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+    /// The flags of the namespaces a set stands for, which the child then does not unshare.
+    pub const FLAGS: libc::c_int = libc::CLONE_NEWNET | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+    const KINDS: [libc::c_int; 3] = [libc::CLONE_NEWNET, libc::CLONE_NEWIPC, libc::CLONE_NEWUTS];
+
+    fn new(net: OwnedFd, ipc: OwnedFd, uts: OwnedFd) -> Premade {
+        Premade {
+            fds: [net, ipc, uts].map(|fd| AtomicI32::new(fd.into_raw_fd())),
         }
-        Ok(())
     }
 
-    /// The flags of the namespaces this set stands for, which the child then does not unshare.
-    pub const FLAGS: libc::c_int = libc::CLONE_NEWNET | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+    /// In the child (system calls only): enter the three if they are still held. `false`: released
+    /// (a later attempt of the same run), or refused part-way; the child then unshares all three,
+    /// which replaces any it entered, as a run without a set does.
+    pub fn enter(&self) -> bool {
+        let fds = [0, 1, 2].map(|i| self.fds[i].load(Ordering::Acquire));
+        if fds.contains(&-1) {
+            return false;
+        }
+        // SAFETY: setns of the calling process with namespace descriptors the plan holds.
+        fds.iter()
+            .zip(Self::KINDS)
+            .all(|(&fd, kind)| unsafe { libc::setns(fd, kind) } == 0)
+    }
+
+    /// In the host, once a spawn attempt has returned (the child that entered them is gone; the
+    /// namespaces live on with the run's processes) or before a forking attempt (whose child's copy of
+    /// the plan the host could not release afterwards): close the descriptors. So a retry of the run
+    /// makes fresh namespaces, and the run's IPC objects do not outlive its processes.
+    pub fn release(&self) {
+        for fd in &self.fds {
+            let fd = fd.swap(-1, Ordering::AcqRel);
+            if fd >= 0 {
+                // SAFETY: a descriptor this set owned, closed once (swapped out first).
+                unsafe { libc::close(fd) };
+            }
+        }
+    }
+
+    /// Whether the set is still held (not yet released).
+    pub fn held(&self) -> bool {
+        self.fds.iter().all(|fd| fd.load(Ordering::Acquire) >= 0)
+    }
+}
+
+impl Drop for Premade {
+    fn drop(&mut self) {
+        self.release();
+    }
 }
 
 /// Sets waiting for runs: enough for a burst of starts between two refills.
 const STOCK_SIZE: usize = 2;
 static STOCK: Mutex<Vec<Premade>> = Mutex::new(Vec::new());
 static REFILLING: AtomicBool = AtomicBool::new(false);
-/// Set once a making failed: this host refuses (no privilege, a container's filter), so stop trying.
+/// Set once the making was refused for good (no privilege, a container's filter): stop trying.
 static REFUSED: AtomicBool = AtomicBool::new(false);
 
-/// A set for one run, if one is in stock; the stock is topped up in the background either way. `None`
-/// (the first run, a burst, a host that refuses): the run makes its own at spawn.
+/// A set for one run, if one is in stock; the stock is topped up in the background. `None` (the first
+/// run, a burst, a host that refuses): the run makes its own at spawn.
 pub fn take() -> Option<Premade> {
-    if REFUSED.load(Ordering::Relaxed) {
-        return None;
-    }
     let taken = STOCK.lock().unwrap_or_else(|e| e.into_inner()).pop();
-    refill();
+    if !REFUSED.load(Ordering::Relaxed) {
+        refill();
+    }
     taken
+}
+
+/// A failure later makings would meet too; others (descriptors or memory short for a moment, the
+/// namespace count at its ceiling) only end this refill.
+fn lasting(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EPERM | libc::EINVAL | libc::ENOSYS | libc::EACCES)
+    )
 }
 
 /// Top the stock up on a thread of its own (started from the runtime's blocking pool where there is
@@ -77,16 +117,21 @@ fn refill() {
                     match make() {
                         Ok(set) => STOCK.lock().unwrap_or_else(|e| e.into_inner()).push(set),
                         Err(e) => {
-                            tracing::debug!("namespaces cannot be made ahead here: {e}");
-                            REFUSED.store(true, Ordering::Relaxed);
+                            tracing::debug!("namespaces could not be made ahead: {e}");
+                            if lasting(&e) {
+                                REFUSED.store(true, Ordering::Relaxed);
+                            }
                             break;
                         }
                     }
                 }
             })
             .map(|t| t.join());
-        if made.is_err() {
-            REFUSED.store(true, Ordering::Relaxed);
+        match made {
+            // No thread now (a process at its thread limit): the next take tries again.
+            Err(e) => tracing::debug!("no thread to make namespaces ahead: {e}"),
+            Ok(Err(_)) => tracing::error!("the thread making namespaces ahead panicked"),
+            Ok(Ok(())) => {}
         }
         REFILLING.store(false, Ordering::Release);
     };
@@ -106,11 +151,7 @@ fn make() -> std::io::Result<Premade> {
     let open = |kind: &str| -> std::io::Result<OwnedFd> {
         Ok(File::open(format!("/proc/thread-self/ns/{kind}"))?.into())
     };
-    Ok(Premade {
-        net: open("net")?,
-        ipc: open("ipc")?,
-        uts: open("uts")?,
-    })
+    Ok(Premade::new(open("net")?, open("ipc")?, open("uts")?))
 }
 
 #[cfg(test)]
@@ -122,15 +163,23 @@ mod tests {
         std::fs::read_link(path).unwrap().display().to_string()
     }
 
-    /// Sets come out of stock unshared (each run its own, none the host's), and a process entering one
-    /// finds an empty network (its loopback only) while the host's threads stay where they were.
+    /// The namespace a held set's descriptor `i` (net, ipc, uts) stands for.
+    fn of(set: &Premade, i: usize) -> String {
+        inode(&format!(
+            "/proc/self/fd/{}",
+            set.fds[i].load(Ordering::Acquire)
+        ))
+    }
+
+    /// Sets come out of stock unshared (each run its own, none the host's), a process entering one
+    /// finds an empty network (its loopback only) while the host's threads stay where they were, and
+    /// a released set is entered by nobody (the child then makes its own).
     #[test]
     fn each_run_takes_a_set_of_its_own_and_finds_it_empty() {
-        let root = crate::test_needs::runs_here("root", nix::unistd::geteuid().is_root());
-        if !root {
+        if !crate::test_needs::runs_here("root", nix::unistd::geteuid().is_root()) {
             return;
         }
-        let host_net = inode("/proc/thread-self/ns/net");
+        let host = ["net", "ipc", "uts"].map(|k| inode(&format!("/proc/thread-self/ns/{k}")));
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let mut sets = Vec::new();
         while sets.len() < 3 && std::time::Instant::now() < deadline {
@@ -140,28 +189,40 @@ mod tests {
             }
         }
         assert_eq!(sets.len(), 3, "the stock was never refilled");
-        assert_eq!(inode("/proc/thread-self/ns/net"), host_net);
-        let of = |fd: &OwnedFd| inode(&format!("/proc/self/fd/{}", fd.as_raw_fd()));
-        let nets: std::collections::BTreeSet<String> = sets.iter().map(|s| of(&s.net)).collect();
-        assert_eq!(nets.len(), 3, "{nets:?}");
-        assert!(!nets.contains(&host_net));
-        for s in &sets {
-            assert_ne!(of(&s.ipc), inode("/proc/thread-self/ns/ipc"));
-            assert_ne!(of(&s.uts), inode("/proc/thread-self/ns/uts"));
+        assert_eq!(inode("/proc/thread-self/ns/net"), host[0]);
+        for (i, host_ns) in host.iter().enumerate() {
+            let ids: std::collections::BTreeSet<String> = sets.iter().map(|s| of(s, i)).collect();
+            assert_eq!(ids.len(), 3, "{ids:?}");
+            assert!(!ids.contains(host_ns), "{ids:?}");
         }
 
-        let set = sets.pop().unwrap();
-        let expected = of(&set.net);
-        let mut cmd = std::process::Command::new("/bin/sh");
-        cmd.arg("-c")
-            .arg("readlink /proc/self/ns/net; tail -n +3 /proc/net/dev | cut -d: -f1");
-        // SAFETY: only setns runs between fork and exec, on descriptors opened before the fork.
-        unsafe {
-            cmd.pre_exec(move || set.enter());
-        }
-        let out = cmd.output().unwrap();
+        let set = std::sync::Arc::new(sets.pop().unwrap());
+        let expected = of(&set, 0);
+        let probe = |set: std::sync::Arc<Premade>| {
+            let mut cmd = std::process::Command::new("/bin/sh");
+            cmd.arg("-c")
+                .arg("readlink /proc/self/ns/net; tail -n +3 /proc/net/dev | cut -d: -f1");
+            // SAFETY: only setns runs between fork and exec, on descriptors opened before the fork.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if set.enter() {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::from_raw_os_error(libc::ESRCH))
+                    }
+                });
+            }
+            cmd.output()
+        };
+        let out = probe(set.clone()).unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         let lines: Vec<&str> = text.lines().map(str::trim).collect();
         assert_eq!(lines, [expected.as_str(), "lo"], "{text}");
+
+        assert!(set.held());
+        set.release();
+        assert!(!set.held());
+        let refused = probe(set).unwrap_err();
+        assert_eq!(refused.raw_os_error(), Some(libc::ESRCH));
     }
 }

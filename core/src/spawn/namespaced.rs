@@ -182,6 +182,9 @@ pub fn spawn(plan: &Plan<'_>) -> Result<Spawned, SpawnError> {
     };
     drop(outer_stack);
     drop(shell_stack);
+    // The outer child, which entered any namespaces made ahead for the run, is gone (or never was):
+    // a retry of this run makes its own, and the run's namespaces now live only as long as it does.
+    plan.sandbox.release_premade();
     if ret < 0 {
         return Err(SpawnError::Clone(io::Error::from_raw_os_error(-ret as i32)));
     }

@@ -210,8 +210,10 @@ fn namespaced_entry(
     plan: &crate::sandbox::child::ChildPlan,
     tracking: Tracking<'_>,
 ) -> Option<crate::spawn::namespaced::CgroupEntry> {
+    // Only in place of a v2 tracking cgroup (or none): a v1 tracking cgroup is joined besides.
+    let tracked_on_v1 = tracking.is_some_and(|t| t.version() == 1);
     match plan.cgroup_to_be_born_in() {
-        Some(dir) if crate::spawn::tracking::clone3_usable() => {
+        Some(dir) if crate::spawn::tracking::clone3_usable() && !tracked_on_v1 => {
             Some(crate::spawn::namespaced::CgroupEntry::BornIn(dir))
         }
         _ => cgroup_entry(tracking),

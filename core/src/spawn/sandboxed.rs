@@ -8,6 +8,9 @@ pub fn enter_in_child(cmd: &mut tokio::process::Command, sandbox: Option<&crate:
     if let Some(s) = sandbox {
         s.await_handover();
         let plan = s.child_plan();
+        // The forked child's copy of the plan cannot be released from here once it ran, so a forked
+        // child makes its namespaces itself.
+        plan.release_premade();
         // SAFETY: `apply` makes only system calls on data prepared before the fork.
         unsafe {
             cmd.pre_exec(move || plan.apply());
