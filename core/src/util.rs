@@ -1,4 +1,4 @@
-//! The clock and the random ids every layer uses, in one place.
+//! The clock, the random ids and the background refills every layer uses, in one place.
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it).
 pub fn now_ms() -> u64 {
@@ -6,6 +6,27 @@ pub fn now_ms() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
+}
+
+/// Run `job` off the caller's path unless the previous one is still at work (`running`, cleared once
+/// `job` returns): on the async runtime's blocking pool where there is one, else right here. For the
+/// stocks of things made ahead of the runs that take them.
+pub fn refill_in_background(
+    running: &'static std::sync::atomic::AtomicBool,
+    job: impl FnOnce() + Send + 'static,
+) {
+    use std::sync::atomic::Ordering;
+    if running.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let run = move || {
+        job();
+        running.store(false, Ordering::Release);
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) => drop(rt.spawn_blocking(run)),
+        Err(_) => run(),
+    }
 }
 
 /// `n` random bytes from the operating system's CSPRNG. Ids only need to be distinct, not secret: if

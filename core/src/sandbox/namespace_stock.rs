@@ -41,7 +41,7 @@ impl Premade {
     /// (a later attempt of the same run), or refused part-way; the child then unshares all three,
     /// which replaces any it entered, as a run without a set does.
     pub fn enter(&self) -> bool {
-        let fds = [0, 1, 2].map(|i| self.fds[i].load(Ordering::Acquire));
+        let fds = self.fds.each_ref().map(|fd| fd.load(Ordering::Acquire));
         if fds.contains(&-1) {
             return false;
         }
@@ -106,10 +106,7 @@ fn lasting(e: &std::io::Error) -> bool {
 /// Top the stock up on a thread of its own (started from the runtime's blocking pool where there is
 /// one, so the run that asked does not wait for the thread's start either).
 fn refill() {
-    if REFILLING.swap(true, Ordering::AcqRel) {
-        return;
-    }
-    let fill = || {
+    crate::util::refill_in_background(&REFILLING, || {
         let made = std::thread::Builder::new()
             .name("agent-exec-namespaces".into())
             .spawn(|| {
@@ -133,12 +130,7 @@ fn refill() {
             Ok(Err(_)) => tracing::error!("the thread making namespaces ahead panicked"),
             Ok(Ok(())) => {}
         }
-        REFILLING.store(false, Ordering::Release);
-    };
-    match tokio::runtime::Handle::try_current() {
-        Ok(rt) => drop(rt.spawn_blocking(fill)),
-        Err(_) => fill(),
-    }
+    });
 }
 
 /// Make one set, on the calling thread (which is left in it: call it on a thread that then exits).

@@ -292,17 +292,17 @@ unsafe fn fail(a: &mut ChildArgs) -> ! {
     }
 }
 
-/// Test support: `sh -c script` spawned by [`spawn`] into the cgroup `cgroup`, with an empty
-/// environment, stdin and stderr on `/dev/null`; its stdout and wait status.
+/// Test support: `sh -c script` spawned by [`spawn`] into the cgroup `cgroup`, in `cwd`, with an empty
+/// environment and `stdio` (the terminal on 0 made the controlling one when `terminal`).
 #[cfg(all(test, target_arch = "x86_64"))]
-pub(crate) fn run_sh_in(
+pub(crate) fn spawn_sh_in(
     cgroup: BorrowedFd<'_>,
     script: &str,
     cwd: &str,
-) -> Result<(String, i32), SpawnError> {
+    stdio: [BorrowedFd<'_>; 3],
+    terminal: bool,
+) -> Result<Spawned, SpawnError> {
     use std::ffi::CString;
-    use std::io::Read;
-    use std::os::fd::AsFd;
     let program = CString::new("/bin/sh").unwrap();
     let args = [
         CString::new("sh").unwrap(),
@@ -313,21 +313,34 @@ pub(crate) fn run_sh_in(
     argv.push(std::ptr::null());
     let envp: [*const c_char; 1] = [std::ptr::null()];
     let cwd = CString::new(cwd).unwrap();
+    spawn(&Plan {
+        program: &program,
+        argv: argv.as_ptr(),
+        envp: envp.as_ptr(),
+        cwd: &cwd,
+        stdio,
+        terminal,
+        cgroup,
+    })
+}
+
+/// Test support: [`spawn_sh_in`] with stdin and stderr on `/dev/null`; its stdout and wait status.
+#[cfg(all(test, target_arch = "x86_64"))]
+pub(crate) fn run_sh_in(
+    cgroup: BorrowedFd<'_>,
+    script: &str,
+    cwd: &str,
+) -> Result<(String, i32), SpawnError> {
+    use std::io::Read;
+    use std::os::fd::AsFd;
     let (mut out_r, out_w) = std::io::pipe().unwrap();
     let null = std::fs::File::open("/dev/null").unwrap();
     let err = std::fs::OpenOptions::new()
         .write(true)
         .open("/dev/null")
         .unwrap();
-    let spawned = spawn(&Plan {
-        program: &program,
-        argv: argv.as_ptr(),
-        envp: envp.as_ptr(),
-        cwd: &cwd,
-        stdio: [null.as_fd(), out_w.as_fd(), err.as_fd()],
-        terminal: false,
-        cgroup,
-    })?;
+    let stdio = [null.as_fd(), out_w.as_fd(), err.as_fd()];
+    let spawned = spawn_sh_in(cgroup, script, cwd, stdio, false)?;
     drop(out_w);
     let mut out = String::new();
     out_r.read_to_string(&mut out).unwrap();
@@ -341,7 +354,6 @@ pub(crate) fn run_sh_in(
 mod tests {
     use super::*;
     use crate::spawn::tracking::{host, TrackingCgroup};
-    use std::ffi::CString;
     use std::io::Read;
 
     /// Runs `sh -c script` through `spawn` in a fresh tracking cgroup; returns its stdout and status.
@@ -400,28 +412,11 @@ mod tests {
             ))
             .expect("a tracking cgroup");
             let pair = nix::pty::openpty(None, None).unwrap();
-            let program = CString::new("/bin/sh").unwrap();
-            // Field 7 of stat: the controlling terminal's device number, 0 for none.
-            let args = [
-                CString::new("sh").unwrap(),
-                CString::new("-c").unwrap(),
-                CString::new("cut -d' ' -f7 /proc/$$/stat").unwrap(),
-            ];
-            let mut argv: Vec<*const c_char> = args.iter().map(|a| a.as_ptr()).collect();
-            argv.push(std::ptr::null());
-            let envp: [*const c_char; 1] = [std::ptr::null()];
-            let cwd = CString::new("/").unwrap();
             let slave = pair.slave.as_fd();
-            let spawned = spawn(&Plan {
-                program: &program,
-                argv: argv.as_ptr(),
-                envp: envp.as_ptr(),
-                cwd: &cwd,
-                stdio: [slave, slave, slave],
-                terminal,
-                cgroup: cg.dir_fd(),
-            })
-            .unwrap_or_else(|e| panic!("{e:?}"));
+            // Field 7 of stat: the controlling terminal's device number, 0 for none.
+            let script = "cut -d' ' -f7 /proc/$$/stat";
+            let spawned = spawn_sh_in(cg.dir_fd(), script, "/", [slave, slave, slave], terminal)
+                .unwrap_or_else(|e| panic!("{e:?}"));
             drop(pair.slave);
             let mut out = Vec::new();
             let mut master = std::fs::File::from(pair.master);

@@ -24,7 +24,7 @@ pub struct PosixChild {
     pub exit: super::exit_watch::ExitWaiter,
 }
 
-fn cstring(bytes: &[u8]) -> io::Result<CString> {
+pub(crate) fn cstring(bytes: &[u8]) -> io::Result<CString> {
     CString::new(bytes)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL byte in an argument"))
 }

@@ -247,8 +247,7 @@ fn spawn_with_pipes(
     #[cfg(target_os = "linux")]
     {
         let script = req.shell_script();
-        let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
-        args.push(script.as_ref().as_ref());
+        let args = shell.args_with(&script);
         let stdin_pipe = req.stdin == crate::spawn::StdinMode::Pipe;
         // A sandbox with a PID namespace of its own is entered without a fork where the clone can
         // be made.
@@ -470,8 +469,7 @@ fn spawn_pty_namespaced(
         return None;
     }
     let script = req.shell_script();
-    let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
-    args.push(script.as_ref().as_ref());
+    let args = shell.args_with(&script);
     match crate::spawn::namespaced::spawn_pty(
         &shell.program,
         &args,

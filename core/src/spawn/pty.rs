@@ -168,12 +168,11 @@ pub fn spawn_pty_born_in(
     }
     let cannot_start = |e: &io::Error| super::pipes::spawn_error(&shell.program, req, e);
     let script = req.shell_script();
-    let mut args: Vec<&std::ffi::OsStr> = shell.args.iter().map(|a| a.as_ref()).collect();
-    args.push(script.as_ref().as_ref());
+    let args = shell.args_with(&script);
     let strings =
         super::posix::ExecStrings::new(&shell.program, &args, env).map_err(|e| cannot_start(&e))?;
-    let cwd = std::ffi::CString::new(req.cwd.as_os_str().as_bytes())
-        .map_err(|_| cannot_start(&io::Error::from_raw_os_error(libc::EINVAL)))?;
+    let cwd =
+        super::posix::cstring(req.cwd.as_os_str().as_bytes()).map_err(|e| cannot_start(&e))?;
     let pair = open_pair(size)?;
     // Registered before the clone: nothing that can fail is left once the child runs.
     let master = PtyMaster::register(pair.master)?;

@@ -15,6 +15,15 @@ pub struct ShellConfig {
 }
 
 impl ShellConfig {
+    /// The shell's arguments followed by `script`, as an exec of the shell takes them.
+    pub fn args_with<'a>(&'a self, script: &'a str) -> Vec<&'a std::ffi::OsStr> {
+        self.args
+            .iter()
+            .map(|a| a.as_ref())
+            .chain(std::iter::once(script.as_ref()))
+            .collect()
+    }
+
     /// The shell run under `wrapper` (a sandbox that works by wrapping the shell), or as it is.
     pub fn wrapped(self, wrapper: Option<crate::sandbox::ShellWrapper>) -> ShellConfig {
         let Some(w) = wrapper else {

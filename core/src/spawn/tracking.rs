@@ -300,10 +300,7 @@ static REFILLING: AtomicBool = AtomicBool::new(false);
 
 /// Top the stock up in the background (on the async runtime's blocking pool, where there is one).
 fn refill_stock() {
-    if REFILLING.swap(true, Ordering::AcqRel) {
-        return;
-    }
-    let fill = || {
+    crate::util::refill_in_background(&REFILLING, || {
         if let Ok(host) = host() {
             while STOCK.lock().unwrap_or_else(|e| e.into_inner()).len() < STOCK_SIZE {
                 let seq = STOCK_SEQ.fetch_add(1, Ordering::Relaxed);
@@ -314,12 +311,7 @@ fn refill_stock() {
                 }
             }
         }
-        REFILLING.store(false, Ordering::Release);
-    };
-    match tokio::runtime::Handle::try_current() {
-        Ok(rt) => drop(rt.spawn_blocking(fill)),
-        Err(_) => fill(),
-    }
+    });
 }
 
 /// Remove the stock's cgroups (the host is exiting; nothing will use them).
