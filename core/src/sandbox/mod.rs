@@ -38,6 +38,12 @@ mod namespace_stock;
 #[cfg(target_os = "linux")]
 mod notify_wait;
 mod path_index;
+#[cfg(unix)]
+mod private_tmp;
+#[cfg(unix)]
+pub(crate) use private_tmp::{private_tmp, PrivateTmp};
+#[cfg(unix)]
+pub use private_tmp::{remove_live_tmp_dirs, tmp_parent_path};
 pub mod policy;
 #[cfg(target_os = "linux")]
 mod privileges;
@@ -292,207 +298,8 @@ pub fn format_bytes(n: u64) -> String {
     format!("{n} bytes")
 }
 
-/// The run's private temp dir (always writable, its `$TMPDIR`), removed with the session; with its
-/// canonical path, the one the rules name.
-/// Private temp dirs a host left when it was killed before it could remove them.
-///
-/// Each is named `agent-exec-sandbox-<pid namespace>-<host pid>-<random>`; the first sandboxed run of
-/// a host removes the ones of hosts that are gone, in its own PID namespace only (a pid says nothing
-/// about a host in another container sharing the temp dir), owned by its own user only.
-#[cfg(unix)]
-mod stale_tmp {
-    use std::os::unix::fs::MetadataExt;
-    use std::path::Path;
-
-    /// `agent-exec-sandbox-<pid namespace inode>-`.
-    pub fn prefix() -> &'static str {
-        static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-        PREFIX.get_or_init(|| {
-            let ns = std::fs::metadata("/proc/self/ns/pid")
-                .map(|m| m.ino())
-                .unwrap_or(0);
-            format!("agent-exec-sandbox-{ns}-")
-        })
-    }
-
-    pub fn sweep_once(dir: &Path, prefix: &str) {
-        static SWEPT: std::sync::Once = std::sync::Once::new();
-        SWEPT.call_once(|| sweep(dir, prefix));
-    }
-
-    /// Remove `dir`'s entries named `<prefix><pid>-...` whose host pid is gone and that belong to this
-    /// user. (`remove_dir_all` does not follow symlinks.)
-    pub fn sweep(dir: &Path, prefix: &str) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        // SAFETY: geteuid cannot fail.
-        let me = unsafe { libc::geteuid() };
-        for e in entries.flatten() {
-            let name = e.file_name();
-            let Some(pid) = name
-                .to_str()
-                .and_then(|n| n.strip_prefix(prefix))
-                .and_then(|rest| rest.split('-').next())
-                .and_then(|p| p.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let ours = e.metadata().is_ok_and(|m| m.is_dir() && m.uid() == me);
-            if ours && pid != std::process::id() && gone(pid) {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
-        }
-    }
-
-    /// No such process, or only its zombie (a SIGKILLed host its parent has not reaped yet).
-    fn gone(pid: u32) -> bool {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => true,
-            Ok(stat) => stat
-                .rfind(')')
-                .and_then(|i| stat[i + 1..].split_whitespace().next())
-                .is_some_and(|state| state == "Z" || state == "X"),
-        }
-    }
-
-    #[cfg(test)]
-    mod tests {
-        #[test]
-        fn dirs_of_gone_hosts_are_removed_and_the_rest_kept() {
-            let root = tempfile::tempdir().unwrap();
-            let prefix = super::prefix();
-            // A pid that no process has: above the kernel's pid_max ceiling.
-            let gone = root.path().join(format!("{prefix}9999999-abc"));
-            let mine = root
-                .path()
-                .join(format!("{prefix}{}-abc", std::process::id()));
-            let other_ns = root.path().join("agent-exec-sandbox-1-9999999-abc");
-            let unrelated = root.path().join("something-else");
-            for d in [&gone, &mine, &other_ns, &unrelated] {
-                std::fs::create_dir_all(d.join(".dev-shm")).unwrap();
-            }
-            super::sweep(root.path(), prefix);
-            assert!(!gone.exists());
-            assert!(mine.exists() && other_ns.exists() && unrelated.exists());
-        }
-    }
-}
-
-/// Where every private temp dir of this user's runs lives: `<tmp>/agent-exec-sandbox-<uid>`, mode 700,
-/// so a run's mount namespace can cover it (and with it every other run's files) and bring back its own.
-#[cfg(unix)]
-pub fn tmp_parent_path() -> PathBuf {
-    // SAFETY: geteuid cannot fail.
-    let uid = unsafe { libc::geteuid() };
-    std::env::temp_dir().join(format!("agent-exec-sandbox-{uid}"))
-}
-
-/// [`tmp_parent_path`], made (mode 700) if missing and checked to be this user's.
-#[cfg(unix)]
-pub(crate) fn tmp_parent() -> Result<PathBuf, AgentError> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-    // SAFETY: geteuid cannot fail.
-    let uid = unsafe { libc::geteuid() };
-    let parent = tmp_parent_path();
-    let made = std::fs::DirBuilder::new().mode(0o700).create(&parent);
-    if let Err(e) = made {
-        if e.kind() != std::io::ErrorKind::AlreadyExists {
-            return Err(unavailable(format!(
-                "the directory of private temp dirs {} could not be made: {e}",
-                parent.display()
-            )));
-        }
-    }
-    // Another user's directory (or a link to one) under a shared /tmp is not ours to use.
-    let meta = std::fs::symlink_metadata(&parent)
-        .map_err(|e| unavailable(format!("{}: {e}", parent.display())))?;
-    if !meta.is_dir() || meta.uid() != uid {
-        return Err(unavailable(format!(
-            "{} is not a directory of this user's; remove it or set TMPDIR elsewhere",
-            parent.display()
-        )));
-    }
-    if meta.mode() & 0o077 != 0 {
-        let _ = std::fs::set_permissions(&parent, std::fs::Permissions::from_mode(0o700));
-    }
-    Ok(std::fs::canonicalize(&parent).unwrap_or(parent))
-}
-
-/// The private temp dirs of this host's runs that still exist, removed when the host exits.
-#[cfg(unix)]
-static LIVE_TMP_DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-/// Remove the private temp dirs of every run still alive: the host is exiting (its cleanup hook,
-/// `process.exit` through `atexit`). A SIGKILLed host leaves them to its watchdog and the next host's
-/// sweep.
-#[cfg(unix)]
-pub fn remove_live_tmp_dirs() {
-    let dirs = std::mem::take(&mut *LIVE_TMP_DIRS.lock().unwrap_or_else(|e| e.into_inner()));
-    for d in dirs {
-        let _ = std::fs::remove_dir_all(d);
-    }
-}
-
 #[cfg(not(unix))]
 pub fn remove_live_tmp_dirs() {}
-
-/// A run's private temp dir (its `$TMPDIR`, always writable), mode 700: removed when the run ends
-/// ([`PrivateTmp::release`]), when the session goes, or when the host exits.
-#[cfg(unix)]
-pub(crate) struct PrivateTmp {
-    /// Canonical: the path the rules name.
-    path: PathBuf,
-    dir: std::sync::Mutex<Option<tempfile::TempDir>>,
-}
-
-#[cfg(unix)]
-impl PrivateTmp {
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Remove it now (the run ended); nothing of it stays for anyone to read.
-    pub fn release(&self) {
-        let dir = self.dir.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(d) = dir {
-            LIVE_TMP_DIRS
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .retain(|p| p != &self.path);
-            let _ = d.close();
-        }
-    }
-}
-
-#[cfg(unix)]
-impl Drop for PrivateTmp {
-    fn drop(&mut self) {
-        self.release();
-    }
-}
-
-#[cfg(unix)]
-pub(crate) fn private_tmp() -> Result<PrivateTmp, AgentError> {
-    use std::os::unix::fs::PermissionsExt;
-    let prefix = stale_tmp::prefix();
-    let parent = tmp_parent()?;
-    stale_tmp::sweep_once(&parent, prefix);
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("{prefix}{}-", std::process::id()))
-        .permissions(std::fs::Permissions::from_mode(0o700))
-        .tempdir_in(&parent)
-        .map_err(|e| unavailable(format!("the private temp dir could not be made: {e}")))?;
-    let canonical = std::fs::canonicalize(tmp.path()).unwrap_or_else(|_| tmp.path().into());
-    LIVE_TMP_DIRS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(canonical.clone());
-    Ok(PrivateTmp {
-        path: canonical,
-        dir: std::sync::Mutex::new(Some(tmp)),
-    })
-}
 
 /// The variables every sandboxed run gets: its temp dir under the three usual names, and markers a
 /// script can test (as Codex's `CODEX_SANDBOX_NETWORK_DISABLED`).
@@ -669,9 +476,8 @@ mod linux {
     /// paths brought back), files covered by an empty file of mode 0000 made in the run's temp dir.
     fn hide_plan(
         unreadable: &[super::hidden::Hide],
-        tmp_path: &Path,
+        tmp: &super::PrivateTmp,
     ) -> Result<(Vec<super::child::HiddenDir>, Vec<super::child::HiddenFile>), AgentError> {
-        use std::os::unix::fs::PermissionsExt;
         let mut dirs = Vec::new();
         let mut files = Vec::new();
         let mut empty = None;
@@ -713,17 +519,12 @@ mod linux {
                 let empty = match &empty {
                     Some(e) => std::ffi::CString::clone(e),
                     None => {
-                        let path = tmp_path.join(".unreadable");
-                        std::fs::write(&path, b"")
-                            .and_then(|()| {
-                                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000))
-                            })
-                            .map_err(|e| {
-                                unavailable(format!(
-                                    "the empty file that hides unreadable files could not be made in {}: {e}",
-                                    tmp_path.display()
-                                ))
-                            })?;
+                        let path = tmp.entry(super::private_tmp::UNREADABLE).map_err(|e| {
+                            unavailable(format!(
+                                "the empty file that hides unreadable files could not be made in {}: {e}",
+                                tmp.path().display()
+                            ))
+                        })?;
                         let c = c_path(&path, "the private temp dir")?;
                         empty = Some(c.clone());
                         c
@@ -1061,8 +862,7 @@ mod linux {
         let private_shm = match shm.filter(|s| mount_ns && (own_dev || !works_in(s))) {
             None => None,
             Some(at) => {
-                let backing = tmp_path.join(".dev-shm");
-                std::fs::create_dir(&backing).map_err(|e| {
+                let backing = tmp.entry(super::private_tmp::SHM_BACKING).map_err(|e| {
                     unavailable(format!("the private /dev/shm could not be made: {e}"))
                 })?;
                 let plan = (
@@ -1081,8 +881,8 @@ mod linux {
             }
         };
         let dev = if own_dev {
-            let staging = tmp_path.join(".dev");
-            std::fs::create_dir(&staging)
+            let staging = tmp
+                .entry(super::private_tmp::DEV_STAGING)
                 .map_err(|e| unavailable(format!("the run's /dev could not be prepared: {e}")))?;
             let mut nodes = Vec::new();
             for node in policy::DEV_NODES {
@@ -1321,7 +1121,7 @@ mod linux {
             }
             let mut hidden_files = Vec::new();
             if !unreadable.is_empty() {
-                let (dirs, files) = hide_plan(&unreadable, &tmp_path)?;
+                let (dirs, files) = hide_plan(&unreadable, &tmp)?;
                 hidden.extend(dirs);
                 hidden_files = files;
                 mechanisms.push(format!(
