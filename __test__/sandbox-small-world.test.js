@@ -178,13 +178,19 @@ test('with the network off, nothing the run listens on can be reached from outsi
 
 test('the agent\'s credentials are not inherited: dropped by name, passed on only by name', when(noSandbox), async () => {
   const dir = tempDir();
-  const names = { key: `AGENT_EXEC_TEST_API_KEY`, token: `AGENT_EXEC_TEST_TOKEN`, plain: 'AGENT_EXEC_TEST_PLAIN' };
+  const names = { key: `AGENT_EXEC_TEST_API_KEY`, token: `AGENT_EXEC_TEST_TOKEN`, plain: 'AGENT_EXEC_TEST_PLAIN', url: 'AGENT_EXEC_TEST_DATABASE_URL', bare: 'AGENT_EXEC_TEST_CACHE_URL' };
   process.env[names.key] = 'value-of-key';
   process.env[names.token] = 'value-of-token';
   process.env[names.plain] = 'plain-value';
+  // A password inside a URL is a credential whatever the variable is called; a URL without one is not.
+  process.env[names.url] = 'postgres://app:url-password@db.internal/app';
+  process.env[names.bare] = 'redis://cache.internal:6379/0';
   try {
     const r = await run({ command: 'env', cwd: dir, sandbox: { writableRoots: [dir], passEnv: [names.token] }, env: { MY_DEPLOY_SECRET: 'given' } });
     assert.doesNotMatch(r.output, /value-of-key/);
+    assert.doesNotMatch(r.output, /url-password/);
+    assert.match(r.output, /AGENT_EXEC_TEST_CACHE_URL=redis:\/\/cache\.internal:6379\/0/);
+    assert.ok(r.sandbox.droppedEnv.includes(names.url));
     assert.match(r.output, /AGENT_EXEC_TEST_TOKEN=value-of-token/);
     assert.match(r.output, /AGENT_EXEC_TEST_PLAIN=plain-value/);
     // What the caller gives in env is passed on by name.
@@ -334,7 +340,9 @@ test('git metadata stays the host\'s: commondir, worktree config, the .git entry
     'mv .git .git-moved',
     `mkdir -p sub && echo "gitdir: ${planted}" > sub/.git`,
     'echo b > f && git commit -qam two && echo committed',
-    'mkdir -p fresh && cd fresh && git init -q && echo x > x && git add x && git commit -qm n && echo fresh-ok',
+    // A repository of the run's own works outside the host's work tree (inside it, the host's git
+    // could be made to enter it: sandbox-views.test.js).
+    'mkdir -p "$TMPDIR/fresh" && cd "$TMPDIR/fresh" && git init -q && echo x > x && git add x && git commit -qm n && echo fresh-ok',
   ].join('; ');
   const r = await run({ command: attack, cwd: dir, env: { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' }, sandbox: { writableRoots: [dir] } });
   assert.match(r.output, /committed/);

@@ -84,8 +84,11 @@ pub const PROTECTED_IN_ROOTS: [&str; 12] = [
 ];
 
 /// In a home directory a root holds, besides the shell start-up files: the configs that make git,
-/// ssh, npm or cargo run programs, and what a desktop session starts.
-pub const PROTECTED_HOME_ENTRIES: [&str; 12] = [
+/// ssh, npm or cargo run programs, what a desktop session starts, the aliases Debian's `.bashrc`
+/// sources, the configs of other shells and editors that run commands on start, Claude Code's user
+/// config (the MCP servers it starts), and `~/.local/bin`, which `.profile` puts first on `PATH` (a
+/// `git` planted there is what the host runs next; `pip install --user` cannot write its scripts).
+pub const PROTECTED_HOME_ENTRIES: [&str; 18] = [
     ".gitconfig",
     ".config/git",
     ".ssh",
@@ -98,6 +101,12 @@ pub const PROTECTED_HOME_ENTRIES: [&str; 12] = [
     ".config/systemd",
     ".config/autostart",
     ".config/environment.d",
+    ".bash_aliases",
+    ".claude.json",
+    ".config/fish",
+    ".vimrc",
+    ".config/nvim",
+    ".local/bin",
 ];
 
 /// Why a write was refused.
@@ -145,6 +154,8 @@ pub struct FsPolicy {
     pub deny_write_globs: WriteGlobs,
     /// `protected`, looked up by each write's ancestors (built on the first check).
     pub protected_index: super::path_index::PathIndex,
+    /// When the run began: git directories born before it are the host's (`host_repos`).
+    pub run_start: super::host_repos::RunStart,
 }
 
 /// Globs of paths no write may touch, compiled once per run.
@@ -253,6 +264,7 @@ impl FsPolicy {
             private_shm: None,
             deny_write_globs: WriteGlobs::default(),
             protected_index: Default::default(),
+            run_start: super::host_repos::RunStart::now(),
         }
     }
 
@@ -667,7 +679,16 @@ mod tests {
             Err(DenyRule::Protected(home.join(".bashrc")))
         );
         assert_eq!(p.check_write(&home.join("notes.txt")), Ok(()));
-        for entry in [".gitconfig", ".ssh/config", ".config/git/config", ".npmrc"] {
+        for entry in [
+            ".gitconfig",
+            ".ssh/config",
+            ".config/git/config",
+            ".npmrc",
+            ".bash_aliases",
+            ".claude.json",
+            ".config/fish/config.fish",
+            ".local/bin/git",
+        ] {
             assert!(
                 matches!(
                     p.check_write(&home.join(entry)),

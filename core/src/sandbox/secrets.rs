@@ -1,7 +1,9 @@
 //! Variables a sandboxed run does not inherit: the agent's credentials. The threat model promises
 //! that nothing of the agent's environment a command could misuse is readable from inside, and API
-//! keys and tokens are what agents' environments hold. Names are judged, never values; the host
-//! passes one on by naming it (`sandbox.passEnv`) or by giving it in `env` itself.
+//! keys and tokens are what agents' environments hold. Names are judged, and values only for one
+//! shape: a URL with a password in it (`DATABASE_URL=postgres://app:secret@db/x`, a proxy's
+//! `http://user:pw@proxy:3128`), whatever its variable is called. The host passes one on by naming
+//! it (`sandbox.passEnv`) or by giving it in `env` itself.
 
 /// Parts of a name that mark a credential, matched case-insensitively anywhere in it.
 const MARKS: [&str; 15] = [
@@ -38,6 +40,25 @@ pub fn looks_like_secret(name: &str) -> bool {
         || SUFFIXES.iter().any(|s| upper.ends_with(s))
 }
 
+/// Does `value` hold a URL with a password in it (`scheme://user:password@host...`)?
+pub fn value_holds_credentials(value: &str) -> bool {
+    value.match_indices("://").any(|(i, _)| {
+        let rest = &value[i + 3..];
+        let end = rest
+            .find(|c: char| matches!(c, '/' | '?' | '#' | ',' | ';') || c.is_whitespace())
+            .unwrap_or(rest.len());
+        let authority = &rest[..end];
+        authority
+            .rfind('@')
+            .is_some_and(|at| authority[..at].contains(':'))
+    })
+}
+
+/// Is the variable `name=value` a credential's?
+pub fn is_secret(name: &str, value: &str) -> bool {
+    looks_like_secret(name) || value_holds_credentials(value)
+}
+
 /// Is `name` kept although it looks like a credential (named in `passed`)?
 pub fn passed_on(name: &str, passed: &[String]) -> bool {
     passed.iter().any(|p| p == name)
@@ -46,11 +67,20 @@ pub fn passed_on(name: &str, passed: &[String]) -> bool {
 /// The names a run with `passed` drops: those of the inherited environment (when inherited) and the
 /// model's that look like credentials, sorted and once each.
 pub fn dropped_names(inherit: bool, model: &[(String, String)], passed: &[String]) -> Vec<String> {
-    let mut names: Vec<String> = model.iter().map(|(k, _)| k.clone()).collect();
+    let mut vars: Vec<(String, String)> = model.to_vec();
     if inherit {
-        names.extend(std::env::vars_os().map(|(k, _)| k.to_string_lossy().into_owned()));
+        vars.extend(std::env::vars_os().map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        }));
     }
-    names.retain(|n| looks_like_secret(n) && !passed_on(n, passed));
+    let mut names: Vec<String> = vars
+        .into_iter()
+        .filter(|(n, v)| is_secret(n, v) && !passed_on(n, passed))
+        .map(|(n, _)| n)
+        .collect();
     names.sort();
     names.dedup();
     names
@@ -59,6 +89,33 @@ pub fn dropped_names(inherit: bool, model: &[(String, String)], passed: &[String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_with_a_password_are_credentials_whatever_their_name() {
+        for value in [
+            "postgres://app:s3cret@db.internal:5432/app",
+            "redis://:hunter2@cache:6379/0",
+            "mongodb+srv://u:p@cluster0.example.net/db?retryWrites=true",
+            "http://user:pw@proxy:3128",
+            "mongodb://u:p@h1,h2,h3/db",
+            "see https://u:p@host",
+        ] {
+            assert!(value_holds_credentials(value), "{value}");
+            assert!(is_secret("DATABASE_URL", value), "{value}");
+        }
+        for value in [
+            "postgres://app@db/app",
+            "https://registry.npmjs.org/",
+            "http://proxy:3128",
+            "/usr/bin:/bin",
+            "user:pw@host",
+            "https://example.com/a:b@c",
+            "",
+        ] {
+            assert!(!value_holds_credentials(value), "{value}");
+        }
+        assert!(!is_secret("HTTPS_PROXY", "http://proxy:3128"));
+    }
 
     #[test]
     fn credentials_are_recognised_by_name() {

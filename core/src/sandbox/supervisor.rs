@@ -334,7 +334,10 @@ fn connect_for(
         Err(e) => return Err(e),
     };
     let result = match to {
-        ConnectTo::Path(path) => unix_connect::connect_path(&taken, path),
+        ConnectTo::Path(path) => {
+            let root = unix_connect::open_root(req.pid, || id_valid(notif, req.id))?;
+            unix_connect::connect_path(&taken, &root, path)
+        }
         ConnectTo::AsGiven(addr) => unix_connect::connect_as_given(&taken, addr),
     };
     // A non-blocking socket's connect is under way (its port is already its own).
@@ -469,8 +472,9 @@ fn judge_address(
     let Some(path) = resolve(pid, AT_FDCWD, &raw, true) else {
         return Err(Verdict::Fail(libc::ENOENT));
     };
-    if std::fs::symlink_metadata(&path).is_err() {
-        // Nothing there to reach: the kernel's answer, and nothing to report.
+    if std::fs::symlink_metadata(in_view(pid, &path)).is_err() {
+        // Nothing there to reach in the caller's view (a hidden directory's socket is not there
+        // either): the kernel's answer, and nothing to report.
         return Err(Verdict::Fail(libc::ENOENT));
     }
     match policy.check_connect(&path) {
@@ -829,7 +833,7 @@ fn decide(
             )
         }
         libc::SYS_connect if !network => return decide_connect(req, policy, proxy),
-        libc::SYS_bind if !network => return decide_bind(req, proxy.is_some()),
+        libc::SYS_bind if !network => return decide_bind(req, policy, proxy.is_some()),
         libc::SYS_flock | libc::SYS_fcntl => return decide_lock(req, policy),
         libc::SYS_sendto | libc::SYS_sendmsg | libc::SYS_sendmmsg if !network => {
             return decide_send(req, policy, proxy)
@@ -864,7 +868,16 @@ fn decide(
             },
             vec![entry(a[0] as i64, a[1]), entry(a[2] as i64, a[3])],
         ),
-        libc::SYS_linkat => ("link", "linkat".into(), vec![entry(a[2] as i64, a[3])]),
+        // The new name, then the file linked: a protected file linked elsewhere would be written
+        // through its new name.
+        libc::SYS_linkat => (
+            "link",
+            "linkat".into(),
+            vec![
+                entry(a[2] as i64, a[3]),
+                link_source(a[0] as i64, a[1], a[4]),
+            ],
+        ),
         libc::SYS_symlinkat => (
             "symlink",
             "symlinkat".into(),
@@ -946,24 +959,34 @@ fn decide(
             vec![entry(AT_FDCWD, a[0]), entry(AT_FDCWD, a[1])],
         ),
         #[cfg(target_arch = "x86_64")]
-        libc::SYS_link => ("link", "link".into(), vec![entry(AT_FDCWD, a[1])]),
+        libc::SYS_link => (
+            "link",
+            "link".into(),
+            vec![entry(AT_FDCWD, a[1]), entry(AT_FDCWD, a[0])],
+        ),
         #[cfg(target_arch = "x86_64")]
         libc::SYS_symlink => ("symlink", "symlink".into(), vec![entry(AT_FDCWD, a[1])]),
         _ => return Verdict::Continue,
     };
     // Calls that can make a file named `.git` (a `gitdir:` pointer, or a repository moved into place):
-    // the argument that names what is made. A `mkdir` of one (git init, git clone) is not among them.
-    let makes_entry = match op {
-        "write" | "symlink" | "link" | "mknod" => Some(0),
-        "rename" => Some(1),
-        _ => None,
+    // the arguments that name what is made. A `mkdir` of one (git init, git clone) is not among them.
+    // A `renameat2` that exchanges the two names, or leaves a whiteout, makes both.
+    let swaps = nr == libc::SYS_renameat2
+        && a[4] & u64::from(libc::RENAME_EXCHANGE | libc::RENAME_WHITEOUT) != 0;
+    let makes_entry: &[usize] = match op {
+        "write" | "symlink" | "link" | "mknod" => &[0],
+        "rename" if swaps => &[0, 1],
+        "rename" => &[1],
+        _ => &[],
     };
     for (i, arg) in paths.into_iter().enumerate() {
         let raw = if arg.addr == 0 {
             Vec::new()
         } else {
+            // Memory the supervisor cannot read is memory the kernel cannot either (or a path over
+            // PATH_MAX): the call fails, and nothing unjudged goes through.
             let Some(raw) = caller_memory::read_path(pid, arg.addr) else {
-                continue;
+                return Verdict::Fail(libc::EFAULT);
             };
             raw
         };
@@ -972,14 +995,23 @@ fn decide(
         } else {
             resolve_within(pid, arg.dirfd, &raw, arg.follow, &policy.writable_roots)
         };
-        let Some(path) = resolved else {
-            continue;
+        let path = match resolved {
+            Ok(Some(path)) => path,
+            // A pipe or socket reopened through `/proc/<pid>/fd`: no name is made or changed.
+            Ok(None) => continue,
+            // Where the write would land cannot be said: refused with the error the kernel would
+            // give in the caller's view (fail closed; nothing to record, nothing was judged).
+            Err(errno) => return Verdict::Fail(errno),
         };
-        if op == "mkdir" && std::fs::symlink_metadata(&path).is_ok() {
+        let seen = in_view(pid, &path);
+        if op == "mkdir" && std::fs::symlink_metadata(&seen).is_ok() {
             // The kernel's answer (`mkdir -p` of a directory that is there): nothing was refused.
             return Verdict::Fail(libc::EEXIST);
         }
-        if makes_entry == Some(i) && path.file_name() == Some(OsStr::new(".git")) && !path.is_dir()
+        // (A plain rename onto an existing directory needs a directory: it stays one.)
+        if makes_entry.contains(&i)
+            && path.file_name() == Some(OsStr::new(".git"))
+            && (swaps || !seen.is_dir())
         {
             return Verdict::Deny(
                 libc::EPERM,
@@ -1009,6 +1041,27 @@ fn decide(
                 ),
             );
         }
+        let makes_git = (op == "mkdir" || makes_entry.contains(&i))
+            && path.file_name() == Some(OsStr::new(".git"));
+        let host_repo = super::host_repos::refusal(
+            op,
+            &path,
+            makes_git,
+            &policy.writable_roots,
+            policy.run_start,
+            |p| in_view(pid, p),
+        );
+        if let Some(rule) = host_repo {
+            let errno = if op == "chmod" || op == "chown" || op == "utime" || op == "xattr" {
+                libc::EPERM
+            } else {
+                libc::EROFS
+            };
+            return Verdict::Deny(
+                errno,
+                denial(op, Some(path.display().to_string()), detail, rule, pid),
+            );
+        }
     }
     Verdict::Continue
 }
@@ -1017,7 +1070,7 @@ fn decide(
 /// abstract name is refused, since nothing may connect to one with the network off and, without a
 /// network namespace of the run's own, a name it listens on is reachable from outside (or squats a
 /// name host clients use: X11, D-Bus).
-fn decide_bind(req: &libc::seccomp_notif, by_proxy: bool) -> Verdict {
+fn decide_bind(req: &libc::seccomp_notif, policy: &FsPolicy, by_proxy: bool) -> Verdict {
     let (pid, a) = (req.pid, req.data.args);
     let addr = match socket_address(pid, a[1], a[2]) {
         Ok(addr) => addr,
@@ -1048,6 +1101,38 @@ fn decide_bind(req: &libc::seccomp_notif, by_proxy: bool) -> Verdict {
                 pid,
             ),
         ),
+        // A socket file is a new entry like any other: not at a protected path, and never `.git`.
+        unix_connect::Address::Path(raw) => {
+            let path = match resolve_within(pid, AT_FDCWD, &raw, false, &policy.writable_roots) {
+                Ok(Some(path)) => path,
+                Ok(None) => return Verdict::Continue,
+                Err(errno) => return Verdict::Fail(errno),
+            };
+            let refused = if path.file_name() == Some(OsStr::new(".git")) {
+                Some((
+                    libc::EPERM,
+                    "a .git file would repoint git to a repository of the command's making".into(),
+                ))
+            } else {
+                policy.check_write(&path).err().map(|rule| match rule {
+                    DenyRule::Protected(_) => (libc::EROFS, rule.describe()),
+                    _ => (libc::EACCES, rule.describe()),
+                })
+            };
+            match refused {
+                None => Verdict::Continue,
+                Some((errno, rule)) => Verdict::Deny(
+                    errno,
+                    denial(
+                        "bind",
+                        Some(path.display().to_string()),
+                        "bind(AF_UNIX)".into(),
+                        rule,
+                        pid,
+                    ),
+                ),
+            }
+        }
         _ => Verdict::Continue,
     }
 }
@@ -1076,8 +1161,11 @@ fn decide_lock(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
         }
         format!("fcntl({name})")
     };
-    let Some(path) = resolve_fd(pid, a[0] as i64) else {
-        return Verdict::Continue;
+    let path = match resolve_fd(pid, a[0] as i64) {
+        Ok(Some(path)) => path,
+        // A pipe or socket; or a file whose directory is gone (a temp file unlinked after its
+        // open, a common pattern): no file the host's lockers can open by name.
+        Ok(None) | Err(_) => return Verdict::Continue,
     };
     match policy.check_write(&path) {
         Ok(()) => Verdict::Continue,
@@ -1116,6 +1204,17 @@ fn entry(dirfd: i64, addr: u64) -> PathArg {
     }
 }
 
+/// The existing file a `linkat` links: its final link followed only with `AT_SYMLINK_FOLLOW`, or the
+/// fd itself with `AT_EMPTY_PATH` (an `O_TMPFILE` made into a name).
+fn link_source(dirfd: i64, addr: u64, flags: u64) -> PathArg {
+    PathArg {
+        dirfd,
+        addr,
+        follow: flags & libc::AT_SYMLINK_FOLLOW as u64 != 0,
+        empty_is_fd: flags & libc::AT_EMPTY_PATH as u64 != 0,
+    }
+}
+
 /// A file whose metadata a call changes: by path, following the final link unless `AT_SYMLINK_NOFOLLOW`
 /// is in `flags`, or the fd itself with `AT_EMPTY_PATH` (or a null path).
 fn meta(dirfd: i64, addr: u64, flags: u64) -> PathArg {
@@ -1138,53 +1237,96 @@ fn by_fd(fd: u64) -> PathArg {
 }
 
 /// Resolve `raw` as process `pid` would: relative to its cwd or `dirfd`, through symbolic links (the
-/// final one only when `follow`), with `/proc/self` meaning `pid`. `None` when the kernel will fail
-/// the call anyway (a missing parent) or the path leads somewhere that is not a path (a pipe).
+/// final one only when `follow`), in its own view of the file system (see [`Resolution`]). `None`
+/// when the kernel will fail the call anyway (a missing parent) or the path leads somewhere that is
+/// not a path (a pipe).
 pub(crate) fn resolve(pid: u32, dirfd: i64, raw: &[u8], follow: bool) -> Option<PathBuf> {
-    resolve_within(pid, dirfd, raw, follow, &[])
+    resolve_within(pid, dirfd, raw, follow, &[]).ok().flatten()
+}
+
+/// What a path a caller names leads to, looked up in the caller's view, not the supervisor's: its
+/// mount namespace has a `/dev`, `/dev/shm`, `/proc` and hidden directories of its own, so a name
+/// that means one file to the run can mean another, or nothing, on the host (a link in the run's
+/// private `/dev/shm` into a root; `/proc/<pid>/cwd` of a pid of the run's PID namespace). Every
+/// lookup goes through `/proc/<caller>/root`, the caller's root in its own namespaces.
+/// `Ok(None)`: not a path (a pipe or socket behind `/proc/<pid>/fd/N`): no name is made or changed.
+/// `Err(errno)`: it cannot be resolved; the kernel would fail the call with that error in the same
+/// view, and a supervisor that cannot say where a write lands refuses it (fail closed).
+type Resolution = Result<Option<PathBuf>, i32>;
+
+/// `path` (absolute, in the caller's view) as the supervisor reaches it.
+fn in_view(pid: u32, path: &Path) -> PathBuf {
+    let mut at = PathBuf::from(format!("/proc/{pid}/root"));
+    at.push(path.strip_prefix("/").unwrap_or(path));
+    at
 }
 
 /// `resolve`, told which directories need no second look: the outermost writable roots, canonical
 /// when the run started, whose parents the run cannot change (they are outside every root), so no
 /// component up to them can have become a link. A path inside one is walked from it, which saves the
 /// `statx` of every component above it on each call (most of the supervisor's cost for a write in a
-/// deep root; issue 36).
+/// deep root; issue 36). (They are at the same place in the run's view: bound over themselves.)
 fn resolve_within(
     pid: u32,
     dirfd: i64,
     raw: &[u8],
     follow: bool,
     trusted: &[PathBuf],
-) -> Option<PathBuf> {
+) -> Resolution {
     if raw.is_empty() {
-        return None;
+        return Err(libc::ENOENT);
     }
     let raw = Path::new(OsStr::from_bytes(raw));
     let start = if raw.is_absolute() {
         PathBuf::from("/")
-    } else if dirfd as i32 == libc::AT_FDCWD {
-        std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?
     } else {
-        let base = std::fs::read_link(format!("/proc/{pid}/fd/{}", dirfd as i32)).ok()?;
+        // The kernel names the directory as the caller sees it (a path in its mount namespace).
+        let base = match dirfd as i32 {
+            libc::AT_FDCWD => read_link_errno(&format!("/proc/{pid}/cwd"))?,
+            fd => read_link_errno(&format!("/proc/{pid}/fd/{fd}"))?,
+        };
         if !base.is_absolute() {
-            return None;
+            // A pipe or socket as the directory.
+            return Err(libc::ENOTDIR);
         }
         base
     };
     walk(pid, &start.join(raw), follow, trusted)
 }
 
-/// The file behind fd `fd` of process `pid` (`None` for pipes, sockets and the like).
-fn resolve_fd(pid: u32, fd: i64) -> Option<PathBuf> {
-    if fd as i32 == libc::AT_FDCWD {
-        return std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
+fn read_link_errno(path: &str) -> Result<PathBuf, i32> {
+    std::fs::read_link(path).map_err(|e| e.raw_os_error().unwrap_or(libc::ENOENT))
+}
+
+/// The file behind fd `fd` of process `pid`, in its view.
+fn resolve_fd(pid: u32, fd: i64) -> Resolution {
+    let target = match fd as i32 {
+        libc::AT_FDCWD => read_link_errno(&format!("/proc/{pid}/cwd"))?,
+        fd => read_link_errno(&format!("/proc/{pid}/fd/{fd}"))?,
+    };
+    if !target.is_absolute() {
+        // `pipe:[123]`, `socket:[..]`, `anon_inode:..`.
+        return Ok(None);
     }
-    walk(
-        pid,
-        Path::new(&format!("/proc/{pid}/fd/{}", fd as i32)),
-        true,
-        &[],
-    )
+    walk(pid, &target, true, &[])
+}
+
+/// The caller's process and thread ids as its own `/proc` numbers them (its PID namespace's), for
+/// `/proc/self` and `/proc/thread-self` in its view.
+fn ids_in_own_namespace(pid: u32) -> Result<(u32, u32), i32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::ESRCH))?;
+    let innermost = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.split_whitespace().last())
+            .and_then(|v| v.parse::<u32>().ok())
+    };
+    match (innermost("NStgid:"), innermost("NSpid:")) {
+        (Some(tgid), Some(tid)) => Ok((tgid, tid)),
+        _ => Err(libc::ESRCH),
+    }
 }
 
 fn xattr_call(nr: libc::c_long) -> String {
@@ -1201,7 +1343,9 @@ fn xattr_call(nr: libc::c_long) -> String {
     .to_string()
 }
 
-fn walk(pid: u32, path: &Path, follow: bool, trusted: &[PathBuf]) -> Option<PathBuf> {
+/// Resolve `path` (absolute, in the caller's view) component by component as the kernel would, the
+/// final link followed only when `follow`.
+fn walk(pid: u32, path: &Path, follow: bool, trusted: &[PathBuf]) -> Resolution {
     // Start at the trusted directory the path is in, when it names no `..` that could leave it.
     let start = (!path
         .components()
@@ -1230,30 +1374,32 @@ fn walk(pid: u32, path: &Path, follow: bool, trusted: &[PathBuf]) -> Option<Path
             continue;
         }
         if out == Path::new("/proc") && (c == "self" || c == "thread-self") {
+            let (tgid, tid) = ids_in_own_namespace(pid)?;
             out = if c == "self" {
-                PathBuf::from(format!("/proc/{pid}"))
+                PathBuf::from(format!("/proc/{tgid}"))
             } else {
-                PathBuf::from(format!("/proc/{pid}/task/{pid}"))
+                PathBuf::from(format!("/proc/{tgid}/task/{tid}"))
             };
             continue;
         }
         let candidate = out.join(&c);
         let last = pending.iter().all(|p| p == "." || p.is_empty());
         if last && !follow {
-            return Some(candidate);
+            return Ok(Some(candidate));
         }
-        match std::fs::symlink_metadata(&candidate) {
+        let seen = in_view(pid, &candidate);
+        match std::fs::symlink_metadata(&seen) {
             Ok(m) if m.file_type().is_symlink() => {
                 links += 1;
                 if links > 40 {
-                    return None;
+                    return Err(libc::ELOOP);
                 }
-                let target = std::fs::read_link(&candidate).ok()?;
+                let target = read_link_errno(&seen.to_string_lossy())?;
                 if target.is_absolute() {
                     out = PathBuf::from("/");
                 } else if candidate.starts_with("/proc") {
                     // `pipe:[123]`, `socket:[..]`, `anon_inode:..`: not a path.
-                    return None;
+                    return Ok(None);
                 }
                 for t in target.components().rev() {
                     if t != std::path::Component::RootDir {
@@ -1262,11 +1408,13 @@ fn walk(pid: u32, path: &Path, follow: bool, trusted: &[PathBuf]) -> Option<Path
                 }
             }
             Ok(_) => out = candidate,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && last => return Some(candidate),
-            Err(_) => return None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && last => {
+                return Ok(Some(candidate))
+            }
+            Err(e) => return Err(e.raw_os_error().unwrap_or(libc::ENOENT)),
         }
     }
-    Some(out)
+    Ok(Some(out))
 }
 
 /// The root of `roots` that holds `path` and lies in no other root (a root inside another could be
@@ -1377,7 +1525,7 @@ mod tests {
         // Through a link inside the root the walk leaves it, as the kernel would.
         assert_eq!(
             walk(me(), &root.join("out/passwd"), true, &roots),
-            Some(PathBuf::from("/etc/passwd"))
+            Ok(Some(PathBuf::from("/etc/passwd")))
         );
     }
 

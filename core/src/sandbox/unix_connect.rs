@@ -113,18 +113,38 @@ pub fn take_socket(tid: u32, fd: i32, still_waiting: impl Fn() -> bool) -> Resul
     take_fd(&open_caller(tid, still_waiting)?, fd)
 }
 
-/// Open `path` (absolute, already resolved) as a handle, refusing a symbolic link anywhere in it.
-fn open_exact(path: &Path) -> Result<OwnedFd, i32> {
-    let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| libc::EINVAL)?;
+/// The root directory of the process of thread `tid` (its view of the file system: its mount
+/// namespace, where hidden directories are covered), for [`exact_address`]. `still_waiting` says
+/// whether the caller is still in its call (so `tid` was not reused before the open).
+pub fn open_root(tid: u32, still_waiting: impl Fn() -> bool) -> Result<OwnedFd, i32> {
+    let root = std::fs::File::open(format!("/proc/{tid}/root"))
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::ESRCH))?;
+    if !still_waiting() {
+        return Err(libc::ESRCH);
+    }
+    Ok(root.into())
+}
+
+/// Open `path` (absolute in the caller's view, already resolved) beneath the caller's `root` as a
+/// handle, refusing a symbolic link anywhere in it: the file the caller would reach, never the one the
+/// host sees at that path (a socket in a directory hidden from the run is not there for it).
+fn open_exact(root: &OwnedFd, path: &Path) -> Result<OwnedFd, i32> {
+    let relative = path.strip_prefix("/").map_err(|_| libc::EINVAL)?;
+    let relative = if relative.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        relative
+    };
+    let c = CString::new(relative.as_os_str().as_bytes()).map_err(|_| libc::EINVAL)?;
     // SAFETY: open_how is plain data; all-zero is its default (libc marks it non-exhaustive).
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
-    how.resolve = libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS | libc::RESOLVE_BENEATH;
     // SAFETY: openat2 reads the path and the open_how struct, both alive for the call.
     let fd = unsafe {
         libc::syscall(
             libc::SYS_openat2,
-            libc::AT_FDCWD,
+            root.as_raw_fd(),
             c.as_ptr(),
             &how as *const libc::open_how,
             std::mem::size_of::<libc::open_how>(),
@@ -163,16 +183,16 @@ fn unix_address(path: &[u8]) -> Vec<u8> {
 
 /// An address naming exactly the Unix socket file at `path` (checked, absolute, links resolved): a
 /// handle opened without following any link, and `/proc/self/fd/N` of it. Valid while the handle is.
-pub fn exact_address(path: &Path) -> Result<(OwnedFd, Vec<u8>), i32> {
-    let handle = open_exact(path)?;
+pub fn exact_address(root: &OwnedFd, path: &Path) -> Result<(OwnedFd, Vec<u8>), i32> {
+    let handle = open_exact(root, path)?;
     let via = format!("/proc/self/fd/{}", handle.as_raw_fd());
     Ok((handle, unix_address(via.as_bytes())))
 }
 
 /// Connect `socket` to the Unix socket file at `path` (checked, absolute, links resolved), exactly
 /// that file (see `exact_address`).
-pub fn connect_path(socket: &OwnedFd, path: &Path) -> Result<(), i32> {
-    let (_handle, addr) = exact_address(path)?;
+pub fn connect_path(socket: &OwnedFd, root: &OwnedFd, path: &Path) -> Result<(), i32> {
+    let (_handle, addr) = exact_address(root, path)?;
     connect_as_given(socket, &addr)
 }
 
@@ -181,6 +201,11 @@ mod tests {
     use super::*;
     use std::io::{Read, Write};
     use std::os::unix::net::{UnixListener, UnixStream};
+
+    /// This process's root, as the supervisor opens a caller's.
+    fn host_root() -> OwnedFd {
+        open_root(std::process::id(), || true).unwrap()
+    }
 
     fn addr(family: u16, name: &[u8]) -> Vec<u8> {
         let mut a = family.to_ne_bytes().to_vec();
@@ -244,7 +269,7 @@ mod tests {
         // SAFETY: a new fd we own.
         let mine = unsafe { OwnedFd::from_raw_fd(raw) };
         let taken = take_socket(std::process::id(), raw, || true).unwrap();
-        connect_path(&taken, &base.join("s.sock")).unwrap();
+        connect_path(&taken, &host_root(), &base.join("s.sock")).unwrap();
         drop(taken);
         // The caller's own fd is the connected socket.
         let mut stream = UnixStream::from(mine);
@@ -261,11 +286,11 @@ mod tests {
         // SAFETY: a new fd we own.
         let other = unsafe { OwnedFd::from_raw_fd(raw2) };
         assert_eq!(
-            connect_path(&other, &base.join("link/s.sock")),
+            connect_path(&other, &host_root(), &base.join("link/s.sock")),
             Err(libc::ELOOP)
         );
         assert_eq!(
-            connect_path(&other, &base.join("missing.sock")),
+            connect_path(&other, &host_root(), &base.join("missing.sock")),
             Err(libc::ENOENT)
         );
         // A caller that stopped waiting is not served.

@@ -160,13 +160,16 @@ pub fn sent_length_at(msgvec: u64, index: usize) -> u64 {
 pub struct Caller {
     pub tid: u32,
     pidfd: OwnedFd,
+    /// Its root directory: socket files are opened in its view.
+    root: OwnedFd,
 }
 
 impl Caller {
     /// `still_waiting` says whether the caller is still in its call (so `tid` is still the caller).
     pub fn open(tid: u32, still_waiting: impl Fn() -> bool) -> Result<Caller, i32> {
-        let pidfd = unix_connect::open_caller(tid, still_waiting)?;
-        Ok(Caller { tid, pidfd })
+        let pidfd = unix_connect::open_caller(tid, &still_waiting)?;
+        let root = unix_connect::open_root(tid, &still_waiting)?;
+        Ok(Caller { tid, pidfd, root })
     }
 
     /// The caller's process id (its thread group).
@@ -253,7 +256,7 @@ pub fn send(
     };
     let (_handle, address) = match to {
         To::Peer => (None, None),
-        To::Path(p) => match unix_connect::exact_address(p) {
+        To::Path(p) => match unix_connect::exact_address(&caller.root, p) {
             Ok((h, a)) => (Some(h), Some(a)),
             Err(e) => return Sent::err(e),
         },

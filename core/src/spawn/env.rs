@@ -135,10 +135,10 @@ pub fn build_env(plan: &EnvPlan<'_>) -> BTreeMap<OsString, OsString> {
         env.insert(k.into(), v.into());
     }
     if let Some(passed) = plan.secrets_passed {
-        use crate::sandbox::secrets::{looks_like_secret, passed_on};
-        env.retain(|k, _| {
+        use crate::sandbox::secrets::{is_secret, passed_on};
+        env.retain(|k, v| {
             let k = k.to_string_lossy();
-            !looks_like_secret(&k) || passed_on(&k, passed)
+            !is_secret(&k, &v.to_string_lossy()) || passed_on(&k, passed)
         });
     }
     // The caller's own variables are passed on by name: kept, credentials or not.

@@ -1,0 +1,231 @@
+'use strict';
+// The supervisor judges a name as the run sees it. A run's mount namespace has a /dev, /dev/shm, /proc
+// and hidden directories of its own, so a path can mean one file inside and another, or nothing, on the
+// host. Each attack here goes through such a difference (a link in the run's private /dev/shm, a pid of
+// the run's own PID namespace under /proc, a socket in a directory hidden from the run) and the test
+// checks the host's side: no planted file, no connection reached the listener, and a denial recorded.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const { native, killTracked, tempDir, run } = require('./helpers.js');
+
+test.after(killTracked);
+
+const caps = native.sandboxCapabilities();
+const noSandbox = !caps.enforceable && `this host cannot sandbox: ${caps.problems.join('; ')}`;
+const noNamespaces = !caps.denyRead && 'this host cannot give a run a mount namespace (no private /dev/shm, /proc or hidden paths)';
+const noPython = spawnSync('python3', ['-c', '1']).status !== 0 && 'python3 is not installed';
+const when = (...reasons) => ({ skip: reasons.find(Boolean) || false });
+
+/** A root holding a git repository (so it has protected paths: the run gets a mount namespace). */
+function repoRoot() {
+  const root = fs.realpathSync(tempDir('agent-exec-views-'));
+  const git = spawnSync('git', ['init', '-q', root]);
+  assert.equal(git.status, 0, String(git.stderr));
+  return root;
+}
+
+/** The names the run planted on the host, of those it tried. */
+function planted(root, names) {
+  return names.filter((n) => fs.existsSync(path.join(root, n)));
+}
+
+test('a link in the run\'s private /dev/shm into a root reaches no protected name and no denyWrite match', when(noSandbox, noNamespaces), async () => {
+  const root = repoRoot();
+  fs.writeFileSync(path.join(root, 'key.pem'), 'original');
+  const targets = ['.envrc', '.mcp.json', '.git/commondir', '.git/config.worktree', 'new.pem'];
+  const r = await run({
+    command: [
+      'ln -s "$PWD" /dev/shm/L || exit 3',
+      ...targets.map((t) => `{ echo planted > /dev/shm/L/${t}; } 2>/dev/null`),
+      '{ echo changed > /dev/shm/L/key.pem; } 2>/dev/null',
+      '{ mkdir /dev/shm/L/.claude; } 2>/dev/null',
+      'echo done',
+    ].join('; '),
+    cwd: root,
+    sandbox: { writableRoots: [root], denyWrite: ['**/*.pem'] },
+  });
+  assert.equal(r.exitCode, 0, r.output);
+  assert.match(r.output, /done\n$/);
+  assert.deepEqual(planted(root, [...targets, '.claude']), [], 'planted through /dev/shm');
+  assert.equal(fs.readFileSync(path.join(root, 'key.pem'), 'utf8'), 'original');
+  // Named as the files they are, not as the link's path.
+  const refused = new Set(r.sandbox.denials.map((d) => d.path));
+  for (const t of ['.envrc', '.git/commondir', 'new.pem', 'key.pem', '.claude']) {
+    assert.ok(refused.has(path.join(root, t)), `${t}: no denial naming it (${[...refused].join(', ')})`);
+  }
+});
+
+/** A pid no process of the host has, low enough for a run to reach by forking. */
+function pidFreeOnTheHost() {
+  for (let p = 300; p < 2000; p++) if (!fs.existsSync(`/proc/${p}`)) return p;
+  return undefined;
+}
+
+test('/proc/<pid> of the run\'s own PID namespace means the run\'s process, whatever the host has at that pid', when(noSandbox, noNamespaces), async (t) => {
+  const root = repoRoot();
+  const free = pidFreeOnTheHost();
+  if (!free) return t.skip('no free pid under 2000 on this host');
+  const r = await run({
+    // Fork until a sleeping child has pid `free` in the run's namespace (pids there count up from 1),
+    // then write through its cwd and root; and through the shell's own pid.
+    command: [
+      `while :; do sleep 30 & p=$!; [ "$p" -ge ${free} ] && break; kill $p; done`,
+      `[ "$p" = ${free} ] || echo "reached $p"`,
+      '{ echo planted > /proc/$p/cwd/.envrc; } 2>/dev/null',
+      '{ echo planted > /proc/$p/root$PWD/.mcp.json; } 2>/dev/null',
+      '{ echo planted > /proc/$$/cwd/.git/commondir; } 2>/dev/null',
+      'kill $p; echo done',
+    ].join('; '),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.match(r.output, /done\n$/, r.output);
+  if (!r.sandbox.mechanisms.some((m) => /PID, IPC and UTS namespaces/.test(m))) return t.skip('no PID namespace for the run here');
+  assert.deepEqual(planted(root, ['.envrc', '.mcp.json', '.git/commondir']), [], 'planted through /proc/<pid>');
+  const refused = new Set(r.sandbox.denials.map((d) => d.path));
+  for (const n of ['.envrc', '.mcp.json', '.git/commondir']) assert.ok(refused.has(path.join(root, n)), `${n}: not named (${[...refused].join(', ')})`);
+});
+
+test('a socket in a directory hidden from the run cannot be connected to, though it lies in a root', when(noSandbox, noNamespaces, noPython), async (t) => {
+  const home = fs.realpathSync(tempDir('agent-exec-views-home-'));
+  fs.mkdirSync(path.join(home, '.ssh'), { mode: 0o700 });
+  fs.mkdirSync(path.join(home, 'project'));
+  const sock = path.join(home, '.ssh', 'control.sock');
+  let reached = 0;
+  const server = net.createServer((c) => { reached++; c.end('SECRET'); });
+  await new Promise((resolve) => server.listen(sock, resolve));
+  t.after(() => server.close());
+  const r = await run({
+    command: `python3 -c "
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect('${sock}'); print('connected', s.recv(64))
+except OSError as e:
+    print('refused', e.errno)
+"`,
+    cwd: path.join(home, 'project'),
+    env: { HOME: home },
+    sandbox: { writableRoots: [home] },
+  });
+  if (!r.sandbox.mechanisms.some((m) => /credential or denyRead paths? hidden/.test(m) && m.includes('.ssh'))) {
+    return t.skip(`~/.ssh is not hidden for this run: ${r.sandbox.mechanisms.join('; ')}`);
+  }
+  assert.match(r.output, /^refused \d+/, r.output);
+  assert.equal(reached, 0, 'the host listener was reached from inside');
+  // Unsandboxed, the same connect goes through (the test's listener is real).
+  const plain = await run({ command: `python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect('${sock}'); print(s.recv(64))"`, cwd: home });
+  assert.match(plain.output, /SECRET/);
+});
+
+test('binding a Unix socket makes no protected name and no .git', when(noSandbox, noPython), async () => {
+  const root = repoRoot();
+  fs.mkdirSync(path.join(root, 'sub'));
+  const names = ['.envrc', '.mcp.json', '.git/commondir', 'sub/.git'];
+  const r = await run({
+    command: `python3 -c "
+import socket
+for name in [${names.map((n) => `'${n}'`).join(', ')}]:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.bind(name); print('bound', name)
+    except OSError as e:
+        print('refused', name, e.errno)
+"`,
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.equal(r.exitCode, 0, r.output);
+  for (const n of names) assert.match(r.output, new RegExp(`^refused ${n.replace('.', '\\.')} \\d+$`, 'm'), r.output);
+  assert.deepEqual(planted(root, names), []);
+  const binds = r.sandbox.denials.filter((d) => d.operation === 'bind').map((d) => d.path);
+  for (const n of names) assert.ok(binds.includes(path.join(root, n)), `${n}: no bind denial (${binds.join(', ')})`);
+});
+
+test('renameat2 cannot swap a .git directory for a file, nor leave a whiteout named .git', when(noSandbox, noPython), async () => {
+  // Not a repository: a run may make its own repositories outside the host's work trees.
+  const root = fs.realpathSync(tempDir('agent-exec-views-'));
+  const r = await run({
+    command: `mkdir -p sub/.git && echo 'gitdir: /elsewhere' > sub/pointer && python3 -c "
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+rc = libc.renameat2(AT_FDCWD, b'sub/pointer', AT_FDCWD, b'sub/.git', RENAME_EXCHANGE)
+print('rc', rc, ctypes.get_errno())
+"`,
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.match(r.output, /^rc -1 1$/m, r.output);
+  assert.ok(fs.statSync(path.join(root, 'sub', '.git')).isDirectory(), 'sub/.git was swapped for a file');
+  assert.ok(r.sandbox.denials.some((d) => d.path === path.join(root, 'sub', '.git') || d.path === path.join(root, 'sub', 'pointer')), JSON.stringify(r.sandbox.denials));
+});
+
+/** Git as the host runs it, with a clean environment and an identity. */
+function hostGit(cwd, ...args) {
+  return spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+}
+
+test('the host\'s repositories deeper in a root keep their hooks and config, and no repository is made inside one for the host\'s git to enter', when(noSandbox), async () => {
+  const root = repoRoot();
+  const canary = path.join(fs.realpathSync(tempDir('agent-exec-views-canary-')), 'ran');
+  assert.equal(hostGit(root, 'commit', '-q', '--allow-empty', '-m', 'i').status, 0);
+  const inner = path.join(root, 'vendor', 'lib');
+  fs.mkdirSync(inner, { recursive: true });
+  assert.equal(hostGit(inner, 'init', '-q').status, 0);
+  assert.equal(hostGit(inner, 'commit', '-q', '--allow-empty', '-m', 'i').status, 0);
+  const hook = `#!/bin/sh\\necho hook >> ${canary}\\n`;
+  const r = await run({
+    command: [
+      // The nested repository's metadata, by every spelling.
+      `{ printf '${hook}' > vendor/lib/.git/hooks/post-checkout && chmod +x vendor/lib/.git/hooks/post-checkout; } 2>/dev/null`,
+      `{ printf '[core]\\n\\tfsmonitor = echo fsmonitor >> ${canary}\\n' >> vendor/lib/.git/config; } 2>/dev/null`,
+      '{ mkdir -p vendor/lib/.git/info && echo x > vendor/lib/.git/info/attributes; } 2>/dev/null',
+      '{ echo /elsewhere > vendor/lib/.git/commondir; } 2>/dev/null',
+      '{ mv vendor/lib/.git vendor/lib/moved; } 2>/dev/null',
+      '{ ln -s vendor/lib/.git/config cfg-link && echo x >> cfg-link; } 2>/dev/null',
+      // A repository of the run's own inside the host's work tree, and a gitlink to it.
+      `{ mkdir evil && git -C evil init -q && git -C evil config core.fsmonitor 'echo gitlink >> ${canary}; false'; } 2>/dev/null`,
+      '{ git update-index --add --cacheinfo 160000,4b825dc642cb6eb9a060e54bf8d69288fbee4904,evil; } 2>/dev/null',
+      '{ mkdir -p deep/er && git init -q deep/er; } 2>/dev/null',
+      // Outside the host's repositories, the run's own repository works as before.
+      'git init -q "$TMPDIR/own" && git -C "$TMPDIR/own" -c user.name=r -c user.email=r@r commit -q --allow-empty -m own && echo own-repo-ok',
+      'echo done',
+    ].join('; '),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.match(r.output, /own-repo-ok\ndone\n$/, r.output);
+  for (const rel of ['vendor/lib/.git/hooks/post-checkout', 'vendor/lib/.git/info/attributes', 'vendor/lib/.git/commondir', 'vendor/lib/moved', 'evil/.git', 'deep/er/.git']) {
+    assert.equal(fs.existsSync(path.join(root, rel)), false, `${rel} was made`);
+  }
+  assert.doesNotMatch(fs.readFileSync(path.join(inner, '.git', 'config'), 'utf8'), /fsmonitor/);
+  // The host's git, in both repositories, runs nothing the command planted.
+  hostGit(root, 'status');
+  hostGit(inner, 'status');
+  hostGit(inner, 'checkout', '-q', '-b', 'topic');
+  assert.equal(fs.existsSync(canary), false, fs.existsSync(canary) ? fs.readFileSync(canary, 'utf8') : '');
+  const refused = r.sandbox.denials.map((d) => `${d.path} ${d.rule}`).join('\n');
+  assert.match(refused, /vendor\/lib\/\.git\/hooks\/post-checkout .*host's repository/);
+  assert.match(refused, /evil\/\.git .*host's work tree/);
+});
+
+test('a protected file cannot be hard-linked elsewhere to be written through its new name', when(noSandbox), async () => {
+  const root = repoRoot();
+  fs.writeFileSync(path.join(root, 'key.pem'), 'original');
+  const r = await run({
+    command: '{ ln key.pem copy && echo changed > copy; } 2>/dev/null; { ln .git/config cfg && echo x >> cfg; } 2>/dev/null; echo done',
+    cwd: root,
+    sandbox: { writableRoots: [root], denyWrite: ['*.pem'] },
+  });
+  assert.match(r.output, /done\n$/);
+  assert.equal(fs.readFileSync(path.join(root, 'key.pem'), 'utf8'), 'original');
+  assert.doesNotMatch(fs.readFileSync(path.join(root, '.git', 'config'), 'utf8'), /^x$/m);
+  assert.ok(r.sandbox.denials.some((d) => d.operation === 'link' && d.path === path.join(root, 'key.pem')), JSON.stringify(r.sandbox.denials));
+});

@@ -1,0 +1,261 @@
+//! The host's git repositories wherever they are under the roots, found by the supervisor when a write
+//! reaches one, not by a scan at the start (a root can hold a monorepo's worth of nested repositories,
+//! vendored checkouts, `node_modules` with `.git` directories).
+//!
+//! Why: the host's git obeys what is in a repository's git directory (hooks, config, `commondir`,
+//! `info/`, `config.worktree`, a worktree's `gitdir`), and it recurses on its own into nested
+//! repositories a gitlink in the index names (`git status` runs `git status` in each). The start-up
+//! scan protects the roots' own repositories and the submodules `.gitmodules` names; this module covers
+//! the rest by one rule: a git directory born before the run is the host's, and so is its metadata.
+//! A repository the run makes (`git init`, a clone) is born after: the run's, writable as before,
+//! except inside one of the host's work trees, where the host's git would enter it.
+//!
+//! "Born": the inode's birth time (`statx` `STATX_BTIME`), which nothing can set, so a renamed or moved
+//! git directory keeps its age. A file system that does not report it (NFS, some FUSE) makes every git
+//! directory the host's: fail closed (a run's own `git init` there cannot write its config).
+
+#[cfg(target_os = "linux")]
+use std::ffi::OsStr;
+#[cfg(target_os = "linux")]
+use std::path::{Component, Path, PathBuf};
+
+/// The entries of a git directory the host's git obeys (as `policy::PROTECTED_GIT_ENTRIES`).
+#[cfg(target_os = "linux")]
+const METADATA: [&str; 5] = super::policy::PROTECTED_GIT_ENTRIES;
+
+/// When the run began, by the kernel's coarse clock (the one file systems stamp births with): a git
+/// directory born strictly before is the host's. (One born in the same tick as the run's start, by
+/// the host just before it, is taken for the run's: a window of one clock tick, 1 to 4 ms.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunStart {
+    sec: i64,
+    nsec: i64,
+}
+
+impl RunStart {
+    #[cfg(target_os = "linux")]
+    pub fn now() -> RunStart {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes one timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
+        RunStart {
+            sec: ts.tv_sec,
+            nsec: ts.tv_nsec,
+        }
+    }
+
+    /// (Only Linux's supervisor asks birth times; elsewhere the value is kept, never compared.)
+    #[cfg(not(target_os = "linux"))]
+    pub fn now() -> RunStart {
+        let since = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        RunStart {
+            sec: since.as_secs() as i64,
+            nsec: i64::from(since.subsec_nanos()),
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+/// What a write must not do to the host's repositories, if `path` (in the caller's view; `seen` turns
+/// such a path into one the supervisor can look at) breaks it: the rule's words for the report.
+/// `op` is the supervisor's operation name; `makes_git` says the call makes an entry named `.git`.
+pub fn refusal(
+    op: &str,
+    path: &Path,
+    makes_git: bool,
+    roots: &[PathBuf],
+    start: RunStart,
+    seen: impl Fn(&Path) -> PathBuf,
+) -> Option<String> {
+    if let Some(git_dir) = metadata_of(path) {
+        if born_before(&seen(&git_dir), start) {
+            return Some(format!(
+                "git metadata of the host's repository {} (hooks, config, info, commondir, worktrees)",
+                git_dir.display()
+            ));
+        }
+    }
+    if path.file_name() == Some(OsStr::new(".git"))
+        && matches!(op, "remove" | "rename")
+        && born_before(&seen(path), start)
+    {
+        return Some(format!(
+            "the .git entry of the host's repository {} stays where it is",
+            path.display()
+        ));
+    }
+    if makes_git {
+        if let Some(work_tree) = host_work_tree_around(path, roots, start, &seen) {
+            return Some(format!(
+                "a repository inside the host's work tree {}: the host's git would enter it and run its configuration",
+                work_tree.display()
+            ));
+        }
+    }
+    None
+}
+
+#[cfg(target_os = "linux")]
+/// The git directory whose metadata `path` is (or is inside), if it is: `<...>/.git` followed by
+/// one of [`METADATA`], by `worktrees/<name>/` and one of its entries, or by `modules/...` (a
+/// submodule's git directory, at any depth) and one of [`METADATA`].
+fn metadata_of(path: &Path) -> Option<PathBuf> {
+    let parts: Vec<Component> = path.components().collect();
+    let at = parts.iter().position(|c| c.as_os_str() == ".git")?;
+    let git_dir: PathBuf = parts[..=at].iter().collect();
+    let rest: Vec<&OsStr> = parts[at + 1..].iter().map(|c| c.as_os_str()).collect();
+    let is = |c: &OsStr, names: &[&str]| names.iter().any(|n| c == OsStr::new(n));
+    let metadata = match rest.first() {
+        None => false,
+        Some(first) if is(first, &METADATA) => true,
+        Some(first) if *first == "worktrees" => rest
+            .get(2)
+            .is_some_and(|e| is(e, &super::policy::PROTECTED_WORKTREE_ENTRIES)),
+        // A submodule's name may have slashes: any metadata name below `modules` counts (a
+        // submodule named `config` is taken for metadata too: fail closed).
+        Some(first) if *first == "modules" => rest[1..].iter().any(|c| is(c, &METADATA)),
+        Some(_) => false,
+    };
+    metadata.then_some(git_dir)
+}
+
+#[cfg(target_os = "linux")]
+/// Whether the entry at `seen` was born before the run. Missing: no (nothing of the host's is there).
+/// A birth time the file system does not give: yes (fail closed).
+fn born_before(seen: &Path, start: RunStart) -> bool {
+    let Ok(c) = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(seen.as_os_str()))
+    else {
+        return true;
+    };
+    // SAFETY: statx writes one struct statx; all-zero is a valid value of it.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a struct statx alive for the call.
+    let rc = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+            libc::STATX_BTIME,
+            &mut stx,
+        )
+    };
+    if rc != 0 {
+        return std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOENT);
+    }
+    if stx.stx_mask & libc::STATX_BTIME == 0 {
+        return true;
+    }
+    let born = (stx.stx_btime.tv_sec, i64::from(stx.stx_btime.tv_nsec));
+    born < (start.sec, start.nsec)
+}
+
+#[cfg(target_os = "linux")]
+/// The nearest directory above `path`, inside the root that holds it, whose `.git` is the host's.
+fn host_work_tree_around(
+    path: &Path,
+    roots: &[PathBuf],
+    start: RunStart,
+    seen: &impl Fn(&Path) -> PathBuf,
+) -> Option<PathBuf> {
+    let root = roots.iter().find(|r| path.starts_with(r))?;
+    let mut dir = path.parent()?;
+    loop {
+        if born_before(&seen(&dir.join(".git")), start) {
+            return Some(dir.to_path_buf());
+        }
+        if dir == root.as_path() {
+            return None;
+        }
+        dir = dir.parent()?;
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_is_told_by_name_at_any_depth() {
+        let yes = [
+            "/r/.git/config",
+            "/r/.git/hooks",
+            "/r/.git/hooks/post-checkout",
+            "/r/.git/info/attributes",
+            "/r/.git/commondir",
+            "/r/.git/config.worktree",
+            "/r/vendor/lib/.git/hooks/pre-commit",
+            "/r/.git/worktrees/wt/gitdir",
+            "/r/.git/worktrees/wt/commondir",
+            "/r/.git/modules/a/b/config",
+            "/r/.git/modules/sm/hooks/x",
+        ];
+        for p in yes {
+            assert!(metadata_of(Path::new(p)).is_some(), "{p}");
+        }
+        assert_eq!(
+            metadata_of(Path::new("/r/vendor/lib/.git/hooks/x")),
+            Some(PathBuf::from("/r/vendor/lib/.git"))
+        );
+        let no = [
+            "/r/.git",
+            "/r/.git/index",
+            "/r/.git/objects/ab/cdef",
+            "/r/.git/refs/heads/main",
+            "/r/.git/HEAD",
+            "/r/.git/worktrees/wt/index",
+            "/r/.git/modules/sm/objects/x",
+            "/r/src/config",
+            "/r/hooks/x",
+        ];
+        for p in no {
+            assert!(metadata_of(Path::new(p)).is_none(), "{p}");
+        }
+    }
+
+    #[test]
+    fn a_git_dir_born_before_the_run_is_the_hosts_and_one_born_after_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let host = root.join("vendor/lib/.git");
+        std::fs::create_dir_all(host.join("hooks")).unwrap();
+        // A tick of the coarse clock passes between the host's repository and the run's start.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let start = RunStart::now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let own = root.join("mine/.git");
+        std::fs::create_dir_all(own.join("hooks")).unwrap();
+        let roots = vec![root.clone()];
+        let same = |p: &Path| p.to_path_buf();
+        let refused =
+            |op: &str, p: &Path, makes_git: bool| refusal(op, p, makes_git, &roots, start, same);
+        if !born_before(&host, start) {
+            // No birth times here would make every repository the host's (checked below).
+            panic!("the host's git dir was not seen as born before the run");
+        }
+        assert!(refused("write", &host.join("hooks/post-checkout"), false).is_some());
+        assert!(refused("write", &host.join("config"), false).is_some());
+        assert!(refused("write", &host.join("index"), false).is_none());
+        assert!(refused("rename", &host, false).is_some());
+        assert!(refused("remove", &host, false).is_some());
+        // The run's own repository is its own.
+        assert!(refused("write", &own.join("hooks/post-checkout"), false).is_none());
+        assert!(refused("write", &own.join("config"), false).is_none());
+        assert!(refused("remove", &own, false).is_none());
+        // A repository made inside the host's work tree, at any depth; not outside one.
+        let inner = root.join("vendor/lib/src/evil/.git");
+        std::fs::create_dir_all(inner.parent().unwrap()).unwrap();
+        let why = refused("mkdir", &inner, true).expect("a repository inside the host's");
+        assert!(
+            why.contains(&root.join("vendor/lib").display().to_string()),
+            "{why}"
+        );
+        assert!(refused("mkdir", &root.join("fresh/.git"), true).is_none());
+        // What is missing is nobody's.
+        assert!(!born_before(&root.join("nothing/.git"), start));
+    }
+}
