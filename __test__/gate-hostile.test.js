@@ -108,7 +108,8 @@ function approvalsFile(dir, allowlist) {
 
 /** Each policy kind of the issue, and whether its payload check includes the canary. */
 function policies(dir) {
-  const listFile = approvalsFile(dir, ['/usr/bin/ls', '/usr/bin/cat', '/usr/bin/echo', '/usr/bin/head', '/usr/bin/grep', '/bin/ls', '/bin/cat', '/bin/echo', '/bin/head', '/bin/grep']);
+  const listed = ['ls', 'cat', 'echo', 'head', 'grep', 'test', 'printf'];
+  const listFile = approvalsFile(dir, listed.flatMap((name) => [`/usr/bin/${name}`, `/bin/${name}`]));
   const emptyFile = path.join(approvalsDir, `${path.basename(dir)}-empty.json`);
   fs.writeFileSync(emptyFile, JSON.stringify({ version: 1, agents: { main: { security: 'allowlist', ask: 'on-miss', allowlist: [] } } }));
   return [
@@ -119,7 +120,11 @@ function policies(dir) {
       canary: true,
     },
     { kind: 'read-only', approval: { rules: {}, allowReadOnly: true }, canary: true },
-    { kind: 'prefix allow', approval: { rules: { allow: ['Bash(git status:*)', 'Bash(echo:*)', 'Bash(cat:*)', 'Bash(ls:*)', 'Bash(head:*)'] } }, canary: true },
+    {
+      kind: 'prefix allow',
+      approval: { rules: { allow: ['Bash(git status:*)', 'Bash(echo:*)', 'Bash(cat:*)', 'Bash(ls:*)', 'Bash(head:*)', 'Bash(test:*)', 'Bash(printf:*)'] } },
+      canary: true,
+    },
     { kind: 'runner prefix', approval: { rules: { allow: ['Bash(npm test:*)', 'Bash(make test:*)', 'Bash(cat:*)'] } }, canary: true },
     // Everything is allowed but rm: only the victim tells (a canary may be made legitimately).
     { kind: 'deny rules', approval: { rules: { deny: ['Bash(rm:*)', 'Bash(unlink:*)'], allow: ['Bash(*)'] } }, canary: false },

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::dispatch::{dispatch, COMPOUND_KEYWORDS};
+use super::dispatch::{dispatch, evaluated_name, COMPOUND_KEYWORDS};
 use super::getopt;
 use super::lexer::{lex, Op, Token, Word};
 use super::resolve;
@@ -616,6 +616,10 @@ fn segment(
     }
     let d = dispatch(&name, &effective_argv);
     if let Some(why) = d.inexact {
+        note(&mut inexact, why);
+    }
+    let operands = effective_argv.get(1..).unwrap_or(&[]);
+    if let Some(why) = evaluated_name(&name, operands, expands.get(at + 1..).unwrap_or(&[])) {
         note(&mut inexact, why);
     }
     let resolution = resolve_with(raw, &local, path_var, cache);
@@ -1419,6 +1423,75 @@ mod tests {
             );
         }
         assert!(analyze("cd bin && ls", &c).chains[1][0].inexact.is_none());
+    }
+
+    /// bash evaluates a subscripted variable name given to its `test -v`, `printf -v` or
+    /// `wait -p`, `$(...)` and backticks included: the segment itself is inexact, wherever it
+    /// stands and however the option is spelled (found by an outside tester; the forms bash runs
+    /// are checked against bash in differential_bash.rs).
+    #[test]
+    fn a_variable_name_bash_evaluates_makes_the_segment_itself_inexact() {
+        let c = ctx();
+        for (cmd, n) in [
+            ("test -v 'a[$(touch /tmp/C)]'", 0),
+            ("[ -v 'a[$(touch /tmp/C)]' ]", 0),
+            ("test ! -v 'a[$(touch /tmp/C)]'", 0),
+            ("test -n x -a -v 'a[$(touch /tmp/C)]'", 0),
+            ("test x = y -o -v 'a[$(touch /tmp/C)]'", 0),
+            ("test \\( -v 'a[$(touch /tmp/C)]' \\)", 0),
+            ("test -v 'a[`touch /tmp/C`]'", 0),
+            ("test -v 'BASH_ALIASES[$(touch /tmp/C)]'", 0),
+            ("test -R 'a[$(touch /tmp/C)]'", 0),
+            ("test -v *", 0),
+            ("test -v 'a[$(touch /tmp/C)]' | cat", 0),
+            ("echo hi; test -v 'a[$(touch /tmp/C)]'", 1),
+            ("command test -v 'a[$(touch /tmp/C)]'", 0),
+            ("builtin [ -v 'a[$(touch /tmp/C)]' ]", 0),
+            ("time test -v 'a[$(touch /tmp/C)]'", 0),
+            ("! test -v 'a[$(touch /tmp/C)]'", 0),
+            ("printf -v 'a[$(touch /tmp/C)]' x", 0),
+            ("printf -v'a[$(touch /tmp/C)]' x", 0),
+            ("printf -v 'BASH_ALIASES[$(touch /tmp/C)]' x", 0),
+            ("printf -v x -v 'a[$(touch /tmp/C)]' y", 0),
+            ("printf -vx -v'a[`touch /tmp/C`]' y", 0),
+            ("printf * x", 0),
+            ("printf -v * x", 0),
+            ("echo hi; printf -v 'a[$(touch /tmp/C)]' x | cat", 1),
+            ("wait -n -p 'a[$(touch /tmp/C)]'", 0),
+            ("wait -np 'a[$(touch /tmp/C)]'", 0),
+            ("wait -p'a[$(touch /tmp/C)]' 1", 0),
+            ("wait -p x -p 'a[$(touch /tmp/C)]'", 0),
+        ] {
+            let a = analyze(cmd, &c);
+            assert!(a.ok, "{cmd}: {:?}", a.reason);
+            let s = a.segments().nth(n).unwrap();
+            assert!(s.inexact.is_some(), "{cmd}: segment {n} is exact");
+        }
+        // bash runs the subscript of an inner script's name too.
+        let a = analyze("sh -c \"test -v 'a[\\$(touch /tmp/C)]'\"", &c);
+        assert!(a.first_inexact().is_some());
+        // Plain names, and operands bash reads as plain integers or strings, stay exact.
+        for cmd in [
+            "test -v HOME",
+            "test -n x -a -v _x1",
+            "test 'a[$(touch /tmp/C)]' -eq 1",
+            "test -z 'a[$(touch /tmp/C)]'",
+            "printf -v x %s y",
+            "printf -vx %s y",
+            "printf %d 'a[$(touch /tmp/C)]'",
+            "printf '%s\\n' *",
+            "printf -- -v 'a[$(touch /tmp/C)]'",
+            "wait -n",
+            "wait 'a[$(touch /tmp/C)]'",
+            "wait -p x",
+        ] {
+            let a = analyze(cmd, &c);
+            let s = a.segments().next().unwrap();
+            assert!(s.inexact.is_none(), "{cmd}: {:?}", s.inexact);
+        }
+        // `wait -p NAME` assigns NAME, as `printf -v` does: what follows is not exact.
+        let a = analyze("wait -n -p PATH; ls", &c);
+        assert!(a.segments().nth(1).unwrap().inexact.is_some());
     }
 
     #[test]

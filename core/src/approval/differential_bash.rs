@@ -565,3 +565,98 @@ fn a_deny_rule_is_never_passed_by_what_bash_runs() {
         passed[..passed.len().min(10)].join("\n")
     );
 }
+
+/// Builtins that read an operand as a variable name evaluate its subscript, `$(...)` included.
+/// Every form here runs under bash with the subscript naming a stub of its own (`$(s1)`): where
+/// bash ran that stub, the analyzer must not see the line exactly (else an allowlisted `test`,
+/// `Bash(printf:*)` or `Bash(*)` under a deny rule would let it run unasked); the forms known to
+/// run it must have run it, so the check is live; and where bash did not run it, nothing says
+/// the analyzer may not be stricter.
+#[test]
+fn a_subscript_bash_evaluates_in_a_builtins_operand_is_never_seen_exactly() {
+    // (template with NAME for the subscripted name, bash surely runs the subscript)
+    let forms: &[(&str, bool)] = &[
+        ("test -v NAME", true),
+        ("[ -v NAME ]", true),
+        ("test ! -v NAME", true),
+        ("test -n x -a -v NAME", true),
+        ("test x = y -o -v NAME", true),
+        ("test -v a -a -v NAME", true),
+        ("test \\( -v NAME \\)", true),
+        ("[ ! -v NAME ]", true),
+        ("test -R NAME", false),
+        ("printf -v NAME x", true),
+        ("printf -vNAME x", true),
+        ("printf -v x -v NAME y", true),
+        ("printf -vx -vNAME y", true),
+        ("wait -n -p NAME", false),
+        ("wait -np NAME", false),
+        // Operands bash reads as integers or strings: not evaluated.
+        ("test NAME -eq 1", false),
+        ("[ 1 -lt NAME ]", false),
+        ("test -z NAME", false),
+        ("printf %d NAME", false),
+        ("printf -- -v NAME", false),
+    ];
+    let names: &[(&str, bool)] = &[
+        ("'a[$(STUB)]'", true),
+        ("'a[`STUB`]'", true),
+        ("'BASH_ALIASES[$(STUB)]'", true),
+        ("'a[1+$(STUB)]'", true),
+    ];
+    // Where the command stands: alone, in a pipeline, after another command, wrapped, in `bash -c`.
+    let places: &[(&str, bool)] = &[
+        ("CMD", true),
+        ("CMD | cat", true),
+        ("echo hi; CMD", true),
+        ("echo hi && CMD", true),
+        ("command CMD", true),
+        ("builtin CMD", true),
+        ("time CMD", true),
+        ("! CMD", true),
+        ("bash -c \"CMD\"", true),
+    ];
+    let bench = Stubs::new();
+    let ctx = bench.ctx();
+    let mut lines = Vec::new();
+    let mut expected = Vec::new();
+    for (form, form_runs) in forms {
+        for (name, _) in names {
+            for (place, _) in places {
+                let mut cmd = place.replace("CMD", &form.replace("NAME", name));
+                if place.starts_with("bash -c") {
+                    // Inside double quotes the substitution must be escaped to reach the inner
+                    // script, and backticks with it.
+                    cmd = cmd.replace('$', "\\$").replace('`', "\\`");
+                }
+                lines.push(cmd.replace("STUB", "s1"));
+                expected.push(*form_runs);
+            }
+        }
+    }
+    let texts: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let results = bench.run("names", &texts);
+    let mut holes = Vec::new();
+    let mut not_run = Vec::new();
+    for ((text, surely), ran) in lines.iter().zip(&expected).zip(&results) {
+        let a = analyze(text, &ctx);
+        let ran_stub = ran.contains_key("s1");
+        if ran_stub && a.ok && a.first_inexact().is_none() {
+            holes.push(format!("{text:?}: seen exactly, bash ran {ran:?}"));
+        }
+        if *surely && !ran_stub {
+            not_run.push(text.clone());
+        }
+    }
+    assert!(
+        holes.is_empty(),
+        "{} lines bash evaluated a subscript in were seen exactly:\n{}",
+        holes.len(),
+        holes.join("\n")
+    );
+    assert!(
+        not_run.is_empty(),
+        "bash did not evaluate the subscript in:\n{}",
+        not_run.join("\n")
+    );
+}

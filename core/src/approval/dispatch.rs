@@ -69,7 +69,115 @@ pub fn changes_shell_state(name: &str, argv: &[String]) -> Option<String> {
             return Some("printf -v".to_string());
         }
     }
+    // `wait -p NAME` assigns the id of the job it waited for (`wait -n -p PATH` sets PATH).
+    if name == "wait" {
+        let sets = argv[1..]
+            .iter()
+            .take_while(|a| a.starts_with('-') && *a != "--")
+            .any(|a| a.contains('p'));
+        if sets {
+            return Some("wait -p".to_string());
+        }
+    }
     None
+}
+
+/// Why bash may run code hidden in an operand it reads as a variable name, if it may: `test -v
+/// NAME` (and `-R`, and in `[ ... ]`), `printf -v NAME` and `wait -p NAME` evaluate a subscripted
+/// NAME (`a[$(cmd)]`, `` a[`cmd`] ``, `BASH_ALIASES[$(cmd)]`), running `cmd`, while no word of the
+/// argv names it. Only a plain identifier is seen exactly; a word that may expand (a glob, braces)
+/// where such a name or option can stand is not either, since bash evaluates a name a glob
+/// produced all the same. `args` are the words after the command name, `expands` parallel to them.
+/// (`read`, `mapfile`, `declare`, `let`, `getopts`... are inexact whatever their operands.)
+/// Checked against bash 5.2: `test`'s `-eq`-style comparisons, `printf %d`, `shift`, `exit`,
+/// `return`, `break` and `kill` read their operands as plain integers and evaluate nothing.
+pub fn evaluated_name(name: &str, args: &[String], expands: &[bool]) -> Option<String> {
+    let expands_at = |i: usize| expands.get(i).copied().unwrap_or(false);
+    let not_plain = |option: &str, var: &str| {
+        format!(
+            "{name} {option} {var}: bash evaluates a variable name that is not a plain identifier (a subscript can run commands)"
+        )
+    };
+    match name {
+        "test" | "[" => {
+            // `]` closes `[ ... ]`; it is no operand.
+            let n = if name == "[" && args.last().is_some_and(|w| w == "]") {
+                args.len() - 1
+            } else {
+                args.len()
+            };
+            // test has no option syntax: `-v` may stand anywhere (`test -n x -a -v NAME`,
+            // `test ! -v NAME`, `test \( -v NAME \)`), so every `-v` or `-R` is taken as one.
+            for (i, word) in args[..n].iter().enumerate() {
+                if expands_at(i) {
+                    return Some(format!(
+                        "{name}: {word} may expand to words bash's test reads as `-v NAME`"
+                    ));
+                }
+                if matches!(word.as_str(), "-v" | "-R") {
+                    if let Some(var) = args[..n].get(i + 1) {
+                        if !super::lexer::is_name(var) {
+                            return Some(not_plain(word, var));
+                        }
+                    }
+                }
+            }
+            None
+        }
+        "printf" => {
+            // bash's printf takes `-v NAME` (attached too, and repeated: the last one counts)
+            // before the format.
+            let mut i = 0;
+            while let Some(word) = args.get(i) {
+                if expands_at(i) {
+                    return Some(format!(
+                        "printf: {word} may expand to `-v NAME` before the format"
+                    ));
+                }
+                // The first word that is not `-v...` is the format (or `--`).
+                let attached = word.strip_prefix("-v")?;
+                let (var, var_expands) = if attached.is_empty() {
+                    i += 1;
+                    (args.get(i).map(String::as_str).unwrap_or(""), expands_at(i))
+                } else {
+                    (attached, false)
+                };
+                if var_expands || !super::lexer::is_name(var) {
+                    return Some(not_plain("-v", var));
+                }
+                i += 1;
+            }
+            None
+        }
+        "wait" => {
+            // bash's wait: `-f`, `-n`, `-p NAME`, bundled (`-np NAME`), attached (`-pNAME`) or
+            // repeated (the last one counts).
+            let mut i = 0;
+            while let Some(word) = args.get(i) {
+                if expands_at(i) {
+                    return Some(format!("wait: {word} may expand to `-p NAME`"));
+                }
+                if word == "--" || word == "-" || !word.starts_with('-') {
+                    return None;
+                }
+                if let Some(at) = word.find('p') {
+                    let attached = &word[at + 1..];
+                    let (var, var_expands) = if attached.is_empty() {
+                        i += 1;
+                        (args.get(i).map(String::as_str).unwrap_or(""), expands_at(i))
+                    } else {
+                        (attached, false)
+                    };
+                    if var_expands || !super::lexer::is_name(var) {
+                        return Some(not_plain("-p", var));
+                    }
+                }
+                i += 1;
+            }
+            None
+        }
+        _ => None,
+    }
 }
 
 /// Programs that run other commands named in their arguments or built at run time, which the

@@ -3,6 +3,7 @@
 //! parsers of their own (xxd, jq, yq, tree, ps).
 
 use super::{plain_glob, Args};
+use crate::approval::dispatch::evaluated_name;
 use crate::approval::getopt::Parsed;
 
 /// echo, true, false, `:`, expr: no argument makes them write or run anything.
@@ -11,7 +12,8 @@ pub fn any_args(_: &Args) -> Result<(), String> {
 }
 
 /// bash's printf: `-v NAME` assigns a shell variable; a subscripted name (`a[$(cmd)]`) is
-/// evaluated, so only a plain identifier is allowed, and the first word may not be a glob.
+/// evaluated, so only a plain identifier is allowed (the analyzer's own rule, shared so the two
+/// never disagree), and the first word may not be a glob.
 pub fn check_printf(args: &Args) -> Result<(), String> {
     let w = args.words;
     let Some(first) = w.first() else {
@@ -19,18 +21,10 @@ pub fn check_printf(args: &Args) -> Result<(), String> {
     };
     // `printf *` becomes `printf -v 'a[$(cmd)]'` when such files exist.
     plain_glob(first, args.expands(0))?;
-    if let Some(rest) = first.strip_prefix("-v") {
-        let name = if rest.is_empty() {
-            w.get(1).map(String::as_str).unwrap_or("")
-        } else {
-            rest
-        };
-        if !crate::approval::lexer::is_name(name) || args.expands(1) {
-            return Err(format!(
-                "-v {name}: a variable name that is not a plain identifier is evaluated by bash"
-            ));
-        }
-    } else if first.starts_with('-') && first != "--" && first != "-" {
+    if let Some(why) = evaluated_name("printf", w, args.expands) {
+        return Err(why);
+    }
+    if first.starts_with('-') && !first.starts_with("-v") && first != "--" && first != "-" {
         return Err(format!("unknown option {first}"));
     }
     Ok(())
@@ -38,32 +32,12 @@ pub fn check_printf(args: &Args) -> Result<(), String> {
 
 /// bash's test: `-v NAME` and `-R NAME` evaluate an array subscript in NAME.
 pub fn check_test(args: &Args) -> Result<(), String> {
-    let w = args.words;
-    for (i, word) in w.iter().enumerate() {
-        if args.expands(i) {
-            return Err(format!("{word} may expand to other words"));
-        }
-        if word == "-v" || word == "-R" {
-            if let Some(name) = w.get(i + 1) {
-                if !crate::approval::lexer::is_name(name) {
-                    return Err(format!(
-                        "{word} {name}: a variable name that is not a plain identifier is evaluated by bash"
-                    ));
-                }
-            }
-        }
-    }
-    Ok(())
+    evaluated_name("test", args.words, args.expands).map_or(Ok(()), Err)
 }
 
 /// `[ ... ]`: test with a closing bracket.
 pub fn check_bracket(args: &Args) -> Result<(), String> {
-    let n = args.words.len();
-    let inner = Args {
-        words: &args.words[..n.saturating_sub(1)],
-        expands: args.expands,
-    };
-    check_test(&inner)
+    evaluated_name("[", args.words, args.expands).map_or(Ok(()), Err)
 }
 
 /// date: an operand other than `+FORMAT` (`MMDDhhmm[[CC]YY][.ss]`) sets the clock.

@@ -303,6 +303,9 @@ fn the_issue_cases() {
         // Builtins that evaluate subscripts.
         &["printf", "-v", "a[$(id)]", "x"],
         &["printf", "-va[$(id)]", "x"],
+        // The last `-v` counts.
+        &["printf", "-v", "x", "-v", "a[$(id)]", "y"],
+        &["printf", "-vx", "-va[$(id)]", "y"],
         &["test", "-v", "a[$(id)]"],
         &["[", "-v", "a[$(id)]", "]"],
         // find.
