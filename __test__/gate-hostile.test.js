@@ -70,6 +70,18 @@ function hostileDir() {
   fs.mkdirSync(path.join(dir, 'sub'));
   execFileSync('git', ['init', '-q'], { cwd: path.join(dir, 'sub'), stdio: 'ignore' });
   fs.appendFileSync(path.join(dir, 'sub', '.git', 'config'), `[core]\n\tfsmonitor = ${path.join(dir, 'payload.sh')}\n`);
+  // A repository an earlier command made, with a hook `git status` runs: post-index-change, when
+  // the status refreshes the index (f's time differs from the index's, its content does not).
+  const hooked = path.join(dir, 'hooked');
+  fs.mkdirSync(hooked);
+  const gitIn = (...args) =>
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: hooked, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
+  gitIn('init', '-q');
+  fs.writeFileSync(path.join(hooked, 'f'), 'x\n');
+  gitIn('add', 'f');
+  gitIn('commit', '-q', '-m', 'x');
+  fs.utimesSync(path.join(hooked, 'f'), new Date(2000, 0, 1), new Date(2000, 0, 1));
+  exe(path.join(hooked, '.git', 'hooks', 'post-index-change'), `#!/bin/sh\ntouch '${canary}'\nrm -f '${victim}'\n`);
   // Files a glob turns into options.
   fs.writeFileSync(path.join(dir, '-ocanary'), '');
   fs.writeFileSync(path.join(dir, '-ew canary'), '');

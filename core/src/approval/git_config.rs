@@ -9,8 +9,10 @@
 //! (`/etc/gitconfig`) files, and every file they include (`include.path`, `includeIf.*.path`,
 //! whatever the condition). Repository files are also scanned as plain text for the words of
 //! those settings, so a spelling the parser misreads still counts. A file that exists but cannot
-//! be read fails closed. Results are cached per directory and reused while every file read keeps
-//! its modification time.
+//! be read fails closed. The hooks directory git would use (the common dir's `hooks`, and each
+//! submodule's) counts too: any executable file there other than git's `*.sample` files is a hook
+//! git may run. Results are cached per directory and reused while every file and directory looked
+//! at keeps its modification time, inode, mode and change time.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -252,9 +254,17 @@ fn find_git_dir(dir: &Path) -> Discovered {
     Discovered::Nothing
 }
 
-/// The config files git reads in `dir`, each with whether it is the user's own (trusted).
-fn config_files(dir: &Path, home: Option<&str>) -> Vec<(PathBuf, bool)> {
+/// What git reads in `dir` that can make it run a program: the config files, each with whether
+/// it is the user's own (trusted), and the hooks directories of the repository and of its
+/// submodules.
+struct Sources {
+    configs: Vec<(PathBuf, bool)>,
+    hooks: Vec<PathBuf>,
+}
+
+fn sources(dir: &Path, home: Option<&str>) -> Sources {
     let mut files = Vec::new();
+    let mut hooks = Vec::new();
     let system = std::env::var_os("GIT_CONFIG_SYSTEM")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/etc/gitconfig"));
@@ -278,10 +288,18 @@ fn config_files(dir: &Path, home: Option<&str>) -> Vec<(PathBuf, bool)> {
             .unwrap_or_else(|_| git_dir.clone());
         files.push((common.join("config"), false));
         files.push((git_dir.join("config.worktree"), false));
-        // `git status` and `git diff` recurse into submodules, which read their own config.
+        // Hooks live in the common dir (a linked worktree shares its main repository's); the
+        // worktree's own git dir is looked at too, at the cost of one stat.
+        hooks.push(common.join("hooks"));
+        if git_dir != common {
+            hooks.push(git_dir.join("hooks"));
+        }
+        // `git status` and `git diff` recurse into submodules, which read their own config and
+        // run their own hooks.
         for sub in crate::git_layout::submodule_git_dirs(&common) {
             files.push((sub.join("config"), false));
             files.push((sub.join("config.worktree"), false));
+            hooks.push(sub.join("hooks"));
         }
         // Submodules not absorbed into `modules/` keep a `.git` directory in their work tree.
         if let Some(work_tree) = git_dir.parent().filter(|_| git_dir.ends_with(".git")) {
@@ -293,12 +311,119 @@ fn config_files(dir: &Path, home: Option<&str>) -> Vec<(PathBuf, bool)> {
                     let sub = work_tree.join(value.trim()).join(".git");
                     if key.trim() == "path" && sub.is_dir() {
                         files.push((sub.join("config"), false));
+                        hooks.push(sub.join("hooks"));
                     }
                 }
             }
         }
     }
-    files
+    Sources {
+        configs: files,
+        hooks,
+    }
+}
+
+/// What a cached verdict assumes of one path (symlinks followed): its modification time, and on
+/// Unix its inode, mode and change time too, since `chmod +x` on a hook, or a file renamed over
+/// another with the same modification time, leaves the modification time alone. `None` when the
+/// path does not exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp {
+    modified: Option<SystemTime>,
+    #[cfg(unix)]
+    inode: (u64, u64, u32, i64, i64),
+}
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let m = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    use std::os::unix::fs::MetadataExt;
+    Some(Stamp {
+        modified: m.modified().ok(),
+        #[cfg(unix)]
+        inode: (m.dev(), m.ino(), m.mode(), m.ctime(), m.ctime_nsec()),
+    })
+}
+
+/// Whether git may run the file `m` describes as a hook (git checks `access(X_OK)`: any execute
+/// bit may do, for root).
+fn executable(m: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        m.is_file() && m.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        m.is_file()
+    }
+}
+
+/// The first hook git could run from the hooks directory `hooks`: an entry that is, or links to,
+/// an executable regular file. git runs hooks on commands that look read-only (`git status`,
+/// `git diff` and `git describe --dirty` refresh the index and run `post-index-change`; ref
+/// updates run `reference-transaction`), and a repository made by an earlier, sandboxed command
+/// holds whatever hooks that command wrote. git's own `*.sample` files match no hook's name and
+/// never run. Every path looked at is added to `seen`; one that cannot be read fails closed.
+fn hook_in(hooks: &Path, seen: &mut Vec<(PathBuf, Option<Stamp>)>) -> Option<String> {
+    seen.push((hooks.to_path_buf(), stamp(hooks)));
+    match std::fs::metadata(hooks) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return None,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            return Some(format!(
+                "the git hooks directory {} cannot be checked ({e})",
+                hooks.display()
+            ))
+        }
+    }
+    let entries = match std::fs::read_dir(hooks) {
+        Ok(entries) => entries,
+        Err(e) => {
+            return Some(format!(
+                "the git hooks directory {} cannot be read ({e})",
+                hooks.display()
+            ))
+        }
+    };
+    for entry in entries {
+        let path = match entry {
+            Ok(entry) => entry.path(),
+            Err(e) => {
+                return Some(format!(
+                    "the git hooks directory {} cannot be read ({e})",
+                    hooks.display()
+                ))
+            }
+        };
+        if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().ends_with(".sample"))
+        {
+            continue;
+        }
+        seen.push((path.clone(), stamp(&path)));
+        match std::fs::metadata(&path) {
+            Ok(m) if executable(&m) => {
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                return Some(format!(
+                    "the git hook {name} ({}) is executable, and git runs hooks on commands that look read-only",
+                    path.display()
+                ));
+            }
+            Ok(_) => {}
+            // A dangling symlink runs nothing (its stamp changes when the target appears).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Some(format!(
+                    "the git hook {} cannot be checked ({e})",
+                    path.display()
+                ))
+            }
+        }
+    }
+    None
 }
 
 /// Check one file and what it includes; every file looked at is added to `seen` with its mtime.
@@ -306,14 +431,13 @@ fn check_file(
     path: &Path,
     trusted: bool,
     home: Option<&str>,
-    seen: &mut Vec<(PathBuf, Option<SystemTime>)>,
+    seen: &mut Vec<(PathBuf, Option<Stamp>)>,
     depth: usize,
 ) -> Option<String> {
     if depth > 10 {
         return Some(format!("{} includes too deeply", path.display()));
     }
-    let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
-    seen.push((path.to_path_buf(), mtime));
+    seen.push((path.to_path_buf(), stamp(path)));
     let text = match std::fs::read(path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
@@ -351,7 +475,7 @@ fn check_file(
     None
 }
 
-type Cached = (Vec<(PathBuf, Option<SystemTime>)>, Option<String>);
+type Cached = (Vec<(PathBuf, Option<Stamp>)>, Option<String>);
 
 fn cache() -> &'static Mutex<HashMap<PathBuf, Cached>> {
     static CACHE: std::sync::OnceLock<Mutex<HashMap<PathBuf, Cached>>> = std::sync::OnceLock::new();
@@ -388,22 +512,27 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
     }
     let key = dir.to_path_buf();
 
-    let files = config_files(dir, home);
+    let sources = sources(dir, home);
     if let Ok(map) = cache().lock() {
         if let Some((seen, verdict)) = map.get(&key) {
-            let fresh = seen
-                .iter()
-                .all(|(p, t)| std::fs::metadata(p).and_then(|m| m.modified()).ok() == *t)
-                && files.iter().all(|(f, _)| seen.iter().any(|(p, _)| p == f));
+            let fresh = seen.iter().all(|(p, t)| stamp(p) == *t)
+                && sources
+                    .configs
+                    .iter()
+                    .map(|(f, _)| f)
+                    .chain(&sources.hooks)
+                    .all(|f| seen.iter().any(|(p, _)| p == f));
             if fresh {
                 return verdict.clone();
             }
         }
     }
     let mut seen = Vec::new();
-    let verdict = files
+    let verdict = sources
+        .configs
         .iter()
-        .find_map(|(f, trusted)| check_file(f, *trusted, home, &mut seen, 0));
+        .find_map(|(f, trusted)| check_file(f, *trusted, home, &mut seen, 0))
+        .or_else(|| sources.hooks.iter().find_map(|h| hook_in(h, &mut seen)));
     if let Ok(mut map) = cache().lock() {
         if map.len() > 1024 {
             map.clear();
@@ -603,6 +732,189 @@ mod tests {
             .set_modified(later)
             .unwrap();
         assert!(runs_commands(r.path(), h).is_some());
+    }
+
+    /// Real git in `dir`, away from the user's and the system's config.
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", "/nonexistent")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "git {args:?} in {}", dir.display());
+    }
+
+    /// A repository made by `git init` with a file `f` committed: its hooks directory holds git's
+    /// samples.
+    fn real_repo(dir: &Path) {
+        std::fs::create_dir_all(dir).unwrap();
+        git(dir, &["init", "-q"]);
+        std::fs::write(dir.join("f"), "x").unwrap();
+        git(dir, &["add", "f"]);
+        git(dir, &["commit", "-q", "-m", "x"]);
+    }
+
+    /// `f` in `dir` with the same content and a later modification time: git's next `status`
+    /// refreshes the index, writes it and runs `post-index-change`.
+    fn touch_later(f: &Path) {
+        let later = SystemTime::now() + std::time::Duration::from_secs(5);
+        std::fs::File::options()
+            .write(true)
+            .open(f)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+    }
+
+    /// An executable hook at `path` that appends its name to `log`.
+    fn plant_hook(path: &Path, log: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(
+            path,
+            format!("#!/bin/sh\necho \"$0\" >> '{}'\n", log.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// The outside tester's case: a repository an earlier (sandboxed) command made, with a hook
+    /// that `git status` runs. git's samples alone are no hook.
+    #[test]
+    fn an_executable_hook_git_would_run_makes_git_inexact() {
+        use std::os::unix::fs::PermissionsExt;
+        let top = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(top.path()).unwrap();
+        let repo = top.join("inner");
+        real_repo(&repo);
+        assert_eq!(
+            runs_commands(&repo, None),
+            None,
+            "git's samples are not hooks"
+        );
+        let hook = repo.join(".git/hooks/post-index-change");
+        let log = top.join("log");
+        plant_hook(&hook, &log);
+        // Real git runs it on `git status`: the threat is real.
+        touch_later(&repo.join("f"));
+        git(&repo, &["status"]);
+        assert!(log.exists(), "git status ran no post-index-change hook");
+        let why = runs_commands(&repo, None).expect("the hook is seen");
+        assert!(why.contains("post-index-change"), "{why}");
+        assert!(runs_commands(&repo.join("sub-that-is-not-there"), None).is_some());
+        // Through the analyzer: `cd inner; git status` is not exact.
+        let ctx = crate::approval::analyze::Context {
+            cwd: &top,
+            path: Some("/usr/bin:/bin"),
+            home: Some(crate::approval::TEST_HOME),
+        };
+        let a = crate::approval::analyze::analyze("cd inner; git status", &ctx);
+        assert!(a.segments().nth(1).unwrap().inexact.is_some());
+
+        // Not executable: git does not run it. Made executable later (the directory's modification
+        // time does not change): the cached verdict is not reused.
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(runs_commands(&repo, None), None);
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(runs_commands(&repo, None).is_some(), "chmod +x is seen");
+        // A symlink to an executable file is a hook too; a dangling one is not.
+        std::fs::remove_file(&hook).unwrap();
+        assert_eq!(runs_commands(&repo, None), None);
+        let target = top.join("elsewhere.sh");
+        std::os::unix::fs::symlink(&target, &hook).unwrap();
+        assert_eq!(runs_commands(&repo, None), None);
+        plant_hook(&target, &log);
+        assert!(
+            runs_commands(&repo, None).is_some(),
+            "the link's target appeared"
+        );
+    }
+
+    /// A linked worktree uses its main repository's hooks; `git status` in a superproject runs
+    /// its submodules' hooks too (checked with real git).
+    #[test]
+    fn hooks_of_the_common_dir_and_of_submodules_are_seen() {
+        let top = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(top.path()).unwrap();
+        let log = top.join("log");
+        let main = top.join("main");
+        real_repo(&main);
+        git(&main, &["worktree", "add", "-q", "../linked"]);
+        let linked = top.join("linked");
+        assert_eq!(runs_commands(&linked, None), None);
+        plant_hook(&main.join(".git/hooks/reference-transaction"), &log);
+        let why = runs_commands(&linked, None).expect("the common dir's hook is seen");
+        assert!(why.contains("reference-transaction"), "{why}");
+
+        let source = top.join("source");
+        real_repo(&source);
+        let outer = top.join("outer");
+        real_repo(&outer);
+        git(
+            &outer,
+            &[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+                "../source",
+                "libs/sm",
+            ],
+        );
+        git(&outer, &["commit", "-q", "-m", "sm"]);
+        assert_eq!(runs_commands(&outer, None), None);
+        plant_hook(
+            &outer.join(".git/modules/libs/sm/hooks/post-index-change"),
+            &log,
+        );
+        touch_later(&outer.join("libs/sm/f"));
+        git(&outer, &["status"]);
+        let ran = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            ran.contains("modules/libs/sm/hooks/post-index-change"),
+            "git status ran the submodule's hook: {ran:?}"
+        );
+        let why = runs_commands(&outer, None).expect("the submodule's hook is seen");
+        assert!(
+            why.contains("modules/libs/sm/hooks/post-index-change"),
+            "{why}"
+        );
+        // A submodule whose `.git` is a directory in its work tree keeps its hooks there.
+        let dir = repo("[core]\n\tbare = false\n");
+        std::fs::write(
+            dir.path().join(".gitmodules"),
+            "[submodule \"s\"]\n\tpath = s\n",
+        )
+        .unwrap();
+        git_dir_at(&dir.path().join("s/.git"));
+        std::fs::create_dir_all(dir.path().join("s/.git/hooks")).unwrap();
+        assert_eq!(runs_commands(dir.path(), None), None);
+        plant_hook(&dir.path().join("s/.git/hooks/post-checkout"), &log);
+        assert!(runs_commands(dir.path(), None).is_some());
+    }
+
+    /// A hooks directory git can read but the analyzer cannot: fail closed.
+    #[test]
+    fn an_unreadable_hooks_directory_fails_closed() {
+        use std::os::unix::fs::PermissionsExt;
+        if nix::unistd::geteuid().is_root() {
+            // Permissions do not bind root.
+            return;
+        }
+        let dir = repo("[core]\n\tbare = false\n");
+        let hooks = dir.path().join(".git/hooks");
+        std::fs::create_dir_all(&hooks).unwrap();
+        std::fs::set_permissions(&hooks, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let why = runs_commands(dir.path(), None);
+        std::fs::set_permissions(&hooks, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(why.is_some_and(|w| w.contains("cannot be read")));
     }
 
     #[test]
