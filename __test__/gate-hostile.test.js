@@ -82,6 +82,17 @@ function hostileDir() {
   gitIn('commit', '-q', '-m', 'x');
   fs.utimesSync(path.join(hooked, 'f'), new Date(2000, 0, 1), new Date(2000, 0, 1));
   exe(path.join(hooked, '.git', 'hooks', 'post-index-change'), `#!/bin/sh\ntouch '${canary}'\nrm -f '${victim}'\n`);
+  // A repository with nothing hostile in it when the line is analysed; an earlier segment of the same
+  // line plants its config or a hook (round four).
+  const clean = path.join(dir, 'clean');
+  fs.mkdirSync(clean);
+  const gitClean = (...args) =>
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: clean, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
+  gitClean('init', '-q');
+  fs.writeFileSync(path.join(clean, 'f'), 'x\n');
+  gitClean('add', 'f');
+  gitClean('commit', '-q', '-m', 'x');
+  fs.utimesSync(path.join(clean, 'f'), new Date(2000, 0, 1), new Date(2000, 0, 1));
   // Files a glob turns into options.
   fs.writeFileSync(path.join(dir, '-ocanary'), '');
   fs.writeFileSync(path.join(dir, '-ew canary'), '');

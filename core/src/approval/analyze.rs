@@ -298,6 +298,7 @@ fn build(
         .collect();
     let mut chains = chains;
     mark_after_state_changes(&mut chains);
+    mark_git_after_writers(&mut chains);
     let all: Vec<&Segment> = chains.iter().flatten().collect();
     if let Some(why) = compound_error(&all) {
         return Analysis::failed(format!("unsupported shell syntax: {why}"));
@@ -334,6 +335,29 @@ impl Analysis {
     }
 }
 
+impl Analysis {
+    /// The locale the command will run in (see `env_names::reads_like_utf8`): where bash splits bytes
+    /// into characters otherwise than the analysis did (BIG5, GBK, Shift_JIS...), no segment is seen
+    /// exactly, inner `sh -c` ones included.
+    pub fn in_locale(mut self, locale: Option<&str>) -> Analysis {
+        fn mark(a: &mut Analysis, why: &str) {
+            for s in a.chains.iter_mut().flatten() {
+                note(&mut s.inexact, why.to_string());
+                if let Some(inner) = s.inner.as_deref_mut() {
+                    mark(inner, why);
+                }
+            }
+        }
+        if let Some(locale) = locale.filter(|l| !super::env_names::reads_like_utf8(l)) {
+            let why = format!(
+                "the command runs in the locale {locale}, where bash may read its bytes as other characters than the analysis did"
+            );
+            mark(&mut self, &why);
+        }
+        self
+    }
+}
+
 /// Whether `word` reads as an array element's assignment (`NAME[..]=value`), which the analyzer does
 /// not model.
 fn array_assignment(word: &str) -> bool {
@@ -358,6 +382,32 @@ fn mark_after_state_changes(chains: &mut [Vec<Segment>]) {
     }
 }
 
+/// git obeys its configuration and hooks as they are when it runs, and the analyzer read them when
+/// it analysed the line: a segment earlier in the same line that may write files (anything not
+/// known read-only: `git log --output=.git/config`, `cp x .git/hooks/post-index-change`) can change
+/// them in between, so every git segment after one is inexact. (Pipeline peers run at once: an
+/// earlier peer counts too.)
+fn mark_git_after_writers(chains: &mut [Vec<Segment>]) {
+    let mut writer: Option<String> = None;
+    for s in chains.iter_mut().flatten() {
+        let is_git = s.resolution.executable_name == "git"
+            || s.effective_argv.first().map(String::as_str) == Some("git");
+        if let (true, Some(w)) = (is_git, &writer) {
+            note(
+                &mut s.inexact,
+                format!("`{w}` earlier in the line may change git's configuration or hooks after the analysis read them"),
+            );
+        }
+        if writer.is_none() && !s.effective_argv.is_empty() {
+            let offset = s.argv.len() - s.effective_argv.len();
+            let expands = s.expands.get(offset..).unwrap_or(&[]);
+            if !super::readonly::judge(&s.effective_argv, expands).read_only {
+                writer = Some(s.effective_argv.join(" "));
+            }
+        }
+    }
+}
+
 /// What in segment `s` changes the shell's state for the segments after it, if anything.
 fn state_change(s: &Segment) -> Option<String> {
     let Some(first) = s.effective_argv.first() else {
@@ -366,8 +416,10 @@ fn state_change(s: &Segment) -> Option<String> {
         if array {
             return Some("an array assignment".to_string());
         }
-        return super::env_names::first_harmful(s.assignments.iter().map(|(n, _)| n.as_str()))
-            .map(|n| format!("`{n}=...`"));
+        return super::env_names::first_harmful(
+            s.assignments.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+        )
+        .map(|n| format!("`{n}=...`"));
     };
     super::dispatch::changes_shell_state(basename(first), &s.effective_argv)
 }
@@ -505,10 +557,20 @@ fn segment(
     }
     let i = i.min(argv.len());
     let prefix_words = i;
+    // A locale in which bash splits bytes otherwise (see `env_names::reads_like_utf8`): what this
+    // segment runs (a `bash -c` script above all) is not what the analysis read.
+    if let Some((name, value)) = assignments.iter().find(|(n, v)| {
+        super::env_names::chooses_charset(n) && !super::env_names::reads_like_utf8(v)
+    }) {
+        note(
+            &mut inexact,
+            format!("{name}={value}: bash may read the command's bytes as other characters than the analysis did"),
+        );
+    }
     if i == argv.len() {
-        if let Some(name) =
-            super::env_names::first_harmful(assignments.iter().map(|(n, _)| n.as_str()))
-        {
+        if let Some(name) = super::env_names::first_harmful(
+            assignments.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+        ) {
             note(
                 &mut inexact,
                 format!("{name}=... sets a shell variable the commands after it may use"),
@@ -1426,6 +1488,77 @@ mod tests {
     }
 
     /// bash evaluates a subscripted variable name given to its `test -v`, `printf -v` or
+    #[test]
+    fn a_locale_bash_reads_otherwise_makes_every_segment_inexact() {
+        let c = Context {
+            cwd: Path::new("/"),
+            path: Some("/usr/bin:/bin"),
+            home: None,
+        };
+        let cmd = "echo hi; sh -c 'ls'";
+        for (locale, exact) in [
+            (None, true),
+            (Some("C.UTF-8"), true),
+            (Some("C"), true),
+            (Some("zh_TW.BIG5"), false),
+            (Some("ja_JP.SJIS"), false),
+        ] {
+            let a = analyze(cmd, &c).in_locale(locale);
+            assert_eq!(a.first_inexact().is_none(), exact, "{locale:?}");
+            if !exact {
+                assert!(a.segments().all(|s| s.inexact.is_some()));
+                let inner = a.segments().nth(1).unwrap().inner.as_deref().unwrap();
+                assert!(inner.segments().all(|s| s.inexact.is_some()));
+            }
+        }
+        // Set by the command itself, on a segment: that segment is inexact.
+        let a = analyze("LC_ALL=zh_TW.BIG5 bash -c 'echo hi'", &c);
+        assert!(a.segments().next().unwrap().inexact.is_some());
+        assert!(analyze("LC_ALL=C.UTF-8 bash -c 'echo hi'", &c)
+            .first_inexact()
+            .is_none());
+    }
+
+    #[test]
+    fn git_after_a_segment_that_may_write_files_is_inexact() {
+        let dir = tempfile::tempdir().unwrap();
+        let git_init = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(dir.path())
+            .status();
+        if !git_init.is_ok_and(|s| s.success()) {
+            return;
+        }
+        let c = Context {
+            cwd: dir.path(),
+            path: Some("/usr/bin:/bin"),
+            home: None,
+        };
+        for cmd in [
+            "git log -1 --format=x --output=.git/config && git status",
+            "cp /tmp/x .git/hooks/post-index-change && git status",
+            "touch a; git diff",
+            "cp a b | git status",
+        ] {
+            let a = analyze(cmd, &c);
+            let last = a.segments().last().unwrap();
+            assert!(last.inexact.is_some(), "{cmd}: git is exact");
+        }
+        // Read-only segments before git, and git before a writer, stay exact.
+        for cmd in [
+            "ls && git status",
+            "git status && touch a",
+            "cat f | git status",
+        ] {
+            let a = analyze(cmd, &c);
+            let git = a
+                .segments()
+                .find(|s| s.effective_argv.first().map(String::as_str) == Some("git"))
+                .unwrap();
+            assert!(git.inexact.is_none(), "{cmd}: {:?}", git.inexact);
+        }
+    }
+
     /// `wait -p`, `$(...)` and backticks included: the segment itself is inexact, wherever it
     /// stands and however the option is spelled (found by an outside tester; the forms bash runs
     /// are checked against bash in differential_bash.rs).

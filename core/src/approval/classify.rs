@@ -35,8 +35,8 @@ pub(super) const SYSTEM_DIRS: [&str; 5] =
     ["/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"];
 
 /// Environment variables a read-only command may set: see `env_names`.
-fn harmless_env(name: &str) -> bool {
-    super::env_names::is_harmless(name)
+fn harmless_env(name: &str, value: &str) -> bool {
+    super::env_names::is_harmless_assignment(name, value)
 }
 
 /// Why the wrappers the analysis removed (`env`, `nice`, `timeout`...) keep the command from being
@@ -69,8 +69,8 @@ fn wrapper_problem(s: &Segment) -> Option<String> {
                     Some(a) if a.starts_with("--unset=") => j += 1,
                     Some("--") => j += 1,
                     Some(a) if !a.starts_with('-') && a.contains('=') => {
-                        let name = a.split('=').next().unwrap_or("");
-                        if !harmless_env(name) {
+                        let (name, value) = a.split_once('=').unwrap_or((a, ""));
+                        if !harmless_env(name, value) {
                             return Some(format!(
                                 "env sets {name}, which can change what the command runs"
                             ));
@@ -228,8 +228,10 @@ fn classify_segment(s: &Segment, depth: usize) -> SegmentClass {
         .inexact
         .clone()
         .or_else(|| {
-            super::env_names::first_harmful(s.assignments.iter().map(|(n, _)| n.as_str()))
-                .map(|n| format!("{n}=... can change what the command runs"))
+            super::env_names::first_harmful(
+                s.assignments.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+            )
+            .map(|n| format!("{n}=... can change what the command runs"))
         })
         .or_else(|| wrapper_problem(s))
         .or_else(|| not_system_program(&s.effective_argv))

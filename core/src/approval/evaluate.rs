@@ -133,9 +133,12 @@ fn judge(
             miss: Some(why.clone()),
         };
     }
-    if let Some(name) =
-        super::env_names::first_harmful(segment.assignments.iter().map(|(n, _)| n.as_str()))
-    {
+    if let Some(name) = super::env_names::first_harmful(
+        segment
+            .assignments
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str())),
+    ) {
         return SegmentVerdict {
             satisfied: None,
             miss: Some(format!(

@@ -39,6 +39,10 @@ pub struct ApprovalOptions {
     /// The environment the command gets from the model (`modelEnv`): judged as prefix assignments of
     /// every simple command (see `Analysis::with_environment`). Set by the exec pipeline.
     pub model_env: Vec<(String, String)>,
+    /// The locale that sets how the run's bash splits bytes into characters (`LC_ALL`, else
+    /// `LC_CTYPE`, else `LANG`, of its environment): outside UTF-8 and C, every segment is inexact
+    /// (see `Analysis::in_locale`). Set by the exec pipeline.
+    pub run_locale: Option<String>,
     /// OpenClaw's `strictInlineEval`: under an allowlist, a command that runs an inline program
     /// (`python3 -c`, `node -e`, an awk program; see `inline_eval`) is always asked, allow-always keeps
     /// nothing for it, and askFallback never lets it through when the question times out.
@@ -227,7 +231,8 @@ pub fn prepare(
             home,
         },
     )
-    .with_environment(&opts.model_env);
+    .with_environment(&opts.model_env)
+    .in_locale(opts.run_locale.as_deref());
     let patterns: Vec<String> = agent.allowlist.iter().map(|e| e.pattern.clone()).collect();
     let safe_bins: Vec<String> = opts.safe_bins.clone().unwrap_or_else(|| {
         super::safe_bins::DEFAULT_SAFE_BINS
@@ -293,7 +298,9 @@ fn prepare_with_rules(
         path: path_env,
         home,
     };
-    let analysis = analyze(command, &ctx).with_environment(&opts.model_env);
+    let analysis = analyze(command, &ctx)
+        .with_environment(&opts.model_env)
+        .in_locale(opts.run_locale.as_deref());
     let evaluation = evaluate(
         &analysis,
         &AllowRules {

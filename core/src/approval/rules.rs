@@ -323,9 +323,13 @@ fn allow_text_quoted(segment: &Segment) -> String {
 }
 
 fn allow_text(segment: &Segment) -> (String, usize) {
-    let harmful =
-        super::env_names::first_harmful(segment.assignments.iter().map(|(n, _)| n.as_str()))
-            .is_some();
+    let harmful = super::env_names::first_harmful(
+        segment
+            .assignments
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str())),
+    )
+    .is_some();
     if harmful {
         // Assignments from outside the text (the model's `env`) are written in front, so a rule
         // matches them as it would `NAME=v cmd`.
