@@ -229,3 +229,82 @@ test('a protected file cannot be hard-linked elsewhere to be written through its
   assert.doesNotMatch(fs.readFileSync(path.join(root, '.git', 'config'), 'utf8'), /^x$/m);
   assert.ok(r.sandbox.denials.some((d) => d.operation === 'link' && d.path === path.join(root, 'key.pem')), JSON.stringify(r.sandbox.denials));
 });
+
+test('round two: /proc links, RESOLVE_IN_ROOT, fchmod, bare and gitdir repositories, sockets and moves reach no host repository\'s metadata', when(noSandbox, noPython), async () => {
+  const root = fs.realpathSync(tempDir('agent-exec-views-round2-'));
+  const canary = path.join(fs.realpathSync(tempDir('agent-exec-views-canary-')), 'ran');
+  // The host's: a repository with a nested one whose pre-commit hook it disabled, a bare repository.
+  const host = path.join(root, 'hostrepo');
+  fs.mkdirSync(path.join(host, 'vendor', 'lib'), { recursive: true });
+  assert.equal(hostGit(host, 'init', '-q').status, 0);
+  assert.equal(hostGit(path.join(host, 'vendor', 'lib'), 'init', '-q').status, 0);
+  const hook = path.join(host, 'vendor', 'lib', '.git', 'hooks', 'pre-commit');
+  fs.writeFileSync(hook, `#!/bin/sh\necho pre-commit >> ${canary}\n`, { mode: 0o644 });
+  assert.equal(hostGit(root, 'init', '-q', '--bare', 'remote.git').status, 0);
+  const P = `/proc/net/../../..${root}`;
+  const r = await run({
+    command: [
+      `{ echo planted > ${P}/.envrc; } 2>/dev/null`,
+      `{ echo x > ${P}/hostrepo/vendor/lib/.git/hooks/post-checkout; } 2>/dev/null`,
+      // openat2 with RESOLVE_IN_ROOT, the dirfd the nested work tree: the kernel would write its hooks.
+      `python3 -c "
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+class How(ctypes.Structure):
+    _fields_ = [('flags', ctypes.c_uint64), ('mode', ctypes.c_uint64), ('resolve', ctypes.c_uint64)]
+d = os.open('hostrepo/vendor/lib', os.O_PATH)
+how = How(os.O_WRONLY | os.O_CREAT, 0o755, 0x10)
+fd = libc.syscall(437, d, b'/.git/hooks/post-merge', ctypes.byref(how), 24)
+print('openat2', fd, ctypes.get_errno())
+f = os.open('hostrepo/vendor/lib/.git/hooks/pre-commit', os.O_RDONLY)
+try:
+    os.fchmod(f, 0o755); print('fchmod ok')
+except OSError as e:
+    print('fchmod', e.errno)
+import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.bind('hostrepo/vendor/lib/.git/hooks/sock'); print('bind ok')
+except OSError as e:
+    print('bind', e.errno)
+"`,
+      '{ echo x > remote.git/hooks/pre-receive; } 2>/dev/null',
+      // A repository made outside the host's work tree, then moved into it.
+      'git init -q mine 2>/dev/null; { mv mine hostrepo/sub; } 2>/dev/null',
+      'echo done',
+    ].join('; '),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.match(r.output, /done\n$/, r.output);
+  assert.match(r.output, /^openat2 -1 1$/m, r.output);
+  assert.match(r.output, /^fchmod 1$/m, r.output);
+  assert.match(r.output, /^bind \d+$/m, r.output);
+  for (const rel of ['.envrc', 'hostrepo/vendor/lib/.git/hooks/post-checkout', 'hostrepo/vendor/lib/.git/hooks/post-merge', 'hostrepo/vendor/lib/.git/hooks/sock', 'remote.git/hooks/pre-receive', 'hostrepo/sub']) {
+    assert.equal(fs.existsSync(path.join(root, rel)), false, `${rel} was made`);
+  }
+  assert.equal(fs.statSync(hook).mode & 0o777, 0o644, 'the disabled hook was made executable');
+  // The host's commit in the nested repository runs no hook.
+  fs.writeFileSync(path.join(host, 'vendor', 'lib', 'f'), 'x');
+  hostGit(path.join(host, 'vendor', 'lib'), 'add', 'f');
+  hostGit(path.join(host, 'vendor', 'lib'), 'commit', '-q', '-m', 'x');
+  assert.equal(fs.existsSync(canary), false, 'a hook ran');
+});
+
+test('a package of a monorepo cannot make a repository the host\'s git would find first', when(noSandbox), async () => {
+  const mono = fs.realpathSync(tempDir('agent-exec-views-mono-'));
+  const canary = path.join(fs.realpathSync(tempDir('agent-exec-views-canary-')), 'ran');
+  assert.equal(hostGit(mono, 'init', '-q').status, 0);
+  const pkg = path.join(mono, 'packages', 'foo');
+  fs.mkdirSync(pkg, { recursive: true });
+  const r = await run({
+    command: `{ git init -q . && git config core.fsmonitor 'echo fsmonitor >> ${canary}; false'; } 2>/dev/null; echo done`,
+    cwd: pkg,
+    sandbox: { writableRoots: [pkg] },
+  });
+  assert.match(r.output, /done\n$/);
+  assert.equal(fs.existsSync(path.join(pkg, '.git')), false);
+  hostGit(pkg, 'status');
+  assert.equal(fs.existsSync(canary), false, 'the host\'s git ran the package\'s fsmonitor');
+  assert.ok(r.sandbox.denials.some((d) => d.path === path.join(pkg, '.git') && /host's work tree/.test(d.rule)), JSON.stringify(r.sandbox.denials));
+});

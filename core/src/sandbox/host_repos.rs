@@ -68,11 +68,10 @@ pub fn refusal(
     op: &str,
     path: &Path,
     makes_git: bool,
-    roots: &[PathBuf],
     start: RunStart,
     seen: impl Fn(&Path) -> PathBuf,
 ) -> Option<String> {
-    if let Some(git_dir) = metadata_of(path) {
+    for git_dir in git_dirs_whose_metadata(path, &seen) {
         if born_before(&seen(&git_dir), start) {
             return Some(format!(
                 "git metadata of the host's repository {} (hooks, config, info, commondir, worktrees)",
@@ -90,7 +89,7 @@ pub fn refusal(
         ));
     }
     if makes_git {
-        if let Some(work_tree) = host_work_tree_around(path, roots, start, &seen) {
+        if let Some(work_tree) = host_work_tree_around(path, start, &seen) {
             return Some(format!(
                 "a repository inside the host's work tree {}: the host's git would enter it and run its configuration",
                 work_tree.display()
@@ -101,6 +100,62 @@ pub fn refusal(
 }
 
 #[cfg(target_os = "linux")]
+/// The git directories whose metadata `path` is (or is inside): the one named `.git` (see
+/// `metadata_of`), and any directory that is a git directory by its content (a bare repository, the
+/// target of a `gitdir:` file: `HEAD` and `objects` in it) followed by a metadata name.
+#[cfg(target_os = "linux")]
+fn git_dirs_whose_metadata(path: &Path, seen: &impl Fn(&Path) -> PathBuf) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = metadata_of(path).into_iter().collect();
+    let parts: Vec<Component> = path.components().collect();
+    for k in 1..parts.len() {
+        let name = parts[k].as_os_str();
+        let is_metadata = METADATA.iter().any(|m| name == OsStr::new(m))
+            || (name == "worktrees"
+                && parts.get(k + 2).is_some_and(|e| {
+                    super::policy::PROTECTED_WORKTREE_ENTRIES
+                        .iter()
+                        .any(|w| e.as_os_str() == OsStr::new(w))
+                }));
+        if !is_metadata {
+            continue;
+        }
+        let dir: PathBuf = parts[..k].iter().collect();
+        if dir.file_name() != Some(OsStr::new(".git")) && is_git_dir(&seen(&dir)) {
+            out.push(dir);
+        }
+    }
+    out
+}
+
+/// Whether `dir` holds a repository's own files (`HEAD` and `objects`), whatever its name.
+#[cfg(target_os = "linux")]
+fn is_git_dir(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join("HEAD")).is_ok_and(|m| !m.is_dir())
+        && std::fs::symlink_metadata(dir.join("objects")).is_ok_and(|m| m.is_dir())
+}
+
+/// A directory moved (renamed) from outside one of the host's work trees into it, if `to` is in
+/// one and `from` is not: it may hold a repository of the run's making (made where that was
+/// allowed), which a gitlink in the host's index would make the host's git enter.
+#[cfg(target_os = "linux")]
+pub fn moved_in(
+    from: &Path,
+    to: &Path,
+    start: RunStart,
+    seen: impl Fn(&Path) -> PathBuf,
+) -> Option<String> {
+    if !std::fs::symlink_metadata(seen(from)).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let work_tree = host_work_tree_around(to, start, &seen)?;
+    (!from.starts_with(&work_tree)).then(|| {
+        format!(
+            "a directory moved into the host's work tree {} from outside it (it may hold a repository the host's git would enter)",
+            work_tree.display()
+        )
+    })
+}
+
 /// The git directory whose metadata `path` is (or is inside), if it is: `<...>/.git` followed by
 /// one of [`METADATA`], by `worktrees/<name>/` and one of its entries, or by `modules/...` (a
 /// submodule's git directory, at any depth) and one of [`METADATA`].
@@ -155,21 +210,20 @@ fn born_before(seen: &Path, start: RunStart) -> bool {
 }
 
 #[cfg(target_os = "linux")]
-/// The nearest directory above `path`, inside the root that holds it, whose `.git` is the host's.
+/// The nearest directory above `path` whose `.git` is the host's, up to `/`: inside the roots a
+/// gitlink in the host's index could name a repository made there, and below a host work tree
+/// (whose `.git` may lie above the roots: a package of a monorepo) the host's git run in that
+/// directory would find the run's repository first.
+#[cfg(target_os = "linux")]
 fn host_work_tree_around(
     path: &Path,
-    roots: &[PathBuf],
     start: RunStart,
     seen: &impl Fn(&Path) -> PathBuf,
 ) -> Option<PathBuf> {
-    let root = roots.iter().find(|r| path.starts_with(r))?;
     let mut dir = path.parent()?;
     loop {
         if born_before(&seen(&dir.join(".git")), start) {
             return Some(dir.to_path_buf());
-        }
-        if dir == root.as_path() {
-            return None;
         }
         dir = dir.parent()?;
     }
@@ -229,10 +283,8 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(20));
         let own = root.join("mine/.git");
         std::fs::create_dir_all(own.join("hooks")).unwrap();
-        let roots = vec![root.clone()];
         let same = |p: &Path| p.to_path_buf();
-        let refused =
-            |op: &str, p: &Path, makes_git: bool| refusal(op, p, makes_git, &roots, start, same);
+        let refused = |op: &str, p: &Path, makes_git: bool| refusal(op, p, makes_git, start, same);
         if !born_before(&host, start) {
             // No birth times here would make every repository the host's (checked below).
             panic!("the host's git dir was not seen as born before the run");
@@ -257,5 +309,56 @@ mod tests {
         assert!(refused("mkdir", &root.join("fresh/.git"), true).is_none());
         // What is missing is nobody's.
         assert!(!born_before(&root.join("nothing/.git"), start));
+    }
+
+    #[test]
+    fn git_dirs_are_known_by_content_and_work_trees_above_the_roots_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(dir.path()).unwrap();
+        // A bare repository and a `gitdir:` target, named otherwise than .git; a monorepo whose
+        // .git lies above the package the run works in.
+        for git_dir in ["remote.git", ".repos/lib"] {
+            std::fs::create_dir_all(top.join(git_dir).join("objects")).unwrap();
+            std::fs::create_dir_all(top.join(git_dir).join("hooks")).unwrap();
+            std::fs::write(top.join(git_dir).join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        }
+        std::fs::create_dir_all(top.join(".git")).unwrap();
+        std::fs::create_dir_all(top.join("packages/foo")).unwrap();
+        std::fs::create_dir_all(top.join("outside/x")).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let start = RunStart::now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::create_dir_all(top.join("packages/foo/src/config")).unwrap();
+        let same = |p: &Path| p.to_path_buf();
+        let refused = |op: &str, p: &Path, makes_git: bool| refusal(op, p, makes_git, start, same);
+        assert!(refused("write", &top.join("remote.git/hooks/pre-receive"), false).is_some());
+        assert!(refused("write", &top.join(".repos/lib/config"), false).is_some());
+        assert!(refused("write", &top.join("remote.git/refs/heads/x"), false).is_none());
+        // A directory named like metadata that is not in a git directory is anyone's.
+        assert!(refused(
+            "write",
+            &top.join("packages/foo/src/config/app.json"),
+            false
+        )
+        .is_none());
+        // The package's own repository would be the one the host's git finds there first.
+        let why =
+            refused("mkdir", &top.join("packages/foo/.git"), true).expect("inside a monorepo");
+        assert!(why.contains(&top.display().to_string()), "{why}");
+        // A directory moved into the host's work tree from outside it; not one moved within it.
+        std::fs::create_dir_all(top.join("packages/bar")).unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let outside = std::fs::canonicalize(other.path()).unwrap();
+        assert!(moved_in(&outside, &top.join("packages/moved"), start, same).is_some());
+        assert!(moved_in(
+            &top.join("packages/bar"),
+            &top.join("packages/baz"),
+            start,
+            same
+        )
+        .is_none());
+        // A file is no repository.
+        std::fs::write(outside.join("f"), "x").unwrap();
+        assert!(moved_in(&outside.join("f"), &top.join("f"), start, same).is_none());
     }
 }

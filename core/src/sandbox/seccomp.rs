@@ -152,10 +152,12 @@ fn metadata_calls() -> Vec<libc::c_long> {
 /// outside its roots and every protected path inside them is read-only (see `build_filter`), the
 /// kernel refuses these itself (`EROFS`), so they need no round trip: a file the run could open for
 /// writing is one it may change, and one it could open only for reading is on a read-only mount.
-/// (`utimensat` with no path is `futimens`: conditional, see `conditional_rules`.)
-fn fd_metadata_calls() -> [libc::c_long; 4] {
+/// (`utimensat` with no path is `futimens`: conditional, see `conditional_rules`.) Not `fchmod`:
+/// the supervisor judges it always, since a repository of the host's that the start-up scan did not
+/// find (nested in a root) is not bound read-only, and a mode change is what turns a hook the host
+/// disabled back on (`host_repos`).
+fn fd_metadata_calls() -> [libc::c_long; 3] {
     [
-        libc::SYS_fchmod,
         libc::SYS_fchown,
         libc::SYS_fsetxattr,
         libc::SYS_fremovexattr,
@@ -554,6 +556,7 @@ mod tests {
             for nr in fd_metadata_calls() {
                 assert_eq!(call(nr, [3, 0o755, 0, 0, 0, 0]), fd_answer, "call {nr}");
             }
+            assert_eq!(call(libc::SYS_fchmod, [3, 0o755, 0, 0, 0, 0]), NOTIFY);
             // futimens (no path) follows the descriptor calls; a path is always judged, whatever
             // the bits above 32 of the pointer.
             assert_eq!(call(libc::SYS_utimensat, [3, 0, 0, 0, 0, 0]), fd_answer);

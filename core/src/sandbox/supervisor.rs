@@ -850,6 +850,24 @@ fn decide(
             if !is_write_open(flags) {
                 return Verdict::Continue;
             }
+            // `open_how.resolve` (after flags and mode): RESOLVE_IN_ROOT makes the dirfd the root
+            // the path and its links resolve in, which the supervisor's walk does not model.
+            // The other resolve flags only restrict the kernel's lookup.
+            let Some(resolve) = caller_memory::read_u64(pid, a[2].wrapping_add(16)) else {
+                return Verdict::Fail(libc::EFAULT);
+            };
+            if resolve & libc::RESOLVE_IN_ROOT != 0 {
+                return Verdict::Deny(
+                    libc::EPERM,
+                    denial(
+                        "write",
+                        None,
+                        format!("openat2({}, RESOLVE_IN_ROOT)", open_flags_text(flags)),
+                        "a write open resolved inside a root of the caller's choosing is not judged (RESOLVE_IN_ROOT)".into(),
+                        pid,
+                    ),
+                );
+            }
             (
                 "write",
                 format!("openat2({})", open_flags_text(flags)),
@@ -979,6 +997,8 @@ fn decide(
         "rename" => &[1],
         _ => &[],
     };
+    // The paths judged so far (a rename's source, when its destination is judged).
+    let mut resolved: Vec<PathBuf> = Vec::new();
     for (i, arg) in paths.into_iter().enumerate() {
         let raw = if arg.addr == 0 {
             Vec::new()
@@ -990,12 +1010,12 @@ fn decide(
             };
             raw
         };
-        let resolved = if raw.is_empty() && arg.empty_is_fd {
+        let resolution = if raw.is_empty() && arg.empty_is_fd {
             resolve_fd(pid, arg.dirfd)
         } else {
             resolve_within(pid, arg.dirfd, &raw, arg.follow, &policy.writable_roots)
         };
-        let path = match resolved {
+        let path = match resolution {
             Ok(Some(path)) => path,
             // A pipe or socket reopened through `/proc/<pid>/fd`: no name is made or changed.
             Ok(None) => continue,
@@ -1043,14 +1063,25 @@ fn decide(
         }
         let makes_git = (op == "mkdir" || makes_entry.contains(&i))
             && path.file_name() == Some(OsStr::new(".git"));
-        let host_repo = super::host_repos::refusal(
-            op,
-            &path,
-            makes_git,
-            &policy.writable_roots,
-            policy.run_start,
-            |p| in_view(pid, p),
-        );
+        let host_repo =
+            super::host_repos::refusal(op, &path, makes_git, policy.run_start, |p| in_view(pid, p))
+                .or_else(|| {
+                    // The directory a rename moves (either way, for an exchange) into a host work tree.
+                    let from = resolved.first().filter(|_| op == "rename" && i == 1)?;
+                    super::host_repos::moved_in(from, &path, policy.run_start, |p| in_view(pid, p))
+                        .or_else(|| {
+                            swaps
+                                .then(|| {
+                                    super::host_repos::moved_in(
+                                        &path,
+                                        from,
+                                        policy.run_start,
+                                        |p| in_view(pid, p),
+                                    )
+                                })
+                                .flatten()
+                        })
+                });
         if let Some(rule) = host_repo {
             let errno = if op == "chmod" || op == "chown" || op == "utime" || op == "xattr" {
                 libc::EPERM
@@ -1062,6 +1093,7 @@ fn decide(
                 denial(op, Some(path.display().to_string()), detail, rule, pid),
             );
         }
+        resolved.push(path);
     }
     Verdict::Continue
 }
@@ -1114,10 +1146,19 @@ fn decide_bind(req: &libc::seccomp_notif, policy: &FsPolicy, by_proxy: bool) -> 
                     "a .git file would repoint git to a repository of the command's making".into(),
                 ))
             } else {
-                policy.check_write(&path).err().map(|rule| match rule {
-                    DenyRule::Protected(_) => (libc::EROFS, rule.describe()),
-                    _ => (libc::EACCES, rule.describe()),
-                })
+                policy
+                    .check_write(&path)
+                    .err()
+                    .map(|rule| match rule {
+                        DenyRule::Protected(_) => (libc::EROFS, rule.describe()),
+                        _ => (libc::EACCES, rule.describe()),
+                    })
+                    .or_else(|| {
+                        super::host_repos::refusal("mknod", &path, false, policy.run_start, |p| {
+                            in_view(pid, p)
+                        })
+                        .map(|rule| (libc::EROFS, rule))
+                    })
             };
             match refused {
                 None => Verdict::Continue,
@@ -1311,6 +1352,13 @@ fn resolve_fd(pid: u32, fd: i64) -> Resolution {
     walk(pid, &target, true, &[])
 }
 
+/// A `/proc` link's target that is no path (`pipe:[123]`, `socket:[..]`, `anon_inode:[eventfd]`,
+/// `net:[4026531840]`): one word with a colon, no slash.
+fn names_no_path(target: &Path) -> bool {
+    let t = target.as_os_str().as_bytes();
+    !t.contains(&b'/') && t.contains(&b':')
+}
+
 /// The caller's process and thread ids as its own `/proc` numbers them (its PID namespace's), for
 /// `/proc/self` and `/proc/thread-self` in its view.
 fn ids_in_own_namespace(pid: u32) -> Result<(u32, u32), i32> {
@@ -1397,9 +1445,11 @@ fn walk(pid: u32, path: &Path, follow: bool, trusted: &[PathBuf]) -> Resolution 
                 let target = read_link_errno(&seen.to_string_lossy())?;
                 if target.is_absolute() {
                     out = PathBuf::from("/");
-                } else if candidate.starts_with("/proc") {
-                    // `pipe:[123]`, `socket:[..]`, `anon_inode:..`: not a path.
-                    return Ok(None);
+                } else if candidate.starts_with("/proc") && names_no_path(&target) {
+                    // `pipe:[123]`, `socket:[..]`, `anon_inode:..`: not a path; with more of the
+                    // path after it, the kernel fails the lookup. (`/proc/net` is `self/net`, an
+                    // ordinary relative link, resolved like any other.)
+                    return if last { Ok(None) } else { Err(libc::ENOTDIR) };
                 }
                 for t in target.components().rev() {
                     if t != std::path::Component::RootDir {
