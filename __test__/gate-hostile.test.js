@@ -34,6 +34,22 @@ function exe(file, body) {
   fs.chmodSync(file, 0o755);
 }
 
+/**
+ * A repository at `at` with one file committed, whose time then differs from the index's (its content
+ * does not): the next `git status` refreshes the index, which runs `post-index-change`.
+ */
+function committedRepo(at) {
+  fs.mkdirSync(at);
+  const git = (...args) =>
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: at, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
+  git('init', '-q');
+  fs.writeFileSync(path.join(at, 'f'), 'x\n');
+  git('add', 'f');
+  git('commit', '-q', '-m', 'x');
+  fs.utimesSync(path.join(at, 'f'), new Date(2000, 0, 1), new Date(2000, 0, 1));
+  return at;
+}
+
 /** The attacker's workspace. Returns its path. */
 function hostileDir() {
   const dir = tempDir('agent-exec-hostile-');
@@ -72,27 +88,11 @@ function hostileDir() {
   fs.appendFileSync(path.join(dir, 'sub', '.git', 'config'), `[core]\n\tfsmonitor = ${path.join(dir, 'payload.sh')}\n`);
   // A repository an earlier command made, with a hook `git status` runs: post-index-change, when
   // the status refreshes the index (f's time differs from the index's, its content does not).
-  const hooked = path.join(dir, 'hooked');
-  fs.mkdirSync(hooked);
-  const gitIn = (...args) =>
-    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: hooked, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
-  gitIn('init', '-q');
-  fs.writeFileSync(path.join(hooked, 'f'), 'x\n');
-  gitIn('add', 'f');
-  gitIn('commit', '-q', '-m', 'x');
-  fs.utimesSync(path.join(hooked, 'f'), new Date(2000, 0, 1), new Date(2000, 0, 1));
+  const hooked = committedRepo(path.join(dir, 'hooked'));
   exe(path.join(hooked, '.git', 'hooks', 'post-index-change'), `#!/bin/sh\ntouch '${canary}'\nrm -f '${victim}'\n`);
   // A repository with nothing hostile in it when the line is analysed; an earlier segment of the same
   // line plants its config or a hook (round four).
-  const clean = path.join(dir, 'clean');
-  fs.mkdirSync(clean);
-  const gitClean = (...args) =>
-    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: clean, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
-  gitClean('init', '-q');
-  fs.writeFileSync(path.join(clean, 'f'), 'x\n');
-  gitClean('add', 'f');
-  gitClean('commit', '-q', '-m', 'x');
-  fs.utimesSync(path.join(clean, 'f'), new Date(2000, 0, 1), new Date(2000, 0, 1));
+  committedRepo(path.join(dir, 'clean'));
   // Files a glob turns into options.
   fs.writeFileSync(path.join(dir, '-ocanary'), '');
   fs.writeFileSync(path.join(dir, '-ew canary'), '');

@@ -98,6 +98,20 @@ pub fn evaluated_name(name: &str, args: &[String], expands: &[bool]) -> Option<S
             "{name} {option} {var}: bash evaluates a variable name that is not a plain identifier (a subscript can run commands)"
         )
     };
+    // The NAME of an option that takes one (`-v NAME`, `-vNAME`): attached to it, or the next word
+    // (which moves `i` on). Why it is not a plain identifier, if it is not.
+    let option_variable = |attached: &str, i: &mut usize, option: &str| {
+        let (var, var_expands) = if attached.is_empty() {
+            *i += 1;
+            (
+                args.get(*i).map(String::as_str).unwrap_or(""),
+                expands_at(*i),
+            )
+        } else {
+            (attached, false)
+        };
+        (var_expands || !super::lexer::is_name(var)).then(|| not_plain(option, var))
+    };
     match name {
         "test" | "[" => {
             // `]` closes `[ ... ]`; it is no operand.
@@ -136,14 +150,8 @@ pub fn evaluated_name(name: &str, args: &[String], expands: &[bool]) -> Option<S
                 }
                 // The first word that is not `-v...` is the format (or `--`).
                 let attached = word.strip_prefix("-v")?;
-                let (var, var_expands) = if attached.is_empty() {
-                    i += 1;
-                    (args.get(i).map(String::as_str).unwrap_or(""), expands_at(i))
-                } else {
-                    (attached, false)
-                };
-                if var_expands || !super::lexer::is_name(var) {
-                    return Some(not_plain("-v", var));
+                if let Some(why) = option_variable(attached, &mut i, "-v") {
+                    return Some(why);
                 }
                 i += 1;
             }
@@ -161,15 +169,8 @@ pub fn evaluated_name(name: &str, args: &[String], expands: &[bool]) -> Option<S
                     return None;
                 }
                 if let Some(at) = word.find('p') {
-                    let attached = &word[at + 1..];
-                    let (var, var_expands) = if attached.is_empty() {
-                        i += 1;
-                        (args.get(i).map(String::as_str).unwrap_or(""), expands_at(i))
-                    } else {
-                        (attached, false)
-                    };
-                    if var_expands || !super::lexer::is_name(var) {
-                        return Some(not_plain("-p", var));
+                    if let Some(why) = option_variable(&word[at + 1..], &mut i, "-p") {
+                        return Some(why);
                     }
                 }
                 i += 1;

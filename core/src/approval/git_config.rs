@@ -553,6 +553,18 @@ mod tests {
         std::fs::write(git_dir.join("HEAD"), "ref: refs/heads/main\n").unwrap();
     }
 
+    /// A repository whose submodule `s` keeps its `.git` directory in its work tree (not absorbed).
+    fn repo_with_submodule_in_work_tree() -> tempfile::TempDir {
+        let dir = repo("[core]\n\tbare = false\n");
+        std::fs::write(
+            dir.path().join(".gitmodules"),
+            "[submodule \"s\"]\n\tpath = s\n",
+        )
+        .unwrap();
+        git_dir_at(&dir.path().join("s/.git"));
+        dir
+    }
+
     fn repo(config: &str) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         git_dir_at(&dir.path().join(".git"));
@@ -656,13 +668,7 @@ mod tests {
         let why = runs_commands(dir.path(), None).expect("the submodule's fsmonitor is seen");
         assert!(why.contains("modules"), "{why}");
         // A submodule whose `.git` is still a directory in its work tree.
-        let dir = repo("[core]\n\tbare = false\n");
-        std::fs::write(
-            dir.path().join(".gitmodules"),
-            "[submodule \"s\"]\n\tpath = s\n",
-        )
-        .unwrap();
-        git_dir_at(&dir.path().join("s/.git"));
+        let dir = repo_with_submodule_in_work_tree();
         std::fs::write(
             dir.path().join("s/.git/config"),
             "[core]\n\tfsmonitor = ./x\n",
@@ -887,13 +893,7 @@ mod tests {
             "{why}"
         );
         // A submodule whose `.git` is a directory in its work tree keeps its hooks there.
-        let dir = repo("[core]\n\tbare = false\n");
-        std::fs::write(
-            dir.path().join(".gitmodules"),
-            "[submodule \"s\"]\n\tpath = s\n",
-        )
-        .unwrap();
-        git_dir_at(&dir.path().join("s/.git"));
+        let dir = repo_with_submodule_in_work_tree();
         std::fs::create_dir_all(dir.path().join("s/.git/hooks")).unwrap();
         assert_eq!(runs_commands(dir.path(), None), None);
         plant_hook(&dir.path().join("s/.git/hooks/post-checkout"), &log);
