@@ -14,53 +14,14 @@
 //! git directory keeps its age. A file system that does not report it (NFS, some FUSE) makes every git
 //! directory the host's: fail closed (a run's own `git init` there cannot write its config).
 
-#[cfg(target_os = "linux")]
 use std::ffi::OsStr;
-#[cfg(target_os = "linux")]
 use std::path::{Component, Path, PathBuf};
 
+use super::policy::RunStart;
+
 /// The entries of a git directory the host's git obeys (as `policy::PROTECTED_GIT_ENTRIES`).
-#[cfg(target_os = "linux")]
 const METADATA: [&str; 5] = super::policy::PROTECTED_GIT_ENTRIES;
 
-/// When the run began, by the kernel's coarse clock (the one file systems stamp births with): a git
-/// directory born strictly before is the host's. (One born in the same tick as the run's start, by
-/// the host just before it, is taken for the run's: a window of one clock tick, 1 to 4 ms.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunStart {
-    sec: i64,
-    nsec: i64,
-}
-
-impl RunStart {
-    #[cfg(target_os = "linux")]
-    pub fn now() -> RunStart {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime writes one timespec.
-        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
-        RunStart {
-            sec: ts.tv_sec,
-            nsec: ts.tv_nsec,
-        }
-    }
-
-    /// (Only Linux's supervisor asks birth times; elsewhere the value is kept, never compared.)
-    #[cfg(not(target_os = "linux"))]
-    pub fn now() -> RunStart {
-        let since = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        RunStart {
-            sec: since.as_secs() as i64,
-            nsec: i64::from(since.subsec_nanos()),
-        }
-    }
-}
-
-#[cfg(target_os = "linux")]
 /// What a write must not do to the host's repositories, if `path` (in the caller's view; `seen` turns
 /// such a path into one the supervisor can look at) breaks it: the rule's words for the report.
 /// `op` is the supervisor's operation name; `makes_git` says the call makes an entry named `.git`.
@@ -99,11 +60,9 @@ pub fn refusal(
     None
 }
 
-#[cfg(target_os = "linux")]
 /// The git directories whose metadata `path` is (or is inside): the one named `.git` (see
 /// `metadata_of`), and any directory that is a git directory by its content (a bare repository, the
 /// target of a `gitdir:` file: `HEAD` and `objects` in it) followed by a metadata name.
-#[cfg(target_os = "linux")]
 fn git_dirs_whose_metadata(path: &Path, seen: &impl Fn(&Path) -> PathBuf) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = metadata_of(path).into_iter().collect();
     let parts: Vec<Component> = path.components().collect();
@@ -128,7 +87,6 @@ fn git_dirs_whose_metadata(path: &Path, seen: &impl Fn(&Path) -> PathBuf) -> Vec
 }
 
 /// Whether `dir` holds a repository's own files (`HEAD` and `objects`), whatever its name.
-#[cfg(target_os = "linux")]
 fn is_git_dir(dir: &Path) -> bool {
     std::fs::symlink_metadata(dir.join("HEAD")).is_ok_and(|m| !m.is_dir())
         && std::fs::symlink_metadata(dir.join("objects")).is_ok_and(|m| m.is_dir())
@@ -137,7 +95,6 @@ fn is_git_dir(dir: &Path) -> bool {
 /// A directory moved (renamed) from outside one of the host's work trees into it, if `to` is in
 /// one and `from` is not: it may hold a repository of the run's making (made where that was
 /// allowed), which a gitlink in the host's index would make the host's git enter.
-#[cfg(target_os = "linux")]
 pub fn moved_in(
     from: &Path,
     to: &Path,
@@ -179,7 +136,6 @@ fn metadata_of(path: &Path) -> Option<PathBuf> {
     metadata.then_some(git_dir)
 }
 
-#[cfg(target_os = "linux")]
 /// Whether the entry at `seen` was born before the run. Missing: no (nothing of the host's is there).
 /// A birth time the file system does not give: yes (fail closed).
 fn born_before(seen: &Path, start: RunStart) -> bool {
@@ -209,12 +165,10 @@ fn born_before(seen: &Path, start: RunStart) -> bool {
     born < (start.sec, start.nsec)
 }
 
-#[cfg(target_os = "linux")]
 /// The nearest directory above `path` whose `.git` is the host's, up to `/`: inside the roots a
 /// gitlink in the host's index could name a repository made there, and below a host work tree
 /// (whose `.git` may lie above the roots: a package of a monorepo) the host's git run in that
 /// directory would find the run's repository first.
-#[cfg(target_os = "linux")]
 fn host_work_tree_around(
     path: &Path,
     start: RunStart,
@@ -229,7 +183,7 @@ fn host_work_tree_around(
     }
 }
 
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -216,7 +216,7 @@ mod tests {
             private_shm: None,
             deny_write_globs: Default::default(),
             protected_index: Default::default(),
-            run_start: crate::sandbox::host_repos::RunStart::now(),
+            run_start: crate::sandbox::policy::RunStart::now(),
         }
     }
 

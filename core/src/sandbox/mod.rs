@@ -30,6 +30,7 @@ mod handover;
 pub use handover::Handed;
 #[cfg(target_os = "linux")]
 pub mod hidden;
+#[cfg(target_os = "linux")]
 mod host_repos;
 #[cfg(target_os = "linux")]
 pub mod landlock;

@@ -165,7 +165,9 @@ pub fn remove_live_tmp_dirs() {
 pub(crate) struct PrivateTmp {
     /// Canonical: the path the rules name.
     path: PathBuf,
-    /// The entries it came with (made ahead); others are made when asked for.
+    /// The entries it came with (made ahead); others are made when asked for. (Only Linux's
+    /// sandbox mounts on them.)
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     made_with: &'static [&'static str],
     /// Taken when released.
     dir: Mutex<Option<tempfile::TempDir>>,
@@ -178,6 +180,7 @@ impl PrivateTmp {
 
     /// `name` inside it, made now unless the dir came with it: a directory, or (for
     /// [`UNREADABLE`]) an empty file of mode 0000.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub fn entry(&self, name: &'static str) -> std::io::Result<PathBuf> {
         let path = self.path.join(name);
         if self.made_with.contains(&name) {
