@@ -741,6 +741,7 @@ mod tests {
     }
 
     /// Real git in `dir`, away from the user's and the system's config.
+    #[cfg(unix)]
     fn git(dir: &Path, args: &[&str]) {
         let ok = std::process::Command::new("git")
             .args(["-c", "user.name=t", "-c", "user.email=t@t"])
@@ -759,6 +760,7 @@ mod tests {
 
     /// A repository made by `git init` with a file `f` committed: its hooks directory holds git's
     /// samples.
+    #[cfg(unix)]
     fn real_repo(dir: &Path) {
         std::fs::create_dir_all(dir).unwrap();
         git(dir, &["init", "-q"]);
@@ -769,6 +771,7 @@ mod tests {
 
     /// `f` in `dir` with the same content and a later modification time: git's next `status`
     /// refreshes the index, writes it and runs `post-index-change`.
+    #[cfg(unix)]
     fn touch_later(f: &Path) {
         let later = SystemTime::now() + std::time::Duration::from_secs(5);
         std::fs::File::options()
@@ -779,7 +782,9 @@ mod tests {
             .unwrap();
     }
 
-    /// An executable hook at `path` that appends its name to `log`.
+    /// An executable hook at `path` that appends its name to `log`. (Hooks run through `sh` and
+    /// execute bits: these tests are Unix's.)
+    #[cfg(unix)]
     fn plant_hook(path: &Path, log: &Path) {
         use std::os::unix::fs::PermissionsExt;
         std::fs::write(
@@ -793,6 +798,7 @@ mod tests {
     /// The outside tester's case: a repository an earlier (sandboxed) command made, with a hook
     /// that `git status` runs. git's samples alone are no hook.
     #[test]
+    #[cfg(unix)]
     fn an_executable_hook_git_would_run_makes_git_inexact() {
         use std::os::unix::fs::PermissionsExt;
         let top = tempfile::tempdir().unwrap();
@@ -845,6 +851,7 @@ mod tests {
     /// A linked worktree uses its main repository's hooks; `git status` in a superproject runs
     /// its submodules' hooks too (checked with real git).
     #[test]
+    #[cfg(unix)]
     fn hooks_of_the_common_dir_and_of_submodules_are_seen() {
         let top = tempfile::tempdir().unwrap();
         let top = std::fs::canonicalize(top.path()).unwrap();
@@ -902,6 +909,7 @@ mod tests {
 
     /// A hooks directory git can read but the analyzer cannot: fail closed.
     #[test]
+    #[cfg(unix)]
     fn an_unreadable_hooks_directory_fails_closed() {
         use std::os::unix::fs::PermissionsExt;
         if nix::unistd::geteuid().is_root() {
