@@ -66,10 +66,14 @@ where
         opts.terminal = request.pty.is_some();
         // The model's variables are part of what runs: judged as prefix assignments.
         opts.model_env = request.model_env.clone();
-        // How the run's bash will split the command's bytes into characters.
-        opts.run_locale = ["LC_ALL", "LC_CTYPE", "LANG"]
-            .iter()
-            .find_map(|k| request.env_var(k).filter(|v| !v.is_empty()));
+        // How the run's bash may split the command's bytes into characters: any of the three
+        // outside UTF-8 counts, since the command can unset or empty the ones above it
+        // (`LC_ALL= bash -c ...` uncovers LC_CTYPE).
+        opts.run_locale = ["LC_ALL", "LC_CTYPE", "LANG"].iter().find_map(|k| {
+            request
+                .env_var(k)
+                .filter(|v| !crate::approval::env_names::reads_like_utf8(v))
+        });
         let (path, home) = (request.env_var("PATH"), request.env_var("HOME"));
         let result = run_gate(
             &request.command,

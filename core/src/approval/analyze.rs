@@ -185,10 +185,11 @@ pub fn analyze(command: &str, ctx: &Context<'_>) -> Analysis {
         );
     }
     let mut walk = Lookups::default();
-    let analysis = analyze_at(command, ctx, 0, &mut walk, true);
+    let mut analysis = analyze_at(command, ctx, 0, &mut walk, true);
     if walk.1 > MAX_SEGMENTS {
         return too_many();
     }
+    mark_git_in_lines_with_writers(&mut analysis);
     analysis
 }
 
@@ -298,7 +299,6 @@ fn build(
         .collect();
     let mut chains = chains;
     mark_after_state_changes(&mut chains);
-    mark_git_after_writers(&mut chains);
     let all: Vec<&Segment> = chains.iter().flatten().collect();
     if let Some(why) = compound_error(&all) {
         return Analysis::failed(format!("unsupported shell syntax: {why}"));
@@ -383,29 +383,94 @@ fn mark_after_state_changes(chains: &mut [Vec<Segment>]) {
 }
 
 /// git obeys its configuration and hooks as they are when it runs, and the analyzer read them when
-/// it analysed the line: a segment earlier in the same line that may write files (anything not
-/// known read-only: `git log --output=.git/config`, `cp x .git/hooks/post-index-change`) can change
-/// them in between, so every git segment after one is inexact. (Pipeline peers run at once: an
-/// earlier peer counts too.)
-fn mark_git_after_writers(chains: &mut [Vec<Segment>]) {
-    let mut writer: Option<String> = None;
-    for s in chains.iter_mut().flatten() {
-        let is_git = s.resolution.executable_name == "git"
-            || s.effective_argv.first().map(String::as_str) == Some("git");
-        if let (true, Some(w)) = (is_git, &writer) {
-            note(
-                &mut s.inexact,
-                format!("`{w}` earlier in the line may change git's configuration or hooks after the analysis read them"),
-            );
-        }
-        if writer.is_none() && !s.effective_argv.is_empty() {
-            let offset = s.argv.len() - s.effective_argv.len();
-            let expands = s.expands.get(offset..).unwrap_or(&[]);
-            if !super::readonly::judge(&s.effective_argv, expands).read_only {
-                writer = Some(s.effective_argv.join(" "));
+/// it analysed the line: another segment of the line that may write files (anything not known
+/// read-only: `git log --output=.git/config`, `cp x .git/hooks/post-index-change`) can change them
+/// first, so every git segment of a line that has one is inexact, inner `sh -c` scripts included
+/// (a pipeline's peers run at once, and an inner shell's git runs after the outer writer). git's own
+/// work on the index, objects and refs (`git add`, `git commit`...) writes no config or hook.
+fn mark_git_in_lines_with_writers(a: &mut Analysis) {
+    fn writers(a: &Analysis, out: &mut Vec<String>) {
+        for s in a.chains.iter().flatten() {
+            if may_change_git_settings(s) {
+                out.push(s.effective_argv.join(" "));
+            }
+            if let Some(inner) = s.inner.as_deref() {
+                writers(inner, out);
             }
         }
     }
+    fn mark(a: &mut Analysis, writers: &[String]) {
+        for s in a.chains.iter_mut().flatten() {
+            let me = s.effective_argv.join(" ");
+            if is_git(s) {
+                if let Some(w) = writers.iter().find(|w| **w != me) {
+                    note(
+                        &mut s.inexact,
+                        format!("`{w}` in the same line may change git's configuration or hooks after the analysis read them"),
+                    );
+                }
+            }
+            if let Some(inner) = s.inner.as_deref_mut() {
+                mark(inner, writers);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    writers(a, &mut found);
+    if !found.is_empty() {
+        mark(a, &found);
+    }
+}
+
+fn is_git(s: &Segment) -> bool {
+    s.resolution.executable_name == "git"
+        || s.effective_argv.first().map(String::as_str) == Some("git")
+}
+
+/// git subcommands that write the index, objects, refs or the work tree, never config or hooks
+/// (with no option that writes a file of the caller's naming).
+const GIT_WORK_ONLY: [&str; 22] = [
+    "add",
+    "commit",
+    "rm",
+    "mv",
+    "status",
+    "diff",
+    "log",
+    "show",
+    "checkout",
+    "switch",
+    "restore",
+    "reset",
+    "stash",
+    "branch",
+    "tag",
+    "merge",
+    "rebase",
+    "cherry-pick",
+    "revert",
+    "fetch",
+    "pull",
+    "push",
+];
+
+/// Whether segment `s` may write files that git obeys (anything not read-only, except git's own
+/// index and work-tree commands).
+fn may_change_git_settings(s: &Segment) -> bool {
+    if s.effective_argv.is_empty() {
+        return false;
+    }
+    if is_git(s) {
+        let sub = s.effective_argv[1..].iter().find(|w| !w.starts_with('-'));
+        let writes_named_file = s
+            .effective_argv
+            .iter()
+            .any(|w| w.starts_with("--output") || w == "-o" || w.starts_with("--template"));
+        return !(sub.is_some_and(|c| GIT_WORK_ONLY.contains(&c.as_str())) && !writes_named_file);
+    }
+    let offset = s.argv.len() - s.effective_argv.len();
+    let expands = s.expands.get(offset..).unwrap_or(&[]);
+    !super::readonly::judge(&s.effective_argv, expands).read_only
 }
 
 /// What in segment `s` changes the shell's state for the segments after it, if anything.
@@ -1539,23 +1604,42 @@ mod tests {
             "cp /tmp/x .git/hooks/post-index-change && git status",
             "touch a; git diff",
             "cp a b | git status",
+            // A later pipeline peer runs at once; an inner shell's git after the outer writer.
+            "git status | cp a .git/hooks/post-index-change",
+            "cp /tmp/x .git/hooks/post-index-change && sh -c 'git status'",
+            "cp /tmp/x .git/hooks/post-index-change && bash -c 'echo; git status'",
+            "git config core.fsmonitor x && git status",
         ] {
             let a = analyze(cmd, &c);
-            let last = a.segments().last().unwrap();
-            assert!(last.inexact.is_some(), "{cmd}: git is exact");
+            let mut gits = Vec::new();
+            for s in a.segments() {
+                gits.push(s);
+                if let Some(inner) = s.inner.as_deref() {
+                    gits.extend(inner.segments());
+                }
+            }
+            gits.retain(|s| is_git(s));
+            // The git the writer can change: the last one of the line (a pipeline's status too).
+            let judged = if cmd.starts_with("git status |") {
+                gits.first()
+            } else {
+                gits.last()
+            };
+            assert!(
+                judged.is_some_and(|s| s.inexact.is_some()),
+                "{cmd}: git is exact"
+            );
         }
-        // Read-only segments before git, and git before a writer, stay exact.
+        // Read-only segments beside git, and git's own index work, leave git exact.
         for cmd in [
             "ls && git status",
-            "git status && touch a",
             "cat f | git status",
+            "git add -A && git commit -m x && git status",
         ] {
             let a = analyze(cmd, &c);
-            let git = a
-                .segments()
-                .find(|s| s.effective_argv.first().map(String::as_str) == Some("git"))
-                .unwrap();
-            assert!(git.inexact.is_none(), "{cmd}: {:?}", git.inexact);
+            for git in a.segments().filter(|s| is_git(s)) {
+                assert!(git.inexact.is_none(), "{cmd}: {:?}", git.inexact);
+            }
         }
     }
 
