@@ -466,7 +466,7 @@ fn may_change_git_settings(s: &Segment) -> bool {
             .effective_argv
             .iter()
             .any(|w| w.starts_with("--output") || w == "-o" || w.starts_with("--template"));
-        return !(sub.is_some_and(|c| GIT_WORK_ONLY.contains(&c.as_str())) && !writes_named_file);
+        return !sub.is_some_and(|c| GIT_WORK_ONLY.contains(&c.as_str())) || writes_named_file;
     }
     let offset = s.argv.len() - s.effective_argv.len();
     let expands = s.expands.get(offset..).unwrap_or(&[]);
