@@ -280,7 +280,7 @@ except OSError as e:
   assert.match(r.output, /^openat2 -1 1$/m, r.output);
   assert.match(r.output, /^fchmod 1$/m, r.output);
   assert.match(r.output, /^bind \d+$/m, r.output);
-  for (const rel of ['.envrc', 'hostrepo/vendor/lib/.git/hooks/post-checkout', 'hostrepo/vendor/lib/.git/hooks/post-merge', 'hostrepo/vendor/lib/.git/hooks/sock', 'remote.git/hooks/pre-receive', 'hostrepo/sub']) {
+  for (const rel of ['.envrc', 'hostrepo/vendor/lib/.git/hooks/post-checkout', 'hostrepo/vendor/lib/.git/hooks/post-merge', 'hostrepo/vendor/lib/.git/hooks/sock', 'remote.git/hooks/pre-receive', 'hostrepo/sub/.git']) {
     assert.equal(fs.existsSync(path.join(root, rel)), false, `${rel} was made`);
   }
   assert.equal(fs.statSync(hook).mode & 0o777, 0o644, 'the disabled hook was made executable');
@@ -307,4 +307,34 @@ test('a package of a monorepo cannot make a repository the host\'s git would fin
   hostGit(pkg, 'status');
   assert.equal(fs.existsSync(canary), false, 'the host\'s git ran the package\'s fsmonitor');
   assert.ok(r.sandbox.denials.some((d) => d.path === path.join(pkg, '.git') && /host's work tree/.test(d.rule)), JSON.stringify(r.sandbox.denials));
+});
+
+test('a host work tree cannot be swapped for the run\'s; a repository an earlier run made stays the runs\'; a directory moved in from the temp dir is copied', when(noSandbox), async () => {
+  const root = fs.realpathSync(tempDir('agent-exec-views-swap-'));
+  const canary = path.join(fs.realpathSync(tempDir('agent-exec-views-canary-')), 'ran');
+  const app = path.join(root, 'app');
+  fs.mkdirSync(app);
+  assert.equal(hostGit(app, 'init', '-q').status, 0);
+  const r = await run({
+    command: [
+      `{ git init -q evil && git -C evil config core.fsmonitor 'echo swapped >> ${canary}; false'; } 2>/dev/null`,
+      '{ mv app app-old && mv evil app; } 2>/dev/null',
+      '{ rm -rf app; } 2>/dev/null',
+      // Built in the temp dir, moved into the work tree: the rename is refused with EXDEV, so mv copies.
+      'mkdir -p "$TMPDIR/build" && echo x > "$TMPDIR/build/out" && mv "$TMPDIR/build" app/dist && echo moved',
+      'git init -q demo && echo made',
+    ].join('; '),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.match(r.output, /moved\nmade\n$/, r.output);
+  // (What git keeps besides its metadata, objects and refs, the run may delete, as it may commit.)
+  assert.ok(fs.statSync(path.join(app, '.git')).isDirectory(), 'the host\'s work tree was moved or removed');
+  assert.doesNotMatch(fs.readFileSync(path.join(app, '.git', 'config'), 'utf8'), /fsmonitor/);
+  assert.equal(fs.readFileSync(path.join(app, 'dist', 'out'), 'utf8'), 'x\n');
+  hostGit(app, 'status');
+  assert.equal(fs.existsSync(canary), false, 'the host\'s git obeyed the run\'s repository');
+  // The next run may configure the repository the last one made.
+  const next = await run({ command: 'git -C demo config user.name agent && echo configured', cwd: root, sandbox: { writableRoots: [root] } });
+  assert.match(next.output, /configured/, next.output);
 });

@@ -12,7 +12,9 @@
 //!
 //! "Born": the inode's birth time (`statx` `STATX_BTIME`), which nothing can set, so a renamed or moved
 //! git directory keeps its age. A file system that does not report it (NFS, some FUSE) makes every git
-//! directory the host's: fail closed (a run's own `git init` there cannot write its config).
+//! directory the host's: fail closed (a run's own `git init` there cannot write its config). A `.git`
+//! directory an earlier run of this host made (its `mkdir` let through, noted here, and born after
+//! that) stays the runs': `git init demo`, then `git -C demo remote add ...` in the next command.
 
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
@@ -21,6 +23,38 @@ use super::policy::RunStart;
 
 /// The entries of a git directory the host's git obeys (as `policy::PROTECTED_GIT_ENTRIES`).
 const METADATA: [&str; 5] = super::policy::PROTECTED_GIT_ENTRIES;
+
+/// `.git` directories this host's runs made, with when each `mkdir` was let through (newest last).
+static MADE_BY_RUNS: std::sync::Mutex<std::collections::VecDeque<(PathBuf, RunStart)>> =
+    std::sync::Mutex::new(std::collections::VecDeque::new());
+/// Enough for every repository an agent session makes; the oldest are forgotten first.
+const MADE_BY_RUNS_KEPT: usize = 4096;
+
+/// Note that a run's `mkdir` of the `.git` at `path` (in the caller's view) was let through.
+pub fn note_made(path: &Path) {
+    let mut made = MADE_BY_RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    if made.len() >= MADE_BY_RUNS_KEPT {
+        made.pop_front();
+    }
+    made.push_back((path.to_path_buf(), RunStart::now()));
+}
+
+/// Whether the entry at `path` (caller's view; `seen` reaches it) is the host's: born before the
+/// run and not a `.git` an earlier run made (noted at that path, and born no earlier than the note).
+fn hosts(path: &Path, start: RunStart, seen: &impl Fn(&Path) -> PathBuf) -> bool {
+    match birth(&seen(path)) {
+        Birth::Missing => false,
+        Birth::Unknown => true,
+        Birth::At(born) => {
+            born < (start.sec, start.nsec)
+                && !MADE_BY_RUNS
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .iter()
+                    .any(|(p, noted)| p == path && born >= (noted.sec, noted.nsec))
+        }
+    }
+}
 
 /// What a write must not do to the host's repositories, if `path` (in the caller's view; `seen` turns
 /// such a path into one the supervisor can look at) breaks it: the rule's words for the report.
@@ -33,7 +67,7 @@ pub fn refusal(
     seen: impl Fn(&Path) -> PathBuf,
 ) -> Option<String> {
     for git_dir in git_dirs_whose_metadata(path, &seen) {
-        if born_before(&seen(&git_dir), start) {
+        if hosts(&git_dir, start, &seen) {
             return Some(format!(
                 "git metadata of the host's repository {} (hooks, config, info, commondir, worktrees)",
                 git_dir.display()
@@ -42,10 +76,18 @@ pub fn refusal(
     }
     if path.file_name() == Some(OsStr::new(".git"))
         && matches!(op, "remove" | "rename")
-        && born_before(&seen(path), start)
+        && hosts(path, start, &seen)
     {
         return Some(format!(
             "the .git entry of the host's repository {} stays where it is",
+            path.display()
+        ));
+    }
+    // A host work tree moved or removed whole: a directory of the run's could take its place (its
+    // `.git` then the run's), and the host's git there would obey it.
+    if matches!(op, "remove" | "rename") && hosts(&path.join(".git"), start, &seen) {
+        return Some(format!(
+            "the host's work tree {} stays where it is",
             path.display()
         ));
     }
@@ -136,12 +178,17 @@ fn metadata_of(path: &Path) -> Option<PathBuf> {
     metadata.then_some(git_dir)
 }
 
-/// Whether the entry at `seen` was born before the run. Missing: no (nothing of the host's is there).
-/// A birth time the file system does not give: yes (fail closed).
-fn born_before(seen: &Path, start: RunStart) -> bool {
+/// When the entry at `seen` was born, if the file system says.
+enum Birth {
+    Missing,
+    Unknown,
+    At((i64, i64)),
+}
+
+fn birth(seen: &Path) -> Birth {
     let Ok(c) = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(seen.as_os_str()))
     else {
-        return true;
+        return Birth::Unknown;
     };
     // SAFETY: statx writes one struct statx; all-zero is a valid value of it.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
@@ -156,13 +203,15 @@ fn born_before(seen: &Path, start: RunStart) -> bool {
         )
     };
     if rc != 0 {
-        return std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOENT);
+        return match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::ENOENT | libc::ENOTDIR) => Birth::Missing,
+            _ => Birth::Unknown,
+        };
     }
     if stx.stx_mask & libc::STATX_BTIME == 0 {
-        return true;
+        return Birth::Unknown;
     }
-    let born = (stx.stx_btime.tv_sec, i64::from(stx.stx_btime.tv_nsec));
-    born < (start.sec, start.nsec)
+    Birth::At((stx.stx_btime.tv_sec, i64::from(stx.stx_btime.tv_nsec)))
 }
 
 /// The nearest directory above `path` whose `.git` is the host's, up to `/`: inside the roots a
@@ -176,7 +225,7 @@ fn host_work_tree_around(
 ) -> Option<PathBuf> {
     let mut dir = path.parent()?;
     loop {
-        if born_before(&seen(&dir.join(".git")), start) {
+        if hosts(&dir.join(".git"), start, seen) {
             return Some(dir.to_path_buf());
         }
         dir = dir.parent()?;
@@ -239,10 +288,10 @@ mod tests {
         std::fs::create_dir_all(own.join("hooks")).unwrap();
         let same = |p: &Path| p.to_path_buf();
         let refused = |op: &str, p: &Path, makes_git: bool| refusal(op, p, makes_git, start, same);
-        if !born_before(&host, start) {
-            // No birth times here would make every repository the host's (checked below).
-            panic!("the host's git dir was not seen as born before the run");
-        }
+        assert!(
+            hosts(&host, start, &same),
+            "the host's git dir was not seen as the host's"
+        );
         assert!(refused("write", &host.join("hooks/post-checkout"), false).is_some());
         assert!(refused("write", &host.join("config"), false).is_some());
         assert!(refused("write", &host.join("index"), false).is_none());
@@ -261,8 +310,42 @@ mod tests {
             "{why}"
         );
         assert!(refused("mkdir", &root.join("fresh/.git"), true).is_none());
+        // The host's work tree itself, moved or removed whole (then replaced by one of the run's).
+        assert!(refused("rename", &root.join("vendor/lib"), false).is_some());
+        assert!(refused("remove", &root.join("vendor/lib"), false).is_some());
+        assert!(refused("rename", &root.join("mine"), false).is_none());
         // What is missing is nobody's.
-        assert!(!born_before(&root.join("nothing/.git"), start));
+        assert!(!hosts(&root.join("nothing/.git"), start, &same));
+    }
+
+    #[test]
+    fn a_repository_an_earlier_run_made_stays_the_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let same = |p: &Path| p.to_path_buf();
+        // Run one: its mkdir of demo/.git is let through (noted), then made; another .git appears
+        // in the meantime without a note (the host's).
+        let demo = root.join("demo/.git");
+        note_made(&demo);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::create_dir_all(demo.join("hooks")).unwrap();
+        std::fs::create_dir_all(root.join("other/.git/hooks")).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        // Run two starts later.
+        let start = RunStart::now();
+        assert!(
+            !hosts(&demo, start, &same),
+            "run one's repository became the host's"
+        );
+        assert!(refusal("write", &demo.join("config"), false, start, same).is_none());
+        assert!(hosts(&root.join("other/.git"), start, &same));
+        // A note does not adopt what was born before it (a host repository moved to a noted path).
+        let old = root.join("old/.git");
+        std::fs::create_dir_all(&old).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        note_made(&old);
+        let start = RunStart::now();
+        assert!(hosts(&old, start, &same));
     }
 
     #[test]

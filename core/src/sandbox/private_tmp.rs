@@ -156,7 +156,7 @@ static LIVE_TMP_DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec
 pub fn remove_live_tmp_dirs() {
     let dirs = std::mem::take(&mut *LIVE_TMP_DIRS.lock().unwrap_or_else(|e| e.into_inner()));
     for d in dirs {
-        let _ = std::fs::remove_dir_all(d);
+        let _ = remove_tree(&d);
     }
 }
 
@@ -212,11 +212,14 @@ impl PrivateTmp {
         live.push(ended.clone());
         drop(live);
         in_background(move || {
-            let _ = std::fs::remove_dir_all(&ended);
-            LIVE_TMP_DIRS
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .retain(|p| p != &ended);
+            // Kept on the host-exit list until it is gone (a run may leave read-only directories:
+            // a Go module cache; `remove_tree` makes them writable first).
+            if remove_tree(&ended).is_ok() {
+                LIVE_TMP_DIRS
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .retain(|p| p != &ended);
+            }
         });
     }
 }
@@ -224,6 +227,30 @@ impl PrivateTmp {
 impl Drop for PrivateTmp {
     fn drop(&mut self) {
         self.release();
+    }
+}
+
+/// Remove the tree at `path`; where that fails (directories the run made read-only), make its
+/// directories writable and try once more. Links are never followed.
+fn remove_tree(path: &Path) -> std::io::Result<()> {
+    if std::fs::remove_dir_all(path).is_ok() || !path.exists() {
+        return Ok(());
+    }
+    make_writable(path);
+    std::fs::remove_dir_all(path)
+}
+
+fn make_writable(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return;
+    };
+    if !meta.is_dir() {
+        return;
+    }
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        make_writable(&entry.path());
     }
 }
 
@@ -268,7 +295,10 @@ pub(crate) fn private_tmp() -> Result<PrivateTmp, AgentError> {
         stock.retain(|(made_in, _)| made_in == &parent);
         stock.pop()
     };
-    refill(parent.clone());
+    // Made ahead only where a runtime's blocking pool can do it off the caller's path.
+    if tokio::runtime::Handle::try_current().is_ok() {
+        refill(parent.clone());
+    }
     match taken {
         // Still there (nothing cleaned the temp dir under us): it is the run's.
         Some((_, tmp)) if std::fs::symlink_metadata(&tmp.path).is_ok_and(|m| m.is_dir()) => Ok(tmp),

@@ -40,17 +40,17 @@ pub fn looks_like_secret(name: &str) -> bool {
         || SUFFIXES.iter().any(|s| upper.ends_with(s))
 }
 
-/// Does `value` hold a URL with a password in it (`scheme://user:password@host...`)?
+/// Does `value` hold a URL with credentials in it: a password (`scheme://user:password@host...`,
+/// one with a `/` in it too) or a token as the user (`https://ghp_...@github.com`)? (A short user
+/// name alone, `ssh://git@host`, is none.)
 pub fn value_holds_credentials(value: &str) -> bool {
     value.match_indices("://").any(|(i, _)| {
         let rest = &value[i + 3..];
-        let end = rest
-            .find(|c: char| matches!(c, '/' | '?' | '#' | ',' | ';') || c.is_whitespace())
-            .unwrap_or(rest.len());
-        let authority = &rest[..end];
-        authority
-            .rfind('@')
-            .is_some_and(|at| authority[..at].contains(':'))
+        let token = &rest[..rest.find(char::is_whitespace).unwrap_or(rest.len())];
+        token.find('@').is_some_and(|at| {
+            let user_info = &token[..at];
+            user_info.contains(':') || (user_info.len() >= 20 && !user_info.contains('/'))
+        })
     })
 }
 
@@ -99,6 +99,8 @@ mod tests {
             "http://user:pw@proxy:3128",
             "mongodb://u:p@h1,h2,h3/db",
             "see https://u:p@host",
+            "postgres://u:pa/ss@h/db",
+            "https://ghp_0123456789abcdefghij0123@github.com/org/repo.git",
         ] {
             assert!(value_holds_credentials(value), "{value}");
             assert!(is_secret("DATABASE_URL", value), "{value}");
@@ -109,7 +111,7 @@ mod tests {
             "http://proxy:3128",
             "/usr/bin:/bin",
             "user:pw@host",
-            "https://example.com/a:b@c",
+            "ssh://git@github.com/org/repo",
             "",
         ] {
             assert!(!value_holds_credentials(value), "{value}");

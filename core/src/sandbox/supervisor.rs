@@ -997,8 +997,8 @@ fn decide(
         "rename" => &[1],
         _ => &[],
     };
-    // The paths judged so far (a rename's source, when its destination is judged).
-    let mut resolved: Vec<PathBuf> = Vec::new();
+    // The first path judged (a rename's source, when its destination is judged).
+    let mut resolved: Option<PathBuf> = None;
     for (i, arg) in paths.into_iter().enumerate() {
         let raw = if arg.addr == 0 {
             Vec::new()
@@ -1011,7 +1011,7 @@ fn decide(
             raw
         };
         let resolution = if raw.is_empty() && arg.empty_is_fd {
-            resolve_fd(pid, arg.dirfd)
+            resolve_fd(pid, arg.dirfd, &policy.writable_roots)
         } else {
             resolve_within(pid, arg.dirfd, &raw, arg.follow, &policy.writable_roots)
         };
@@ -1044,7 +1044,15 @@ fn decide(
                 ),
             );
         }
-        if let Err(rule) = policy.check_write(&path) {
+        let checked = policy.check_write(&path).or_else(|rule| match rule {
+            // A link's source outside the roots: the kernel answers (EXDEV across mounts, or
+            // Landlock's refusal), as pnpm and `cp -al` expect; only a protected source is ours.
+            DenyRule::OutsideWritableRoots | DenyRule::SocketOutside if op == "link" && i == 1 => {
+                Ok(())
+            }
+            rule => Err(rule),
+        });
+        if let Err(rule) = checked {
             let errno = match (op, &rule) {
                 ("chmod" | "chown" | "utime" | "xattr", _) => libc::EPERM,
                 (_, DenyRule::Protected(_)) => libc::EROFS,
@@ -1065,35 +1073,35 @@ fn decide(
             && path.file_name() == Some(OsStr::new(".git"));
         let host_repo =
             super::host_repos::refusal(op, &path, makes_git, policy.run_start, |p| in_view(pid, p))
+                .map(|rule| {
+                    let errno = match op {
+                        "chmod" | "chown" | "utime" | "xattr" => libc::EPERM,
+                        _ => libc::EROFS,
+                    };
+                    (errno, rule)
+                })
                 .or_else(|| {
-                    // The directory a rename moves (either way, for an exchange) into a host work tree.
-                    let from = resolved.first().filter(|_| op == "rename" && i == 1)?;
-                    super::host_repos::moved_in(from, &path, policy.run_start, |p| in_view(pid, p))
-                        .or_else(|| {
-                            swaps
-                                .then(|| {
-                                    super::host_repos::moved_in(
-                                        &path,
-                                        from,
-                                        policy.run_start,
-                                        |p| in_view(pid, p),
-                                    )
-                                })
-                                .flatten()
-                        })
+                    // The directory a rename moves (either way, for an exchange) into a host work tree:
+                    // EXDEV, so `mv` copies it instead (and the copy's `.git`, if any, is judged).
+                    let from = resolved.as_ref().filter(|_| op == "rename" && i == 1)?;
+                    let moved = |from: &Path, to: &Path| {
+                        super::host_repos::moved_in(from, to, policy.run_start, |p| in_view(pid, p))
+                    };
+                    moved(from, &path)
+                        .or_else(|| swaps.then(|| moved(&path, from)).flatten())
+                        .map(|rule| (libc::EXDEV, rule))
                 });
-        if let Some(rule) = host_repo {
-            let errno = if op == "chmod" || op == "chown" || op == "utime" || op == "xattr" {
-                libc::EPERM
-            } else {
-                libc::EROFS
-            };
+        if let Some((errno, rule)) = host_repo {
             return Verdict::Deny(
                 errno,
                 denial(op, Some(path.display().to_string()), detail, rule, pid),
             );
         }
-        resolved.push(path);
+        if makes_git && op == "mkdir" {
+            // A repository of this host's runs: theirs in later runs too.
+            super::host_repos::note_made(&path);
+        }
+        resolved.get_or_insert(path);
     }
     Verdict::Continue
 }
@@ -1202,7 +1210,7 @@ fn decide_lock(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
         }
         format!("fcntl({name})")
     };
-    let path = match resolve_fd(pid, a[0] as i64) {
+    let path = match resolve_fd(pid, a[0] as i64, &policy.writable_roots) {
         Ok(Some(path)) => path,
         // A pipe or socket; or a file whose directory is gone (a temp file unlinked after its
         // open, a common pattern): no file the host's lockers can open by name.
@@ -1323,8 +1331,8 @@ fn resolve_within(
     } else {
         // The kernel names the directory as the caller sees it (a path in its mount namespace).
         let base = match dirfd as i32 {
-            libc::AT_FDCWD => read_link_errno(&format!("/proc/{pid}/cwd"))?,
-            fd => read_link_errno(&format!("/proc/{pid}/fd/{fd}"))?,
+            libc::AT_FDCWD => read_link_errno(format!("/proc/{pid}/cwd"))?,
+            fd => read_link_errno(format!("/proc/{pid}/fd/{fd}"))?,
         };
         if !base.is_absolute() {
             // A pipe or socket as the directory.
@@ -1335,21 +1343,23 @@ fn resolve_within(
     walk(pid, &start.join(raw), follow, trusted)
 }
 
-fn read_link_errno(path: &str) -> Result<PathBuf, i32> {
+fn read_link_errno(path: impl AsRef<Path>) -> Result<PathBuf, i32> {
     std::fs::read_link(path).map_err(|e| e.raw_os_error().unwrap_or(libc::ENOENT))
 }
 
-/// The file behind fd `fd` of process `pid`, in its view.
-fn resolve_fd(pid: u32, fd: i64) -> Resolution {
+/// The file behind fd `fd` of process `pid`, in its view. `trusted` as for `resolve_within` (the
+/// kernel's name for the file is canonical already).
+fn resolve_fd(pid: u32, fd: i64, trusted: &[PathBuf]) -> Resolution {
     let target = match fd as i32 {
-        libc::AT_FDCWD => read_link_errno(&format!("/proc/{pid}/cwd"))?,
-        fd => read_link_errno(&format!("/proc/{pid}/fd/{fd}"))?,
+        libc::AT_FDCWD => read_link_errno(format!("/proc/{pid}/cwd"))?,
+        fd => read_link_errno(format!("/proc/{pid}/fd/{fd}"))?,
     };
-    if !target.is_absolute() {
-        // `pipe:[123]`, `socket:[..]`, `anon_inode:..`.
+    // `pipe:[123]`, `socket:[..]`, `anon_inode:..`; and a memfd (`/memfd:name (deleted)`), which
+    // no other process can reach by a name.
+    if !target.is_absolute() || target.as_os_str().as_bytes().starts_with(b"/memfd:") {
         return Ok(None);
     }
-    walk(pid, &target, true, &[])
+    walk(pid, &target, true, trusted)
 }
 
 /// A `/proc` link's target that is no path (`pipe:[123]`, `socket:[..]`, `anon_inode:[eventfd]`,
@@ -1442,7 +1452,7 @@ fn walk(pid: u32, path: &Path, follow: bool, trusted: &[PathBuf]) -> Resolution 
                 if links > 40 {
                     return Err(libc::ELOOP);
                 }
-                let target = read_link_errno(&seen.to_string_lossy())?;
+                let target = read_link_errno(&seen)?;
                 if target.is_absolute() {
                     out = PathBuf::from("/");
                 } else if candidate.starts_with("/proc") && names_no_path(&target) {
