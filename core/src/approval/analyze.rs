@@ -632,16 +632,7 @@ fn segment(
             format!("{name}={value}: bash may read the command's bytes as other characters than the analysis did"),
         );
     }
-    if i == argv.len() {
-        if let Some(name) = super::env_names::first_harmful(
-            assignments.iter().map(|(n, v)| (n.as_str(), v.as_str())),
-        ) {
-            note(
-                &mut inexact,
-                format!("{name}=... sets a shell variable the commands after it may use"),
-            );
-        }
-    }
+    let assigns_only = i == argv.len();
     let mut wrappers = Vec::new();
     let mut blocked = None;
     let mut at = i;
@@ -687,6 +678,24 @@ fn segment(
                 break;
             }
         }
+    }
+    // A variable outside the harmless set, by prefix or by `env NAME=v` (values judged too, a
+    // locale's included), can make the command run other code than its argv says: `BASH_ENV=./x
+    // bash -c true` sources x, `GIT_EXTERNAL_DIFF`, `GIT_SSH_COMMAND`, `LESSOPEN`, `NODE_OPTIONS`,
+    // `PYTHONPATH` run or load programs. The analysis cannot know what each program reads from its
+    // environment, so the segment is inexact: every path asks, deny rules and `Bash(*)` included.
+    // Alone on a segment it sets a shell variable the later commands may use.
+    if let Some(name) =
+        super::env_names::first_harmful(assignments.iter().map(|(n, v)| (n.as_str(), v.as_str())))
+    {
+        note(
+            &mut inexact,
+            if assigns_only {
+                format!("{name}=... sets a shell variable the commands after it may use")
+            } else {
+                format!("{name}=... may change what the command runs (only LANG, LC_*, TZ and similar are seen through)")
+            },
+        );
     }
     if let Some(w) = argv[i..at].iter().zip(&expands[i..at]).find(|(_, e)| **e) {
         note(
@@ -1385,12 +1394,45 @@ mod tests {
         );
     }
 
+    /// A variable outside the harmless set makes a program run other code than its argv says
+    /// (`BASH_ENV=./rm.sh bash -c true` sources rm.sh): the segment itself is inexact, by prefix
+    /// or by `env NAME=v`, values of the locale variables judged too.
+    #[test]
+    fn a_harmful_assignment_makes_its_segment_inexact() {
+        for cmd in [
+            "BASH_ENV=./rm.sh bash -c true",
+            "env BASH_ENV=./rm.sh bash -c true",
+            "nice env -u A BASH_ENV=./rm.sh timeout 5 bash -c true",
+            "LESSOPEN='|./rm.sh %s' less f",
+            "NODE_OPTIONS=--require=./x.js node a.js",
+            "PYTHONPATH=. python3 a.py",
+            "GIT_DIR=/tmp/x git status",
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=./x git log",
+            "GIT_CONFIG_PARAMETERS=\"'core.pager'='./x'\" git log",
+            "GIT_EXTERNAL_DIFF=./x git diff",
+            "GIT_SSH_COMMAND=./x git fetch",
+            "GIT_ALLOW_PROTOCOL=ext git fetch",
+            "LC_ALL=zh_TW.BIG5 ls",
+            "X=1 ls",
+        ] {
+            let a = analyze(cmd, &ctx());
+            let s = a.segments().next().unwrap();
+            assert!(s.inexact.is_some(), "{cmd}: {s:?}");
+        }
+        for cmd in ["LANG=C ls", "env TZ=UTC LC_ALL=C.UTF-8 ls", "TERM=dumb ls"] {
+            let a = analyze(cmd, &ctx());
+            let s = a.segments().next().unwrap();
+            assert!(s.inexact.is_none(), "{cmd}: {:?}", s.inexact);
+        }
+    }
+
     #[test]
     fn keywords_assignments_and_builtin_wrappers_are_seen_through() {
         let seg = |cmd: &str, n: usize| analyze(cmd, &ctx()).segments().nth(n).unwrap().clone();
         for (cmd, n, effective, exact) in [
             ("! rm x", 0, vec!["rm", "x"], true),
-            ("X=1 Y+=2 rm x", 0, vec!["rm", "x"], true),
+            ("X=1 Y+=2 rm x", 0, vec!["rm", "x"], false),
+            ("LANG=C TZ=UTC rm x", 0, vec!["rm", "x"], true),
             ("command rm x", 0, vec!["rm", "x"], true),
             ("command -- rm x", 0, vec!["rm", "x"], true),
             ("exec rm x", 0, vec!["rm", "x"], true),

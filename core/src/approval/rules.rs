@@ -702,6 +702,10 @@ mod tests {
             // Not first in its pipeline, `time` is the program /usr/bin/time, which runs
             // `command` as a program: not seen.
             "ls | time command ls",
+            // Variables that make a program run other code (bash sources BASH_ENV).
+            "BASH_ENV=./rm.sh bash -c true",
+            "env BASH_ENV=./rm.sh bash -c true",
+            "GIT_EXTERNAL_DIFF=./rm.sh git diff",
         ] {
             let d = rules.decide(&a(cmd));
             assert_eq!(d.verdict, Verdict::Ask, "{cmd}: {d:?}");
