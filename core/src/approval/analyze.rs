@@ -153,7 +153,17 @@ const WRAPPERS: [&str; 14] = [
     "arch",
 ];
 /// Wrappers that change who or how a command runs: fail closed.
-const BLOCKED_WRAPPERS: [&str; 6] = ["chrt", "doas", "ionice", "setsid", "sudo", "taskset"];
+const BLOCKED_WRAPPERS: [&str; 9] = [
+    "chrt",
+    "doas",
+    "ionice",
+    "setsid",
+    "sudo",
+    "taskset",
+    "prlimit",
+    "fakeroot",
+    "dbus-run-session",
+];
 /// Shells whose `-c` script is analysed recursively.
 pub(crate) const SHELLS: [&str; 7] = ["sh", "bash", "zsh", "dash", "ksh", "fish", "ash"];
 const MAX_DEPTH: usize = 3;
@@ -750,7 +760,7 @@ fn segment(
             _ => None,
         };
     }
-    let d = dispatch(&name, &effective_argv);
+    let d = dispatch(&name, &effective_argv, expands.get(at..).unwrap_or(&[]));
     if let Some(why) = d.inexact {
         note(&mut inexact, why);
     }

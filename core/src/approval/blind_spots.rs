@@ -78,6 +78,9 @@ fn inline_code(s: &Segment) -> Option<String> {
         }
         return None;
     }
+    if let Some(why) = program_from_stdin(&name, args) {
+        return Some(why);
+    }
     if matches!(name.as_str(), "make" | "gmake") {
         let from_stdin = args
             .windows(2)
@@ -110,6 +113,52 @@ fn inline_code(s: &Segment) -> Option<String> {
         }
     }
     None
+}
+
+/// node, perl, ruby and php read their program from standard input when no script operand is given
+/// (or the script is `-`), as python does: `echo 'unlink "F"' | perl`, `node - <<EOF`. The options
+/// walked are the ones that take a separate value, so that value is not read as the script;
+/// `--version` and `--help` run nothing.
+fn program_from_stdin(name: &str, args: &[String]) -> Option<String> {
+    let values: &[&str] = match name {
+        "node" | "nodejs" => &[
+            "-r",
+            "--require",
+            "--import",
+            "--loader",
+            "--experimental-loader",
+            "-C",
+            "--conditions",
+            "--input-type",
+            "--title",
+        ],
+        "perl" => &["-I"],
+        "ruby" => &["-I", "-r", "-C", "-E", "--encoding"],
+        "php" => &["-c", "-d", "-z", "-S", "-t"],
+        _ => return None,
+    };
+    let mut i = 0;
+    let mut script = false;
+    while let Some(a) = args.get(i) {
+        if a == "-" {
+            break;
+        }
+        if a == "--" {
+            script = args.get(i + 1).is_some_and(|s| s != "-");
+            break;
+        }
+        // php's script may also come as `-f FILE`.
+        if !a.starts_with('-') || (name == "php" && a == "-f" && i + 1 < args.len()) {
+            script = true;
+            break;
+        }
+        // ruby's -v turns on verbose mode, then runs what it reads; the others print a version.
+        if matches!(a.as_str(), "--version" | "--help" | "-h") || (a == "-v" && name != "ruby") {
+            return None;
+        }
+        i += if values.contains(&a.as_str()) { 2 } else { 1 };
+    }
+    (!script).then(|| format!("{name} runs a program read from its input"))
 }
 
 /// A program named by a path (`./x`, `bin/tool`, `/tmp/x`) that is not there yet, or that an earlier
@@ -169,6 +218,17 @@ mod tests {
             "cp /usr/bin/touch ./x && ./x F",
             "./not-there-yet F",
             "echo hi && sh -c 'python3 -c 1'",
+            // A program read from standard input.
+            "echo 'unlink q(F)' | perl",
+            "echo x | perl -",
+            "echo x | perl -w -I lib",
+            "echo x | node",
+            "echo x | node -r ./x.js",
+            "echo x | node -",
+            "echo x | ruby -I lib",
+            "echo x | ruby -v",
+            "echo x | php",
+            "echo x | php -d a=b",
         ] {
             assert!(why(cmd).is_some(), "{cmd}");
         }
@@ -182,6 +242,12 @@ mod tests {
             "ls -la",
             "/usr/bin/env ls",
             "echo a && /bin/ls",
+            "node --version",
+            "node -r ./x.js app.js",
+            "perl -w -I lib script.pl",
+            "ruby -I lib app.rb",
+            "php -f x.php",
+            "php -v",
         ] {
             assert_eq!(why(cmd), None, "{cmd}");
         }

@@ -211,6 +211,20 @@ const DISPATCHERS: &[&str] = &[
     "dbus-launch",
     "xvfb-run",
     "time",
+    "prlimit",
+    "fakeroot",
+    "dbus-run-session",
+    // Interactive tools that run shell commands given in their arguments or read from their
+    // input (`vim -c '!rm x'`, `ed` reading `!rm x`, gdb's `shell`, sqlite3's `.shell`).
+    "vim",
+    "vi",
+    "nvim",
+    "view",
+    "vimdiff",
+    "ex",
+    "ed",
+    "gdb",
+    "sqlite3",
 ];
 
 /// What the analysis learned about one command's program.
@@ -222,9 +236,20 @@ pub struct Dispatch {
     pub runs: Vec<Vec<String>>,
 }
 
-/// Judge the command `argv` (after wrappers), named `name` (its basename).
-pub fn dispatch(name: &str, argv: &[String]) -> Dispatch {
+/// Judge the command `argv` (after wrappers), named `name` (its basename). `expands` is parallel
+/// to `argv`: whether bash may expand the word into other words.
+pub fn dispatch(name: &str, argv: &[String], expands: &[bool]) -> Dispatch {
     let mut d = Dispatch::default();
+    if let Some(why) = runs_argument_command(name, argv, expands) {
+        d.inexact = Some(why);
+        // `git bisect run CMD ARGS`: deny rules see CMD.
+        if let Some(at) = argv.iter().position(|a| a == "run") {
+            if name == "git" && argv[..at].iter().any(|a| a == "bisect") {
+                d.runs.push(argv[at + 1..].to_vec());
+            }
+        }
+        return d;
+    }
     if SHELL_STATE_BUILTINS.contains(&name) {
         d.inexact = Some(format!(
             "the shell builtin {name} evaluates text or changes the shell for the commands after it"
@@ -274,6 +299,164 @@ pub fn dispatch(name: &str, argv: &[String]) -> Dispatch {
         );
     }
     d
+}
+
+/// Why `argv` runs a shell command named in its own
+/// arguments, if it may: sed's `e` command or flag (or a script that does not parse with
+/// certainty, or one read from a file), tar's `--to-command`, `--checkpoint-action`, `-I` /
+/// `--use-compress-program`, `--rsh-command`, `-F` / `--info-script` / `--new-volume-script`, zip's
+/// `-TT` / `--unzip-command`, `git difftool -x`, `git rebase -x`, `git bisect run`, `git submodule
+/// foreach`, `git filter-branch`. Long options are taken by any prefix (argp and getopt_long take
+/// unique abbreviations); a short cluster holding the letter counts, whatever it means there.
+/// A word bash may expand (`expands`, parallel to `argv`) can become such an option or script (a
+/// file named `--to-command=x` matched by `*`), so for sed, tar and zip, and after those git
+/// subcommands, it counts as one.
+fn runs_argument_command(name: &str, argv: &[String], expands: &[bool]) -> Option<String> {
+    let args = argv.get(1..).unwrap_or(&[]);
+    let expands_from = |i: usize| expands.iter().skip(1 + i).any(|e| *e);
+    if matches!(name, "sed" | "gsed" | "tar" | "gtar" | "bsdtar" | "zip") && expands_from(0) {
+        return Some(format!(
+            "{name}: a word bash may expand can become an option or script that runs a command"
+        ));
+    }
+    // `--name[=v]` spelling a prefix (3 letters or more) of one of `longs`.
+    let long_prefix = |a: &str, longs: &[&str]| -> Option<String> {
+        let n = a.split_once('=').map_or(a, |(n, _)| n);
+        (n.len() > 3 && n.starts_with("--") && longs.iter().any(|l| l.starts_with(n)))
+            .then(|| n.to_string())
+    };
+    let short_has = |a: &str, letters: &[char]| {
+        a.len() > 1 && a.starts_with('-') && !a.starts_with("--") && a.contains(letters)
+    };
+    match name {
+        "sed" | "gsed" => sed_runs(args),
+        "tar" | "gtar" | "bsdtar" => {
+            const LONGS: &[&str] = &[
+                "--to-command",
+                "--checkpoint-action",
+                "--use-compress-program",
+                "--rsh-command",
+                "--info-script",
+                "--new-volume-script",
+            ];
+            for (i, a) in args.iter().enumerate() {
+                if a == "--" {
+                    break;
+                }
+                // `--checkpoint[=N]` is an option of its own, matched exactly before prefixes.
+                let exact_other =
+                    a.split_once('=').map_or(a.as_str(), |(n, _)| n) == "--checkpoint";
+                if let (Some(n), false) = (long_prefix(a, LONGS), exact_other) {
+                    return Some(format!("tar {n} runs a command"));
+                }
+                // Old-style keys (`tar cIf prog x.tar`) or a short cluster (`-xIprog`, `-F x`).
+                let keys = i == 0 && !a.starts_with('-');
+                if short_has(a, &['I', 'F']) || keys && a.contains(['I', 'F']) {
+                    return Some(format!(
+                        "tar {a}: -I (compress program) or -F (volume script) runs a command"
+                    ));
+                }
+            }
+            None
+        }
+        "zip" => args.iter().find_map(|a| {
+            if let Some(n) = long_prefix(a, &["--unzip-command"]) {
+                return Some(format!("zip {n} runs a command"));
+            }
+            (a.starts_with('-') && !a.starts_with("--") && a.contains("TT"))
+                .then(|| format!("zip {a}: -TT runs a command"))
+        }),
+        "git" => {
+            // git's own options, then the subcommand.
+            let mut i = 0;
+            while let Some(a) = args.get(i) {
+                if !a.starts_with('-') {
+                    break;
+                }
+                let takes_value = matches!(
+                    a.as_str(),
+                    "-C" | "-c"
+                        | "--git-dir"
+                        | "--work-tree"
+                        | "--namespace"
+                        | "--super-prefix"
+                        | "--config-env"
+                        | "--list-cmds"
+                );
+                i += if takes_value { 2 } else { 1 };
+            }
+            if expands_from(i)
+                && args.get(i).is_some_and(|sub| {
+                    expands.get(1 + i).copied().unwrap_or(false)
+                        || matches!(
+                            sub.as_str(),
+                            "difftool" | "rebase" | "bisect" | "submodule" | "filter-branch"
+                        )
+                })
+            {
+                return Some(
+                    "git: a word bash may expand can become a subcommand or option that runs a command"
+                        .into(),
+                );
+            }
+            let sub = args.get(i)?.as_str();
+            let rest = args.get(i + 1..).unwrap_or(&[]);
+            let options = || rest.iter().take_while(|a| *a != "--");
+            match sub {
+                "difftool" | "rebase" => {
+                    let long: &[&str] = if sub == "rebase" {
+                        &["--exec"]
+                    } else {
+                        &["--extcmd"]
+                    };
+                    options()
+                        .find(|a| long_prefix(a, long).is_some() || short_has(a, &['x']))
+                        .map(|a| format!("git {sub} {a} runs a shell command"))
+                }
+                "bisect" if rest.first().is_some_and(|a| a == "run") => {
+                    Some("git bisect run runs a command".into())
+                }
+                "submodule" if rest.iter().any(|a| a == "foreach") => {
+                    Some("git submodule foreach runs a shell command".into())
+                }
+                "filter-branch" => Some("git filter-branch runs shell filters".into()),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Why sed may run a shell command (see [`runs_argument_command`]).
+fn sed_runs(args: &[String]) -> Option<String> {
+    let spec = getopt::Spec::gnu(
+        "Ee:f:i::l:nrsuz",
+        "quiet|silent debug expression= file= follow-symlinks in-place=? line-length= posix \
+         regexp-extended separate sandbox unbuffered null-data binary help version",
+    );
+    let parsed = match getopt::parse(args, &spec, getopt::Mode::Permute) {
+        Ok(p) => p,
+        Err(why) => return Some(format!("sed: {why}: its script is not seen with certainty")),
+    };
+    if parsed.has(&["-f", "--file"]) {
+        return Some(
+            "sed -f reads a script (which may run commands with `e`) the analyzer does not read"
+                .into(),
+        );
+    }
+    let expressions: Vec<&str> = parsed
+        .opts()
+        .filter(|o| o.name == "-e" || o.name == "--expression")
+        .map(|o| o.value.as_deref().unwrap_or(""))
+        .collect();
+    // sed joins the -e pieces with newlines; without one, the first operand is the script.
+    let script = if expressions.is_empty() {
+        parsed.operands().next()?.0.to_string()
+    } else {
+        expressions.join("\n")
+    };
+    super::readonly::sed_runs_commands(&script)
+        .map(|why| format!("sed: the script {why}: it may run a shell command"))
 }
 
 /// GNU findutils' xargs options; the command follows them (`echo` when there is none).
@@ -343,34 +526,134 @@ mod tests {
         words.iter().map(|w| w.to_string()).collect()
     }
 
+    fn judge(cmd: &str) -> Dispatch {
+        let argv: Vec<String> = cmd.split_whitespace().map(String::from).collect();
+        let name = argv[0].rsplit('/').next().unwrap().to_string();
+        let expands: Vec<bool> = argv.iter().map(|w| w.contains('*')).collect();
+        dispatch(&name, &argv, &expands)
+    }
+
+    /// Programs that run a shell command named in their own options or script.
+    #[test]
+    fn programs_that_run_a_command_from_their_arguments_are_inexact() {
+        for cmd in [
+            "sed e in.txt",
+            "sed -n 1e in.txt",
+            "sed s/.*/rm/e in.txt",
+            "sed -e p -e e in.txt",
+            "sed --expression=s/a/b/ge in.txt",
+            "sed -ne s/a/b/e in.txt",
+            "sed -f script.sed in.txt",
+            "sed --fi=script.sed in.txt",
+            "sed -n k in.txt",
+            "sed --bogus p in.txt",
+            "sed -n * in.txt",
+            "tar -cf x.tar --to-command=./rm.sh a",
+            "tar -xf x.tar --to-com ./rm.sh",
+            "tar -cf x.tar --checkpoint=1 --checkpoint-action=exec=./rm.sh a",
+            "tar -cf x.tar --checkpoint-a=exec=./rm.sh a",
+            "tar -I ./rm.sh -cf x.tar a",
+            "tar -cIf ./rm.sh x.tar a",
+            "tar cIf ./rm.sh x.tar a",
+            "tar --use-compress-program=./rm.sh -cf x.tar a",
+            "tar --use-comp ./rm.sh -cf x.tar a",
+            "tar --rsh-command=./rm.sh -cf h:x.tar a",
+            "tar -F ./rm.sh -cML 1 -f x.tar a",
+            "tar --info-script=./rm.sh -cf x.tar a",
+            "tar --new-volume-script=./rm.sh -cf x.tar a",
+            "tar -cf x.tar *",
+            "zip -T -TT ./rm.sh x.zip a",
+            "zip --unzip-command=./rm.sh -T x.zip a",
+            "git difftool -x ./rm.sh HEAD",
+            "git difftool --extcmd=./rm.sh",
+            "git difftool -yx ./rm.sh",
+            "git --no-pager rebase -x ./rm.sh HEAD~1",
+            "git -C . rebase --exec=./rm.sh HEAD~1",
+            "git rebase --exe ./rm.sh HEAD~1",
+            "git bisect run ./rm.sh",
+            "git submodule foreach ./rm.sh",
+            "git filter-branch --tree-filter ./rm.sh",
+            "git rebase *",
+            "vim -c !rm x",
+            "vi f",
+            "ex -c !rm",
+            "ed f",
+            "gdb -batch -ex shell",
+            "sqlite3 db .shell",
+            "prlimit --nofile=10 rm x",
+            "fakeroot rm x",
+            "dbus-run-session rm x",
+        ] {
+            assert!(judge(cmd).inexact.is_some(), "{cmd}");
+        }
+        for cmd in [
+            "sed -n 1,5p in.txt",
+            "sed s/e/E/g in.txt",
+            "sed -i s/a/b/ in.txt",
+            "sed -n /e/p in.txt",
+            "sed -e 1w out in.txt",
+            "tar -cf x.tar a",
+            "tar -czf x.tgz --checkpoint=10 a",
+            "tar xzf x.tgz",
+            "tar -xf x.tar --to-stdout",
+            "zip -r x.zip a",
+            "zip -T x.zip a",
+            "git difftool --tool=vimdiff",
+            "git rebase -i HEAD~2",
+            "git rebase --onto main",
+            "git bisect start",
+            "git log -- *.rs",
+            "git add *.rs",
+        ] {
+            let d = judge(cmd);
+            assert!(d.inexact.is_none(), "{cmd}: {:?}", d.inexact);
+        }
+        assert_eq!(
+            judge("git bisect run rm -f x").runs,
+            vec![v(&["rm", "-f", "x"])]
+        );
+    }
+
     #[test]
     fn commands_that_run_commands() {
-        let d = dispatch("xargs", &v(&["xargs", "-n1", "-I", "X", "rm", "-f", "X"]));
+        let d = dispatch(
+            "xargs",
+            &v(&["xargs", "-n1", "-I", "X", "rm", "-f", "X"]),
+            &[],
+        );
         assert_eq!(d.runs, vec![v(&["rm", "-f", "X"])]);
         assert!(d.inexact.is_some());
-        assert_eq!(dispatch("xargs", &v(&["xargs"])).runs, vec![v(&["echo"])]);
-        assert!(dispatch("xargs", &v(&["xargs", "--bogus", "rm"]))
+        assert_eq!(
+            dispatch("xargs", &v(&["xargs"]), &[]).runs,
+            vec![v(&["echo"])]
+        );
+        assert!(dispatch("xargs", &v(&["xargs", "--bogus", "rm"]), &[])
             .inexact
             .unwrap()
             .starts_with("xargs: "));
         let f = dispatch(
             "find",
             &v(&["find", ".", "-exec", "rm", "{}", ";", "-ok", "rm", "+"]),
+            &[],
         );
         assert_eq!(f.runs, vec![v(&["rm", "{}"]), v(&["rm"])]);
         assert_eq!(
-            dispatch("find", &v(&["find", ".", "-name", "x"])),
+            dispatch("find", &v(&["find", ".", "-name", "x"]), &[]),
             Dispatch::default()
         );
-        assert!(dispatch("eval", &v(&["eval", "rm -f x"])).runs == vec![v(&["rm", "-f", "x"])]);
-        assert!(dispatch("export", &v(&["export", "PATH=."]))
+        assert!(
+            dispatch("eval", &v(&["eval", "rm -f x"]), &[]).runs == vec![v(&["rm", "-f", "x"])]
+        );
+        assert!(dispatch("export", &v(&["export", "PATH=."]), &[])
             .inexact
             .is_some());
-        assert!(dispatch("git", &v(&["git", "-c", "alias.x=!rm", "x"]))
+        assert!(dispatch("git", &v(&["git", "-c", "alias.x=!rm", "x"]), &[])
             .inexact
             .is_some());
-        assert!(dispatch("git", &v(&["git", "log", "-c"])).inexact.is_none());
-        assert!(dispatch("flock", &v(&["flock", ".", "rm", "x"]))
+        assert!(dispatch("git", &v(&["git", "log", "-c"]), &[])
+            .inexact
+            .is_none());
+        assert!(dispatch("flock", &v(&["flock", ".", "rm", "x"]), &[])
             .runs
             .contains(&v(&["rm", "x"])));
     }

@@ -706,6 +706,12 @@ mod tests {
             "BASH_ENV=./rm.sh bash -c true",
             "env BASH_ENV=./rm.sh bash -c true",
             "GIT_EXTERNAL_DIFF=./rm.sh git diff",
+            // Programs that run a shell command named in their arguments.
+            "sed 's/.*/rm -f x/e' in.txt",
+            "tar -xf x.tar --to-command='rm -f x'",
+            "git rebase -x 'rm -f x' HEAD~1",
+            "vim -es -c '!rm -f x'",
+            "fakeroot sh rm.sh",
         ] {
             let d = rules.decide(&a(cmd));
             assert_eq!(d.verdict, Verdict::Ask, "{cmd}: {d:?}");

@@ -14,6 +14,8 @@ mod find;
 mod git;
 mod sed;
 
+pub use sed::script_runs_commands as sed_runs_commands;
+
 use super::getopt::{self, Mode, Parsed, Spec};
 
 /// What a command does, for `classifyCommand`.

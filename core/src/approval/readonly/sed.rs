@@ -48,11 +48,26 @@ pub fn check_sed(parsed: &Parsed, args: &Args) -> Result<(), String> {
     Ok(())
 }
 
+/// Why the sed script `script` may run a shell command (the `e` command or the `e` flag of `s`),
+/// if it may: it does, or it does not parse with certainty (an unknown command, an unterminated
+/// regex), read both as GNU and as POSIX read a `[...]` holding the delimiter. Files it reads or
+/// writes are not the question here.
+pub fn script_runs_commands(script: &str) -> Option<String> {
+    [true, false].iter().find_map(|&brackets| {
+        let mut s = Script::new(script, brackets);
+        s.files_ok = true;
+        s.check().err()
+    })
+}
+
 struct Script {
     chars: Vec<char>,
     at: usize,
     /// Whether a `[...]` in a regex may hold the delimiter.
     brackets: bool,
+    /// Whether `w`, `W`, `r`, `R` (and the `w` flag) pass, for the question whether the script runs
+    /// commands (`e`) rather than whether it is read-only.
+    files_ok: bool,
 }
 
 impl Script {
@@ -61,6 +76,7 @@ impl Script {
             chars: s.chars().collect(),
             at: 0,
             brackets,
+            files_ok: false,
         }
     }
 
@@ -277,6 +293,16 @@ impl Script {
                 self.text_to(delim)?;
                 self.end_of_command(cmd)
             }
+            // The file name is the rest of the line.
+            'w' | 'W' | 'r' | 'R' if self.files_ok => {
+                self.skip_to_line_end();
+                Ok(())
+            }
+            // GNU's `v [VERSION]`: a label-like word.
+            'v' if self.files_ok => {
+                self.label();
+                self.end_of_command(cmd)
+            }
             'w' | 'W' => Err(format!("writes a file ({cmd} command)")),
             'e' => Err("runs a command (e command)".into()),
             'r' | 'R' => Err(format!("reads another file ({cmd} command)")),
@@ -295,6 +321,10 @@ impl Script {
             match c {
                 'g' | 'p' | 'i' | 'I' | 'm' | 'M' => self.at += 1,
                 c if c.is_ascii_digit() => self.at += 1,
+                'w' if self.files_ok => {
+                    self.skip_to_line_end();
+                    return Ok(());
+                }
                 'w' => return Err("writes a file (w flag of s)".into()),
                 'e' => return Err("runs a command (e flag of s)".into()),
                 _ => break,
@@ -312,6 +342,40 @@ mod tests {
         [true, false]
             .iter()
             .all(|&b| Script::new(s, b).check().is_ok())
+    }
+
+    #[test]
+    fn scripts_that_run_commands() {
+        use super::script_runs_commands as runs;
+        for s in [
+            "p",
+            "s/a/b/g",
+            "1w out",
+            "s/a/b/w out",
+            "r /etc/passwd",
+            "/e/d",
+            "s/e/E/g",
+            "y/e/E/",
+            "a e",
+            "# e\np",
+            "v 4.2; p",
+        ] {
+            assert_eq!(runs(s), None, "{s}");
+        }
+        for s in [
+            "e touch x",
+            "1e",
+            "s/.*/touch x/e",
+            "s/a/b/ge",
+            "s/a/b/;e",
+            "/x/{e rm x\n}",
+            "$!e",
+            "k",
+            "s/a/b",
+            "s/[/]/x/e",
+        ] {
+            assert!(runs(s).is_some(), "{s}");
+        }
     }
 
     #[test]
