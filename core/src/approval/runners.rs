@@ -9,8 +9,14 @@
 struct Grammar {
     /// Options that take no value.
     flags: &'static [&'static str],
-    /// Options that take a value (`--opt v` or `--opt=v`; one-letter ones also `-jN`).
+    /// Options that take a value (`--opt v` or `--opt=v`; one-letter ones also `-jN`). A next word
+    /// that reads as an option (`-f`, `--script-shell=x`) is never taken as the value: the runner
+    /// may read it as one (make's `-l` and npm's options take none then, cargo's `--test` lists
+    /// tests), so it is judged as an option itself.
     values: &'static [&'static str],
+    /// Options of `values` whose value is attached only (`-Otarget`, `--output-sync=target`): the
+    /// next word is an operand of its own (make reads `-O SHELL=x` as `-O` and an assignment).
+    attached_only: &'static [&'static str],
     /// Operands may not be `NAME=value` (make: a variable that overrides the makefile's).
     no_assignments: bool,
     /// After `--` the words go to the program the runner starts: allowed unless they load code
@@ -46,6 +52,7 @@ const NPM: Grammar = Grammar {
         "--prefer-offline",
     ],
     values: &["--loglevel", "--reporter", "--workspace", "-w", "--filter"],
+    attached_only: &[],
     no_assignments: false,
     passthrough_checked: true,
 };
@@ -86,6 +93,7 @@ const MAKE: Grammar = Grammar {
         "-O",
         "--output-sync",
     ],
+    attached_only: &["-O", "--output-sync"],
     no_assignments: true,
     passthrough_checked: false,
 };
@@ -137,6 +145,7 @@ const CARGO: Grammar = Grammar {
         "--message-format",
         "--exclude",
     ],
+    attached_only: &[],
     no_assignments: false,
     passthrough_checked: false,
 };
@@ -174,6 +183,7 @@ const GO: Grammar = Grammar {
         "-shuffle",
         "-o",
     ],
+    attached_only: &[],
     no_assignments: false,
     passthrough_checked: false,
 };
@@ -220,6 +230,7 @@ const PYTEST: Grammar = Grammar {
         "--junitxml",
         "--capture",
     ],
+    attached_only: &[],
     no_assignments: false,
     passthrough_checked: false,
 };
@@ -309,7 +320,18 @@ pub fn problem(prefix: &[&str], rest: &[String], expands: &[bool]) -> Option<Str
         if g.flags.contains(&name) && !attached {
             i += 1;
         } else if g.values.contains(&name) {
-            i += if attached { 1 } else { 2 };
+            i += 1;
+            // The next word is the value unless the runner may read it otherwise: as an option
+            // (judged as one on the next turn), as make's variable assignment (`SHELL=./x`, judged
+            // as an operand), or after an option whose value is attached only.
+            let takes_next = !attached
+                && !g.attached_only.contains(&name)
+                && rest
+                    .get(i)
+                    .is_some_and(|v| !(v.starts_with('-') || g.no_assignments && v.contains('=')));
+            if takes_next {
+                i += 1;
+            }
         } else if let Some(v) = g
             .values
             .iter()
@@ -376,6 +398,21 @@ mod tests {
             ("pytest", "-p evil_plugin"),
             ("pytest", "-c /tmp/pytest.ini"),
             ("python3 -m pytest", "--rootdir=/tmp -o x=y"),
+            // A word that reads as an option or an assignment is never the previous option's value.
+            ("make test", "-l -f evil.mk"),
+            ("make test", "--load-average --file=evil.mk"),
+            ("make test", "-O SHELL=./payload.sh"),
+            ("make test", "--output-sync SHELL=./payload.sh"),
+            ("make test", "-l SHELL=./payload.sh"),
+            ("make test", "-j -C evilmk"),
+            ("npm test", "--reporter --script-shell=./payload.sh"),
+            ("npm test", "--loglevel --node-options=--require=./x.js"),
+            ("npm test", "--reporter -- --require ./x.js"),
+            ("cargo test", "--test --config target.x.runner=./x"),
+            ("cargo test", "--bin --manifest-path /tmp/Cargo.toml"),
+            ("cargo test", "--example -Zunstable-options"),
+            ("cargo test", "--bench --config x"),
+            ("pytest", "-k -p evil_plugin"),
         ] {
             assert!(check(prefix, rest).is_some(), "{prefix} {rest}");
         }
@@ -392,6 +429,13 @@ mod tests {
             ("pytest", "-q -k slow tests/"),
             ("python -m pytest", "-x --maxfail=2"),
             ("ls", "--anything -f /tmp"),
+            ("make test", "-l 2 -k"),
+            ("make test", "-Otarget all"),
+            ("make test", "-O all"),
+            ("make test", "--output-sync=line"),
+            ("cargo test", "--test integration -- --nocapture"),
+            ("cargo test", "--bin app"),
+            ("npm test", "--reporter dot"),
         ] {
             assert_eq!(check(prefix, rest), None, "{prefix} {rest}");
         }
