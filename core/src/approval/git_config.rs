@@ -70,6 +70,14 @@ const SUSPECT_WORDS: &[&str] = &[
     "cmd",
     "browser",
     "variant",
+    // Settings that make read-only commands fetch or pick a transport (see `fetches_or_connects`).
+    "partialclone",
+    "promisor",
+    "insteadof",
+    "helper",
+    "protocol",
+    "vcs",
+    "::",
 ];
 
 /// One `section[.subsection].key = value` entry.
@@ -176,6 +184,11 @@ fn runs_program(e: &Entry, trusted: bool) -> Option<String> {
             .then(|| format!("{name} is a shell alias"));
     }
     let generic = format!("{}.{}", e.section, e.key);
+    if !trusted {
+        if let Some(why) = fetches_or_connects(&generic, value) {
+            return Some(format!("{name} {why}"));
+        }
+    }
     let hit = RUNS_PROGRAM
         .iter()
         .any(|k| *k == generic || *k == e.section);
@@ -192,6 +205,32 @@ fn runs_program(e: &Entry, trusted: bool) -> Option<String> {
         return None;
     }
     Some(format!("{name} makes git run a program"))
+}
+
+/// Why a repository's setting `generic` (section.key, subsection removed) set to `value` makes git
+/// fetch or connect with a program, if it does: a partial clone (`extensions.partialClone`,
+/// `remote.*.promisor`) fetches missing objects lazily on `git log -p`, `show` or `diff`, through
+/// whatever the remote's URL names; a `transport::address` URL (`ext::sh -c ...`, `fd::`) or
+/// `remote.*.vcs` runs a remote helper; `protocol.allow` / `protocol.*.allow` opens transports
+/// such as `ext`; `url.*.insteadOf` rewrites URLs into them; `credential.helper` is a program.
+/// Only the repository's own files are judged so: in the user's global config these are the
+/// user's own choices (credential helpers and insteadOf rewrites are common there).
+fn fetches_or_connects(generic: &str, value: &str) -> Option<&'static str> {
+    let off = matches!(value.to_lowercase().as_str(), "false" | "no" | "off" | "0");
+    match generic {
+        "extensions.partialclone" => Some("makes git fetch missing objects lazily"),
+        "remote.promisor" if !off => Some("makes git fetch missing objects lazily"),
+        "remote.url" | "remote.pushurl" if value.contains("::") => {
+            Some("names a transport helper, which git runs")
+        }
+        "remote.vcs" => Some("names a remote helper, which git runs"),
+        "protocol.allow" => Some("allows transports (ext:: runs a command)"),
+        "url.insteadof" | "url.pushinsteadof" => {
+            Some("rewrites URLs, possibly into a transport that runs a command")
+        }
+        "credential.helper" if !value.is_empty() => Some("makes git run a credential helper"),
+        _ => None,
+    }
 }
 
 /// Is `dir` a git directory as git's own discovery checks one (`is_git_directory` in git's
@@ -703,6 +742,34 @@ mod tests {
                 runs_commands(&r.path().join("sub/deeper"), h).is_some(),
                 "{config} from a subdirectory"
             );
+        }
+        // Settings that make read-only commands fetch lazily or connect through a program.
+        for config in [
+            "[extensions]\n\tpartialClone = origin\n",
+            "[remote \"origin\"]\n\turl = /tmp/x\n\tpromisor = true\n",
+            "[remote \"origin\"]\n\turl = ext::sh -c ./x\n",
+            "[remote \"origin\"]\n\tpushurl = fd::7\n",
+            "[remote \"origin\"]\n\tvcs = x\n",
+            "[protocol]\n\tallow = always\n",
+            "[protocol \"ext\"]\n\tallow = always\n",
+            "[url \"ext::sh -c ./x \"]\n\tinsteadOf = https://\n",
+            "[url \"ext::sh -c ./x \"]\n\tpushInsteadOf = https://\n",
+            "[credential]\n\thelper = !./x\n",
+            "[credential \"https://example.com\"]\n\thelper = ./x\n",
+        ] {
+            assert!(runs_commands(repo(config).path(), h).is_some(), "{config}");
+            // Read by the parser too, not only by the text scan.
+            for e in parse(config) {
+                let generic = format!("{}.{}", e.section, e.key);
+                if !matches!(generic.as_str(), "remote.url" | "remote.pushurl")
+                    || config.contains("::")
+                {
+                    assert!(
+                        runs_program(&e, false).is_some(),
+                        "{config}: {generic} passes the parser"
+                    );
+                }
+            }
         }
         // Includes are followed, whatever their condition.
         let r = repo("[includeIf \"gitdir:/nowhere/\"]\n\tpath = ../evil.cfg\n");
