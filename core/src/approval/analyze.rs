@@ -327,12 +327,21 @@ impl Analysis {
     /// each pair counts as a prefix assignment of every simple command, inner `sh -c` ones included,
     /// so a name outside the harmless set (`RIPGREP_CONFIG_PATH`, `HOME`, `XDG_CONFIG_HOME`,
     /// `NODE_V8_COVERAGE`...) keeps the command from running unasked exactly as `NAME=v cmd` would.
+    /// Such a name makes every segment inexact, as a prefix assignment does (see `segment`).
     pub fn with_environment(mut self, env: &[(String, String)]) -> Analysis {
         fn add(a: &mut Analysis, env: &[(String, String)]) {
+            let harmful =
+                super::env_names::first_harmful(env.iter().map(|(n, v)| (n.as_str(), v.as_str())));
             for s in a.chains.iter_mut().flatten() {
                 let mut assignments = env.to_vec();
                 assignments.append(&mut s.assignments);
                 s.assignments = assignments;
+                if let Some(name) = harmful {
+                    note(
+                        &mut s.inexact,
+                        format!("{name}=... in the command's environment may change what it runs"),
+                    );
+                }
                 if let Some(inner) = s.inner.as_deref_mut() {
                     add(inner, env);
                 }

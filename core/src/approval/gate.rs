@@ -762,6 +762,30 @@ mod environment_tests {
             decide("sh -c 'ls && ls'", &[("HOME", "/tmp")], &[]),
             Decision::Ask
         );
+        // Deny rules under `Bash(*)` cannot see what BASH_ENV runs: asked.
+        let denying = |cmd: &str, env: &[(&str, &str)]| {
+            let opts = ApprovalOptions {
+                rules: Some(super::super::rules::RuleSet {
+                    allow: super::super::rules::Rule::parse_list(&["Bash(*)"], true).unwrap(),
+                    deny: super::super::rules::Rule::parse_list(&["Bash(rm:*)"], false).unwrap(),
+                    ..Default::default()
+                }),
+                model_env: env
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                timeout: DEFAULT_APPROVAL_TIMEOUT,
+                ..Default::default()
+            };
+            prepare(cmd, dir.path(), Some("/usr/bin:/bin"), None, &opts)
+                .unwrap()
+                .decision
+        };
+        assert_eq!(denying("bash -c true", &[]), Decision::Allow);
+        assert_eq!(
+            denying("bash -c true", &[("BASH_ENV", "./rm.sh")]),
+            Decision::Ask
+        );
     }
 }
 
