@@ -192,14 +192,16 @@ fn birth(seen: &Path) -> Birth {
     };
     // SAFETY: statx writes one struct statx; all-zero is a valid value of it.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: a NUL-terminated path and a struct statx alive for the call.
+    // SAFETY: a NUL-terminated path and a struct statx alive for the call. (The system call, not
+    // glibc's wrapper: the prebuilt addon runs on glibc 2.17, which has none.)
     let rc = unsafe {
-        libc::statx(
+        libc::syscall(
+            libc::SYS_statx,
             libc::AT_FDCWD,
             c.as_ptr(),
             libc::AT_SYMLINK_NOFOLLOW,
             libc::STATX_BTIME,
-            &mut stx,
+            &mut stx as *mut libc::statx,
         )
     };
     if rc != 0 {
