@@ -22,6 +22,15 @@ const noNamespaces = !caps.denyRead && 'this host cannot give a run a mount name
 const noPython = spawnSync('python3', ['-c', '1']).status !== 0 && 'python3 is not installed';
 const when = (...reasons) => ({ skip: reasons.find(Boolean) || false });
 
+/**
+ * `run`, once the kernel's coarse clock has ticked: a git directory born in the same tick as the
+ * run's start counts as the run's (host_repos), and these tests make the host's just before.
+ */
+async function runAfterTick(options) {
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  return run(options);
+}
+
 /** A root holding a git repository (so it has protected paths: the run gets a mount namespace). */
 function repoRoot() {
   const root = fs.realpathSync(tempDir('agent-exec-views-'));
@@ -39,7 +48,7 @@ test('a link in the run\'s private /dev/shm into a root reaches no protected nam
   const root = repoRoot();
   fs.writeFileSync(path.join(root, 'key.pem'), 'original');
   const targets = ['.envrc', '.mcp.json', '.git/commondir', '.git/config.worktree', 'new.pem'];
-  const r = await run({
+  const r = await runAfterTick({
     command: [
       'ln -s "$PWD" /dev/shm/L || exit 3',
       ...targets.map((t) => `{ echo planted > /dev/shm/L/${t}; } 2>/dev/null`),
@@ -71,7 +80,7 @@ test('/proc/<pid> of the run\'s own PID namespace means the run\'s process, what
   const root = repoRoot();
   const free = pidFreeOnTheHost();
   if (!free) return t.skip('no free pid under 2000 on this host');
-  const r = await run({
+  const r = await runAfterTick({
     // Fork until a sleeping child has pid `free` in the run's namespace (pids there count up from 1),
     // then write through its cwd and root; and through the shell's own pid.
     command: [
@@ -101,7 +110,7 @@ test('a socket in a directory hidden from the run cannot be connected to, though
   const server = net.createServer((c) => { reached++; c.end('SECRET'); });
   await new Promise((resolve) => server.listen(sock, resolve));
   t.after(() => server.close());
-  const r = await run({
+  const r = await runAfterTick({
     command: `python3 -c "
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
@@ -120,7 +129,7 @@ except OSError as e:
   assert.match(r.output, /^refused \d+/, r.output);
   assert.equal(reached, 0, 'the host listener was reached from inside');
   // Unsandboxed, the same connect goes through (the test's listener is real).
-  const plain = await run({ command: `python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect('${sock}'); print(s.recv(64))"`, cwd: home });
+  const plain = await runAfterTick({ command: `python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect('${sock}'); print(s.recv(64))"`, cwd: home });
   assert.match(plain.output, /SECRET/);
 });
 
@@ -128,7 +137,7 @@ test('binding a Unix socket makes no protected name and no .git', when(noSandbox
   const root = repoRoot();
   fs.mkdirSync(path.join(root, 'sub'));
   const names = ['.envrc', '.mcp.json', '.git/commondir', 'sub/.git'];
-  const r = await run({
+  const r = await runAfterTick({
     command: `python3 -c "
 import socket
 for name in [${names.map((n) => `'${n}'`).join(', ')}]:
@@ -151,7 +160,7 @@ for name in [${names.map((n) => `'${n}'`).join(', ')}]:
 test('renameat2 cannot swap a .git directory for a file, nor leave a whiteout named .git', when(noSandbox, noPython), async () => {
   // Not a repository: a run may make its own repositories outside the host's work trees.
   const root = fs.realpathSync(tempDir('agent-exec-views-'));
-  const r = await run({
+  const r = await runAfterTick({
     command: `mkdir -p sub/.git && echo 'gitdir: /elsewhere' > sub/pointer && python3 -c "
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
@@ -181,7 +190,7 @@ test('the host\'s repositories deeper in a root keep their hooks and config, and
   assert.equal(hostGit(inner, 'init', '-q').status, 0);
   assert.equal(hostGit(inner, 'commit', '-q', '--allow-empty', '-m', 'i').status, 0);
   const hook = `#!/bin/sh\\necho hook >> ${canary}\\n`;
-  const r = await run({
+  const r = await runAfterTick({
     command: [
       // The nested repository's metadata, by every spelling.
       `{ printf '${hook}' > vendor/lib/.git/hooks/post-checkout && chmod +x vendor/lib/.git/hooks/post-checkout; } 2>/dev/null`,
@@ -219,7 +228,7 @@ test('the host\'s repositories deeper in a root keep their hooks and config, and
 test('a protected file cannot be hard-linked elsewhere to be written through its new name', when(noSandbox), async () => {
   const root = repoRoot();
   fs.writeFileSync(path.join(root, 'key.pem'), 'original');
-  const r = await run({
+  const r = await runAfterTick({
     command: '{ ln key.pem copy && echo changed > copy; } 2>/dev/null; { ln .git/config cfg && echo x >> cfg; } 2>/dev/null; echo done',
     cwd: root,
     sandbox: { writableRoots: [root], denyWrite: ['*.pem'] },
@@ -242,7 +251,7 @@ test('round two: /proc links, RESOLVE_IN_ROOT, fchmod, bare and gitdir repositor
   fs.writeFileSync(hook, `#!/bin/sh\necho pre-commit >> ${canary}\n`, { mode: 0o644 });
   assert.equal(hostGit(root, 'init', '-q', '--bare', 'remote.git').status, 0);
   const P = `/proc/net/../../..${root}`;
-  const r = await run({
+  const r = await runAfterTick({
     command: [
       `{ echo planted > ${P}/.envrc; } 2>/dev/null`,
       `{ echo x > ${P}/hostrepo/vendor/lib/.git/hooks/post-checkout; } 2>/dev/null`,
@@ -297,7 +306,7 @@ test('a package of a monorepo cannot make a repository the host\'s git would fin
   assert.equal(hostGit(mono, 'init', '-q').status, 0);
   const pkg = path.join(mono, 'packages', 'foo');
   fs.mkdirSync(pkg, { recursive: true });
-  const r = await run({
+  const r = await runAfterTick({
     command: `{ git init -q . && git config core.fsmonitor 'echo fsmonitor >> ${canary}; false'; } 2>/dev/null; echo done`,
     cwd: pkg,
     sandbox: { writableRoots: [pkg] },
@@ -315,7 +324,7 @@ test('a host work tree cannot be swapped for the run\'s; a repository an earlier
   const app = path.join(root, 'app');
   fs.mkdirSync(app);
   assert.equal(hostGit(app, 'init', '-q').status, 0);
-  const r = await run({
+  const r = await runAfterTick({
     command: [
       `{ git init -q evil && git -C evil config core.fsmonitor 'echo swapped >> ${canary}; false'; } 2>/dev/null`,
       '{ mv app app-old && mv evil app; } 2>/dev/null',
@@ -335,6 +344,6 @@ test('a host work tree cannot be swapped for the run\'s; a repository an earlier
   hostGit(app, 'status');
   assert.equal(fs.existsSync(canary), false, 'the host\'s git obeyed the run\'s repository');
   // The next run may configure the repository the last one made.
-  const next = await run({ command: 'git -C demo config user.name agent && echo configured', cwd: root, sandbox: { writableRoots: [root] } });
+  const next = await runAfterTick({ command: 'git -C demo config user.name agent && echo configured', cwd: root, sandbox: { writableRoots: [root] } });
   assert.match(next.output, /configured/, next.output);
 });

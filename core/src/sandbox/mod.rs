@@ -1189,7 +1189,7 @@ mod linux {
             && spec.unix_sockets.is_empty();
         if fd_metadata_by_kernel {
             mechanisms.push(
-                "metadata changes through a descriptor (fchown, futimens, fsetxattr; fchmod stays the supervisor's) decided by the kernel: outside the roots and on protected paths everything is a read-only mount (such a refusal, EROFS, is not recorded)"
+                "metadata changes through a descriptor (fchmod without execute or set-id bits, fchown, futimens, fsetxattr) decided by the kernel: outside the roots and on protected paths everything is a read-only mount (such a refusal, EROFS, is not recorded)"
                     .into(),
             );
         }

@@ -152,10 +152,11 @@ fn metadata_calls() -> Vec<libc::c_long> {
 /// outside its roots and every protected path inside them is read-only (see `build_filter`), the
 /// kernel refuses these itself (`EROFS`), so they need no round trip: a file the run could open for
 /// writing is one it may change, and one it could open only for reading is on a read-only mount.
-/// (`utimensat` with no path is `futimens`: conditional, see `conditional_rules`.) Not `fchmod`:
-/// the supervisor judges it always, since a repository of the host's that the start-up scan did not
-/// find (nested in a root) is not bound read-only, and a mode change is what turns a hook the host
-/// disabled back on (`host_repos`).
+/// (`utimensat` with no path is `futimens`: conditional, see `conditional_rules`.) `fchmod` only
+/// when it sets no execute, setuid, setgid or sticky bit (also conditional): a repository of the
+/// host's that the start-up scan did not find (nested in a root) is not bound read-only, and an
+/// execute bit is what turns a hook the host disabled back on (`host_repos`); `tar x`'s `fchmod 644`
+/// of each file stays the kernel's.
 fn fd_metadata_calls() -> [libc::c_long; 3] {
     [
         libc::SYS_fchown,
@@ -168,7 +169,9 @@ fn fd_metadata_calls() -> [libc::c_long; 3] {
 fn unconditional_calls(network: bool, fd_metadata_by_kernel: bool) -> BTreeSet<i64> {
     let by_kernel = |call: &libc::c_long| {
         fd_metadata_by_kernel
-            && (fd_metadata_calls().contains(call) || *call == libc::SYS_utimensat)
+            && (fd_metadata_calls().contains(call)
+                || *call == libc::SYS_utimensat
+                || *call == libc::SYS_fchmod)
     };
     let mut calls: BTreeSet<i64> = path_writing_calls()
         .into_iter()
@@ -211,6 +214,15 @@ fn conditional_rules(
             )
             .expect("valid condition")])
             .expect("rule")],
+        );
+    }
+    if fd_metadata_by_kernel {
+        // `fchmod` asking for an execute, setuid, setgid or sticky bit (see `fd_metadata_calls`).
+        rules.insert(
+            nr(libc::SYS_fchmod),
+            [0o100, 0o010, 0o001, 0o4000, 0o2000, 0o1000]
+                .map(|bit| all_set(1, bit))
+                .to_vec(),
         );
     }
     rules.insert(nr(libc::SYS_openat), write_open_rules(2));
@@ -556,7 +568,21 @@ mod tests {
             for nr in fd_metadata_calls() {
                 assert_eq!(call(nr, [3, 0o755, 0, 0, 0, 0]), fd_answer, "call {nr}");
             }
-            assert_eq!(call(libc::SYS_fchmod, [3, 0o755, 0, 0, 0, 0]), NOTIFY);
+            // fchmod: an execute or set-id bit is always judged; a plain mode as the others.
+            for mode in [0o755, 0o100, 0o001, 0o4644, 0o2644, 0o1644] {
+                assert_eq!(
+                    call(libc::SYS_fchmod, [3, mode, 0, 0, 0, 0]),
+                    NOTIFY,
+                    "{mode:o}"
+                );
+            }
+            for mode in [0o644, 0o600, 0o666, 0] {
+                assert_eq!(
+                    call(libc::SYS_fchmod, [3, mode, 0, 0, 0, 0]),
+                    fd_answer,
+                    "{mode:o}"
+                );
+            }
             // futimens (no path) follows the descriptor calls; a path is always judged, whatever
             // the bits above 32 of the pointer.
             assert_eq!(call(libc::SYS_utimensat, [3, 0, 0, 0, 0, 0]), fd_answer);

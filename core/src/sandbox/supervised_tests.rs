@@ -140,8 +140,9 @@ struct Probe {
 
 /// The probes of metadata calls through a descriptor: the kernel's to refuse where the sandbox says so
 /// (see `seccomp::fd_metadata_calls`), the supervisor's otherwise.
-/// (`fchmod` is the supervisor's always: see `seccomp::fd_metadata_calls`.)
-const FD_METADATA_PROBES: &[&str] = &["fchown", "fsetxattr", "futimens"];
+/// (`fchmod` with a plain mode, as the probe's 0o600: one that sets an execute bit is the
+/// supervisor's always, see `seccomp::fd_metadata_calls`.)
+const FD_METADATA_PROBES: &[&str] = &["fchmod", "fchown", "fsetxattr", "futimens"];
 
 /// Does the run's report say the kernel decides metadata calls through a descriptor?
 fn fd_metadata_by_kernel(outcome: &ExecOutcome) -> bool {
