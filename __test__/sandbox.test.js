@@ -119,6 +119,27 @@ test('every kind of write outside the roots is refused and reported', when(needs
   await assertNothingLeft(r);
 });
 
+test('no set-user-ID or set-group-ID file is made inside the roots; a set-group-ID directory is', when(needs.sandbox), async () => {
+  const dir = fs.realpathSync(tempDir());
+  const r = await run({
+    command: [
+      'cp /bin/true x && chmod 755 x',
+      '{ chmod 4755 x; chmod u+s x; chmod 2755 x; } 2>/dev/null',
+      `python3 -c "import os; os.fchmod(os.open('x', os.O_RDONLY), 0o4755)" 2>/dev/null`,
+      `python3 -c "import os; os.open('y', os.O_WRONLY | os.O_CREAT, 0o4755)" 2>/dev/null`,
+      'mkdir d && chmod 2775 d && echo dir-ok',
+    ].join('; '),
+    cwd: dir,
+    sandbox: { writableRoots: [dir] },
+  });
+  assert.match(r.output, /dir-ok/, r.output);
+  assert.equal(fs.statSync(path.join(dir, 'x')).mode & 0o7777, 0o755);
+  assert.equal(fs.existsSync(path.join(dir, 'y')), false);
+  assert.equal(fs.statSync(path.join(dir, 'd')).mode & 0o2000, 0o2000);
+  const setId = r.sandbox.denials.filter((d) => /set-user-ID/.test(d.rule)).map((d) => d.detail);
+  for (const call of ['fchmodat', 'fchmod', 'openat']) assert.ok(setId.some((d) => d.startsWith(call)), `${call} in ${setId}`);
+});
+
 test('metadata of files outside the roots cannot change: chmod, chown, times, xattrs', when(needs.sandbox), async () => {
   const dir = tempDir();
   const other = tempDir();

@@ -997,6 +997,8 @@ fn decide(
         "rename" => &[1],
         _ => &[],
     };
+    // A mode with set-user-ID or set-group-ID bits that this call gives a file (see `set_id_mode`).
+    let set_id = set_id_mode(nr, &a, pid);
     // The first path judged (a rename's source, when its destination is judged).
     let mut resolved: Option<PathBuf> = None;
     for (i, arg) in paths.into_iter().enumerate() {
@@ -1024,6 +1026,24 @@ fn decide(
             Err(errno) => return Verdict::Fail(errno),
         };
         let seen = in_view(pid, &path);
+        // A set-user-ID or set-group-ID file of the run's would run with its owner's identity for
+        // whoever runs it later (root's, when the run is root's); a set-group-ID directory only
+        // passes its group on, and stays allowed.
+        if let Some(mode) = set_id.filter(|_| i == 0) {
+            let file = op != "chmod" || std::fs::metadata(&seen).is_ok_and(|m| !m.is_dir());
+            if file {
+                return Verdict::Deny(
+                    libc::EPERM,
+                    denial(
+                        op,
+                        Some(path.display().to_string()),
+                        format!("{detail} mode {mode:o}"),
+                        "no set-user-ID or set-group-ID files in the sandbox".into(),
+                        pid,
+                    ),
+                );
+            }
+        }
         if op == "mkdir" && std::fs::symlink_metadata(&seen).is_ok() {
             // The kernel's answer (`mkdir -p` of a directory that is there): nothing was refused.
             return Verdict::Fail(libc::EEXIST);
@@ -1104,6 +1124,35 @@ fn decide(
         resolved.get_or_insert(path);
     }
     Verdict::Continue
+}
+
+/// The mode, when it has set-user-ID or set-group-ID bits, that call `nr` gives a file: `chmod` and
+/// its kin, or a creation (`open` with `O_CREAT` or `O_TMPFILE`, `creat`, `mknod`).
+fn set_id_mode(nr: libc::c_long, a: &[u64; 6], pid: u32) -> Option<u64> {
+    let creates = |flags: u64| {
+        // (O_TMPFILE holds O_DIRECTORY's bit: all of it, not any.)
+        let tmpfile = libc::O_TMPFILE as u64;
+        flags & libc::O_CREAT as u64 != 0 || flags & tmpfile == tmpfile
+    };
+    let mode = match nr {
+        libc::SYS_fchmodat | super::seccomp::SYS_FCHMODAT2 | libc::SYS_mknodat => a[2],
+        libc::SYS_fchmod => a[1],
+        libc::SYS_openat if creates(a[2]) => a[3],
+        // `open_how`: flags, then mode.
+        libc::SYS_openat2 => {
+            let flags = caller_memory::read_u64(pid, a[2])?;
+            if !creates(flags) {
+                return None;
+            }
+            caller_memory::read_u64(pid, a[2].wrapping_add(8))?
+        }
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_chmod | libc::SYS_creat | libc::SYS_mknod => a[1],
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_open if creates(a[1]) => a[2],
+        _ => return None,
+    };
+    (mode & u64::from(libc::S_ISUID | libc::S_ISGID) != 0).then_some(mode & 0o7777)
 }
 
 /// A `bind` with the network off: a socket file is Landlock's to allow (under the roots only); an
