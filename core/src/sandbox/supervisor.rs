@@ -1059,7 +1059,7 @@ fn decide(
                     op,
                     Some(path.display().to_string()),
                     detail,
-                    "a .git file would repoint git to a repository of the command's making".into(),
+                    GIT_FILE_RULE.into(),
                     pid,
                 ),
             );
@@ -1074,7 +1074,7 @@ fn decide(
         });
         if let Err(rule) = checked {
             let errno = match (op, &rule) {
-                ("chmod" | "chown" | "utime" | "xattr", _) => libc::EPERM,
+                _ if changes_metadata(op) => libc::EPERM,
                 (_, DenyRule::Protected(_)) => libc::EROFS,
                 (_, DenyRule::OutsideWritableRoots | DenyRule::SocketOutside) => libc::EACCES,
             };
@@ -1094,9 +1094,10 @@ fn decide(
         let host_repo =
             super::host_repos::refusal(op, &path, makes_git, policy.run_start, |p| in_view(pid, p))
                 .map(|rule| {
-                    let errno = match op {
-                        "chmod" | "chown" | "utime" | "xattr" => libc::EPERM,
-                        _ => libc::EROFS,
+                    let errno = if changes_metadata(op) {
+                        libc::EPERM
+                    } else {
+                        libc::EROFS
                     };
                     (errno, rule)
                 })
@@ -1124,6 +1125,15 @@ fn decide(
         resolved.get_or_insert(path);
     }
     Verdict::Continue
+}
+
+/// The rule a call that would make a file (or socket) named `.git` is refused by.
+const GIT_FILE_RULE: &str = "a .git file would repoint git to a repository of the command's making";
+
+/// Whether the supervisor's operation `op` changes metadata (refused with `EPERM`, as the kernel
+/// refuses a mode or owner change) rather than a name or content (`EROFS`, `EACCES`).
+fn changes_metadata(op: &str) -> bool {
+    matches!(op, "chmod" | "chown" | "utime" | "xattr")
 }
 
 /// The mode, when it has set-user-ID or set-group-ID bits, that call `nr` gives a file: `chmod` and
@@ -1198,10 +1208,7 @@ fn decide_bind(req: &libc::seccomp_notif, policy: &FsPolicy, by_proxy: bool) -> 
                 Err(errno) => return Verdict::Fail(errno),
             };
             let refused = if path.file_name() == Some(OsStr::new(".git")) {
-                Some((
-                    libc::EPERM,
-                    "a .git file would repoint git to a repository of the command's making".into(),
-                ))
+                Some((libc::EPERM, GIT_FILE_RULE.into()))
             } else {
                 policy
                     .check_write(&path)
