@@ -40,6 +40,8 @@ mod namespace_stock;
 #[cfg(target_os = "linux")]
 mod notify_wait;
 mod path_index;
+#[cfg(target_os = "linux")]
+mod perform;
 #[cfg(unix)]
 mod private_tmp;
 #[cfg(unix)]

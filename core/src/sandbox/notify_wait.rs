@@ -74,6 +74,8 @@ pub fn wait_on(
             .name("agent-exec-supervisor".into())
             .spawn(move || {
                 let _place = place;
+                // Calls made for the caller set its umask here, on this thread alone.
+                super::perform::own_fs();
                 while readable(&thread_fd) {
                     if serve_now(&thread_serve) {
                         break;

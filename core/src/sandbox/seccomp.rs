@@ -179,6 +179,8 @@ fn unconditional_calls(network: bool, fd_metadata_by_kernel: bool) -> BTreeSet<i
         // Calls no command needs (see `refused`): the supervisor refuses and records them.
         .chain(refused::always().into_iter().map(|(call, _, _)| call))
         .chain(refused::timex_calls().into_iter().map(|(call, _, _)| call))
+        // Told, not judged: creations the supervisor makes need the caller's umask (`perform`).
+        .chain([libc::SYS_umask])
         .map(nr)
         .collect();
     if !network {
@@ -420,8 +422,18 @@ pub fn install_plain_in_child(program: &[seccompiler::sock_filter]) -> std::io::
 /// Install `program` on the calling thread and return the notification fd.
 ///
 /// Runs in the forked child, so it only makes system calls. `no_new_privs` must already be set.
+///
+/// Where the kernel has it (Linux 5.19), `SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`: once the supervisor
+/// has taken a call, the caller waits for the answer through any signal but a fatal one. The
+/// supervisor makes most judged calls itself (`perform`); without the flag a signal could end the
+/// wait after the call was made, and the restarted call would meet its own result (`EEXIST`).
 pub fn install_in_child(program: &[seccompiler::sock_filter]) -> std::io::Result<libc::c_int> {
-    install(program, libc::SECCOMP_FILTER_FLAG_NEW_LISTENER)
+    const SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: libc::c_ulong = 1 << 5;
+    let listener = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    match install(program, listener | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => install(program, listener),
+        other => other,
+    }
 }
 
 fn install(

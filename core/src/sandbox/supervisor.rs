@@ -11,13 +11,14 @@
 
 use std::ffi::OsStr;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::caller_memory;
 use super::notify_wait;
+use super::perform;
 use super::policy::{DenyRule, FsPolicy};
 use super::unix_connect;
 use super::unix_send::{self, Message, To};
@@ -83,6 +84,8 @@ enum Verdict {
     Connect { fd: i32, to: ConnectTo },
     /// Make the send for the caller (see `unix_send`).
     Send(Box<SendJob>),
+    /// Make the judged call for the caller, on the judged copy of its arguments (see `perform`).
+    Perform(Box<perform::Job>),
 }
 
 /// A `sendto`, `sendmsg` or `sendmmsg` the supervisor makes, as read once from the caller.
@@ -136,6 +139,7 @@ pub fn spawn(
         log,
         in_flight: Arc::new(AtomicUsize::new(0)),
         blocking: runtime.clone(),
+        caller: Arc::new(perform::Caller::default()),
     };
     notify_wait::wait_on(listener, move || server.serve_pending(), &runtime)?;
     Ok(())
@@ -152,6 +156,8 @@ struct Server {
     log: Arc<DenialLog>,
     in_flight: Arc<AtomicUsize>,
     blocking: tokio::runtime::Handle,
+    /// The run's root and umask, for the calls made for it.
+    caller: Arc<perform::Caller>,
 }
 
 impl Server {
@@ -184,7 +190,24 @@ impl Server {
     }
 
     fn answer_call(&self, req: libc::seccomp_notif) {
-        let verdict = decide(&req, &self.policy, self.network, self.proxy);
+        if req.data.nr as libc::c_long == libc::SYS_umask {
+            // Told before the change is made: later creations read their caller's umask.
+            self.caller.umask_called();
+            answer(&self.listener, req.id, Answer::Continue);
+            return;
+        }
+        // The run's root, opened once (its processes cannot change it), for every lookup and call.
+        let root = self
+            .caller
+            .root(req.pid, || id_valid(&self.listener, req.id))
+            .ok();
+        let verdict = decide(
+            &req,
+            &self.policy,
+            self.network,
+            self.proxy,
+            root.as_deref(),
+        );
         // What a verdict does beyond letting the call through (a record, a refusal, a connect or send
         // made for the caller) rests on what was read from the caller's memory, which was the
         // caller's only if its call is still live. Letting it through needs no such check (one ioctl
@@ -199,6 +222,13 @@ impl Server {
                 answer(&self.listener, req.id, Answer::Error(errno));
             }
             Verdict::Fail(errno) => answer(&self.listener, req.id, Answer::Error(errno)),
+            Verdict::Perform(job) => {
+                let still_waiting = || id_valid(&self.listener, req.id);
+                match perform::perform(&job, &self.caller, req.pid, false, still_waiting) {
+                    perform::Outcome::Blocks => self.hand_over(req, Verdict::Perform(job)),
+                    outcome => reply_with(&self.listener, req.id, outcome),
+                }
+            }
             verdict @ (Verdict::Connect { .. } | Verdict::Send(_)) => self.hand_over(req, verdict),
         }
     }
@@ -219,6 +249,7 @@ impl Server {
             in_flight: self.in_flight.clone(),
         };
         let (log, clients) = (self.log.clone(), self.clients.clone());
+        let caller = self.caller.clone();
         self.blocking.spawn_blocking(move || {
             // Moved in whole (its drop answers a caller left unanswered).
             let mut job = job;
@@ -230,7 +261,12 @@ impl Server {
                     answer(&job.listener, req.id, reply);
                 }
                 Verdict::Send(send) => send_for(&job.listener, &req, *send, &log),
-                _ => unreachable!("only connects and sends are made here"),
+                Verdict::Perform(call) => {
+                    let still_waiting = || id_valid(&job.listener, req.id);
+                    let outcome = perform::perform(&call, &caller, req.pid, true, still_waiting);
+                    reply_with(&job.listener, req.id, outcome);
+                }
+                _ => unreachable!("only connects, sends and waiting opens are made here"),
             }
             job.answered = true;
         });
@@ -295,6 +331,24 @@ fn answer(fd: &OwnedFd, id: u64, a: Answer) {
     }
     // SAFETY: SEND reads the response; ENOENT (caller gone) needs no handling.
     unsafe { libc::ioctl(fd.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp) };
+}
+
+/// Answer a call the supervisor made with what it came to.
+fn reply_with(listener: &OwnedFd, id: u64, outcome: perform::Outcome) {
+    match outcome {
+        perform::Outcome::Value(v) => answer(listener, id, Answer::Value(v)),
+        perform::Outcome::Error(errno) => answer(listener, id, Answer::Error(errno)),
+        perform::Outcome::File { file, cloexec } => {
+            match perform::send_file(listener, id, &file, cloexec) {
+                Ok(None) => {}
+                Ok(Some(number)) => answer(listener, id, Answer::Value(i64::from(number))),
+                // ENOENT: the caller is gone. Else the fd could not be given (EMFILE): the
+                // call's error, as the kernel's open would have given it.
+                Err(errno) => answer(listener, id, Answer::Error(errno)),
+            }
+        }
+        perform::Outcome::Blocks => answer(listener, id, Answer::Error(libc::EAGAIN)),
+    }
 }
 
 /// The refusal when the supervisor may not take the caller's socket: the kernel's ptrace rules (Yama)
@@ -783,11 +837,13 @@ struct PathArg {
 
 const AT_FDCWD: i64 = libc::AT_FDCWD as i64;
 
+/// `root`: the caller's root, where the run's is open already (else each lookup opens it).
 fn decide(
     req: &libc::seccomp_notif,
     policy: &FsPolicy,
     network: bool,
     proxy: Option<std::net::SocketAddr>,
+    root: Option<&OwnedFd>,
 ) -> Verdict {
     let nr = req.data.nr as libc::c_long;
     let a = req.data.args;
@@ -961,7 +1017,11 @@ fn decide(
             vec![open_arg(AT_FDCWD, a[0], a[1])],
         ),
         #[cfg(target_arch = "x86_64")]
-        libc::SYS_creat => ("write", "creat".into(), vec![meta(AT_FDCWD, a[0], 0)]),
+        libc::SYS_creat => (
+            "write",
+            "creat".into(),
+            vec![open_arg(AT_FDCWD, a[0], libc::O_CREAT as u64)],
+        ),
         #[cfg(target_arch = "x86_64")]
         libc::SYS_mkdir => ("mkdir", "mkdir".into(), vec![entry(AT_FDCWD, a[0])]),
         #[cfg(target_arch = "x86_64")]
@@ -986,6 +1046,13 @@ fn decide(
         libc::SYS_symlink => ("symlink", "symlink".into(), vec![entry(AT_FDCWD, a[1])]),
         _ => return Verdict::Continue,
     };
+    // The call the supervisor makes itself once judged (see `perform`): every call here but the
+    // metadata ones, whose judged paths the kernel would otherwise read again.
+    let act = match act_of(nr, &a, pid) {
+        Ok(act) => act,
+        Err(errno) => return Verdict::Fail(errno),
+    };
+    let mut targets: Vec<perform::Target> = Vec::new();
     // Calls that can make a file named `.git` (a `gitdir:` pointer, or a repository moved into place):
     // the arguments that name what is made. A `mkdir` of one (git init, git clone) is not among them.
     // A `renameat2` that exchanges the two names, or leaves a whiteout, makes both.
@@ -1012,11 +1079,24 @@ fn decide(
             };
             raw
         };
+        let mut proc_link: ProcLink = None;
         let resolution = if raw.is_empty() && arg.empty_is_fd {
             resolve_fd(pid, arg.dirfd, &policy.writable_roots)
         } else {
-            resolve_within(pid, arg.dirfd, &raw, arg.follow, &policy.writable_roots)
+            let trusted = &policy.writable_roots;
+            resolve_noting(
+                pid,
+                root,
+                arg.dirfd,
+                &raw,
+                arg.follow,
+                trusted,
+                &mut proc_link,
+            )
         };
+        if let Some((link, seen)) = proc_link.clone() {
+            targets.push(perform::Target::ProcLink { link, seen });
+        }
         let path = match resolution {
             Ok(Some(path)) => path,
             // A pipe or socket reopened through `/proc/<pid>/fd`: no name is made or changed.
@@ -1122,9 +1202,93 @@ fn decide(
             // A repository of this host's runs: theirs in later runs too.
             super::host_repos::note_made(&path);
         }
+        if proc_link.is_none() {
+            targets.push(perform::Target::Path(path.clone()));
+        }
         resolved.get_or_insert(path);
     }
-    Verdict::Continue
+    match act {
+        Some((act, as_named)) => Verdict::Perform(Box::new(perform::Job {
+            act,
+            targets,
+            as_named,
+        })),
+        None => Verdict::Continue,
+    }
+}
+
+/// The call `nr` is, as the supervisor makes it once judged (`perform`), with what it needs beyond
+/// its paths, read once from the caller; `None` for calls the kernel still makes (the metadata
+/// ones, and a link of an open file by its descriptor). `Err`: the caller's memory could not be read.
+#[allow(clippy::type_complexity)]
+fn act_of(
+    nr: libc::c_long,
+    a: &[u64; 6],
+    pid: u32,
+) -> Result<Option<(perform::Act, Option<(i32, std::ffi::CString)>)>, i32> {
+    use perform::Act;
+    let text = |at: u64| {
+        let raw = caller_memory::read_path(pid, at).ok_or(libc::EFAULT)?;
+        std::ffi::CString::new(raw).map_err(|_| libc::EINVAL)
+    };
+    let open = |flags: u64, mode: u64| Act::Open {
+        flags: flags as i32,
+        mode: mode as u32,
+        resolve: 0,
+    };
+    let act = match nr {
+        libc::SYS_openat => open(a[2], a[3]),
+        libc::SYS_openat2 => {
+            let word = |at: u64| caller_memory::read_u64(pid, at).ok_or(libc::EFAULT);
+            let (flags, mode, resolve) = (word(a[2])?, word(a[2] + 8)?, word(a[2] + 16)?);
+            // The lookup as the caller named it, for the restrictions it asks of it.
+            let as_named = (resolve != 0).then(|| text(a[1])).transpose()?;
+            let act = Act::Open {
+                flags: flags as i32,
+                mode: mode as u32,
+                resolve,
+            };
+            return Ok(Some((act, as_named.map(|n| (a[0] as i32, n)))));
+        }
+        libc::SYS_mkdirat => Act::Mkdir { mode: a[2] as u32 },
+        libc::SYS_mknodat => Act::Mknod {
+            mode: a[2] as u32,
+            dev: a[3],
+        },
+        libc::SYS_unlinkat => Act::Unlink { flags: a[2] as i32 },
+        libc::SYS_renameat => Act::Rename { flags: 0 },
+        libc::SYS_renameat2 => Act::Rename { flags: a[4] as u32 },
+        libc::SYS_linkat if a[4] & libc::AT_EMPTY_PATH as u64 == 0 => Act::Link,
+        libc::SYS_symlinkat => Act::Symlink { text: text(a[0])? },
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_open => open(a[1], a[2]),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_creat => open(
+            (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64,
+            a[1],
+        ),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_mkdir => Act::Mkdir { mode: a[1] as u32 },
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_mknod => Act::Mknod {
+            mode: a[1] as u32,
+            dev: a[2],
+        },
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_unlink => Act::Unlink { flags: 0 },
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_rmdir => Act::Unlink {
+            flags: libc::AT_REMOVEDIR,
+        },
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_rename => Act::Rename { flags: 0 },
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_link => Act::Link,
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_symlink => Act::Symlink { text: text(a[0])? },
+        _ => return Ok(None),
+    };
+    Ok(Some((act, None)))
 }
 
 /// The rule a call that would make a file (or socket) named `.git` is refused by.
@@ -1378,6 +1542,19 @@ fn resolve_within(
     follow: bool,
     trusted: &[PathBuf],
 ) -> Resolution {
+    resolve_noting(pid, None, dirfd, raw, follow, trusted, &mut None)
+}
+
+/// `resolve_within`, noting an open file's `/proc` link the final component went through.
+fn resolve_noting(
+    pid: u32,
+    root: Option<&OwnedFd>,
+    dirfd: i64,
+    raw: &[u8],
+    follow: bool,
+    trusted: &[PathBuf],
+    proc_link: &mut ProcLink,
+) -> Resolution {
     if raw.is_empty() {
         return Err(libc::ENOENT);
     }
@@ -1396,7 +1573,7 @@ fn resolve_within(
         }
         base
     };
-    walk(pid, &start.join(raw), follow, trusted)
+    walk_noting(pid, root, &start.join(raw), follow, trusted, proc_link)
 }
 
 fn read_link_errno(path: impl AsRef<Path>) -> Result<PathBuf, i32> {
@@ -1460,6 +1637,39 @@ fn xattr_call(nr: libc::c_long) -> String {
 /// Resolve `path` (absolute, in the caller's view) component by component as the kernel would, the
 /// final link followed only when `follow`.
 fn walk(pid: u32, path: &Path, follow: bool, trusted: &[PathBuf]) -> Resolution {
+    walk_noting(pid, None, path, follow, trusted, &mut None)
+}
+
+/// A `/proc/<pid>/fd/<n>` link the final component of a path went through, and what it read: the
+/// open file the call reaches (which may have no name: a pipe, a deleted file).
+type ProcLink = Option<(PathBuf, PathBuf)>;
+
+/// Whether `link` (in the caller's view) is an open file's `/proc` link: `/proc/<pid>/fd/<n>` or
+/// `/proc/<pid>/task/<tid>/fd/<n>`.
+fn is_fd_link(link: &Path) -> bool {
+    link.starts_with("/proc")
+        && link
+            .parent()
+            .is_some_and(|p| p.file_name() == Some(OsStr::new("fd")))
+}
+
+/// Whether `link` (in the caller's view) is a process's root link, `/proc/<pid>/root` (or a
+/// thread's, `/proc/<pid>/task/<tid>/root`).
+fn is_root_link(link: &Path) -> bool {
+    link.starts_with("/proc")
+        && link.file_name() == Some(OsStr::new("root"))
+        && link != Path::new("/proc/root")
+}
+
+/// `walk`, noting in `proc_link` an open file's `/proc` link the final component went through.
+fn walk_noting(
+    pid: u32,
+    root: Option<&OwnedFd>,
+    path: &Path,
+    follow: bool,
+    trusted: &[PathBuf],
+    proc_link: &mut ProcLink,
+) -> Resolution {
     // Start at the trusted directory the path is in, when it names no `..` that could leave it.
     let start = (!path
         .components()
@@ -1478,6 +1688,18 @@ fn walk(pid: u32, path: &Path, follow: bool, trusted: &[PathBuf]) -> Resolution 
             other => Some(other.as_os_str().to_os_string()),
         })
         .collect();
+    // Each lookup is made relative to the caller's root and without effective capabilities: a
+    // directory the caller may not search, or a process its /proc hides from it, is not there for the
+    // walk either (a root supervisor would see both).
+    let opened;
+    let root = match root {
+        Some(root) => root,
+        None => {
+            opened = unix_connect::open_root(pid, || true)?;
+            &opened
+        }
+    };
+    let _identity = perform::CallerIdentity::assume()?;
     let mut links = 0;
     while let Some(c) = pending.pop() {
         if c == "." || c.is_empty() {
@@ -1501,14 +1723,22 @@ fn walk(pid: u32, path: &Path, follow: bool, trusted: &[PathBuf]) -> Resolution 
         if last && !follow {
             return Ok(Some(candidate));
         }
-        let seen = in_view(pid, &candidate);
-        match std::fs::symlink_metadata(&seen) {
-            Ok(m) if m.file_type().is_symlink() => {
+        match stat_at(root, &candidate, false) {
+            Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => {
                 links += 1;
                 if links > 40 {
                     return Err(libc::ELOOP);
                 }
-                let target = read_link_errno(&seen)?;
+                let target = read_link_at(root, &candidate)?;
+                if is_root_link(&candidate) && !is_the_root(root, &candidate) {
+                    // Another process's root that is not the caller's (the namespace's init sits
+                    // in the host's view): its text names a path in a view the supervisor does not
+                    // judge, and a write the kernel would take there is refused (fail closed).
+                    return Err(libc::EACCES);
+                }
+                if last && is_fd_link(&candidate) {
+                    *proc_link = Some((candidate.clone(), target.clone()));
+                }
                 if target.is_absolute() {
                     out = PathBuf::from("/");
                 } else if candidate.starts_with("/proc") && names_no_path(&target) {
@@ -1524,13 +1754,69 @@ fn walk(pid: u32, path: &Path, follow: bool, trusted: &[PathBuf]) -> Resolution 
                 }
             }
             Ok(_) => out = candidate,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && last => {
-                return Ok(Some(candidate))
-            }
-            Err(e) => return Err(e.raw_os_error().unwrap_or(libc::ENOENT)),
+            Err(libc::ENOENT) if last => return Ok(Some(candidate)),
+            Err(e) => return Err(e),
         }
     }
     Ok(Some(out))
+}
+
+/// `path` (absolute, in the caller's view) relative to the caller's root, for the `*at` calls.
+fn relative_c(path: &Path) -> Result<std::ffi::CString, i32> {
+    let rel = path.strip_prefix("/").unwrap_or(path);
+    let rel = if rel.as_os_str().is_empty() {
+        OsStr::new(".")
+    } else {
+        rel.as_os_str()
+    };
+    std::ffi::CString::new(rel.as_bytes()).map_err(|_| libc::EINVAL)
+}
+
+/// `stat` of `path` beneath `root`, its final link followed only when `follow`.
+fn stat_at(root: &OwnedFd, path: &Path, follow: bool) -> Result<libc::stat, i32> {
+    let c = relative_c(path)?;
+    let flags = if follow { 0 } else { libc::AT_SYMLINK_NOFOLLOW };
+    // SAFETY: fstatat fills a zeroed stat; root is an open directory.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatat(root.as_raw_fd(), c.as_ptr(), &mut st, flags) } < 0 {
+        return Err(std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::ENOENT));
+    }
+    Ok(st)
+}
+
+/// The text of link `path` beneath `root`.
+fn read_link_at(root: &OwnedFd, path: &Path) -> Result<PathBuf, i32> {
+    let c = relative_c(path)?;
+    let mut buf = vec![0u8; libc::PATH_MAX as usize + 1];
+    // SAFETY: readlinkat writes at most buf.len() bytes into buf.
+    let n = unsafe {
+        libc::readlinkat(
+            root.as_raw_fd(),
+            c.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::ENOENT));
+    }
+    buf.truncate(n as usize);
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(buf)))
+}
+
+/// Whether the root link `link` (beneath `root`) leads to `root` itself.
+fn is_the_root(root: &OwnedFd, link: &Path) -> bool {
+    let Ok(target) = stat_at(root, link, true) else {
+        return false;
+    };
+    // SAFETY: fstat fills a zeroed stat of an open fd.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::fstat(root.as_raw_fd(), &mut st) };
+    rc == 0 && (st.st_dev, st.st_ino) == (target.st_dev, target.st_ino)
 }
 
 /// The root of `roots` that holds `path` and lies in no other root (a root inside another could be

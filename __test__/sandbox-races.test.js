@@ -1,0 +1,129 @@
+'use strict';
+// The supervisor judges a path it read from the caller's memory, then the call goes on. If the kernel
+// read the path again after the judgment (SECCOMP_USER_NOTIF_FLAG_CONTINUE), a second thread of the
+// caller could rewrite the path, or swap a directory on it for a link, between the two reads: the
+// judgment would be of one name and the write of another. These tests run those races for a bounded
+// number of tries and check the host's side: nothing planted where only the supervisor guards (a name
+// that does not exist yet, a nested host repository's hooks), and the run's own writes still work.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const { native, killTracked, tempDir, run } = require('./helpers.js');
+
+test.after(killTracked);
+
+const caps = native.sandboxCapabilities();
+const noSandbox = !caps.enforceable && `this host cannot sandbox: ${caps.problems.join('; ')}`;
+const noPython = spawnSync('python3', ['-c', '1']).status !== 0 && 'python3 is not installed';
+const when = (...reasons) => ({ skip: reasons.find(Boolean) || false });
+
+/** A root holding a git repository (it has protected names), its realpath. */
+function repoRoot() {
+  const root = fs.realpathSync(tempDir('agent-exec-races-'));
+  const git = spawnSync('git', ['init', '-q', root]);
+  assert.equal(git.status, 0, String(git.stderr));
+  return root;
+}
+
+/** Python run in the sandbox: `body` after a prelude with libc and a racing-thread helper. */
+function py(body) {
+  const prelude = [
+    'import ctypes, os, threading, time',
+    'libc = ctypes.CDLL(None, use_errno=True)',
+    'stop = threading.Event()',
+    'def racing(step):',
+    '    def loop():',
+    '        while not stop.is_set():',
+    '            step()',
+    '    t = threading.Thread(target=loop, daemon=True)',
+    '    t.start()',
+    '    return t',
+    // Bounded by tries and by time: the test must end whether the race is won or not.
+    'deadline = time.monotonic() + 15',
+  ];
+  return `python3 - <<'PY'\n${[...prelude, ...body].join('\n')}\nPY`;
+}
+
+// Each try: the main thread makes a call on a buffer a second thread keeps rewriting between an
+// allowed name and a protected one. The supervisor must judge and act on the same copy.
+const rewrites = {
+  'open(O_CREAT)': 'fd = libc.open(buf, os.O_WRONLY | os.O_CREAT, 0o644); fd >= 0 and libc.close(fd)',
+  mkdir: 'libc.mkdir(buf, 0o755)',
+  symlink: 'libc.symlink(b"/tmp", buf)',
+  'rename': 'open("src", "w").close(); libc.rename(b"src", buf)',
+  'link': 'open("src", "w").close(); libc.link(b"src", buf)',
+};
+
+for (const [call, attempt] of Object.entries(rewrites)) {
+  test(`a path rewritten by another thread while the supervisor judges it plants nothing: ${call}`, when(noSandbox, noPython), async () => {
+    const root = repoRoot();
+    const r = await run({
+      command: py([
+        'buf = ctypes.create_string_buffer(64)',
+        'good, bad = b"allowed-name\\0", b".envrc\\0\\0\\0\\0\\0\\0\\0"',
+        'def flip():',
+        '    ctypes.memmove(buf, bad, len(bad))',
+        '    ctypes.memmove(buf, good, len(good))',
+        'racing(flip)',
+        'tries = 0',
+        'while tries < 3000 and time.monotonic() < deadline and not os.path.lexists(".envrc"):',
+        '    tries += 1',
+        `    ${attempt}`,
+        '    for n in ("allowed-name", "src"):',
+        '        try:',
+        '            os.rmdir(n) if os.path.isdir(n) and not os.path.islink(n) else os.unlink(n)',
+        '        except OSError:',
+        '            pass',
+        'stop.set()',
+        'print("tries", tries, "planted" if os.path.lexists(".envrc") else "held")',
+      ]),
+      cwd: root,
+      sandbox: { writableRoots: [root] },
+    });
+    assert.equal(r.exitCode, 0, r.output);
+    assert.match(r.output, /tries \d+ held/, r.output);
+    assert.equal(fs.existsSync(path.join(root, '.envrc')), false, 'the run planted .envrc');
+    assert.ok(r.sandbox.denials.some((d) => d.path === path.join(root, '.envrc')), 'no denial names .envrc');
+  });
+}
+
+test('a directory swapped for a link while the supervisor judges a write beneath it reaches no host repository hook', when(noSandbox, noPython), async () => {
+  const root = repoRoot();
+  // A nested repository of the host's (vendored): its hooks are guarded by the supervisor alone.
+  const nested = path.join(root, 'vendor', 'lib');
+  fs.mkdirSync(nested, { recursive: true });
+  assert.equal(spawnSync('git', ['init', '-q', nested]).status, 0);
+  const hooks = path.join(nested, '.git', 'hooks');
+  // A git dir born in the run's first tick of the coarse clock would count as the run's.
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const r = await run({
+    command: py([
+      'os.mkdir("d")',
+      'os.symlink("vendor/lib/.git/hooks", "l")',
+      'SYS_renameat2, AT_FDCWD, RENAME_EXCHANGE = 316, -100, 2',
+      'def swap():',
+      '    libc.syscall(SYS_renameat2, AT_FDCWD, b"d", AT_FDCWD, b"l", RENAME_EXCHANGE)',
+      'racing(swap)',
+      'tries = 0',
+      'hook = "vendor/lib/.git/hooks/post-checkout"',
+      'while tries < 3000 and time.monotonic() < deadline and not os.path.exists(hook):',
+      '    tries += 1',
+      '    fd = libc.open(b"d/post-checkout", os.O_WRONLY | os.O_CREAT, 0o755)',
+      '    fd >= 0 and libc.close(fd)',
+      'stop.set()',
+      'made = os.path.isdir("d") and os.path.exists("d/post-checkout") or os.path.isdir("l") and os.path.exists("l/post-checkout")',
+      'print("tries", tries, "planted" if os.path.exists(hook) else "held", "made" if made else "none")',
+    ]),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.equal(r.exitCode, 0, r.output);
+  assert.match(r.output, /tries \d+ held/, r.output);
+  assert.deepEqual(fs.readdirSync(hooks).filter((n) => !n.endsWith('.sample')), [], 'a hook was planted');
+  // The run's own directory took the file on the tries the swap did not interfere with.
+  assert.match(r.output, / made\n?$/, r.output);
+});

@@ -1,0 +1,787 @@
+//! The supervisor makes a judged call itself, on the copy of the arguments it judged.
+//!
+//! A seccomp notification shows the supervisor a system call whose path is in the caller's memory.
+//! Answering "go on" (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`) lets the kernel read that path again, later:
+//! another thread of the caller can rewrite the buffer between the two reads, or swap a directory on
+//! the path for a link, and the kernel then writes a name the supervisor never judged (a `.envrc`, a
+//! nested repository's hook). The kernel's documentation warns of exactly this. So for every call
+//! that makes, changes or removes a name, the supervisor:
+//!
+//! 1. resolves the path the caller named in the caller's view and judges the result (`supervisor`);
+//! 2. opens the judged path's parent directory beneath the caller's root, refusing any link on the
+//!    way (`RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS`): the resolution already followed every link, so a
+//!    link found now is one swapped in since, and the call fails rather than land elsewhere;
+//! 3. makes the call relative to that directory with the judged final name (`openat`, `mkdirat`,
+//!    `renameat2`, ...), as the caller: no effective capability (a sandboxed command has none) and the
+//!    caller's umask, on a thread with a file-system context of its own;
+//! 4. answers with the call's result, and for an open, puts the new file in the caller's fd table
+//!    (`SECCOMP_IOCTL_NOTIF_ADDFD`, atomically with the answer).
+//!
+//! What the kernel still decides: the mounts of the caller's view (read-only binds, hidden
+//! directories) apply, since the lookup starts at the caller's root; file modes and ownership apply,
+//! since the call is made without capabilities. Landlock does not (the supervisor is not confined),
+//! which is why only judged calls are made here: the judgment covers what Landlock would refuse.
+
+use std::ffi::{CString, OsStr};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
+
+/// A judged call, with what it needs beyond its paths (read once from the caller).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Act {
+    /// `open`, `openat`, `openat2`, `creat` for writing: a new fd in the caller.
+    Open {
+        flags: i32,
+        mode: u32,
+        /// `openat2`'s restrictions on the caller's own lookup, checked as the caller would meet them.
+        resolve: u64,
+    },
+    Mkdir {
+        mode: u32,
+    },
+    Mknod {
+        mode: u32,
+        dev: u64,
+    },
+    /// `unlink`, `rmdir`, `unlinkat` (`AT_REMOVEDIR` in `flags`).
+    Unlink {
+        flags: i32,
+    },
+    /// `rename`, `renameat`, `renameat2`: targets are the old name, then the new one.
+    Rename {
+        flags: u32,
+    },
+    /// `link`, `linkat`: targets are the new name, then the file linked (already resolved).
+    Link,
+    /// `symlink`, `symlinkat`: the link's text, as read once.
+    Symlink {
+        text: CString,
+    },
+}
+
+impl Act {
+    /// Whether the call makes a file whose mode the caller's umask shapes.
+    fn creates(&self) -> bool {
+        match self {
+            Act::Open { flags, .. } => {
+                flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE
+            }
+            Act::Mkdir { .. } | Act::Mknod { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+/// Where a judged path argument leads, as the supervisor judged it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// An absolute path in the caller's view with every link resolved (the final one as the call
+    /// asks).
+    Path(PathBuf),
+    /// A `/proc` link to an open file (`/proc/<pid>/fd/<n>`, `/dev/stdout`'s end), reopened through
+    /// the link itself (the file may have no name: a pipe, a deleted file); `seen` is what the link
+    /// read when judged, and must read the same on the file opened.
+    ProcLink { link: PathBuf, seen: PathBuf },
+}
+
+/// A judged call and its targets, in the call's order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    pub act: Act,
+    pub targets: Vec<Target>,
+    /// The caller's directory fd and path, as read once, for `openat2`'s resolve checks.
+    pub as_named: Option<(i32, CString)>,
+}
+
+/// What a job came to.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The call's return value.
+    Value(i64),
+    /// A file to give the caller as the call's result.
+    File { file: OwnedFd, cloexec: bool },
+    /// The call's error.
+    Error(i32),
+    /// An open that would wait (a FIFO without a reader yet): to be made where waiting is allowed.
+    Blocks,
+}
+
+/// What a run's calls are made against: its root (all its processes share it: `chroot`, `setns`
+/// and `unshare` are refused in the sandbox) and its umask.
+pub struct Caller {
+    root: OnceLock<Arc<OwnedFd>>,
+    umask: AtomicU32,
+    /// Set once any process of the run calls `umask`: from then on each creation reads its
+    /// caller's umask from `/proc`.
+    umask_varies: AtomicBool,
+}
+
+const UNKNOWN: u32 = u32::MAX;
+
+impl Default for Caller {
+    fn default() -> Self {
+        Caller {
+            root: OnceLock::new(),
+            umask: AtomicU32::new(UNKNOWN),
+            umask_varies: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Caller {
+    /// The run's root, opened through `pid` the first time (`still_waiting` says the pid was still
+    /// the caller after the open, so a reused pid's root is never taken).
+    pub fn root(&self, pid: u32, still_waiting: impl Fn() -> bool) -> Result<Arc<OwnedFd>, i32> {
+        if let Some(root) = self.root.get() {
+            return Ok(root.clone());
+        }
+        let root = Arc::new(super::unix_connect::open_root(pid, still_waiting)?);
+        Ok(self.root.get_or_init(|| root).clone())
+    }
+
+    /// A process of the run calls `umask` (the supervisor is told before the call is made).
+    pub fn umask_called(&self) {
+        self.umask_varies.store(true, Ordering::Release);
+    }
+
+    fn umask_of(&self, pid: u32) -> Result<u32, i32> {
+        if !self.umask_varies.load(Ordering::Acquire) {
+            let known = self.umask.load(Ordering::Acquire);
+            if known != UNKNOWN {
+                return Ok(known);
+            }
+        }
+        let mask = read_umask(pid)?;
+        if !self.umask_varies.load(Ordering::Acquire) {
+            self.umask.store(mask, Ordering::Release);
+        }
+        Ok(mask)
+    }
+}
+
+/// The `Umask:` line of `/proc/<pid>/status`.
+fn read_umask(pid: u32) -> Result<u32, i32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::ESRCH))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        .ok_or(libc::ESRCH)
+}
+
+/// Make `job` for process `pid`, whose run is `caller`, without effective capabilities, and on a
+/// thread with a file-system context of its own when the call creates (the caller's umask is set
+/// there). `may_block`: this thread may wait on the call (an open of a FIFO waits for its reader);
+/// if not, such an open comes back as `Outcome::Blocks`, to be made elsewhere.
+pub fn perform(
+    job: &Job,
+    caller: &Caller,
+    pid: u32,
+    may_block: bool,
+    still_waiting: impl Fn() -> bool,
+) -> Outcome {
+    let root = match caller.root(pid, still_waiting) {
+        Ok(root) => root,
+        Err(e) => return Outcome::Error(e),
+    };
+    let umask = if job.act.creates() {
+        match caller.umask_of(pid) {
+            Ok(m) => Some(m),
+            Err(e) => return Outcome::Error(e),
+        }
+    } else {
+        None
+    };
+    let job = job.clone();
+    let work = move || {
+        let _identity = match CallerIdentity::assume() {
+            Ok(guard) => guard,
+            Err(e) => return Outcome::Error(e),
+        };
+        if let Some(mask) = umask {
+            // SAFETY: umask sets this thread's own file-system context (see `on_own_fs`).
+            unsafe { libc::umask(mask as libc::mode_t) };
+        }
+        make(&job, &root, pid, may_block)
+    };
+    if umask.is_some() {
+        on_own_fs(work)
+    } else {
+        work()
+    }
+}
+
+fn make(job: &Job, root: &OwnedFd, pid: u32, may_block: bool) -> Outcome {
+    let result = match (&job.act, job.targets.as_slice()) {
+        (
+            Act::Open {
+                flags,
+                mode,
+                resolve,
+            },
+            [target],
+        ) => {
+            let named = job.as_named.as_ref();
+            return open(
+                root,
+                pid,
+                target,
+                (*flags, *mode, *resolve),
+                named,
+                may_block,
+            );
+        }
+        (Act::Mkdir { mode }, [Target::Path(p)]) => at(root, p, |dir, name| {
+            // SAFETY: mkdirat reads the name; dir is an open directory.
+            unsafe { libc::mkdirat(dir, name, *mode as libc::mode_t) }
+        }),
+        (Act::Mknod { mode, dev }, [Target::Path(p)]) => at(root, p, |dir, name| {
+            // SAFETY: as above.
+            unsafe { libc::mknodat(dir, name, *mode as libc::mode_t, *dev as libc::dev_t) }
+        }),
+        (Act::Unlink { flags }, [Target::Path(p)]) => at(root, p, |dir, name| {
+            // SAFETY: as above.
+            unsafe { libc::unlinkat(dir, name, *flags) }
+        }),
+        (Act::Symlink { text }, [Target::Path(p)]) => at(root, p, |dir, name| {
+            // SAFETY: symlinkat reads both strings.
+            unsafe { libc::symlinkat(text.as_ptr(), dir, name) }
+        }),
+        (Act::Rename { flags }, [Target::Path(from), Target::Path(to)]) => {
+            at2(root, from, to, |fd, fname, td, tname| {
+                // SAFETY: renameat2 reads the names; both dirs are open.
+                unsafe {
+                    libc::syscall(libc::SYS_renameat2, fd, fname, td, tname, *flags) as libc::c_int
+                }
+            })
+        }
+        (Act::Link, [Target::Path(new), Target::ProcLink { link, seen }]) => {
+            // `linkat(AT_FDCWD, "/proc/self/fd/N", .., AT_SYMLINK_FOLLOW)`, the way to give an
+            // `O_TMPFILE` file a name: the file is taken through the link, checked to be the one
+            // judged, and linked through a link of the supervisor's own.
+            link_open_file(root, pid, link, seen, new)
+        }
+        (Act::Link, [Target::Path(new), Target::Path(old)]) => {
+            at2(root, old, new, |od, oname, nd, nname| {
+                // SAFETY: linkat reads the names; the source's final link is not followed (the
+                // judged path is the file itself).
+                unsafe { libc::linkat(od, oname, nd, nname, 0) }
+            })
+        }
+        // A target that is no name (a pipe's /proc link) for a call that needs one: the kernel's
+        // answer for a path through a non-directory.
+        _ => Err(libc::ENOTDIR),
+    };
+    match result {
+        Ok(v) => Outcome::Value(v),
+        Err(e) => Outcome::Error(e),
+    }
+}
+
+/// The last OS error of this thread.
+fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+fn c_name(name: &OsStr) -> Result<CString, i32> {
+    CString::new(name.as_bytes()).map_err(|_| libc::EINVAL)
+}
+
+/// The directory `path` (absolute, in the caller's view, links already resolved) beneath `root`,
+/// with no link anywhere on the way (one there now was swapped in since the judgment).
+fn pinned_dir(root: &OwnedFd, path: &Path) -> Result<OwnedFd, i32> {
+    let relative = path.strip_prefix("/").map_err(|_| libc::EINVAL)?;
+    let relative = if relative.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        relative
+    };
+    let c = c_name(relative.as_os_str())?;
+    // SAFETY: open_how is plain data; all-zero is its default.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+    // SAFETY: openat2 reads the path and open_how, both alive for the call.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            root.as_raw_fd(),
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return Err(errno());
+    }
+    // SAFETY: a new fd we own from here on.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// `path`'s parent, pinned, and its final name (`.` for the root itself).
+fn parent_and_name(root: &OwnedFd, path: &Path) -> Result<(OwnedFd, CString), i32> {
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => Ok((pinned_dir(root, parent)?, c_name(name)?)),
+        _ => Ok((pinned_dir(root, Path::new("/"))?, c_name(OsStr::new("."))?)),
+    }
+}
+
+fn at(
+    root: &OwnedFd,
+    path: &Path,
+    call: impl FnOnce(RawFd, *const libc::c_char) -> libc::c_int,
+) -> Result<i64, i32> {
+    let (dir, name) = parent_and_name(root, path)?;
+    if call(dir.as_raw_fd(), name.as_ptr()) < 0 {
+        return Err(errno());
+    }
+    Ok(0)
+}
+
+fn at2(
+    root: &OwnedFd,
+    first: &Path,
+    second: &Path,
+    call: impl FnOnce(RawFd, *const libc::c_char, RawFd, *const libc::c_char) -> libc::c_int,
+) -> Result<i64, i32> {
+    let (d1, n1) = parent_and_name(root, first)?;
+    let (d2, n2) = parent_and_name(root, second)?;
+    if call(d1.as_raw_fd(), n1.as_ptr(), d2.as_raw_fd(), n2.as_ptr()) < 0 {
+        return Err(errno());
+    }
+    Ok(0)
+}
+
+/// `major:minor` of `/dev/tty`, which names the opener's controlling terminal.
+const DEV_TTY: (u32, u32) = (5, 0);
+
+fn open(
+    root: &OwnedFd,
+    pid: u32,
+    target: &Target,
+    (flags, mode, resolve): (i32, u32, u64),
+    as_named: Option<&(i32, CString)>,
+    may_block: bool,
+) -> Outcome {
+    let cloexec = flags & libc::O_CLOEXEC != 0;
+    if resolve != 0 {
+        if let Err(e) = check_callers_lookup(pid, resolve, as_named) {
+            return Outcome::Error(e);
+        }
+    }
+    let file = match target {
+        Target::Path(p) => open_path(root, pid, p, flags, mode, may_block),
+        Target::ProcLink { link, seen } => {
+            // A pipe opened for writing waits for a reader (most have one: process substitution).
+            let pipe = seen.as_os_str().as_bytes().starts_with(b"pipe:");
+            if pipe && !may_block && flags & libc::O_NONBLOCK == 0 {
+                return Outcome::Blocks;
+            }
+            reopen(pid, link, seen, flags).map(Some)
+        }
+    };
+    match file {
+        Ok(Some(file)) => Outcome::File { file, cloexec },
+        Ok(None) => Outcome::Blocks,
+        Err(e) => Outcome::Error(e),
+    }
+}
+
+/// Open `path`'s file; `None` when that would wait and `may_block` is false.
+fn open_path(
+    root: &OwnedFd,
+    pid: u32,
+    path: &Path,
+    flags: i32,
+    mode: u32,
+    may_block: bool,
+) -> Result<Option<OwnedFd>, i32> {
+    let (dir, name) = parent_and_name(root, path)?;
+    let mut flags = flags;
+    match file_type(&dir, &name) {
+        // `/dev/tty` is the opener's terminal: the caller's, not the supervisor's.
+        Some((libc::S_IFCHR, rdev)) if rdev == libc::makedev(DEV_TTY.0, DEV_TTY.1) => {
+            return open_controlling_tty(pid, flags).map(Some)
+        }
+        // A pseudo-terminal: the caller's own only (Landlock grants no other; a write to another
+        // of the user's terminals, the agent's, could inject input).
+        Some((libc::S_IFCHR, rdev))
+            if (136..=143).contains(&libc::major(rdev)) && !pty_is_callers(pid, &dir, rdev) =>
+        {
+            return Err(libc::EACCES)
+        }
+        // An open of a FIFO for writing waits for a reader, unless non-blocking.
+        Some((libc::S_IFIFO, _)) if flags & libc::O_NONBLOCK == 0 => {
+            if !may_block {
+                return Ok(None);
+            }
+            // It is there: nothing is made (should it go, the call fails rather than make a file).
+            flags &= !(libc::O_CREAT | libc::O_EXCL);
+        }
+        _ => {}
+    }
+    // The final link, if the call follows one, is resolved already: one there now is new.
+    let how_flags = (flags & !libc::O_CLOEXEC) | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: openat reads the name; dir is an open directory.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), how_flags, mode) };
+    if fd < 0 {
+        return Err(errno());
+    }
+    // SAFETY: a new fd we own.
+    Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+/// The file type (`S_IFMT` bits) and device number of `dir/name`, not following a final link.
+fn file_type(dir: &OwnedFd, name: &CString) -> Option<(libc::mode_t, libc::dev_t)> {
+    // SAFETY: fstatat fills a zeroed stat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let rc = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    (rc == 0).then_some((st.st_mode & libc::S_IFMT, st.st_rdev))
+}
+
+/// Whether pseudo-terminal `rdev` in directory `dir` (pinned in the caller's view) is the caller's:
+/// every one of a devpts of the run's own (not the host's `/dev/pts`), else its controlling terminal.
+fn pty_is_callers(pid: u32, dir: &OwnedFd, rdev: libc::dev_t) -> bool {
+    // SAFETY: fstat fills a zeroed stat of an open fd.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let pinned = unsafe { libc::fstat(dir.as_raw_fd(), &mut st) } == 0;
+    let hosts = std::fs::metadata("/dev/pts").map(|m| std::os::unix::fs::MetadataExt::dev(&m));
+    if pinned && hosts.is_ok_and(|dev| dev != st.st_dev) {
+        return true;
+    }
+    controlling_tty(pid).is_ok_and(|tty| tty == Some(rdev))
+}
+
+/// The caller's controlling terminal (`tty_nr` of `/proc/<pid>/stat`), if any.
+fn controlling_tty(pid: u32) -> Result<Option<libc::dev_t>, i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|_| libc::ESRCH)?;
+    let after_name = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .ok_or(libc::ESRCH)?;
+    // Fields after the name: state, ppid, pgrp, session, tty_nr.
+    let tty_nr: u64 = after_name
+        .split_whitespace()
+        .nth(4)
+        .and_then(|v| v.parse().ok())
+        .ok_or(libc::ESRCH)?;
+    if tty_nr == 0 {
+        return Ok(None);
+    }
+    let (major, minor) = (
+        (tty_nr >> 8) & 0xfff,
+        (tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00),
+    );
+    Ok(Some(libc::makedev(major as u32, minor as u32)))
+}
+
+/// Open the caller's controlling terminal, as its open of `/dev/tty` would: the terminal named by
+/// `tty_nr` in `/proc/<pid>/stat`, found among the pseudo-terminals of its view or the host's (the
+/// host made the PTYs of its sessions), and checked to be that device. None: `ENXIO`, as the kernel
+/// answers a process without one.
+fn open_controlling_tty(pid: u32, flags: i32) -> Result<OwnedFd, i32> {
+    let wanted = controlling_tty(pid)?.ok_or(libc::ENXIO)?;
+    let (major, minor) = (libc::major(wanted), libc::minor(wanted));
+    // Unix98 pseudo-terminal slaves: majors 136-143.
+    if !(136..=143).contains(&major) {
+        return Err(libc::ENXIO);
+    }
+    let index = (major - 136) * 256 + minor;
+    for candidate in [
+        PathBuf::from(format!("/proc/{pid}/root/dev/pts/{index}")),
+        PathBuf::from(format!("/dev/pts/{index}")),
+    ] {
+        let Ok(c) = CString::new(candidate.as_os_str().as_bytes()) else {
+            continue;
+        };
+        let open_flags = (flags & !libc::O_CLOEXEC) | libc::O_NOCTTY | libc::O_CLOEXEC;
+        // SAFETY: open reads the path.
+        let fd = unsafe { libc::open(c.as_ptr(), open_flags) };
+        if fd < 0 {
+            continue;
+        }
+        // SAFETY: a new fd we own.
+        let file = unsafe { OwnedFd::from_raw_fd(fd) };
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstat fills a zeroed stat of an open fd.
+        let rc = unsafe { libc::fstat(file.as_raw_fd(), &mut st) };
+        if rc == 0 && st.st_rdev == wanted {
+            return Ok(file);
+        }
+    }
+    Err(libc::ENXIO)
+}
+
+fn link_open_file(
+    root: &OwnedFd,
+    pid: u32,
+    link: &Path,
+    seen: &Path,
+    new: &Path,
+) -> Result<i64, i32> {
+    let file = reopen(pid, link, seen, libc::O_PATH)?;
+    let (dir, name) = parent_and_name(root, new)?;
+    let own =
+        CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).map_err(|_| libc::EINVAL)?;
+    // SAFETY: linkat reads both names; dir is an open directory.
+    let rc = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            own.as_ptr(),
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if rc < 0 {
+        return Err(errno());
+    }
+    Ok(0)
+}
+
+/// Reopen a file through a `/proc` link of the caller's (`/proc/<pid>/fd/<n>` in its view), then
+/// check the file opened is the one judged: the link's text must read as it did (the caller may
+/// have put another file at that fd number since).
+fn reopen(pid: u32, link: &Path, seen: &Path, flags: i32) -> Result<OwnedFd, i32> {
+    let mut at = PathBuf::from(format!("/proc/{pid}/root"));
+    at.push(link.strip_prefix("/").unwrap_or(link));
+    let c = c_name(at.as_os_str())?;
+    // O_CREAT and O_EXCL mean nothing for a file that is open already; O_NOCTTY keeps a terminal
+    // from becoming the supervisor's.
+    let open_flags = (flags & !(libc::O_CLOEXEC | libc::O_CREAT | libc::O_EXCL))
+        | libc::O_NOCTTY
+        | libc::O_CLOEXEC;
+    // SAFETY: open reads the path.
+    let fd = unsafe { libc::open(c.as_ptr(), open_flags) };
+    if fd < 0 {
+        return Err(errno());
+    }
+    // SAFETY: a new fd we own.
+    let file = unsafe { OwnedFd::from_raw_fd(fd) };
+    let now = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+    if now != seen {
+        // Another file took the number since it was judged: the caller raced its own call.
+        return Err(libc::EAGAIN);
+    }
+    Ok(file)
+}
+
+/// `openat2`'s resolve flags restrict the caller's own lookup (`RESOLVE_BENEATH` keeps it under its
+/// directory fd, `RESOLVE_NO_SYMLINKS` refuses links, ...): a program relying on them for its own
+/// safety must meet them here too. The lookup is redone as the caller named it, relative to the
+/// caller's directory, as a handle only, and its error is the call's.
+fn check_callers_lookup(
+    pid: u32,
+    resolve: u64,
+    as_named: Option<&(i32, CString)>,
+) -> Result<(), i32> {
+    let Some((dirfd, named)) = as_named else {
+        return Err(libc::EINVAL);
+    };
+    let dir_link = match *dirfd {
+        libc::AT_FDCWD => format!("/proc/{pid}/cwd"),
+        fd => format!("/proc/{pid}/fd/{fd}"),
+    };
+    let dir =
+        std::fs::File::open(&dir_link).map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?;
+    // SAFETY: open_how is plain data; all-zero is its default.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+    how.resolve = resolve;
+    // SAFETY: openat2 reads the path and open_how.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir.as_raw_fd(),
+            named.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        let e = errno();
+        // A name still to be made is no restriction's business.
+        return if e == libc::ENOENT { Ok(()) } else { Err(e) };
+    }
+    // SAFETY: a new fd we close at once.
+    drop(unsafe { OwnedFd::from_raw_fd(fd as RawFd) });
+    Ok(())
+}
+
+/// `struct __user_cap_header_struct` and `__user_cap_data_struct` of `capget(2)`.
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+/// This thread without effective capabilities while it makes a caller's call (a sandboxed command
+/// has none: a root supervisor would otherwise write where file modes forbid the command to), given
+/// back when dropped. `capset` on the raw system call changes the calling thread only.
+pub(super) struct CallerIdentity {
+    restore: Option<[CapData; 2]>,
+}
+
+impl CallerIdentity {
+    pub(super) fn assume() -> Result<CallerIdentity, i32> {
+        let mut header = CapHeader {
+            version: CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let mut data = [CapData::default(); 2];
+        // SAFETY: capget fills two data structs for version 3.
+        if unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) } < 0 {
+            return Err(errno());
+        }
+        if data.iter().all(|d| d.effective == 0) {
+            return Ok(CallerIdentity { restore: None });
+        }
+        let mut none = data;
+        for d in &mut none {
+            d.effective = 0;
+        }
+        // SAFETY: capset reads the header and two data structs.
+        if unsafe { libc::syscall(libc::SYS_capset, &mut header, none.as_ptr()) } < 0 {
+            return Err(errno());
+        }
+        Ok(CallerIdentity {
+            restore: Some(data),
+        })
+    }
+}
+
+impl Drop for CallerIdentity {
+    fn drop(&mut self) {
+        if let Some(data) = self.restore {
+            let mut header = CapHeader {
+                version: CAPABILITY_VERSION_3,
+                pid: 0,
+            };
+            // SAFETY: as in `assume`; the permitted set was kept, so raising the effective set back
+            // is allowed.
+            unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) };
+        }
+    }
+}
+
+thread_local! {
+    /// Whether this thread has a file-system context (umask, cwd) of its own.
+    static OWN_FS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Give the calling thread a file-system context of its own (`unshare(CLONE_FS)`), so setting the
+/// umask a caller's creation needs changes no other thread's. For threads that do nothing else (a
+/// run's supervising thread); false if the kernel refused.
+pub fn own_fs() -> bool {
+    if OWN_FS.with(|o| o.get()) {
+        return true;
+    }
+    // SAFETY: unshare(CLONE_FS) copies this thread's root, cwd and umask into a context of its own.
+    let ok = unsafe { libc::unshare(libc::CLONE_FS) } == 0;
+    OWN_FS.with(|o| o.set(ok));
+    ok
+}
+
+type Work = Box<dyn FnOnce() + Send>;
+
+/// Run `work` on a thread with a file-system context of its own: this one if it has one, else the
+/// one thread kept for that (supervisors waiting on the async runtime share it).
+fn on_own_fs(work: impl FnOnce() -> Outcome + Send + 'static) -> Outcome {
+    if OWN_FS.with(|o| o.get()) {
+        return work();
+    }
+    static CREATOR: OnceLock<Mutex<mpsc::Sender<Work>>> = OnceLock::new();
+    let sender = CREATOR.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Work>();
+        // Should no thread be had, the receiver is gone and each send below fails.
+        let _ = std::thread::Builder::new()
+            .name("agent-exec-creator".into())
+            .spawn(move || {
+                own_fs();
+                while let Ok(work) = rx.recv() {
+                    work();
+                }
+            });
+        Mutex::new(tx)
+    });
+    let (done_tx, done_rx) = mpsc::sync_channel::<Outcome>(1);
+    let job: Work = Box::new(move || {
+        let _ = done_tx.send(work());
+    });
+    let sent = sender.lock().unwrap_or_else(|e| e.into_inner()).send(job);
+    match sent.map(|()| done_rx.recv()) {
+        Ok(Ok(outcome)) => outcome,
+        // No thread to make it with the caller's umask: the call fails as if out of resources.
+        _ => Outcome::Error(libc::EAGAIN),
+    }
+}
+
+/// Put `file` in the caller's fd table as the answer to notification `id` (`SECCOMP_ADDFD_FLAG_SEND`,
+/// Linux 5.14: in one step, the new number being the call's return value): `Ok(None)`, answered.
+/// Kernels before it take the fd first and the answer after: `Ok(Some(number))`, still to answer.
+pub fn send_file(
+    listener: &OwnedFd,
+    id: u64,
+    file: &OwnedFd,
+    cloexec: bool,
+) -> Result<Option<i32>, i32> {
+    let mut addfd = libc::seccomp_notif_addfd {
+        id,
+        flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32,
+        srcfd: file.as_raw_fd() as u32,
+        newfd: 0,
+        newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+    };
+    // SAFETY: ADDFD reads the struct.
+    let rc = unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_ADDFD,
+            &mut addfd,
+        )
+    };
+    if rc >= 0 {
+        return Ok(None);
+    }
+    let e = errno();
+    if e != libc::EINVAL {
+        return Err(e);
+    }
+    addfd.flags = 0;
+    // SAFETY: as above, without the flag an older kernel lacks.
+    let number = unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_ADDFD,
+            &mut addfd,
+        )
+    };
+    if number < 0 {
+        return Err(errno());
+    }
+    Ok(Some(number))
+}
