@@ -127,3 +127,73 @@ test('a directory swapped for a link while the supervisor judges a write beneath
   // The run's own directory took the file on the tries the swap did not interfere with.
   assert.match(r.output, / made\n?$/, r.output);
 });
+
+/** A root with a nested repository of the host's and a disabled hook in it; returns both paths. */
+async function rootWithHostHook() {
+  const root = repoRoot();
+  const nested = path.join(root, 'vendor', 'lib');
+  fs.mkdirSync(nested, { recursive: true });
+  assert.equal(spawnSync('git', ['init', '-q', nested]).status, 0);
+  const hook = path.join(nested, '.git', 'hooks', 'post-checkout');
+  fs.writeFileSync(hook, '#!/bin/sh\necho ran\n', { mode: 0o644 });
+  // A git dir born in the run's first tick of the coarse clock would count as the run's.
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  return { root, hook };
+}
+
+test('a path rewritten while the supervisor judges a chmod turns no host hook on', when(noSandbox, noPython), async () => {
+  const { root, hook } = await rootWithHostHook();
+  const r = await run({
+    command: py([
+      'open("allowed-name", "w").close()',
+      'buf = ctypes.create_string_buffer(64)',
+      'good = b"allowed-name\\0"',
+      'bad = b"vendor/lib/.git/hooks/post-checkout\\0"',
+      'def flip():',
+      '    ctypes.memmove(buf, bad, len(bad))',
+      '    ctypes.memmove(buf, good, len(good))',
+      'racing(flip)',
+      'tries = 0',
+      'hook = "vendor/lib/.git/hooks/post-checkout"',
+      'while tries < 3000 and time.monotonic() < deadline and not os.access(hook, os.X_OK):',
+      '    tries += 1',
+      '    libc.chmod(buf, 0o755)',
+      'stop.set()',
+      'print("tries", tries, "planted" if os.access(hook, os.X_OK) else "held", oct(os.stat("allowed-name").st_mode & 0o777))',
+    ]),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.equal(r.exitCode, 0, r.output);
+  assert.match(r.output, /tries \d+ held 0o755/, r.output);
+  assert.equal(fs.statSync(hook).mode & 0o777, 0o644, 'the host hook was made executable');
+});
+
+test('a descriptor swapped while the supervisor judges an fchmod turns no host hook on', when(noSandbox, noPython), async () => {
+  const { root, hook } = await rootWithHostHook();
+  const r = await run({
+    command: py([
+      'mine = os.open("mine", os.O_RDWR | os.O_CREAT, 0o644)',
+      'theirs = os.open("vendor/lib/.git/hooks/post-checkout", os.O_RDONLY)',
+      'N = 100',
+      'os.dup2(mine, N)',
+      'def swap():',
+      '    os.dup2(theirs, N)',
+      '    os.dup2(mine, N)',
+      'racing(swap)',
+      'tries = 0',
+      'hook = "vendor/lib/.git/hooks/post-checkout"',
+      'while tries < 3000 and time.monotonic() < deadline and not os.access(hook, os.X_OK):',
+      '    tries += 1',
+      '    libc.fchmod(N, 0o755)',
+      'stop.set()',
+      'print("tries", tries, "planted" if os.access(hook, os.X_OK) else "held")',
+    ]),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.equal(r.exitCode, 0, r.output);
+  assert.match(r.output, /tries \d+ held/, r.output);
+  assert.equal(fs.statSync(hook).mode & 0o777, 0o644, 'the host hook was made executable');
+  assert.equal(fs.statSync(path.join(root, 'mine')).mode & 0o777, 0o755, 'the run\'s own file kept its mode');
+});

@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 
 /// A judged call, with what it needs beyond its paths (read once from the caller).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Act {
     /// `open`, `openat`, `openat2`, `creat` for writing: a new fd in the caller.
     Open {
@@ -60,6 +60,23 @@ pub enum Act {
     Symlink {
         text: CString,
     },
+    /// `chmod`, `fchmodat`, `fchmodat2`, `fchmod`.
+    Chmod {
+        mode: u32,
+    },
+    /// `chown`, `lchown`, `fchownat`, `fchown` (`u32::MAX`: unchanged).
+    Chown {
+        uid: u32,
+        gid: u32,
+    },
+    /// `utimensat` and the older `utime`, `utimes`, `futimesat`: the times read once (`None`: now).
+    Utime {
+        times: Option<[libc::timespec; 2]>,
+    },
+    /// `truncate`.
+    Truncate {
+        length: i64,
+    },
 }
 
 impl Act {
@@ -85,10 +102,13 @@ pub enum Target {
     /// the link itself (the file may have no name: a pipe, a deleted file); `seen` is what the link
     /// read when judged, and must read the same on the file opened.
     ProcLink { link: PathBuf, seen: PathBuf },
+    /// The caller's open file `fd` (a call by descriptor, or `AT_EMPTY_PATH`; `AT_FDCWD`: its cwd),
+    /// taken through `/proc` and checked to be the one judged: `seen` is what its link read then.
+    Fd { fd: i32, seen: PathBuf },
 }
 
 /// A judged call and its targets, in the call's order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Job {
     pub act: Act,
     pub targets: Vec<Target>,
@@ -272,6 +292,47 @@ fn make(job: &Job, root: &OwnedFd, pid: u32, may_block: bool) -> Outcome {
                 unsafe { libc::linkat(od, oname, nd, nname, 0) }
             })
         }
+        (Act::Link, [Target::Path(new), Target::Fd { fd, seen }]) => {
+            // `linkat(fd, "", .., AT_EMPTY_PATH)`: as above, through the caller's descriptor.
+            take_fd(pid, *fd, seen).and_then(|file| link_file(root, &file, new))
+        }
+        (Act::Chmod { mode }, [target]) => on_file(root, pid, target, |at| match at {
+            At::Name(dir, name) => chmod_at(dir, name, *mode),
+            At::File(file) => {
+                let own = own_link(file)?;
+                // SAFETY: chmod reads the path (our /proc link to the caller's file).
+                check(unsafe { libc::chmod(own.as_ptr(), *mode as libc::mode_t) })
+            }
+        }),
+        (Act::Chown { uid, gid }, [target]) => on_file(root, pid, target, |at| {
+            let (fd, name, flags) = match at {
+                At::Name(dir, name) => (dir, name.as_ptr(), libc::AT_SYMLINK_NOFOLLOW),
+                At::File(file) => (file, c"".as_ptr(), libc::AT_EMPTY_PATH),
+            };
+            // SAFETY: fchownat reads the name; fd is open.
+            check(unsafe { libc::fchownat(fd.as_raw_fd(), name, *uid, *gid, flags) })
+        }),
+        (Act::Utime { times }, [target]) => on_file(root, pid, target, |at| {
+            let times_ptr = times.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
+            let rc = match at {
+                // SAFETY: utimensat reads the name and the times, if any.
+                At::Name(dir, name) => unsafe {
+                    libc::utimensat(
+                        dir.as_raw_fd(),
+                        name.as_ptr(),
+                        times_ptr,
+                        libc::AT_SYMLINK_NOFOLLOW,
+                    )
+                },
+                At::File(file) => {
+                    let own = own_link(file)?;
+                    // SAFETY: as above, through our /proc link to the caller's file.
+                    unsafe { libc::utimensat(libc::AT_FDCWD, own.as_ptr(), times_ptr, 0) }
+                }
+            };
+            check(rc)
+        }),
+        (Act::Truncate { length }, [Target::Path(p)]) => truncate(root, p, *length),
         // A target that is no name (a pipe's /proc link) for a call that needs one: the kernel's
         // answer for a path through a non-directory.
         _ => Err(libc::ENOTDIR),
@@ -280,6 +341,142 @@ fn make(job: &Job, root: &OwnedFd, pid: u32, may_block: bool) -> Outcome {
         Ok(v) => Outcome::Value(v),
         Err(e) => Outcome::Error(e),
     }
+}
+
+/// `truncate` of `path`: only a regular file (a directory or device answers as the kernel's
+/// truncate would), opened without waiting and never through a final link.
+fn truncate(root: &OwnedFd, path: &Path, length: i64) -> Result<i64, i32> {
+    let (dir, name) = parent_and_name(root, path)?;
+    match file_type(&dir, &name) {
+        Some((libc::S_IFDIR, _)) => Err(libc::EISDIR),
+        Some((libc::S_IFREG, _)) => {
+            let flags = libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+            // SAFETY: openat reads the name; dir is open.
+            let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) };
+            if fd < 0 {
+                return Err(errno());
+            }
+            // SAFETY: a new fd we own.
+            let file = unsafe { OwnedFd::from_raw_fd(fd) };
+            // SAFETY: ftruncate on an fd we hold.
+            check(unsafe { libc::ftruncate(file.as_raw_fd(), length as libc::off_t) })
+        }
+        Some(_) => Err(libc::EINVAL),
+        None => Err(errno()),
+    }
+}
+
+/// A metadata call's file: a name in a pinned directory, or an open file taken from the caller.
+enum At<'a> {
+    Name(&'a OwnedFd, &'a CString),
+    File(&'a OwnedFd),
+}
+
+/// Run `call` on `target`'s file: a path's final name in its pinned parent (never following a final
+/// link: a link the call follows was resolved in the judgment), or the caller's open file.
+fn on_file(
+    root: &OwnedFd,
+    pid: u32,
+    target: &Target,
+    call: impl FnOnce(At) -> Result<i64, i32>,
+) -> Result<i64, i32> {
+    match target {
+        Target::Path(p) => {
+            let (dir, name) = parent_and_name(root, p)?;
+            call(At::Name(&dir, &name))
+        }
+        Target::Fd { fd, seen } => {
+            let file = take_fd(pid, *fd, seen)?;
+            call(At::File(&file))
+        }
+        Target::ProcLink { link, seen } => {
+            let file = reopen(pid, link, seen, libc::O_PATH)?;
+            call(At::File(&file))
+        }
+    }
+}
+
+/// `chmod` of `dir/name` without following a final link: `fchmodat2` with `AT_SYMLINK_NOFOLLOW`
+/// (Linux 6.6; a link answers `EOPNOTSUPP`), else through a handle on the file.
+fn chmod_at(dir: &OwnedFd, name: &CString, mode: u32) -> Result<i64, i32> {
+    const SYS_FCHMODAT2: libc::c_long = 452;
+    // SAFETY: fchmodat2 reads the name; dir is open.
+    let rc = unsafe {
+        libc::syscall(
+            SYS_FCHMODAT2,
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            mode,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if rc == 0 {
+        return Ok(0);
+    }
+    if errno() != libc::ENOSYS {
+        return Err(errno());
+    }
+    let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: openat reads the name; dir is open.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(errno());
+    }
+    // SAFETY: a new fd we own.
+    let file = unsafe { OwnedFd::from_raw_fd(fd) };
+    if file_type(&file, &CString::default()).is_some_and(|(t, _)| t == libc::S_IFLNK) {
+        return Err(libc::EOPNOTSUPP);
+    }
+    let own = own_link(&file)?;
+    // SAFETY: chmod reads the path (our /proc link to the file).
+    check(unsafe { libc::chmod(own.as_ptr(), mode as libc::mode_t) })
+}
+
+/// `/proc/self/fd/<n>` of a file the supervisor holds: a path the kernel follows to that file.
+fn own_link(file: &OwnedFd) -> Result<CString, i32> {
+    CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).map_err(|_| libc::EINVAL)
+}
+
+fn check(rc: libc::c_int) -> Result<i64, i32> {
+    if rc < 0 {
+        Err(errno())
+    } else {
+        Ok(0)
+    }
+}
+
+/// The caller's open file `fd` (`AT_FDCWD`: its cwd) as a handle of the supervisor's, checked to be
+/// the file judged: its link must read as `seen` did (the caller may have put another file at that
+/// number since).
+fn take_fd(pid: u32, fd: i32, seen: &Path) -> Result<OwnedFd, i32> {
+    let link = match fd {
+        libc::AT_FDCWD => format!("/proc/{pid}/cwd"),
+        fd => format!("/proc/{pid}/fd/{fd}"),
+    };
+    let c = CString::new(link).map_err(|_| libc::EINVAL)?;
+    // SAFETY: open reads the path.
+    let raw = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if raw < 0 {
+        return Err(match errno() {
+            libc::ENOENT => libc::EBADF,
+            e => e,
+        });
+    }
+    // SAFETY: a new fd we own.
+    let file = unsafe { OwnedFd::from_raw_fd(raw) };
+    verify(&file, seen)?;
+    Ok(file)
+}
+
+/// That `file`'s link reads as `seen` (the text judged).
+fn verify(file: &OwnedFd, seen: &Path) -> Result<(), i32> {
+    let now = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+    if now != seen {
+        // Another file took the number since it was judged: the caller raced its own call.
+        return Err(libc::EAGAIN);
+    }
+    Ok(())
 }
 
 /// The last OS error of this thread.
@@ -385,6 +582,8 @@ fn open(
             }
             reopen(pid, link, seen, flags).map(Some)
         }
+        // Opens name a path: never a descriptor alone.
+        Target::Fd { .. } => Err(libc::EINVAL),
     };
     match file {
         Ok(Some(file)) => Outcome::File { file, cloexec },
@@ -441,14 +640,12 @@ fn open_path(
 fn file_type(dir: &OwnedFd, name: &CString) -> Option<(libc::mode_t, libc::dev_t)> {
     // SAFETY: fstatat fills a zeroed stat.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let rc = unsafe {
-        libc::fstatat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            &mut st,
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
+    let flags = if name.is_empty() {
+        libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW
+    } else {
+        libc::AT_SYMLINK_NOFOLLOW
     };
+    let rc = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &mut st, flags) };
     (rc == 0).then_some((st.st_mode & libc::S_IFMT, st.st_rdev))
 }
 
@@ -533,11 +730,15 @@ fn link_open_file(
     new: &Path,
 ) -> Result<i64, i32> {
     let file = reopen(pid, link, seen, libc::O_PATH)?;
+    link_file(root, &file, new)
+}
+
+/// Give the open `file` the name `new`, through a link of the supervisor's own to it.
+fn link_file(root: &OwnedFd, file: &OwnedFd, new: &Path) -> Result<i64, i32> {
     let (dir, name) = parent_and_name(root, new)?;
-    let own =
-        CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).map_err(|_| libc::EINVAL)?;
+    let own = own_link(file)?;
     // SAFETY: linkat reads both names; dir is an open directory.
-    let rc = unsafe {
+    check(unsafe {
         libc::linkat(
             libc::AT_FDCWD,
             own.as_ptr(),
@@ -545,11 +746,7 @@ fn link_open_file(
             name.as_ptr(),
             libc::AT_SYMLINK_FOLLOW,
         )
-    };
-    if rc < 0 {
-        return Err(errno());
-    }
-    Ok(0)
+    })
 }
 
 /// Reopen a file through a `/proc` link of the caller's (`/proc/<pid>/fd/<n>` in its view), then
@@ -571,12 +768,7 @@ fn reopen(pid: u32, link: &Path, seen: &Path, flags: i32) -> Result<OwnedFd, i32
     }
     // SAFETY: a new fd we own.
     let file = unsafe { OwnedFd::from_raw_fd(fd) };
-    let now = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
-        .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
-    if now != seen {
-        // Another file took the number since it was judged: the caller raced its own call.
-        return Err(libc::EAGAIN);
-    }
+    verify(&file, seen)?;
     Ok(file)
 }
 

@@ -72,7 +72,7 @@ fn denial(operation: &str, path: Option<String>, detail: String, rule: String, p
 }
 
 /// What the supervisor answers.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 enum Verdict {
     /// Let the kernel run the call (and apply Landlock and the mounts).
     Continue,
@@ -1080,19 +1080,23 @@ fn decide(
             raw
         };
         let mut proc_link: ProcLink = None;
-        let resolution = if raw.is_empty() && arg.empty_is_fd {
-            resolve_fd(pid, arg.dirfd, &policy.writable_roots)
+        let trusted = &policy.writable_roots;
+        let by_fd = raw.is_empty() && arg.empty_is_fd;
+        let resolution = if by_fd {
+            // The caller's file as its link reads now: judged, and the call made on that file
+            // only (the caller may put another file at the number meanwhile).
+            match fd_link_text(pid, arg.dirfd) {
+                Ok(seen) => {
+                    let resolution = resolve_fd_text(pid, &seen, trusted);
+                    let fd = arg.dirfd as i32;
+                    targets.push(perform::Target::Fd { fd, seen });
+                    resolution
+                }
+                Err(errno) => Err(errno),
+            }
         } else {
-            let trusted = &policy.writable_roots;
-            resolve_noting(
-                pid,
-                root,
-                arg.dirfd,
-                &raw,
-                arg.follow,
-                trusted,
-                &mut proc_link,
-            )
+            let link = &mut proc_link;
+            resolve_noting(pid, root, arg.dirfd, &raw, arg.follow, trusted, link)
         };
         if let Some((link, seen)) = proc_link.clone() {
             targets.push(perform::Target::ProcLink { link, seen });
@@ -1202,7 +1206,7 @@ fn decide(
             // A repository of this host's runs: theirs in later runs too.
             super::host_repos::note_made(&path);
         }
-        if proc_link.is_none() {
+        if proc_link.is_none() && !by_fd {
             targets.push(perform::Target::Path(path.clone()));
         }
         resolved.get_or_insert(path);
@@ -1215,6 +1219,46 @@ fn decide(
         })),
         None => Verdict::Continue,
     }
+}
+
+/// Two `timespec`s at `at` in the caller (`utimensat`'s times), or `None` for a null pointer (now).
+fn timespecs(pid: u32, at: u64) -> Result<Option<[libc::timespec; 2]>, i32> {
+    if at == 0 {
+        return Ok(None);
+    }
+    let b = caller_memory::read_exact(pid, at, 32)?;
+    let word = |i: usize| i64::from_ne_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+    let spec = |s: usize| libc::timespec {
+        tv_sec: word(s) as libc::time_t,
+        tv_nsec: word(s + 1) as _,
+    };
+    Ok(Some([spec(0), spec(2)]))
+}
+
+/// Two `timeval`s at `at` (`utimes`, `futimesat`) as `timespec`s; `None` for a null pointer.
+#[cfg(target_arch = "x86_64")]
+fn timevals(pid: u32, at: u64) -> Result<Option<[libc::timespec; 2]>, i32> {
+    Ok(timespecs(pid, at)?.map(|t| {
+        t.map(|v| libc::timespec {
+            tv_sec: v.tv_sec,
+            tv_nsec: v.tv_nsec.saturating_mul(1000),
+        })
+    }))
+}
+
+/// A `struct utimbuf` at `at` (`utime`: access and modification seconds); `None` for null.
+#[cfg(target_arch = "x86_64")]
+fn utimbuf(pid: u32, at: u64) -> Result<Option<[libc::timespec; 2]>, i32> {
+    if at == 0 {
+        return Ok(None);
+    }
+    let b = caller_memory::read_exact(pid, at, 16)?;
+    let secs = |i: usize| i64::from_ne_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+    let spec = |s: i64| libc::timespec {
+        tv_sec: s as libc::time_t,
+        tv_nsec: 0,
+    };
+    Ok(Some([spec(secs(0)), spec(secs(1))]))
 }
 
 /// The call `nr` is, as the supervisor makes it once judged (`perform`), with what it needs beyond
@@ -1258,8 +1302,24 @@ fn act_of(
         libc::SYS_unlinkat => Act::Unlink { flags: a[2] as i32 },
         libc::SYS_renameat => Act::Rename { flags: 0 },
         libc::SYS_renameat2 => Act::Rename { flags: a[4] as u32 },
-        libc::SYS_linkat if a[4] & libc::AT_EMPTY_PATH as u64 == 0 => Act::Link,
+        libc::SYS_linkat => Act::Link,
         libc::SYS_symlinkat => Act::Symlink { text: text(a[0])? },
+        libc::SYS_truncate => Act::Truncate {
+            length: a[1] as i64,
+        },
+        libc::SYS_fchmodat | super::seccomp::SYS_FCHMODAT2 => Act::Chmod { mode: a[2] as u32 },
+        libc::SYS_fchmod => Act::Chmod { mode: a[1] as u32 },
+        libc::SYS_fchownat => Act::Chown {
+            uid: a[2] as u32,
+            gid: a[3] as u32,
+        },
+        libc::SYS_fchown => Act::Chown {
+            uid: a[1] as u32,
+            gid: a[2] as u32,
+        },
+        libc::SYS_utimensat => Act::Utime {
+            times: timespecs(pid, a[2])?,
+        },
         #[cfg(target_arch = "x86_64")]
         libc::SYS_open => open(a[1], a[2]),
         #[cfg(target_arch = "x86_64")]
@@ -1286,6 +1346,26 @@ fn act_of(
         libc::SYS_link => Act::Link,
         #[cfg(target_arch = "x86_64")]
         libc::SYS_symlink => Act::Symlink { text: text(a[0])? },
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_chmod => Act::Chmod { mode: a[1] as u32 },
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_chown | libc::SYS_lchown => Act::Chown {
+            uid: a[1] as u32,
+            gid: a[2] as u32,
+        },
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_utime => Act::Utime {
+            times: utimbuf(pid, a[1])?,
+        },
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_utimes => Act::Utime {
+            times: timevals(pid, a[1])?,
+        },
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_futimesat => Act::Utime {
+            times: timevals(pid, a[2])?,
+        },
+        // Extended attributes are still the kernel's to set (see the README's threat model).
         _ => return Ok(None),
     };
     Ok(Some((act, None)))
@@ -1583,10 +1663,20 @@ fn read_link_errno(path: impl AsRef<Path>) -> Result<PathBuf, i32> {
 /// The file behind fd `fd` of process `pid`, in its view. `trusted` as for `resolve_within` (the
 /// kernel's name for the file is canonical already).
 fn resolve_fd(pid: u32, fd: i64, trusted: &[PathBuf]) -> Resolution {
-    let target = match fd as i32 {
-        libc::AT_FDCWD => read_link_errno(format!("/proc/{pid}/cwd"))?,
-        fd => read_link_errno(format!("/proc/{pid}/fd/{fd}"))?,
-    };
+    resolve_fd_text(pid, &fd_link_text(pid, fd)?, trusted)
+}
+
+/// What the `/proc` link of the caller's fd `fd` (`AT_FDCWD`: its cwd) reads.
+fn fd_link_text(pid: u32, fd: i64) -> Result<PathBuf, i32> {
+    match fd as i32 {
+        libc::AT_FDCWD => read_link_errno(format!("/proc/{pid}/cwd")),
+        fd => read_link_errno(format!("/proc/{pid}/fd/{fd}")),
+    }
+}
+
+/// `resolve_fd` of a link text read already: the one judged is the one the call is checked against.
+fn resolve_fd_text(pid: u32, target: &Path, trusted: &[PathBuf]) -> Resolution {
+    let target = target.to_path_buf();
     // `pipe:[123]`, `socket:[..]`, `anon_inode:..`; and a memfd (`/memfd:name (deleted)`), which
     // no other process can reach by a name.
     if !target.is_absolute() || target.as_os_str().as_bytes().starts_with(b"/memfd:") {
