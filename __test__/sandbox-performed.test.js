@@ -145,3 +145,128 @@ test('the usual errors keep their numbers: missing parents, existing names, non-
   assert.match(r.output, /nowhere: cannot overwrite existing file$/m);
   assert.match(r.output, /^Invalid cross-device link/m);
 });
+
+test('/dev/tty is the run\'s own terminal: never one of the host\'s with the same number', when(noSandbox, noPython), async (t) => {
+  if (!caps.denyRead) return t.skip('no mount namespace: the run shares the host\'s devpts');
+  // Hold host terminals up to number 3, so the run's own first terminal has a twin on the host.
+  const holder = require('node:child_process').spawn('python3', ['-c', [
+    'import os, sys, time',
+    'held = []',
+    'while len(held) < 8:',
+    '    m, s = os.openpty(); held.append((m, s))',
+    '    if os.ttyname(s) in ("/dev/pts/0", "/dev/pts/1", "/dev/pts/2", "/dev/pts/3") and len(held) >= 4: break',
+    'print("ready", flush=True)',
+    'time.sleep(60)',
+  ].join('\n')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  require('./helpers.js').track(holder.pid);
+  await new Promise((resolve) => holder.stdout.once('data', resolve));
+  try {
+    const dir = root();
+    const r = await run({
+      command: py([
+        'import os, pty, fcntl, termios',
+        'm, s = pty.openpty()',
+        'own = os.fstat(s).st_dev',
+        'pid = os.fork()',
+        'if pid == 0:',
+        '    os.setsid(); fcntl.ioctl(s, termios.TIOCSCTTY, 0)',
+        '    os.chmod(os.ttyname(s), 0)',
+        '    try:',
+        '        t = os.open("/dev/tty", os.O_RDWR)',
+        '        print("same" if os.fstat(t).st_dev == own else "other", flush=True)',
+        '    except OSError as e:',
+        '        print("refused", e.errno, flush=True)',
+        '    os._exit(0)',
+        'os.waitpid(pid, 0)',
+      ]),
+      cwd: dir,
+      sandbox: { writableRoots: [dir] },
+    });
+    assert.match(r.output, /^(same|refused \d+)$/m, r.output);
+  } finally {
+    holder.kill('SIGKILL');
+  }
+});
+
+test('a FIFO nobody reads holds only its writer: the run goes on, and later runs\' FIFOs work', when(noSandbox, noPython), async () => {
+  const dir = root();
+  const r = await run({
+    command: [
+      'mkfifo p',
+      // Writers that wait for a reader that never comes, each ended by timeout; meanwhile the run's
+      // other calls are answered.
+      'for i in 1 2 3; do timeout 1 sh -c "echo x > p" & done',
+      "{ timeout 1 python3 -c 'import os; fd = os.open(\"p\", os.O_PATH); os.open(f\"/proc/self/fd/{fd}\", os.O_WRONLY)' & }",
+      'echo still > served && cat served',
+      "python3 -c 'import os, ctypes, struct; l = ctypes.CDLL(None, use_errno=True); fd = os.open(\"p\", os.O_PATH); h = struct.pack(\"QQQ\", os.O_WRONLY, 0, 8); print(\"dirfd-fifo\", l.syscall(437, fd, b\".\", h, 24), ctypes.get_errno())'",
+      'wait; echo waited',
+    ].join('; '),
+    cwd: dir,
+    sandbox: { writableRoots: [dir] },
+    // A wedged supervisor would hang the run: it fails here instead.
+    timeoutMs: 30000,
+  });
+  assert.equal(r.exitCode, 0, r.output);
+  assert.match(r.output, /^still$/m);
+  assert.match(r.output, /^dirfd-fifo -1 20$/m, 'openat2 beneath a FIFO: ENOTDIR');
+  assert.match(r.output, /waited\n$/);
+  const next = await run({
+    command: 'mkfifo q; (sleep 0.3; cat q) & echo through > q; wait',
+    cwd: dir,
+    sandbox: { writableRoots: [dir] },
+    timeoutMs: 30000,
+  });
+  assert.equal(next.output, 'through\n');
+});
+
+test('opens answer as the kernel would: memfds, trailing slashes, flags, openat2\'s checks, long paths', when(noSandbox, noPython), async () => {
+  const dir = root();
+  fs.writeFileSync(path.join(dir, 'file'), '');
+  const r = await run({
+    command: py([
+      'import ctypes, os, struct',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'def err(f):',
+      '    try:',
+      '        fd = f()',
+      '        return "ok" if (fd if isinstance(fd, int) else 0) >= 0 else os.strerror(ctypes.get_errno())',
+      '    except OSError as e:',
+      '        return os.strerror(e.errno)',
+      'm = os.memfd_create("m")',
+      'print("memfd", err(lambda: os.open(f"/proc/self/fd/{m}", os.O_RDWR)))',
+      'print("create-slash", err(lambda: os.open("newd/", os.O_WRONLY | os.O_CREAT, 0o644)), os.path.exists("newd"))',
+      'print("file-slash", err(lambda: os.open("file/", os.O_WRONLY)))',
+      'fd = os.open("plain", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)',
+      'import fcntl',
+      'print("getfl", oct(fcntl.fcntl(fd, fcntl.F_GETFL) & ~0o100000))',
+      'def openat2(name, flags, mode, size=24, tail=b""):',
+      '    how = struct.pack("QQQ", flags, mode, 0) + tail',
+      '    return lambda: libc.syscall(437, -100, name, how, size)',
+      'print("mode-without-creat", err(openat2(b"a", os.O_WRONLY, 0o644)))',
+      'print("mode-too-big", err(openat2(b"b", os.O_WRONLY | os.O_CREAT, 0o10644)))',
+      'print("small-size", err(openat2(b"c", os.O_WRONLY | os.O_CREAT, 0o644, 16)))',
+      'print("tail", err(openat2(b"d", os.O_WRONLY | os.O_CREAT, 0o644, 32, b"\\x01" + bytes(7))))',
+      'print("unknown-flag", err(openat2(b"e", os.O_WRONLY | os.O_CREAT | 0o10000000000, 0o644)))',
+      'print("long", err(lambda: libc.open(b"x" * 5000, os.O_WRONLY | os.O_CREAT, 0o644)))',
+      'print("open-unknown-flag", err(lambda: libc.open(b"f", os.O_WRONLY | os.O_CREAT | 0o10000000000, 0o644)))',
+    ]),
+    cwd: dir,
+    sandbox: { writableRoots: [dir] },
+  });
+  assert.equal(r.exitCode, 0, r.output);
+  const lines = Object.fromEntries(r.output.trim().split('\n').map((l) => [l.split(' ')[0], l.slice(l.indexOf(' ') + 1)]));
+  assert.deepEqual(lines, {
+    memfd: 'ok',
+    'create-slash': 'Is a directory False',
+    'file-slash': 'Not a directory',
+    getfl: '0o2001',
+    'mode-without-creat': 'Invalid argument',
+    'mode-too-big': 'Invalid argument',
+    'small-size': 'Invalid argument',
+    tail: 'Argument list too long',
+    'unknown-flag': 'Invalid argument',
+    long: 'File name too long',
+    'open-unknown-flag': 'ok',
+  });
+  assert.deepEqual(r.sandbox.denials, []);
+});

@@ -197,3 +197,72 @@ test('a descriptor swapped while the supervisor judges an fchmod turns no host h
   assert.equal(fs.statSync(hook).mode & 0o777, 0o644, 'the host hook was made executable');
   assert.equal(fs.statSync(path.join(root, 'mine')).mode & 0o777, 0o755, 'the run\'s own file kept its mode');
 });
+
+test('an openat2 mode rewritten while the supervisor judges it makes no set-user-ID file', when(noSandbox, noPython), async () => {
+  const root = repoRoot();
+  const r = await run({
+    command: py([
+      'import struct',
+      'how = ctypes.create_string_buffer(24)',
+      'safe = struct.pack("QQQ", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o755, 0)',
+      'setid = struct.pack("QQQ", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o4755, 0)',
+      'def flip():',
+      '    ctypes.memmove(how, setid, 24)',
+      '    ctypes.memmove(how, safe, 24)',
+      'racing(flip)',
+      'tries = made = 0',
+      'def setuid():',
+      '    return os.path.exists("f") and os.stat("f").st_mode & 0o6000',
+      'while tries < 3000 and time.monotonic() < deadline and not setuid():',
+      '    tries += 1',
+      '    fd = libc.syscall(437, -100, b"f", how, 24)',
+      '    if fd >= 0:',
+      '        made += 1',
+      '        libc.close(fd)',
+      '        if not setuid():',
+      '            os.unlink("f")',
+      'stop.set()',
+      'print("tries", tries, "planted" if setuid() else "held", "made" if made else "none")',
+    ]),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.equal(r.exitCode, 0, r.output);
+  assert.match(r.output, /tries \d+ held made/, r.output);
+  assert.ok(!fs.existsSync(path.join(root, 'f')) || (fs.statSync(path.join(root, 'f')).mode & 0o6000) === 0, 'a set-user-ID file was made');
+});
+
+test('a lock struct rewritten while the supervisor judges an unlock takes no lock on a host file', when(noSandbox, noPython), async () => {
+  const root = repoRoot();
+  const r = await run({
+    command: py([
+      'import fcntl, struct',
+      'F_OFD_GETLK, F_OFD_SETLK = 36, 37',
+      'fd = os.open("/etc/passwd", os.O_RDONLY)',
+      'probe = os.open("/etc/passwd", os.O_RDONLY)',
+      // struct flock: l_type, l_whence (shorts), l_start, l_len (off_t), l_pid (int), padding.
+      'lk = ctypes.create_string_buffer(32)',
+      'unlock = struct.pack("hhqqi4x", fcntl.F_UNLCK, 0, 0, 0, 0)',
+      'read_lock = struct.pack("hhqqi4x", fcntl.F_RDLCK, 0, 0, 0, 0)',
+      'def flip():',
+      '    ctypes.memmove(lk, read_lock, 32)',
+      '    ctypes.memmove(lk, unlock, 32)',
+      'ctypes.memmove(lk, unlock, 32)',
+      'def held():',
+      // A write-lock query from another open file description meets the read lock, if one is held.
+      '    q = struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0)',
+      '    return struct.unpack("hhqqi4x", fcntl.fcntl(probe, F_OFD_GETLK, q))[0] != fcntl.F_UNLCK',
+      'racing(flip)',
+      'tries = 0',
+      'while tries < 3000 and time.monotonic() < deadline and not held():',
+      '    tries += 1',
+      '    libc.fcntl(fd, F_OFD_SETLK, lk)',
+      'stop.set()',
+      'print("tries", tries, "planted" if held() else "held")',
+    ]),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.equal(r.exitCode, 0, r.output);
+  assert.match(r.output, /tries \d+ held/, r.output);
+});

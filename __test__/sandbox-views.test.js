@@ -347,3 +347,30 @@ test('a host work tree cannot be swapped for the run\'s; a repository an earlier
   const next = await runAfterTick({ command: 'git -C demo config user.name agent && echo configured', cwd: root, sandbox: { writableRoots: [root] } });
   assert.match(next.output, /configured/, next.output);
 });
+
+test('a directory holding a host work tree below it is copied, not moved: no repository of the run\'s takes the host\'s place', when(noSandbox), async () => {
+  const root = fs.realpathSync(tempDir('agent-exec-views-parent-'));
+  const canary = path.join(fs.realpathSync(tempDir('agent-exec-views-canary-')), 'ran');
+  const lib = path.join(root, 'group', 'lib');
+  fs.mkdirSync(lib, { recursive: true });
+  assert.equal(hostGit(lib, 'init', '-q').status, 0);
+  fs.writeFileSync(path.join(root, 'group', 'notes.txt'), 'kept\n');
+  const r = await runAfterTick({
+    command: [
+      // Each depth of parent: the host's repository two and one levels down.
+      '{ mv group group.old; } 2>/dev/null; echo "mv:$?"',
+      `{ mkdir -p group/lib && git init -q group/lib && git -C group/lib config core.fsmonitor 'echo moved >> ${canary}; false'; } 2>/dev/null`,
+      'python3 -c "import os; os.rename(\'group\', \'elsewhere\')" 2>&1 | tail -1',
+      'echo done',
+    ].join('; '),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.match(r.output, /done\n$/, r.output);
+  assert.match(r.output, /Invalid cross-device link/, 'a plain rename of the parent was not refused with EXDEV');
+  assert.ok(fs.statSync(path.join(lib, '.git')).isDirectory(), 'the host\'s repository was moved');
+  assert.doesNotMatch(fs.readFileSync(path.join(lib, '.git', 'config'), 'utf8'), /fsmonitor/);
+  hostGit(lib, 'status');
+  assert.equal(fs.existsSync(canary), false, 'the host\'s git obeyed the run\'s repository');
+  assert.ok(r.sandbox.denials.some((d) => d.operation === 'rename' && /host's work tree .*group\/lib/.test(d.rule)), JSON.stringify(r.sandbox.denials));
+});

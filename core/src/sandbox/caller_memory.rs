@@ -32,17 +32,18 @@ pub fn read_exact(pid: u32, addr: u64, len: usize) -> Result<Vec<u8>, i32> {
     Ok(buf)
 }
 
-pub fn read_u64(pid: u32, addr: u64) -> Option<u64> {
-    let mut b = [0u8; 8];
-    (read(pid, addr, &mut b) == 8).then(|| u64::from_ne_bytes(b))
-}
-
 /// A NUL-terminated path of at most PATH_MAX bytes from the caller's memory, page by page.
 pub fn read_path(pid: u32, addr: u64) -> Option<Vec<u8>> {
+    read_path_or_errno(pid, addr).ok()
+}
+
+/// `read_path`, with the kernel's error when it fails: `ENAMETOOLONG` for a path with no end within
+/// PATH_MAX bytes, `EFAULT` for memory that cannot be read.
+pub fn read_path_or_errno(pid: u32, addr: u64) -> Result<Vec<u8>, i32> {
     const PAGE: u64 = 4096;
     const PATH_MAX: usize = 4096;
     if addr == 0 {
-        return None;
+        return Err(libc::EFAULT);
     }
     let mut out = Vec::new();
     let mut at = addr;
@@ -51,16 +52,16 @@ pub fn read_path(pid: u32, addr: u64) -> Option<Vec<u8>> {
         let mut chunk = vec![0u8; room.min(PATH_MAX - out.len())];
         let n = read(pid, at, &mut chunk);
         if n == 0 {
-            return None;
+            return Err(libc::EFAULT);
         }
         if let Some(end) = chunk[..n].iter().position(|&b| b == 0) {
             out.extend_from_slice(&chunk[..end]);
-            return Some(out);
+            return Ok(out);
         }
         out.extend_from_slice(&chunk[..n]);
         at += n as u64;
     }
-    None
+    Err(libc::ENAMETOOLONG)
 }
 
 /// Write `bytes` at `addr` of process `pid`: a result the kernel would have stored for the caller.

@@ -134,6 +134,61 @@ fn is_git_dir(dir: &Path) -> bool {
         && std::fs::symlink_metadata(dir.join("objects")).is_ok_and(|m| m.is_dir())
 }
 
+/// Entries a rename's look for the host's repositories below a directory reads before it gives up
+/// (and answers as if it had found one: the directory is copied, not moved).
+const BELOW_BUDGET: usize = 20_000;
+
+/// A directory a rename would move (`dir`, in the caller's view) that holds a work tree of the
+/// host's below it, at any depth: moved aside, the run could make a repository of its own where the
+/// host's was (`mv group group.old; git init group/lib`), and the host's git there would obey it.
+/// Refused with `EXDEV`, so `mv` copies it instead and each removal of the host's git metadata in the
+/// original is judged (and refused). A directory too large to look through, or with a part the
+/// supervisor cannot read, is treated the same (fail closed; the copy still works).
+pub fn holding_host_work_tree(
+    dir: &Path,
+    start: RunStart,
+    seen: impl Fn(&Path) -> PathBuf,
+) -> Option<String> {
+    if !std::fs::symlink_metadata(seen(dir)).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let mut pending = vec![dir.to_path_buf()];
+    let mut read = 0usize;
+    while let Some(at) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(seen(&at)) else {
+            return Some(format!(
+                "a directory with a part that could not be looked through ({}) is copied, not moved (it may hold the host's repositories)",
+                at.display()
+            ));
+        };
+        for entry in entries {
+            let Ok(entry) = entry else {
+                continue;
+            };
+            read += 1;
+            if read > BELOW_BUDGET {
+                return Some(format!(
+                    "a directory of more than {BELOW_BUDGET} entries is copied, not moved (it was not looked through for the host's repositories)"
+                ));
+            }
+            let path = at.join(entry.file_name());
+            if entry.file_name() == ".git" {
+                if hosts(&path, start, &seen) {
+                    return Some(format!(
+                        "a directory holding the host's work tree {} is copied, not moved (a repository of the command's could take its place)",
+                        at.display()
+                    ));
+                }
+                continue;
+            }
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                pending.push(path);
+            }
+        }
+    }
+    None
+}
+
 /// A directory moved (renamed) from outside one of the host's work trees into it, if `to` is in
 /// one and `from` is not: it may hold a repository of the run's making (made where that was
 /// allowed), which a gitlink in the host's index would make the host's git enter.

@@ -25,6 +25,7 @@
 use std::ffi::{CString, OsStr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
@@ -38,6 +39,11 @@ pub enum Act {
         mode: u32,
         /// `openat2`'s restrictions on the caller's own lookup, checked as the caller would meet them.
         resolve: u64,
+        /// `openat2`: flags and mode are checked as given (`EINVAL` for unknown flags, a mode without
+        /// `O_CREAT`); `open`, `openat` and `creat` ignore unknown flags and such a mode.
+        strict: bool,
+        /// The path ended in `/`: only a directory is opened (`EISDIR` for a creation).
+        dir_only: bool,
     },
     Mkdir {
         mode: u32,
@@ -204,56 +210,48 @@ pub fn perform(
     may_block: bool,
     still_waiting: impl Fn() -> bool,
 ) -> Outcome {
-    let root = match caller.root(pid, still_waiting) {
+    let root = match caller.root(pid, &still_waiting) {
         Ok(root) => root,
         Err(e) => return Outcome::Error(e),
     };
-    let umask = if job.act.creates() {
-        match caller.umask_of(pid) {
-            Ok(m) => Some(m),
-            Err(e) => return Outcome::Error(e),
-        }
-    } else {
-        None
-    };
-    let job = job.clone();
-    let work = move || {
+    // An open handed over to wait (a FIFO's) makes nothing: no umask, and no trip to the one
+    // thread that makes files for runs without a thread of their own (it would wait there too).
+    if may_block || !job.act.creates() {
         let _identity = match CallerIdentity::assume() {
             Ok(guard) => guard,
             Err(e) => return Outcome::Error(e),
         };
-        if let Some(mask) = umask {
-            // SAFETY: umask sets this thread's own file-system context (see `on_own_fs`).
-            unsafe { libc::umask(mask as libc::mode_t) };
-        }
-        make(&job, &root, pid, may_block)
-    };
-    if umask.is_some() {
-        on_own_fs(work)
-    } else {
-        work()
+        return make(job, &root, pid, may_block, &still_waiting);
     }
+    let umask = match caller.umask_of(pid) {
+        Ok(m) => m,
+        Err(e) => return Outcome::Error(e),
+    };
+    let job = job.clone();
+    on_own_fs(move || {
+        let _identity = match CallerIdentity::assume() {
+            Ok(guard) => guard,
+            Err(e) => return Outcome::Error(e),
+        };
+        // SAFETY: umask sets this thread's own file-system context (see `on_own_fs`).
+        unsafe { libc::umask(umask as libc::mode_t) };
+        make(&job, &root, pid, false, &|| true)
+    })
 }
 
-fn make(job: &Job, root: &OwnedFd, pid: u32, may_block: bool) -> Outcome {
+/// `still_waiting`: whether the caller still waits for this call (an open that waits for a FIFO's
+/// reader gives up once it does not).
+fn make(
+    job: &Job,
+    root: &OwnedFd,
+    pid: u32,
+    may_block: bool,
+    still_waiting: &dyn Fn() -> bool,
+) -> Outcome {
     let result = match (&job.act, job.targets.as_slice()) {
-        (
-            Act::Open {
-                flags,
-                mode,
-                resolve,
-            },
-            [target],
-        ) => {
+        (Act::Open { .. }, [target]) => {
             let named = job.as_named.as_ref();
-            return open(
-                root,
-                pid,
-                target,
-                (*flags, *mode, *resolve),
-                named,
-                may_block,
-            );
+            return open(root, pid, target, &job.act, named, may_block, still_waiting);
         }
         (Act::Mkdir { mode }, [Target::Path(p)]) => at(root, p, |dir, name| {
             // SAFETY: mkdirat reads the name; dir is an open directory.
@@ -562,25 +560,47 @@ fn open(
     root: &OwnedFd,
     pid: u32,
     target: &Target,
-    (flags, mode, resolve): (i32, u32, u64),
+    act: &Act,
     as_named: Option<&(i32, CString)>,
     may_block: bool,
+    still_waiting: &dyn Fn() -> bool,
 ) -> Outcome {
+    let Act::Open {
+        flags,
+        mode,
+        resolve,
+        strict,
+        dir_only,
+    } = *act
+    else {
+        return Outcome::Error(libc::EINVAL);
+    };
     let cloexec = flags & libc::O_CLOEXEC != 0;
     if resolve != 0 {
-        if let Err(e) = check_callers_lookup(pid, resolve, as_named) {
+        if let Err(e) = check_callers_lookup(root, pid, resolve, as_named) {
             return Outcome::Error(e);
         }
     }
+    let how = OpenAs {
+        flags,
+        mode,
+        strict,
+        dir_only,
+    };
     let file = match target {
-        Target::Path(p) => open_path(root, pid, p, flags, mode, may_block),
+        Target::Path(p) => open_path(root, pid, p, how, may_block, still_waiting),
         Target::ProcLink { link, seen } => {
-            // A pipe opened for writing waits for a reader (most have one: process substitution).
-            let pipe = seen.as_os_str().as_bytes().starts_with(b"pipe:");
-            if pipe && !may_block && flags & libc::O_NONBLOCK == 0 {
+            let at = in_callers_view(pid, link);
+            // A FIFO (a pipe's end is one too) opened to write waits for a reader.
+            let fifo = std::fs::metadata(&at).is_ok_and(|m| m.file_type().is_fifo());
+            if fifo && flags & libc::O_NONBLOCK == 0 && !may_block {
                 return Outcome::Blocks;
             }
-            reopen(pid, link, seen, flags).map(Some)
+            if fifo && flags & libc::O_NONBLOCK == 0 {
+                wait_for_reader(flags, still_waiting, |f| reopen(pid, link, seen, f))
+            } else {
+                reopen(pid, link, seen, flags).map(Some)
+            }
         }
         // Opens name a path: never a descriptor alone.
         Target::Fd { .. } => Err(libc::EINVAL),
@@ -592,17 +612,60 @@ fn open(
     }
 }
 
+/// How the caller asked for a file to be opened.
+#[derive(Clone, Copy)]
+struct OpenAs {
+    flags: i32,
+    mode: u32,
+    strict: bool,
+    dir_only: bool,
+}
+
+/// The flags `open` and `openat` know; they ignore any other bit (`openat2` refuses it).
+const VALID_OPEN_FLAGS: i32 = libc::O_ACCMODE
+    | libc::O_CREAT
+    | libc::O_EXCL
+    | libc::O_NOCTTY
+    | libc::O_TRUNC
+    | libc::O_APPEND
+    | libc::O_NONBLOCK
+    | libc::O_DSYNC
+    | libc::O_ASYNC
+    | libc::O_DIRECT
+    | libc::O_LARGEFILE
+    | libc::O_DIRECTORY
+    | libc::O_NOFOLLOW
+    | libc::O_NOATIME
+    | libc::O_CLOEXEC
+    | libc::O_PATH
+    | libc::O_TMPFILE
+    | libc::O_SYNC;
+
+/// `path` (absolute, in the caller's view) as the supervisor reaches it.
+fn in_callers_view(pid: u32, path: &Path) -> PathBuf {
+    let mut at = PathBuf::from(format!("/proc/{pid}/root"));
+    at.push(path.strip_prefix("/").unwrap_or(path));
+    at
+}
+
 /// Open `path`'s file; `None` when that would wait and `may_block` is false.
 fn open_path(
     root: &OwnedFd,
     pid: u32,
     path: &Path,
-    flags: i32,
-    mode: u32,
+    how: OpenAs,
     may_block: bool,
+    still_waiting: &dyn Fn() -> bool,
 ) -> Result<Option<OwnedFd>, i32> {
+    let mut flags = how.flags;
+    if how.dir_only {
+        if flags & libc::O_CREAT != 0 {
+            return Err(libc::EISDIR);
+        }
+        flags |= libc::O_DIRECTORY;
+    }
     let (dir, name) = parent_and_name(root, path)?;
-    let mut flags = flags;
+    let mut fifo = false;
     match file_type(&dir, &name) {
         // `/dev/tty` is the opener's terminal: the caller's, not the supervisor's.
         Some((libc::S_IFCHR, rdev)) if rdev == libc::makedev(DEV_TTY.0, DEV_TTY.1) => {
@@ -622,18 +685,85 @@ fn open_path(
             }
             // It is there: nothing is made (should it go, the call fails rather than make a file).
             flags &= !(libc::O_CREAT | libc::O_EXCL);
+            fifo = true;
         }
         _ => {}
     }
-    // The final link, if the call follows one, is resolved already: one there now is new.
-    let how_flags = (flags & !libc::O_CLOEXEC) | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    // SAFETY: openat reads the name; dir is an open directory.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), how_flags, mode) };
+    let open_now = |flags: i32| open_beneath(&dir, &name, flags, how);
+    if fifo {
+        return wait_for_reader(flags, still_waiting, open_now);
+    }
+    open_now(flags).map(Some)
+}
+
+/// `openat2` of `name` in `dir` (pinned) with the caller's flags and mode, never through a link (the
+/// judgment resolved the ones the call follows; one there now is new), and checked as the call the
+/// caller made: `openat2`'s strictly, `open`'s with unknown flags and a mode it would not use
+/// ignored. The file's flags stay the caller's (`F_GETFL`).
+fn open_beneath(dir: &OwnedFd, name: &CString, flags: i32, how: OpenAs) -> Result<OwnedFd, i32> {
+    let creates = flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE;
+    let (flags, mode) = if how.strict {
+        (flags, how.mode)
+    } else {
+        (
+            flags & VALID_OPEN_FLAGS,
+            if creates { how.mode & 0o7777 } else { 0 },
+        )
+    };
+    // SAFETY: open_how is plain data; all-zero is its default.
+    let mut open_how: libc::open_how = unsafe { std::mem::zeroed() };
+    open_how.flags = ((flags & !libc::O_CLOEXEC) | libc::O_CLOEXEC) as u32 as u64;
+    open_how.mode = u64::from(mode);
+    open_how.resolve =
+        libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+    // SAFETY: openat2 reads the name and open_how; dir is an open directory.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            &open_how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
     if fd < 0 {
         return Err(errno());
     }
     // SAFETY: a new fd we own.
-    Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) }))
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Open a FIFO as a blocking open of `flags` would, without keeping a thread past its caller: an
+/// open for writing is made non-blocking (`ENXIO` while no reader has the FIFO open) and retried
+/// every few milliseconds while the caller still waits, then given its blocking mode back. One for
+/// reading and writing never waits; one for reading only waits for a writer in the kernel (a
+/// non-blocking one would not wait at all).
+fn wait_for_reader(
+    flags: i32,
+    still_waiting: &dyn Fn() -> bool,
+    open: impl Fn(i32) -> Result<OwnedFd, i32>,
+) -> Result<Option<OwnedFd>, i32> {
+    if flags & libc::O_ACCMODE != libc::O_WRONLY {
+        return open(flags).map(Some);
+    }
+    loop {
+        match open(flags | libc::O_NONBLOCK) {
+            Ok(file) => {
+                // SAFETY: F_GETFL and F_SETFL on an fd we hold.
+                unsafe {
+                    let now = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+                    libc::fcntl(file.as_raw_fd(), libc::F_SETFL, now & !libc::O_NONBLOCK);
+                }
+                return Ok(Some(file));
+            }
+            Err(libc::ENXIO) if still_waiting() => {
+                std::thread::sleep(std::time::Duration::from_millis(5))
+            }
+            // The caller is gone (killed while it waited): nobody to answer.
+            Err(libc::ENXIO) => return Err(libc::EINTR),
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// The file type (`S_IFMT` bits) and device number of `dir/name`, not following a final link.
@@ -685,41 +815,51 @@ fn controlling_tty(pid: u32) -> Result<Option<libc::dev_t>, i32> {
     Ok(Some(libc::makedev(major as u32, minor as u32)))
 }
 
-/// Open the caller's controlling terminal, as its open of `/dev/tty` would: the terminal named by
-/// `tty_nr` in `/proc/<pid>/stat`, found among the pseudo-terminals of its view or the host's (the
-/// host made the PTYs of its sessions), and checked to be that device. None: `ENXIO`, as the kernel
-/// answers a process without one.
+/// Open the caller's controlling terminal, as its open of `/dev/tty` would (`tty_nr` of
+/// `/proc/<pid>/stat`): through a descriptor the caller holds on that terminal (the same file,
+/// whichever devpts holds it), else through `/dev/pts/<n>` in the caller's view. Never a terminal
+/// of the host's view: a run's own devpts numbers its terminals as the host's does, so a device
+/// number alone does not say whose terminal it is. None: `ENXIO`, as the kernel answers a process
+/// without one.
 fn open_controlling_tty(pid: u32, flags: i32) -> Result<OwnedFd, i32> {
+    use std::os::unix::fs::MetadataExt;
     let wanted = controlling_tty(pid)?.ok_or(libc::ENXIO)?;
-    let (major, minor) = (libc::major(wanted), libc::minor(wanted));
-    // Unix98 pseudo-terminal slaves: majors 136-143.
-    if !(136..=143).contains(&major) {
-        return Err(libc::ENXIO);
-    }
-    let index = (major - 136) * 256 + minor;
-    for candidate in [
-        PathBuf::from(format!("/proc/{pid}/root/dev/pts/{index}")),
-        PathBuf::from(format!("/dev/pts/{index}")),
-    ] {
-        let Ok(c) = CString::new(candidate.as_os_str().as_bytes()) else {
-            continue;
-        };
-        let open_flags = (flags & !libc::O_CLOEXEC) | libc::O_NOCTTY | libc::O_CLOEXEC;
+    let open_flags = (flags & !libc::O_CLOEXEC) | libc::O_NOCTTY | libc::O_CLOEXEC;
+    let open_checked = |path: &Path, like: Option<&std::fs::Metadata>| -> Option<OwnedFd> {
+        let c = c_name(path.as_os_str()).ok()?;
         // SAFETY: open reads the path.
         let fd = unsafe { libc::open(c.as_ptr(), open_flags) };
         if fd < 0 {
-            continue;
+            return None;
         }
         // SAFETY: a new fd we own.
         let file = unsafe { OwnedFd::from_raw_fd(fd) };
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: fstat fills a zeroed stat of an open fd.
         let rc = unsafe { libc::fstat(file.as_raw_fd(), &mut st) };
-        if rc == 0 && st.st_rdev == wanted {
-            return Ok(file);
+        let same = like.is_none_or(|m| (m.dev(), m.ino()) == (st.st_dev, st.st_ino));
+        (rc == 0 && st.st_rdev == wanted && same).then_some(file)
+    };
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map_err(|_| libc::ESRCH)?;
+    for entry in fds.flatten().take(4096) {
+        let link = entry.path();
+        let Ok(m) = std::fs::metadata(&link) else {
+            continue;
+        };
+        if m.file_type().is_char_device() && m.rdev() == wanted {
+            if let Some(file) = open_checked(&link, Some(&m)) {
+                return Ok(file);
+            }
         }
     }
-    Err(libc::ENXIO)
+    let (major, minor) = (libc::major(wanted), libc::minor(wanted));
+    // Unix98 pseudo-terminal slaves: majors 136-143.
+    if !(136..=143).contains(&major) {
+        return Err(libc::ENXIO);
+    }
+    let index = (major - 136) * 256 + minor;
+    let in_view = PathBuf::from(format!("/proc/{pid}/root/dev/pts/{index}"));
+    open_checked(&in_view, None).ok_or(libc::ENXIO)
 }
 
 fn link_open_file(
@@ -774,9 +914,12 @@ fn reopen(pid: u32, link: &Path, seen: &Path, flags: i32) -> Result<OwnedFd, i32
 
 /// `openat2`'s resolve flags restrict the caller's own lookup (`RESOLVE_BENEATH` keeps it under its
 /// directory fd, `RESOLVE_NO_SYMLINKS` refuses links, ...): a program relying on them for its own
-/// safety must meet them here too. The lookup is redone as the caller named it, relative to the
-/// caller's directory, as a handle only, and its error is the call's.
+/// safety must meet them here too. The lookup is redone as the caller named it, as a handle only:
+/// relative to the caller's directory (taken as a handle: a FIFO there must not be opened), or for
+/// an absolute path from the run's root, so links resolve in the caller's view. Its error is the
+/// call's.
 fn check_callers_lookup(
+    root: &OwnedFd,
     pid: u32,
     resolve: u64,
     as_named: Option<&(i32, CString)>,
@@ -784,12 +927,44 @@ fn check_callers_lookup(
     let Some((dirfd, named)) = as_named else {
         return Err(libc::EINVAL);
     };
-    let dir_link = match *dirfd {
-        libc::AT_FDCWD => format!("/proc/{pid}/cwd"),
-        fd => format!("/proc/{pid}/fd/{fd}"),
+    let absolute = named.as_bytes().first() == Some(&b'/');
+    if absolute && resolve & libc::RESOLVE_BENEATH != 0 {
+        // An absolute path is never beneath the directory.
+        return Err(libc::EXDEV);
+    }
+    let held;
+    let (start, resolve) = if absolute {
+        // From the run's root, whose `..` is the root itself, as it is for the caller.
+        (root, resolve | libc::RESOLVE_IN_ROOT)
+    } else {
+        let dir_link = match *dirfd {
+            libc::AT_FDCWD => format!("/proc/{pid}/cwd"),
+            fd => format!("/proc/{pid}/fd/{fd}"),
+        };
+        let c = CString::new(dir_link).map_err(|_| libc::EINVAL)?;
+        // SAFETY: open reads the path.
+        let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return Err(match errno() {
+                libc::ENOENT => libc::EBADF,
+                e => e,
+            });
+        }
+        // SAFETY: a new fd we own.
+        held = unsafe { OwnedFd::from_raw_fd(fd) };
+        (&held, resolve)
     };
-    let dir =
-        std::fs::File::open(&dir_link).map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?;
+    // The path from the root, for an absolute one (RESOLVE_IN_ROOT takes it relative).
+    let relative;
+    let path = if absolute {
+        let bytes = named.as_bytes();
+        let rest = &bytes[bytes.iter().take_while(|&&b| b == b'/').count()..];
+        relative = CString::new(if rest.is_empty() { &b"."[..] } else { rest })
+            .map_err(|_| libc::EINVAL)?;
+        &relative
+    } else {
+        named
+    };
     // SAFETY: open_how is plain data; all-zero is its default.
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
@@ -798,8 +973,8 @@ fn check_callers_lookup(
     let fd = unsafe {
         libc::syscall(
             libc::SYS_openat2,
-            dir.as_raw_fd(),
-            named.as_ptr(),
+            start.as_raw_fd(),
+            path.as_ptr(),
             &how as *const libc::open_how,
             std::mem::size_of::<libc::open_how>(),
         )

@@ -80,6 +80,8 @@ enum Verdict {
     Deny(i32, Denial),
     /// Fail the call with this errno, as the kernel would have (nothing was refused).
     Fail(i32),
+    /// Answer the call with this value, as the kernel would have, without making it.
+    Value(i64),
     /// Make the connection for the caller (see `unix_connect`); `fd` is the caller's socket.
     Connect { fd: i32, to: ConnectTo },
     /// Make the send for the caller (see `unix_send`).
@@ -222,6 +224,7 @@ impl Server {
                 answer(&self.listener, req.id, Answer::Error(errno));
             }
             Verdict::Fail(errno) => answer(&self.listener, req.id, Answer::Error(errno)),
+            Verdict::Value(v) => answer(&self.listener, req.id, Answer::Value(v)),
             Verdict::Perform(job) => {
                 let still_waiting = || id_valid(&self.listener, req.id);
                 match perform::perform(&job, &self.caller, req.pid, false, still_waiting) {
@@ -862,6 +865,16 @@ fn decide(
         let rule = why.describe().to_string();
         return Verdict::Deny(libc::EPERM, denial("syscall", None, detail, rule, pid));
     }
+    // `openat2`'s `open_how`, read once: its flags, mode and resolve flags are judged and used from
+    // this copy only (the caller's other threads can rewrite the struct meanwhile).
+    let how = if nr == libc::SYS_openat2 {
+        match read_open_how(pid, a[2], a[3]) {
+            Ok(how) => Some(how),
+            Err(errno) => return Verdict::Fail(errno),
+        }
+    } else {
+        None
+    };
     let (op, detail, paths): (&str, String, Vec<PathArg>) = match nr {
         // Network by domain: TCP sockets, which can reach the proxy and nothing else (below).
         libc::SYS_socket
@@ -900,25 +913,21 @@ fn decide(
             vec![open_arg(a[0] as i64, a[1], a[2])],
         ),
         libc::SYS_openat2 => {
-            let Some(flags) = caller_memory::read_u64(pid, a[2]) else {
-                return Verdict::Continue;
+            let Some(how) = how else {
+                unreachable!("read above for every openat2")
             };
-            if !is_write_open(flags) {
+            if !is_write_open(how.flags) {
                 return Verdict::Continue;
             }
-            // `open_how.resolve` (after flags and mode): RESOLVE_IN_ROOT makes the dirfd the root
-            // the path and its links resolve in, which the supervisor's walk does not model.
-            // The other resolve flags only restrict the kernel's lookup.
-            let Some(resolve) = caller_memory::read_u64(pid, a[2].wrapping_add(16)) else {
-                return Verdict::Fail(libc::EFAULT);
-            };
-            if resolve & libc::RESOLVE_IN_ROOT != 0 {
+            // RESOLVE_IN_ROOT makes the dirfd the root the path and its links resolve in, which the
+            // supervisor's walk does not model. The other resolve flags only restrict the lookup.
+            if how.resolve & libc::RESOLVE_IN_ROOT != 0 {
                 return Verdict::Deny(
                     libc::EPERM,
                     denial(
                         "write",
                         None,
-                        format!("openat2({}, RESOLVE_IN_ROOT)", open_flags_text(flags)),
+                        format!("openat2({}, RESOLVE_IN_ROOT)", open_flags_text(how.flags)),
                         "a write open resolved inside a root of the caller's choosing is not judged (RESOLVE_IN_ROOT)".into(),
                         pid,
                     ),
@@ -926,8 +935,8 @@ fn decide(
             }
             (
                 "write",
-                format!("openat2({})", open_flags_text(flags)),
-                vec![open_arg(a[0] as i64, a[1], flags)],
+                format!("openat2({})", open_flags_text(how.flags)),
+                vec![open_arg(a[0] as i64, a[1], how.flags)],
             )
         }
         libc::SYS_mkdirat => ("mkdir", "mkdirat".into(), vec![entry(a[0] as i64, a[1])]),
@@ -1048,7 +1057,7 @@ fn decide(
     };
     // The call the supervisor makes itself once judged (see `perform`): every call here but the
     // metadata ones, whose judged paths the kernel would otherwise read again.
-    let act = match act_of(nr, &a, pid) {
+    let mut act = match act_of(nr, &a, pid, how) {
         Ok(act) => act,
         Err(errno) => return Verdict::Fail(errno),
     };
@@ -1065,7 +1074,7 @@ fn decide(
         _ => &[],
     };
     // A mode with set-user-ID or set-group-ID bits that this call gives a file (see `set_id_mode`).
-    let set_id = set_id_mode(nr, &a, pid);
+    let set_id = set_id_mode(nr, &a, how);
     // The first path judged (a rename's source, when its destination is judged).
     let mut resolved: Option<PathBuf> = None;
     for (i, arg) in paths.into_iter().enumerate() {
@@ -1074,11 +1083,17 @@ fn decide(
         } else {
             // Memory the supervisor cannot read is memory the kernel cannot either (or a path over
             // PATH_MAX): the call fails, and nothing unjudged goes through.
-            let Some(raw) = caller_memory::read_path(pid, arg.addr) else {
-                return Verdict::Fail(libc::EFAULT);
-            };
-            raw
+            match caller_memory::read_path_or_errno(pid, arg.addr) {
+                Ok(raw) => raw,
+                Err(errno) => return Verdict::Fail(errno),
+            }
         };
+        // `open("name/", ...)`: the kernel wants a directory there (and creates none).
+        if i == 0 && raw.last() == Some(&b'/') {
+            if let Some((perform::Act::Open { dir_only, .. }, _)) = act.as_mut() {
+                *dir_only = true;
+            }
+        }
         let mut proc_link: ProcLink = None;
         let trusted = &policy.writable_roots;
         let by_fd = raw.is_empty() && arg.empty_is_fd;
@@ -1186,6 +1201,21 @@ fn decide(
                     (errno, rule)
                 })
                 .or_else(|| {
+                    // A directory a rename moves that holds a host work tree below it.
+                    let moves = op == "rename" && (i == 0 || swaps);
+                    let below = |p: &Path| in_view(pid, p);
+                    moves
+                        .then(|| {
+                            super::host_repos::holding_host_work_tree(
+                                &path,
+                                policy.run_start,
+                                below,
+                            )
+                        })
+                        .flatten()
+                        .map(|rule| (libc::EXDEV, rule))
+                })
+                .or_else(|| {
                     // The directory a rename moves (either way, for an exchange) into a host work tree:
                     // EXDEV, so `mv` copies it instead (and the copy's `.git`, if any, is judged).
                     let from = resolved.as_ref().filter(|_| op == "rename" && i == 1)?;
@@ -1219,6 +1249,38 @@ fn decide(
         })),
         None => Verdict::Continue,
     }
+}
+
+/// `openat2`'s `struct open_how` as read once from the caller.
+#[derive(Debug, Clone, Copy)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+
+/// Read `open_how` of `size` bytes at `at`, checked as the kernel checks its size: at least the
+/// first version's 24 bytes (`EINVAL`), no larger than a page (`E2BIG`), and any bytes past the
+/// fields this kernel knows all zero (`E2BIG`). Its fields the kernel checks when the supervisor
+/// makes the call with them.
+fn read_open_how(pid: u32, at: u64, size: u64) -> Result<OpenHow, i32> {
+    const VER0: u64 = 24;
+    if size < VER0 {
+        return Err(libc::EINVAL);
+    }
+    if size > 4096 {
+        return Err(libc::E2BIG);
+    }
+    let b = caller_memory::read_exact(pid, at, size as usize)?;
+    if b[VER0 as usize..].iter().any(|&x| x != 0) {
+        return Err(libc::E2BIG);
+    }
+    let word = |i: usize| u64::from_ne_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+    Ok(OpenHow {
+        flags: word(0),
+        mode: word(1),
+        resolve: word(2),
+    })
 }
 
 /// Two `timespec`s at `at` in the caller (`utimensat`'s times), or `None` for a null pointer (now).
@@ -1269,6 +1331,7 @@ fn act_of(
     nr: libc::c_long,
     a: &[u64; 6],
     pid: u32,
+    how: Option<OpenHow>,
 ) -> Result<Option<(perform::Act, Option<(i32, std::ffi::CString)>)>, i32> {
     use perform::Act;
     let text = |at: u64| {
@@ -1279,18 +1342,21 @@ fn act_of(
         flags: flags as i32,
         mode: mode as u32,
         resolve: 0,
+        strict: false,
+        dir_only: false,
     };
     let act = match nr {
         libc::SYS_openat => open(a[2], a[3]),
         libc::SYS_openat2 => {
-            let word = |at: u64| caller_memory::read_u64(pid, at).ok_or(libc::EFAULT);
-            let (flags, mode, resolve) = (word(a[2])?, word(a[2] + 8)?, word(a[2] + 16)?);
+            let how = how.ok_or(libc::EFAULT)?;
             // The lookup as the caller named it, for the restrictions it asks of it.
-            let as_named = (resolve != 0).then(|| text(a[1])).transpose()?;
+            let as_named = (how.resolve != 0).then(|| text(a[1])).transpose()?;
             let act = Act::Open {
-                flags: flags as i32,
-                mode: mode as u32,
-                resolve,
+                flags: how.flags as i32,
+                mode: how.mode as u32,
+                resolve: how.resolve,
+                strict: true,
+                dir_only: false,
             };
             return Ok(Some((act, as_named.map(|n| (a[0] as i32, n)))));
         }
@@ -1382,7 +1448,7 @@ fn changes_metadata(op: &str) -> bool {
 
 /// The mode, when it has set-user-ID or set-group-ID bits, that call `nr` gives a file: `chmod` and
 /// its kin, or a creation (`open` with `O_CREAT` or `O_TMPFILE`, `creat`, `mknod`).
-fn set_id_mode(nr: libc::c_long, a: &[u64; 6], pid: u32) -> Option<u64> {
+fn set_id_mode(nr: libc::c_long, a: &[u64; 6], how: Option<OpenHow>) -> Option<u64> {
     let creates = |flags: u64| {
         // (O_TMPFILE holds O_DIRECTORY's bit: all of it, not any.)
         let tmpfile = libc::O_TMPFILE as u64;
@@ -1392,13 +1458,12 @@ fn set_id_mode(nr: libc::c_long, a: &[u64; 6], pid: u32) -> Option<u64> {
         libc::SYS_fchmodat | super::seccomp::SYS_FCHMODAT2 | libc::SYS_mknodat => a[2],
         libc::SYS_fchmod => a[1],
         libc::SYS_openat if creates(a[2]) => a[3],
-        // `open_how`: flags, then mode.
         libc::SYS_openat2 => {
-            let flags = caller_memory::read_u64(pid, a[2])?;
-            if !creates(flags) {
+            let how = how?;
+            if !creates(how.flags) {
                 return None;
             }
-            caller_memory::read_u64(pid, a[2].wrapping_add(8))?
+            how.mode
         }
         #[cfg(target_arch = "x86_64")]
         libc::SYS_chmod | libc::SYS_creat | libc::SYS_mknod => a[1],
@@ -1502,14 +1567,14 @@ fn decide_lock(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
         else {
             return Verdict::Continue;
         };
-        // `struct flock` starts with `l_type` (a short): F_UNLCK releases.
-        if let Ok(b) = caller_memory::read_exact(pid, a[2], 2) {
-            if i16::from_ne_bytes([b[0], b[1]]) == libc::F_UNLCK as i16 {
-                return Verdict::Continue;
-            }
-        }
         format!("fcntl({name})")
     };
+    // `struct flock` starts with `l_type` (a short): F_UNLCK releases. Read once, and never let
+    // through on its word alone: the kernel reads the struct again, after another thread of the
+    // caller may have made the unlock a lock.
+    let unlock = nr != libc::SYS_flock
+        && caller_memory::read_exact(pid, a[2], 2)
+            .is_ok_and(|b| i16::from_ne_bytes([b[0], b[1]]) == libc::F_UNLCK as i16);
     let path = match resolve_fd(pid, a[0] as i64, &policy.writable_roots) {
         Ok(Some(path)) => path,
         // A pipe or socket; or a file whose directory is gone (a temp file unlinked after its
@@ -1518,6 +1583,9 @@ fn decide_lock(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
     };
     match policy.check_write(&path) {
         Ok(()) => Verdict::Continue,
+        // No lock on such a file can be the run's: releasing one releases nothing, as the kernel's
+        // unlock would (answered here, not let through).
+        Err(_) if unlock => Verdict::Value(0),
         Err(rule) => Verdict::Deny(
             libc::ENOLCK,
             denial(
@@ -1828,6 +1896,10 @@ fn walk_noting(
                 }
                 if last && is_fd_link(&candidate) {
                     *proc_link = Some((candidate.clone(), target.clone()));
+                    // A memfd has no name any other process can reach: the open file only.
+                    if target.as_os_str().as_bytes().starts_with(b"/memfd:") {
+                        return Ok(None);
+                    }
                 }
                 if target.is_absolute() {
                     out = PathBuf::from("/");
