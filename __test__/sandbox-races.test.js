@@ -266,3 +266,35 @@ test('a lock struct rewritten while the supervisor judges an unlock takes no loc
   assert.equal(r.exitCode, 0, r.output);
   assert.match(r.output, /tries \d+ held/, r.output);
 });
+
+test('a path rewritten while the supervisor judges a setxattr sets nothing on a host repository\'s hook', when(noSandbox, noPython), async () => {
+  const { root, hook } = await rootWithHostHook();
+  const r = await run({
+    command: py([
+      'open("allowed-name", "w").close()',
+      'buf = ctypes.create_string_buffer(64)',
+      'good = b"allowed-name\\0"',
+      'bad = b"vendor/lib/.git/hooks/post-checkout\\0"',
+      'def flip():',
+      '    ctypes.memmove(buf, bad, len(bad))',
+      '    ctypes.memmove(buf, good, len(good))',
+      'racing(flip)',
+      'tries = 0',
+      'hook = "vendor/lib/.git/hooks/post-checkout"',
+      'def marked():',
+      '    return "user.planted" in os.listxattr(hook)',
+      'while tries < 3000 and time.monotonic() < deadline and not marked():',
+      '    tries += 1',
+      '    libc.setxattr(buf, b"user.planted", b"1", 1, 0)',
+      'stop.set()',
+      'print("tries", tries, "planted" if marked() else "held", os.listxattr("allowed-name"))',
+    ]),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.equal(r.exitCode, 0, r.output);
+  assert.match(r.output, /tries \d+ held \['user.planted'\]/, r.output);
+  assert.deepEqual(fs.readdirSync(path.dirname(hook)).length > 0, true);
+  const host = spawnSync('python3', ['-c', `import os; print(os.listxattr(${JSON.stringify(hook)}))`], { encoding: 'utf8' });
+  assert.equal(host.stdout.trim(), '[]', 'an attribute was set on the host\'s hook');
+});

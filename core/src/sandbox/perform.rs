@@ -83,6 +83,13 @@ pub enum Act {
     Truncate {
         length: i64,
     },
+    /// `setxattr` and kin (`value` and `flags`), or `removexattr` and kin (`value` `None`): the
+    /// attribute's name and value as read once.
+    Xattr {
+        name: CString,
+        value: Option<Vec<u8>>,
+        flags: i32,
+    },
 }
 
 impl Act {
@@ -331,6 +338,41 @@ fn make(
             check(rc)
         }),
         (Act::Truncate { length }, [Target::Path(p)]) => truncate(root, p, *length),
+        (Act::Xattr { name, value, flags }, [target]) => on_file(root, pid, target, |at| {
+            // The file as a handle, then the call through our /proc link to it: the link lands on
+            // that file itself, a symbolic link included (as `lsetxattr` would).
+            let held;
+            let file = match at {
+                At::File(file) => file,
+                At::Name(dir, entry) => {
+                    let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+                    // SAFETY: openat reads the name; dir is open.
+                    let fd = unsafe { libc::openat(dir.as_raw_fd(), entry.as_ptr(), flags) };
+                    if fd < 0 {
+                        return Err(errno());
+                    }
+                    // SAFETY: a new fd we own.
+                    held = unsafe { OwnedFd::from_raw_fd(fd) };
+                    &held
+                }
+            };
+            let own = own_link(file)?;
+            let rc = match value {
+                // SAFETY: setxattr reads the path, the name and `value.len()` bytes of value.
+                Some(value) => unsafe {
+                    libc::setxattr(
+                        own.as_ptr(),
+                        name.as_ptr(),
+                        value.as_ptr().cast(),
+                        value.len(),
+                        *flags,
+                    )
+                },
+                // SAFETY: removexattr reads the path and the name.
+                None => unsafe { libc::removexattr(own.as_ptr(), name.as_ptr()) },
+            };
+            check(rc)
+        }),
         // A target that is no name (a pipe's /proc link) for a call that needs one: the kernel's
         // answer for a path through a non-directory.
         _ => Err(libc::ENOTDIR),

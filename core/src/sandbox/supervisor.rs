@@ -1251,6 +1251,31 @@ fn decide(
     }
 }
 
+/// An extended attribute's name at `at`, as the kernel reads it: at most `XATTR_NAME_MAX` (255)
+/// bytes (`ERANGE` past it), not empty (`ERANGE`).
+fn xattr_name(pid: u32, at: u64) -> Result<std::ffi::CString, i32> {
+    let raw = caller_memory::read_path_or_errno(pid, at).map_err(|e| match e {
+        libc::ENAMETOOLONG => libc::ERANGE,
+        e => e,
+    })?;
+    if raw.is_empty() || raw.len() > 255 {
+        return Err(libc::ERANGE);
+    }
+    std::ffi::CString::new(raw).map_err(|_| libc::EINVAL)
+}
+
+/// An extended attribute's value of `size` bytes at `at`: at most `XATTR_SIZE_MAX` (64 KiB,
+/// `E2BIG` past it).
+fn xattr_value(pid: u32, at: u64, size: u64) -> Result<Vec<u8>, i32> {
+    if size > 65536 {
+        return Err(libc::E2BIG);
+    }
+    if size == 0 {
+        return Ok(Vec::new());
+    }
+    caller_memory::read_exact(pid, at, size as usize)
+}
+
 /// `openat2`'s `struct open_how` as read once from the caller.
 #[derive(Debug, Clone, Copy)]
 struct OpenHow {
@@ -1431,7 +1456,37 @@ fn act_of(
         libc::SYS_futimesat => Act::Utime {
             times: timevals(pid, a[2])?,
         },
-        // Extended attributes are still the kernel's to set (see the README's threat model).
+        libc::SYS_setxattr | libc::SYS_lsetxattr | libc::SYS_fsetxattr => Act::Xattr {
+            name: xattr_name(pid, a[1])?,
+            value: Some(xattr_value(pid, a[2], a[3])?),
+            flags: a[4] as i32,
+        },
+        libc::SYS_removexattr | libc::SYS_lremovexattr | libc::SYS_fremovexattr => Act::Xattr {
+            name: xattr_name(pid, a[1])?,
+            value: None,
+            flags: 0,
+        },
+        // `setxattrat(dirfd, path, at_flags, name, struct xattr_args *, size)`: the value's address
+        // and size, then the flags.
+        super::seccomp::SYS_SETXATTRAT => {
+            if a[5] < 16 {
+                return Err(libc::EINVAL);
+            }
+            let args = caller_memory::read_exact(pid, a[4], 16)?;
+            let value_at = u64::from_ne_bytes(args[0..8].try_into().expect("8 bytes"));
+            let size = u32::from_ne_bytes(args[8..12].try_into().expect("4 bytes"));
+            let flags = u32::from_ne_bytes(args[12..16].try_into().expect("4 bytes"));
+            Act::Xattr {
+                name: xattr_name(pid, a[3])?,
+                value: Some(xattr_value(pid, value_at, u64::from(size))?),
+                flags: flags as i32,
+            }
+        }
+        super::seccomp::SYS_REMOVEXATTRAT => Act::Xattr {
+            name: xattr_name(pid, a[3])?,
+            value: None,
+            flags: 0,
+        },
         _ => return Ok(None),
     };
     Ok(Some((act, None)))
