@@ -11,7 +11,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 
-const { native, killTracked, tempDir, run } = require('./helpers.js');
+const { native, killTracked, tempDir, run, waitFor } = require('./helpers.js');
 
 test.after(killTracked);
 
@@ -269,4 +269,66 @@ test('opens answer as the kernel would: memfds, trailing slashes, flags, openat2
     'open-unknown-flag': 'ok',
   });
   assert.deepEqual(r.sandbox.denials, []);
+});
+
+/** Threads of this process waiting in a FIFO's open. */
+function threadsInFifoOpen() {
+  return fs.readdirSync('/proc/self/task').filter((t) => {
+    try {
+      return fs.readFileSync(`/proc/self/task/${t}/wchan`, 'utf8') === 'wait_for_partner';
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
+test('FIFO opens for reading, and a FIFO swapped in under an open, keep no thread of the host\'s waiting', when(noSandbox, noPython), async () => {
+  const dir = root();
+  const before = threadsInFifoOpen();
+  const r = await run({
+    command: [
+      'mkfifo p',
+      // Opens for reading that a blocking open would hold until a writer came.
+      "python3 -c 'import os, threading; [threading.Thread(target=lambda: os.open(\"p\", os.O_RDONLY | os.O_CREAT), daemon=True).start() for _ in range(16)]; import time; time.sleep(0.5)'",
+      // A regular file and a FIFO swapped at one name while a writer opens it.
+      "{ python3 -c 'import os, time\nend = time.monotonic() + 2\nwhile time.monotonic() < end:\n    try: os.unlink(\"f\")\n    except OSError: pass\n    try: os.mkfifo(\"f\")\n    except OSError: pass' & }",
+      "timeout 5 python3 -c 'import os, time\nend = time.monotonic() + 2\nwhile time.monotonic() < end:\n    try: os.close(os.open(\"f\", os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK))\n    except OSError: pass\n    try: os.close(os.open(\"f\", os.O_WRONLY | os.O_CREAT))\n    except OSError: pass'",
+      'wait; echo done',
+    ].join('; '),
+    cwd: dir,
+    sandbox: { writableRoots: [dir] },
+    timeoutMs: 30000,
+  });
+  assert.match(r.output, /done\n$/, r.output);
+  await waitFor(() => threadsInFifoOpen() <= before, { timeoutMs: 10000, what: 'no supervisor thread left in a FIFO open' });
+});
+
+test('openat2 for reading works as the kernel\'s, RESOLVE_IN_ROOT included', when(noSandbox, noPython), async () => {
+  const dir = root();
+  fs.mkdirSync(path.join(dir, 'jail', 'etc'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'jail', 'etc', 'name'), 'inside\n');
+  fs.symlinkSync('/etc/name', path.join(dir, 'jail', 'abs'));
+  fs.writeFileSync(path.join(dir, 'plain'), 'plain\n');
+  const r = await run({
+    command: py([
+      'import ctypes, os, struct',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'def openat2(dirfd, name, resolve):',
+      '    how = struct.pack("QQQ", os.O_RDONLY, 0, resolve)',
+      '    fd = libc.syscall(437, dirfd, name, how, 24)',
+      '    if fd < 0:',
+      '        return os.strerror(ctypes.get_errno())',
+      '    return os.read(fd, 100).decode().strip()',
+      'jail = os.open("jail", os.O_PATH | os.O_DIRECTORY)',
+      'RESOLVE_IN_ROOT = 0x10',
+      'print("plain", openat2(-100, b"plain", 0))',
+      'print("in-root", openat2(jail, b"abs", RESOLVE_IN_ROOT))',
+      'print("in-root-up", openat2(jail, b"../../../etc/name", RESOLVE_IN_ROOT))',
+      'print("missing", openat2(-100, b"nope", 0))',
+    ]),
+    cwd: dir,
+    sandbox: { writableRoots: [dir] },
+  });
+  assert.equal(r.exitCode, 0, r.output);
+  assert.equal(r.output, 'plain plain\nin-root inside\nin-root-up inside\nmissing No such file or directory\n');
 });

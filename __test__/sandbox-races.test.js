@@ -298,3 +298,67 @@ test('a path rewritten while the supervisor judges a setxattr sets nothing on a 
   const host = spawnSync('python3', ['-c', `import os; print(os.listxattr(${JSON.stringify(hook)}))`], { encoding: 'utf8' });
   assert.equal(host.stdout.trim(), '[]', 'an attribute was set on the host\'s hook');
 });
+
+test('a socket address rewritten while the supervisor judges a bind makes no protected name', when(noSandbox, noPython), async () => {
+  const root = repoRoot();
+  const r = await run({
+    command: py([
+      'import socket, struct',
+      'addr = ctypes.create_string_buffer(110)',
+      'good = struct.pack("H", socket.AF_UNIX) + b"allowed.sock\\0"',
+      'bad = struct.pack("H", socket.AF_UNIX) + b".envrc\\0\\0\\0\\0\\0\\0\\0"',
+      'def flip():',
+      '    ctypes.memmove(addr, bad, len(bad))',
+      '    ctypes.memmove(addr, good, len(good))',
+      'racing(flip)',
+      'tries = bound = 0',
+      'while tries < 3000 and time.monotonic() < deadline and not os.path.lexists(".envrc"):',
+      '    tries += 1',
+      '    s = socket.socket(socket.AF_UNIX)',
+      '    if libc.bind(s.fileno(), addr, 2 + 13) == 0:',
+      '        bound += 1',
+      '    s.close()',
+      '    try:',
+      '        os.unlink("allowed.sock")',
+      '    except OSError:',
+      '        pass',
+      'stop.set()',
+      'print("tries", tries, "planted" if os.path.lexists(".envrc") else "held", "bound" if bound else "none")',
+    ]),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.equal(r.exitCode, 0, r.output);
+  assert.match(r.output, /tries \d+ held bound/, r.output);
+  assert.equal(fs.existsSync(path.join(root, '.envrc')), false);
+});
+
+test('an openat2 for reading whose flags another thread turns into a write plants nothing', when(noSandbox, noPython), async () => {
+  const root = repoRoot();
+  const r = await run({
+    command: py([
+      'import struct',
+      'how = ctypes.create_string_buffer(24)',
+      'reading = struct.pack("QQQ", os.O_RDONLY, 0, 0)',
+      'writing = struct.pack("QQQ", os.O_WRONLY | os.O_CREAT, 0o644, 0)',
+      'def flip():',
+      '    ctypes.memmove(how, writing, 24)',
+      '    ctypes.memmove(how, reading, 24)',
+      'ctypes.memmove(how, reading, 24)',
+      'racing(flip)',
+      'tries = 0',
+      'while tries < 3000 and time.monotonic() < deadline and not os.path.lexists(".envrc"):',
+      '    tries += 1',
+      '    fd = libc.syscall(437, -100, b".envrc", how, 24)',
+      '    fd >= 0 and libc.close(fd)',
+      'stop.set()',
+      'print("tries", tries, "planted" if os.path.lexists(".envrc") else "held")',
+      'print("reads", open("/etc/hostname").read() != "" or True)',
+    ]),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.equal(r.exitCode, 0, r.output);
+  assert.match(r.output, /tries \d+ held/, r.output);
+  assert.equal(fs.existsSync(path.join(root, '.envrc')), false);
+});

@@ -372,5 +372,75 @@ test('a directory holding a host work tree below it is copied, not moved: no rep
   assert.doesNotMatch(fs.readFileSync(path.join(lib, '.git', 'config'), 'utf8'), /fsmonitor/);
   hostGit(lib, 'status');
   assert.equal(fs.existsSync(canary), false, 'the host\'s git obeyed the run\'s repository');
-  assert.ok(r.sandbox.denials.some((d) => d.operation === 'rename' && /host's work tree .*group\/lib/.test(d.rule)), JSON.stringify(r.sandbox.denials));
+  assert.ok(r.sandbox.denials.some((d) => d.operation === 'rename' && /host's (work tree|git directory) .*group\/lib/.test(d.rule)), JSON.stringify(r.sandbox.denials));
+});
+
+test('a rename of a parent moves no protected path away and puts none in place: the directory is copied instead', when(noSandbox), async () => {
+  const root = fs.realpathSync(tempDir('agent-exec-views-parents-'));
+  for (const [rel, text] of [['secrets/key', 'original\n'], ['cfg/prod.env', 'original\n'], ['build/a/out', 'built\n']]) {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    fs.writeFileSync(path.join(root, rel), text);
+  }
+  const r = await runAfterTick({
+    command: [
+      '{ mv secrets s2 && echo hack > s2/key && mv s2 secrets; } 2>/dev/null',
+      '{ mv cfg c2 && echo hack > c2/prod.env && mv c2 cfg; } 2>/dev/null',
+      '{ mkdir -p z/later && echo evil > z/later/secret.txt && mv z/later later; } 2>/dev/null',
+      // A rename with nothing protected below it is a rename.
+      'mv build out && cat out/a/out',
+    ].join('; '),
+    cwd: root,
+    sandbox: { writableRoots: [root], denyWrite: ['secrets/**', 'cfg/*.env', 'later/secret.txt'] },
+  });
+  assert.match(r.output, /built\n$/, r.output);
+  assert.equal(fs.readFileSync(path.join(root, 'secrets/key'), 'utf8'), 'original\n');
+  assert.equal(fs.readFileSync(path.join(root, 'cfg/prod.env'), 'utf8'), 'original\n');
+  assert.equal(fs.existsSync(path.join(root, 'later/secret.txt')), false, 'a protected path was put in place by a rename');
+  assert.ok(r.sandbox.denials.some((d) => d.operation === 'rename' && /protected path/.test(d.rule)), JSON.stringify(r.sandbox.denials));
+});
+
+test('a host git directory known by its content keeps HEAD and objects in place, and is not moved aside', when(noSandbox), async () => {
+  const root = fs.realpathSync(tempDir('agent-exec-views-core-'));
+  assert.equal(hostGit(root, 'init', '-q', '--bare', 'remote.git').status, 0);
+  fs.mkdirSync(path.join(root, '.repos'));
+  assert.equal(hostGit(root, 'init', '-q', '--separate-git-dir=.repos/lib', 'vendor/lib').status, 0);
+  const r = await runAfterTick({
+    command: [
+      '{ mv remote.git/HEAD remote.git/HEAD.x; printf "#!/bin/sh\\ntouch ../HOOKRAN\\n" > remote.git/hooks/post-receive; mv remote.git/HEAD.x remote.git/HEAD; } 2>/dev/null',
+      '{ mv .repos/lib/objects .repos/lib/o2; echo x > .repos/lib/hooks/post-checkout; mv .repos/lib/o2 .repos/lib/objects; } 2>/dev/null',
+      '{ rm remote.git/HEAD; } 2>/dev/null',
+      '{ mv remote.git r2 && git init -q --bare remote.git && git -C remote.git config core.hooksPath /tmp; } 2>/dev/null',
+      'echo done',
+    ].join('; '),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.match(r.output, /done\n$/, r.output);
+  assert.equal(fs.existsSync(path.join(root, 'remote.git/hooks/post-receive')), false, 'a hook was planted in the host\'s bare repository');
+  assert.equal(fs.existsSync(path.join(root, '.repos/lib/hooks/post-checkout')), false, 'a hook was planted in the host\'s separate git directory');
+  assert.ok(fs.existsSync(path.join(root, 'remote.git/HEAD')));
+  assert.doesNotMatch(fs.readFileSync(path.join(root, 'remote.git/config'), 'utf8'), /hooksPath/);
+});
+
+test('no bare repository is laid out inside the host\'s work tree for its git to obey', when(noSandbox), async () => {
+  const root = repoRoot();
+  const canary = path.join(fs.realpathSync(tempDir('agent-exec-views-canary-')), 'ran');
+  fs.mkdirSync(path.join(root, 'src'));
+  fs.writeFileSync(path.join(root, 'src', 'main.c'), '');
+  const r = await runAfterTick({
+    command: [
+      `printf '[core]\\n\\tbare = false\\n\\tworktree = ..\\n\\tfsmonitor = "echo ran >> ${canary}; false"\\n' > src/config`,
+      "{ echo 'ref: refs/heads/master' > src/HEAD; } 2>/dev/null; echo \"head:$?\"",
+      'mkdir -p src/objects src/refs',
+      '{ git init -q --bare inner.git; } 2>/dev/null; echo "bare:$?"',
+    ].join('; '),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.match(r.output, /head:1/, r.output);
+  assert.match(r.output, /bare:[1-9]/, r.output);
+  assert.equal(fs.existsSync(path.join(root, 'src', 'HEAD')), false);
+  hostGit(path.join(root, 'src'), 'status');
+  assert.equal(fs.existsSync(canary), false, 'the host\'s git obeyed a repository the run laid out');
+  assert.ok(r.sandbox.denials.some((d) => /a HEAD file inside the host's work tree/.test(d.rule)), JSON.stringify(r.sandbox.denials));
 });

@@ -134,59 +134,62 @@ fn is_git_dir(dir: &Path) -> bool {
         && std::fs::symlink_metadata(dir.join("objects")).is_ok_and(|m| m.is_dir())
 }
 
-/// Entries a rename's look for the host's repositories below a directory reads before it gives up
-/// (and answers as if it had found one: the directory is copied, not moved).
-const BELOW_BUDGET: usize = 20_000;
+/// Whether `dir` (caller's view) is a git directory of the host's by its content (`HEAD` and
+/// `objects`: a bare repository, the target of a `gitdir:` file), born before the run.
+pub fn is_hosts_git_dir(dir: &Path, start: RunStart, seen: impl Fn(&Path) -> PathBuf) -> bool {
+    is_git_dir(&seen(dir)) && hosts(dir, start, &seen)
+}
 
-/// A directory a rename would move (`dir`, in the caller's view) that holds a work tree of the
-/// host's below it, at any depth: moved aside, the run could make a repository of its own where the
-/// host's was (`mv group group.old; git init group/lib`), and the host's git there would obey it.
-/// Refused with `EXDEV`, so `mv` copies it instead and each removal of the host's git metadata in the
-/// original is judged (and refused). A directory too large to look through, or with a part the
-/// supervisor cannot read, is treated the same (fail closed; the copy still works).
-pub fn holding_host_work_tree(
-    dir: &Path,
+/// The entries that make a directory a git directory to git (with `refs`), and to this module's
+/// look at content (`is_git_dir`).
+const CORE: [&str; 3] = ["HEAD", "objects", "refs"];
+
+/// `path` (caller's view) is a host git directory's `HEAD`, `objects` or `refs`, which a removal or
+/// a rename would take away: the directory would then no longer be a repository by its content,
+/// its hooks and config writable, and put back with them planted (git never moves these away).
+pub fn core_taken_away(
+    path: &Path,
     start: RunStart,
     seen: impl Fn(&Path) -> PathBuf,
 ) -> Option<String> {
-    if !std::fs::symlink_metadata(seen(dir)).is_ok_and(|m| m.is_dir()) {
+    let name = path.file_name()?.to_str()?;
+    let dir = path.parent()?;
+    (CORE.contains(&name) && is_hosts_git_dir(dir, start, &seen)).then(|| {
+        format!(
+            "{name} of the host's git directory {} stays where it is",
+            dir.display()
+        )
+    })
+}
+
+/// A file named `HEAD` made inside a host work tree, outside every git directory: with `objects`
+/// and `refs` beside it, git takes its directory for a (bare) repository and obeys its `config`
+/// when run there, as it would a `.git` of the run's. A git directory's own `HEAD` (under a `.git`,
+/// or in a git directory of the host's by content) stays writable (`git checkout`).
+pub fn head_outside_git_dirs(
+    path: &Path,
+    start: RunStart,
+    seen: impl Fn(&Path) -> PathBuf,
+) -> Option<String> {
+    if path.file_name() != Some(OsStr::new("HEAD"))
+        || path.components().any(|c| c.as_os_str() == ".git")
+    {
         return None;
     }
-    let mut pending = vec![dir.to_path_buf()];
-    let mut read = 0usize;
-    while let Some(at) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(seen(&at)) else {
-            return Some(format!(
-                "a directory with a part that could not be looked through ({}) is copied, not moved (it may hold the host's repositories)",
-                at.display()
-            ));
-        };
-        for entry in entries {
-            let Ok(entry) = entry else {
-                continue;
-            };
-            read += 1;
-            if read > BELOW_BUDGET {
-                return Some(format!(
-                    "a directory of more than {BELOW_BUDGET} entries is copied, not moved (it was not looked through for the host's repositories)"
-                ));
-            }
-            let path = at.join(entry.file_name());
-            if entry.file_name() == ".git" {
-                if hosts(&path, start, &seen) {
-                    return Some(format!(
-                        "a directory holding the host's work tree {} is copied, not moved (a repository of the command's could take its place)",
-                        at.display()
-                    ));
-                }
-                continue;
-            }
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                pending.push(path);
-            }
-        }
+    let dir = path.parent()?;
+    if is_hosts_git_dir(dir, start, &seen) {
+        return None;
     }
-    None
+    let work_tree = host_work_tree_around(path, start, &seen)?;
+    Some(format!(
+        "a HEAD file inside the host's work tree {}: a directory with HEAD, objects and refs is a repository to git, whose config the host's git would obey",
+        work_tree.display()
+    ))
+}
+
+/// Whether the `.git` at `path` (caller's view) is the host's (see `hosts`).
+pub fn is_hosts(path: &Path, start: RunStart, seen: impl Fn(&Path) -> PathBuf) -> bool {
+    hosts(path, start, &seen)
 }
 
 /// A directory moved (renamed) from outside one of the host's work trees into it, if `to` is in

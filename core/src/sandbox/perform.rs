@@ -83,6 +83,10 @@ pub enum Act {
     Truncate {
         length: i64,
     },
+    /// `bind` of the caller's socket `socket` to a path (a socket file is made).
+    Bind {
+        socket: i32,
+    },
     /// `setxattr` and kin (`value` and `flags`), or `removexattr` and kin (`value` `None`): the
     /// attribute's name and value as read once.
     Xattr {
@@ -99,7 +103,7 @@ impl Act {
             Act::Open { flags, .. } => {
                 flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE
             }
-            Act::Mkdir { .. } | Act::Mknod { .. } => true,
+            Act::Mkdir { .. } | Act::Mknod { .. } | Act::Bind { .. } => true,
             _ => false,
         }
     }
@@ -115,6 +119,9 @@ pub enum Target {
     /// the link itself (the file may have no name: a pipe, a deleted file); `seen` is what the link
     /// read when judged, and must read the same on the file opened.
     ProcLink { link: PathBuf, seen: PathBuf },
+    /// The path as the caller named it (`Job::as_named`), looked up from its directory fd: for an
+    /// `openat2` with `RESOLVE_IN_ROOT`, whose lookup cannot leave that directory.
+    AsNamed,
     /// The caller's open file `fd` (a call by descriptor, or `AT_EMPTY_PATH`; `AT_FDCWD`: its cwd),
     /// taken through `/proc` and checked to be the one judged: `seen` is what its link read then.
     Fd { fd: i32, seen: PathBuf },
@@ -338,6 +345,7 @@ fn make(
             check(rc)
         }),
         (Act::Truncate { length }, [Target::Path(p)]) => truncate(root, p, *length),
+        (Act::Bind { socket }, [Target::Path(p)]) => bind_at(root, pid, *socket, p),
         (Act::Xattr { name, value, flags }, [target]) => on_file(root, pid, target, |at| {
             // The file as a handle, then the call through our /proc link to it: the link lands on
             // that file itself, a symbolic link included (as `lsetxattr` would).
@@ -381,6 +389,38 @@ fn make(
         Ok(v) => Outcome::Value(v),
         Err(e) => Outcome::Error(e),
     }
+}
+
+/// `bind` of the caller's socket `socket` to `path`: the socket is taken (the same open socket), the
+/// judged path's parent pinned and made this thread's cwd (a thread with a file-system context of
+/// its own: creations run on one), and the socket bound to the final name there.
+fn bind_at(root: &OwnedFd, pid: u32, socket: i32, path: &Path) -> Result<i64, i32> {
+    let socket = super::unix_connect::take_socket(pid, socket, || true)?;
+    let (dir, name) = parent_and_name(root, path)?;
+    // SAFETY: sockaddr_un is plain data; zeroed is a valid empty address.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    let bytes = name.as_bytes();
+    if bytes.len() >= addr.sun_path.len() {
+        return Err(libc::ENAMETOOLONG);
+    }
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    for (to, from) in addr.sun_path.iter_mut().zip(bytes) {
+        *to = *from as libc::c_char;
+    }
+    let len = std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1;
+    if !OWN_FS.with(|o| o.get()) {
+        return Err(libc::EAGAIN);
+    }
+    // SAFETY: fchdir to an open directory; this thread's cwd is its own.
+    check(unsafe { libc::fchdir(dir.as_raw_fd()) })?;
+    // SAFETY: bind reads `len` bytes of the address.
+    check(unsafe {
+        libc::bind(
+            socket.as_raw_fd(),
+            (&addr as *const libc::sockaddr_un).cast(),
+            len as libc::socklen_t,
+        )
+    })
 }
 
 /// `truncate` of `path`: only a regular file (a directory or device answers as the kernel's
@@ -433,6 +473,8 @@ fn on_file(
             let file = reopen(pid, link, seen, libc::O_PATH)?;
             call(At::File(&file))
         }
+        // Only opens are made as named.
+        Target::AsNamed => Err(libc::EINVAL),
     }
 }
 
@@ -633,17 +675,11 @@ fn open(
         Target::Path(p) => open_path(root, pid, p, how, may_block, still_waiting),
         Target::ProcLink { link, seen } => {
             let at = in_callers_view(pid, link);
-            // A FIFO (a pipe's end is one too) opened to write waits for a reader.
-            let fifo = std::fs::metadata(&at).is_ok_and(|m| m.file_type().is_fifo());
-            if fifo && flags & libc::O_NONBLOCK == 0 && !may_block {
-                return Outcome::Blocks;
-            }
-            if fifo && flags & libc::O_NONBLOCK == 0 {
-                wait_for_reader(flags, still_waiting, |f| reopen(pid, link, seen, f))
-            } else {
-                reopen(pid, link, seen, flags).map(Some)
-            }
+            let is_fifo = || std::fs::metadata(&at).is_ok_and(|m| m.file_type().is_fifo());
+            let open = |f: i32| reopen(pid, link, seen, f);
+            open_without_waiting(flags, may_block, still_waiting, is_fifo, open)
         }
+        Target::AsNamed => open_as_named(pid, flags, mode, resolve, as_named),
         // Opens name a path: never a descriptor alone.
         Target::Fd { .. } => Err(libc::EINVAL),
     };
@@ -707,7 +743,6 @@ fn open_path(
         flags |= libc::O_DIRECTORY;
     }
     let (dir, name) = parent_and_name(root, path)?;
-    let mut fifo = false;
     match file_type(&dir, &name) {
         // `/dev/tty` is the opener's terminal: the caller's, not the supervisor's.
         Some((libc::S_IFCHR, rdev)) if rdev == libc::makedev(DEV_TTY.0, DEV_TTY.1) => {
@@ -720,22 +755,11 @@ fn open_path(
         {
             return Err(libc::EACCES)
         }
-        // An open of a FIFO for writing waits for a reader, unless non-blocking.
-        Some((libc::S_IFIFO, _)) if flags & libc::O_NONBLOCK == 0 => {
-            if !may_block {
-                return Ok(None);
-            }
-            // It is there: nothing is made (should it go, the call fails rather than make a file).
-            flags &= !(libc::O_CREAT | libc::O_EXCL);
-            fifo = true;
-        }
         _ => {}
     }
-    let open_now = |flags: i32| open_beneath(&dir, &name, flags, how);
-    if fifo {
-        return wait_for_reader(flags, still_waiting, open_now);
-    }
-    open_now(flags).map(Some)
+    let is_fifo = || file_type(&dir, &name).is_some_and(|(t, _)| t == libc::S_IFIFO);
+    let open = |f: i32| open_beneath(&dir, &name, f, how);
+    open_without_waiting(flags, may_block, still_waiting, is_fifo, open)
 }
 
 /// `openat2` of `name` in `dir` (pinned) with the caller's flags and mode, never through a link (the
@@ -775,36 +799,48 @@ fn open_beneath(dir: &OwnedFd, name: &CString, flags: i32, how: OpenAs) -> Resul
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
-/// Open a FIFO as a blocking open of `flags` would, without keeping a thread past its caller: an
-/// open for writing is made non-blocking (`ENXIO` while no reader has the FIFO open) and retried
-/// every few milliseconds while the caller still waits, then given its blocking mode back. One for
-/// reading and writing never waits; one for reading only waits for a writer in the kernel (a
-/// non-blocking one would not wait at all).
-fn wait_for_reader(
+/// Open with `open`, never waiting on this thread: the open is made non-blocking (the file's type may
+/// change between any look at it and the open, so every open is), and its blocking mode given back
+/// after. A FIFO opened to write with no reader yet (`ENXIO`) is what a blocking open would wait
+/// for: `None` where this thread may not wait (the caller is answered from the blocking pool), else
+/// retried every few milliseconds while the caller still waits. A FIFO opened to read does not wait
+/// for a writer, as a blocking open would: a read before one comes sees the end of the file (only an
+/// open for reading with `O_CREAT` or `O_TRUNC` comes here; other reads are the kernel's).
+fn open_without_waiting(
     flags: i32,
+    may_block: bool,
     still_waiting: &dyn Fn() -> bool,
+    is_fifo: impl Fn() -> bool,
     open: impl Fn(i32) -> Result<OwnedFd, i32>,
 ) -> Result<Option<OwnedFd>, i32> {
-    if flags & libc::O_ACCMODE != libc::O_WRONLY {
-        return open(flags).map(Some);
-    }
-    loop {
-        match open(flags | libc::O_NONBLOCK) {
-            Ok(file) => {
-                // SAFETY: F_GETFL and F_SETFL on an fd we hold.
-                unsafe {
-                    let now = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
-                    libc::fcntl(file.as_raw_fd(), libc::F_SETFL, now & !libc::O_NONBLOCK);
-                }
-                return Ok(Some(file));
+    let asked = flags & libc::O_NONBLOCK != 0;
+    let give_back = |file: OwnedFd| {
+        if !asked {
+            // SAFETY: F_GETFL and F_SETFL on an fd we hold.
+            unsafe {
+                let now = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+                libc::fcntl(file.as_raw_fd(), libc::F_SETFL, now & !libc::O_NONBLOCK);
             }
-            Err(libc::ENXIO) if still_waiting() => {
-                std::thread::sleep(std::time::Duration::from_millis(5))
-            }
-            // The caller is gone (killed while it waited): nobody to answer.
-            Err(libc::ENXIO) => return Err(libc::EINTR),
-            Err(e) => return Err(e),
         }
+        Some(file)
+    };
+    let waits = |e: i32| e == libc::ENXIO && !asked && is_fifo();
+    match open(flags | libc::O_NONBLOCK) {
+        Ok(file) => Ok(give_back(file)),
+        Err(e) if waits(e) && !may_block => Ok(None),
+        Err(e) if waits(e) => loop {
+            if !still_waiting() {
+                // The caller is gone (killed while it waited): nobody to answer.
+                return Err(libc::EINTR);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            match open(flags | libc::O_NONBLOCK) {
+                Ok(file) => return Ok(give_back(file)),
+                Err(libc::ENXIO) => continue,
+                Err(e) => return Err(e),
+            }
+        },
+        Err(e) => Err(e),
     }
 }
 
@@ -954,6 +990,73 @@ fn reopen(pid: u32, link: &Path, seen: &Path, flags: i32) -> Result<OwnedFd, i32
     Ok(file)
 }
 
+/// `openat2(dirfd, path, {flags, mode, resolve})` as the caller named it, from a handle on the
+/// caller's directory: only for `RESOLVE_IN_ROOT`, where that directory is the lookup's root (no
+/// `..` or absolute link leaves it, so the supervisor's own root never enters). Never waits.
+fn open_as_named(
+    pid: u32,
+    flags: i32,
+    mode: u32,
+    resolve: u64,
+    as_named: Option<&(i32, CString)>,
+) -> Result<Option<OwnedFd>, i32> {
+    let Some((dirfd, named)) = as_named else {
+        return Err(libc::EINVAL);
+    };
+    if resolve & libc::RESOLVE_IN_ROOT == 0 {
+        return Err(libc::EINVAL);
+    }
+    let dir = caller_dir(pid, *dirfd)?;
+    // SAFETY: open_how is plain data; all-zero is its default.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = ((flags & !libc::O_CLOEXEC) | libc::O_CLOEXEC | libc::O_NONBLOCK) as u32 as u64;
+    how.mode = u64::from(mode);
+    how.resolve = resolve;
+    // SAFETY: openat2 reads the path and open_how.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir.as_raw_fd(),
+            named.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return Err(errno());
+    }
+    // SAFETY: a new fd we own.
+    let file = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
+    if flags & libc::O_NONBLOCK == 0 {
+        // SAFETY: F_GETFL and F_SETFL on an fd we hold.
+        unsafe {
+            let now = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+            libc::fcntl(file.as_raw_fd(), libc::F_SETFL, now & !libc::O_NONBLOCK);
+        }
+    }
+    Ok(Some(file))
+}
+
+/// A handle on the caller's directory fd `dirfd` (`AT_FDCWD`: its cwd), never opening what it is
+/// (a FIFO there must not be opened).
+fn caller_dir(pid: u32, dirfd: i32) -> Result<OwnedFd, i32> {
+    let link = match dirfd {
+        libc::AT_FDCWD => format!("/proc/{pid}/cwd"),
+        fd => format!("/proc/{pid}/fd/{fd}"),
+    };
+    let c = CString::new(link).map_err(|_| libc::EINVAL)?;
+    // SAFETY: open reads the path.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(match errno() {
+            libc::ENOENT => libc::EBADF,
+            e => e,
+        });
+    }
+    // SAFETY: a new fd we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
 /// `openat2`'s resolve flags restrict the caller's own lookup (`RESOLVE_BENEATH` keeps it under its
 /// directory fd, `RESOLVE_NO_SYMLINKS` refuses links, ...): a program relying on them for its own
 /// safety must meet them here too. The lookup is redone as the caller named it, as a handle only:
@@ -979,21 +1082,7 @@ fn check_callers_lookup(
         // From the run's root, whose `..` is the root itself, as it is for the caller.
         (root, resolve | libc::RESOLVE_IN_ROOT)
     } else {
-        let dir_link = match *dirfd {
-            libc::AT_FDCWD => format!("/proc/{pid}/cwd"),
-            fd => format!("/proc/{pid}/fd/{fd}"),
-        };
-        let c = CString::new(dir_link).map_err(|_| libc::EINVAL)?;
-        // SAFETY: open reads the path.
-        let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-        if fd < 0 {
-            return Err(match errno() {
-                libc::ENOENT => libc::EBADF,
-                e => e,
-            });
-        }
-        // SAFETY: a new fd we own.
-        held = unsafe { OwnedFd::from_raw_fd(fd) };
+        held = caller_dir(pid, *dirfd)?;
         (&held, resolve)
     };
     // The path from the root, for an absolute one (RESOLVE_IN_ROOT takes it relative).

@@ -917,7 +917,9 @@ fn decide(
                 unreachable!("read above for every openat2")
             };
             if !is_write_open(how.flags) {
-                return Verdict::Continue;
+                // Not judged, but not let through either: the kernel would read `open_how` again,
+                // which another thread may have made an open for writing by then.
+                return read_open2(req, how, root);
             }
             // RESOLVE_IN_ROOT makes the dirfd the root the path and its links resolve in, which the
             // supervisor's walk does not model. The other resolve flags only restrict the lookup.
@@ -1201,18 +1203,34 @@ fn decide(
                     (errno, rule)
                 })
                 .or_else(|| {
-                    // A directory a rename moves that holds a host work tree below it.
-                    let moves = op == "rename" && (i == 0 || swaps);
-                    let below = |p: &Path| in_view(pid, p);
-                    moves
-                        .then(|| {
-                            super::host_repos::holding_host_work_tree(
-                                &path,
-                                policy.run_start,
-                                below,
-                            )
-                        })
+                    // A host git directory's core entries taken away (removed, or renamed from).
+                    let away = op == "remove" || (op == "rename" && (i == 0 || swaps));
+                    let core = |p: &Path| {
+                        super::host_repos::core_taken_away(p, policy.run_start, |q| in_view(pid, q))
+                    };
+                    away.then(|| core(&path))
                         .flatten()
+                        .map(|rule| (libc::EROFS, rule))
+                })
+                .or_else(|| {
+                    // A bare repository's HEAD made inside a host work tree.
+                    let makes = makes_entry.contains(&i);
+                    let head = |p: &Path| {
+                        super::host_repos::head_outside_git_dirs(p, policy.run_start, |q| {
+                            in_view(pid, q)
+                        })
+                    };
+                    makes
+                        .then(|| head(&path))
+                        .flatten()
+                        .map(|rule| (libc::EPERM, rule))
+                })
+                .or_else(|| {
+                    // A directory a rename moves, judged by what is below it and where that would
+                    // land (either way, for an exchange): at the new name, the source resolved.
+                    let from = resolved.as_ref().filter(|_| op == "rename" && i == 1)?;
+                    moved_tree_refusal(from, &path, policy, pid)
+                        .or_else(|| swaps.then(|| moved_tree_refusal(&path, from, policy, pid))?)
                         .map(|rule| (libc::EXDEV, rule))
                 })
                 .or_else(|| {
@@ -1274,6 +1292,52 @@ fn xattr_value(pid: u32, at: u64, size: u64) -> Result<Vec<u8>, i32> {
         return Ok(Vec::new());
     }
     caller_memory::read_exact(pid, at, size as usize)
+}
+
+/// An `openat2` for reading: nothing to judge, made by the supervisor on the copy of `open_how` it
+/// read (as every call whose arguments are in the caller's memory is), resolved as the caller's.
+fn read_open2(req: &libc::seccomp_notif, how: OpenHow, root: Option<&OwnedFd>) -> Verdict {
+    let (pid, a) = (req.pid, req.data.args);
+    let raw = match caller_memory::read_path_or_errno(pid, a[1]) {
+        Ok(raw) => raw,
+        Err(errno) => return Verdict::Fail(errno),
+    };
+    let Ok(named) = std::ffi::CString::new(raw.clone()) else {
+        return Verdict::Fail(libc::EINVAL);
+    };
+    let act = perform::Act::Open {
+        flags: how.flags as i32,
+        mode: how.mode as u32,
+        resolve: how.resolve,
+        strict: true,
+        dir_only: raw.last() == Some(&b'/'),
+    };
+    let as_named = Some((a[0] as i32, named));
+    // RESOLVE_IN_ROOT: the caller's directory is the lookup's root, so the lookup is made as the
+    // caller named it, from that directory (see `perform`).
+    if how.resolve & libc::RESOLVE_IN_ROOT != 0 {
+        return Verdict::Perform(Box::new(perform::Job {
+            act,
+            targets: vec![perform::Target::AsNamed],
+            as_named,
+        }));
+    }
+    let mut proc_link: ProcLink = None;
+    let follow = open_arg(a[0] as i64, a[1], how.flags).follow;
+    let target = match resolve_noting(pid, root, a[0] as i64, &raw, follow, &[], &mut proc_link) {
+        Err(errno) => return Verdict::Fail(errno),
+        Ok(_) if proc_link.is_some() => {
+            let (link, seen) = proc_link.expect("checked");
+            perform::Target::ProcLink { link, seen }
+        }
+        Ok(Some(path)) => perform::Target::Path(path),
+        Ok(None) => return Verdict::Fail(libc::ENOENT),
+    };
+    Verdict::Perform(Box::new(perform::Job {
+        act,
+        targets: vec![target],
+        as_named,
+    }))
 }
 
 /// `openat2`'s `struct open_how` as read once from the caller.
@@ -1492,6 +1556,78 @@ fn act_of(
     Ok(Some((act, None)))
 }
 
+/// Entries below a directory a rename moves that the supervisor reads before it gives up (and
+/// answers as if one were refused: the directory is copied, not moved).
+const MOVED_TREE_BUDGET: usize = 20_000;
+
+/// What is wrong with moving the directory `from` to `to` (both in the caller's view), judged by
+/// what lies below it: a protected path there (a `denyWrite` match, a home entry, a host
+/// repository's metadata) would be moved away whole, or one would be made at its place under `to`,
+/// past the check each write there gets; and a work tree of the host's below it could be put aside
+/// for a repository of the run's. Refused with `EXDEV`, so `mv` copies the directory instead and
+/// each file of the copy, and each removal of the original, is judged on its own. A directory too
+/// large to look through, or with a part the supervisor cannot read, is treated the same (fail
+/// closed; the copy still works).
+fn moved_tree_refusal(from: &Path, to: &Path, policy: &FsPolicy, pid: u32) -> Option<String> {
+    let seen = |p: &Path| in_view(pid, p);
+    if !std::fs::symlink_metadata(seen(from)).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let start = policy.run_start;
+    if super::host_repos::is_hosts_git_dir(from, start, seen) {
+        return Some(format!(
+            "the host's git directory {} is copied, not moved (a repository of the command's could take its place)",
+            from.display()
+        ));
+    }
+    let mut pending = vec![from.to_path_buf()];
+    let mut read = 0usize;
+    while let Some(at) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(seen(&at)) else {
+            return Some(format!(
+                "a directory with a part that could not be looked through ({}) is copied, not moved",
+                at.display()
+            ));
+        };
+        for entry in entries.flatten() {
+            read += 1;
+            if read > MOVED_TREE_BUDGET {
+                return Some(format!(
+                    "a directory of more than {MOVED_TREE_BUDGET} entries is copied, not moved (it was not looked through)"
+                ));
+            }
+            let below = at.join(entry.file_name());
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && super::host_repos::is_hosts_git_dir(&below, start, seen) {
+                return Some(format!(
+                    "a directory holding the host's git directory {} is copied, not moved",
+                    below.display()
+                ));
+            }
+            if entry.file_name() == ".git" && super::host_repos::is_hosts(&below, start, seen) {
+                return Some(format!(
+                    "a directory holding the host's work tree {} is copied, not moved (a repository of the command's could take its place)",
+                    at.display()
+                ));
+            }
+            let landing = to.join(below.strip_prefix(from).unwrap_or(&below));
+            for (place, moved) in [(&below, "moved away"), (&landing, "made")] {
+                if let Err(rule @ DenyRule::Protected(_)) = policy.check_write(place) {
+                    return Some(format!(
+                        "a directory whose move would leave a protected path {moved} ({}: {}) is copied, not moved",
+                        place.display(),
+                        rule.describe()
+                    ));
+                }
+            }
+            if is_dir {
+                pending.push(below);
+            }
+        }
+    }
+    None
+}
+
 /// The rule a call that would make a file (or socket) named `.git` is refused by.
 const GIT_FILE_RULE: &str = "a .git file would repoint git to a repository of the command's making";
 
@@ -1568,7 +1704,8 @@ fn decide_bind(req: &libc::seccomp_notif, policy: &FsPolicy, by_proxy: bool) -> 
         unix_connect::Address::Path(raw) => {
             let path = match resolve_within(pid, AT_FDCWD, &raw, false, &policy.writable_roots) {
                 Ok(Some(path)) => path,
-                Ok(None) => return Verdict::Continue,
+                // A name that is an open file's /proc link: taken, as the kernel says of any.
+                Ok(None) => return Verdict::Fail(libc::EADDRINUSE),
                 Err(errno) => return Verdict::Fail(errno),
             };
             let refused = if path.file_name() == Some(OsStr::new(".git")) {
@@ -1589,7 +1726,14 @@ fn decide_bind(req: &libc::seccomp_notif, policy: &FsPolicy, by_proxy: bool) -> 
                     })
             };
             match refused {
-                None => Verdict::Continue,
+                // Made by the supervisor, on the judged path (see `perform`).
+                None => Verdict::Perform(Box::new(perform::Job {
+                    act: perform::Act::Bind {
+                        socket: a[0] as i32,
+                    },
+                    targets: vec![perform::Target::Path(path)],
+                    as_named: None,
+                })),
                 Some((errno, rule)) => Verdict::Deny(
                     errno,
                     denial(
@@ -1602,7 +1746,12 @@ fn decide_bind(req: &libc::seccomp_notif, policy: &FsPolicy, by_proxy: bool) -> 
                 ),
             }
         }
-        _ => Verdict::Continue,
+        // No room for a name (`addrlen` at most the family, a fixed register): an autobind at most.
+        _ if addr.len() <= 2 => Verdict::Continue,
+        // Another family, or an address too long: with the network off every socket the run has
+        // is a Unix one (or a TCP one for the proxy, refused above), which the kernel answers
+        // EINVAL; never let through, since the kernel would read the address again.
+        _ => Verdict::Fail(libc::EINVAL),
     }
 }
 
@@ -1805,7 +1954,9 @@ fn resolve_fd_text(pid: u32, target: &Path, trusted: &[PathBuf]) -> Resolution {
     if !target.is_absolute() || target.as_os_str().as_bytes().starts_with(b"/memfd:") {
         return Ok(None);
     }
-    walk(pid, &target, true, trusted)
+    // The file itself: its name is canonical, and a descriptor on a link (`O_PATH|O_NOFOLLOW`)
+    // means the link, not what it points to.
+    walk(pid, &target, false, trusted)
 }
 
 /// A `/proc` link's target that is no path (`pipe:[123]`, `socket:[..]`, `anon_inode:[eventfd]`,
