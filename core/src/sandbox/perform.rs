@@ -582,16 +582,30 @@ fn pinned_dir(root: &OwnedFd, path: &Path) -> Result<OwnedFd, i32> {
         relative
     };
     let c = c_name(relative.as_os_str())?;
-    // SAFETY: open_how is plain data; all-zero is its default.
+    let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    let resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+    openat2(root, &c, flags, 0, resolve)
+}
+
+/// `openat2(dir, path, {flags, mode, resolve})`: a new fd, or the error.
+pub(super) fn openat2(
+    dir: &OwnedFd,
+    path: &std::ffi::CStr,
+    flags: i32,
+    mode: u32,
+    resolve: u64,
+) -> Result<OwnedFd, i32> {
+    // SAFETY: open_how is plain data; all-zero is its default (libc marks it non-exhaustive).
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64;
-    how.resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
-    // SAFETY: openat2 reads the path and open_how, both alive for the call.
+    how.flags = flags as u32 as u64;
+    how.mode = u64::from(mode);
+    how.resolve = resolve;
+    // SAFETY: openat2 reads the path and open_how, both alive for the call; dir is open.
     let fd = unsafe {
         libc::syscall(
             libc::SYS_openat2,
-            root.as_raw_fd(),
-            c.as_ptr(),
+            dir.as_raw_fd(),
+            path.as_ptr(),
             &how as *const libc::open_how,
             std::mem::size_of::<libc::open_how>(),
         )
@@ -776,27 +790,9 @@ fn open_beneath(dir: &OwnedFd, name: &CString, flags: i32, how: OpenAs) -> Resul
             if creates { how.mode & 0o7777 } else { 0 },
         )
     };
-    // SAFETY: open_how is plain data; all-zero is its default.
-    let mut open_how: libc::open_how = unsafe { std::mem::zeroed() };
-    open_how.flags = ((flags & !libc::O_CLOEXEC) | libc::O_CLOEXEC) as u32 as u64;
-    open_how.mode = u64::from(mode);
-    open_how.resolve =
-        libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
-    // SAFETY: openat2 reads the name and open_how; dir is an open directory.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            &open_how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if fd < 0 {
-        return Err(errno());
-    }
-    // SAFETY: a new fd we own.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    let flags = (flags & !libc::O_CLOEXEC) | libc::O_CLOEXEC;
+    let resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+    openat2(dir, name, flags, mode, resolve)
 }
 
 /// Open with `open`, never waiting on this thread: the open is made non-blocking (the file's type may
@@ -1007,26 +1003,8 @@ fn open_as_named(
         return Err(libc::EINVAL);
     }
     let dir = caller_dir(pid, *dirfd)?;
-    // SAFETY: open_how is plain data; all-zero is its default.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = ((flags & !libc::O_CLOEXEC) | libc::O_CLOEXEC | libc::O_NONBLOCK) as u32 as u64;
-    how.mode = u64::from(mode);
-    how.resolve = resolve;
-    // SAFETY: openat2 reads the path and open_how.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dir.as_raw_fd(),
-            named.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if fd < 0 {
-        return Err(errno());
-    }
-    // SAFETY: a new fd we own.
-    let file = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
+    let open_flags = (flags & !libc::O_CLOEXEC) | libc::O_CLOEXEC | libc::O_NONBLOCK;
+    let file = openat2(&dir, named, open_flags, mode, resolve)?;
     if flags & libc::O_NONBLOCK == 0 {
         // SAFETY: F_GETFL and F_SETFL on an fd we hold.
         unsafe {
@@ -1096,28 +1074,12 @@ fn check_callers_lookup(
     } else {
         named
     };
-    // SAFETY: open_how is plain data; all-zero is its default.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
-    how.resolve = resolve;
-    // SAFETY: openat2 reads the path and open_how.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            start.as_raw_fd(),
-            path.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if fd < 0 {
-        let e = errno();
+    match openat2(start, path, libc::O_PATH | libc::O_CLOEXEC, 0, resolve) {
+        Ok(_) => Ok(()),
         // A name still to be made is no restriction's business.
-        return if e == libc::ENOENT { Ok(()) } else { Err(e) };
+        Err(libc::ENOENT) => Ok(()),
+        Err(e) => Err(e),
     }
-    // SAFETY: a new fd we close at once.
-    drop(unsafe { OwnedFd::from_raw_fd(fd as RawFd) });
-    Ok(())
 }
 
 /// `struct __user_cap_header_struct` and `__user_cap_data_struct` of `capget(2)`.

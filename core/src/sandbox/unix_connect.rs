@@ -136,25 +136,8 @@ fn open_exact(root: &OwnedFd, path: &Path) -> Result<OwnedFd, i32> {
         relative
     };
     let c = CString::new(relative.as_os_str().as_bytes()).map_err(|_| libc::EINVAL)?;
-    // SAFETY: open_how is plain data; all-zero is its default (libc marks it non-exhaustive).
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
-    how.resolve = libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS | libc::RESOLVE_BENEATH;
-    // SAFETY: openat2 reads the path and the open_how struct, both alive for the call.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            root.as_raw_fd(),
-            c.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if fd < 0 {
-        return Err(errno());
-    }
-    // SAFETY: a new fd we own from here on.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    let resolve = libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS | libc::RESOLVE_BENEATH;
+    super::perform::openat2(root, &c, libc::O_PATH | libc::O_CLOEXEC, 0, resolve)
 }
 
 /// Connect `socket` to `addr` as the caller gave it (families the policy does not judge).
