@@ -13,7 +13,8 @@
 //! Layout: `policy` decides what may be written; `landlock`, `seccomp` and `cgroup` turn the decision
 //! into kernel objects in the parent; `child` applies them between fork and exec, and `handover` brings
 //! its seccomp listener back; `supervisor` answers the notifications (reading the caller through
-//! `caller_memory`), with `unix_connect` and `unix_send` making the connects and sends it allows;
+//! `caller_memory`), with `unix_connect` and `unix_send` making the connects and sends it allows and
+//! `perform` every other call it judges (never letting the kernel read the caller's memory again);
 //! `capabilities` says what the host supports; `macos` writes the `sandbox-exec` profile of the same
 //! policy.
 

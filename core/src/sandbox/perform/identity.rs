@@ -1,0 +1,129 @@
+//! Who the supervisor is while it makes a caller's call: without effective capabilities, and, for
+//! a creation, with the caller's umask on a thread whose file-system context is its own.
+
+use std::sync::{mpsc, Mutex, OnceLock};
+
+use super::{errno, Outcome};
+
+/// `struct __user_cap_header_struct` and `__user_cap_data_struct` of `capget(2)`.
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+/// This thread without effective capabilities while it makes a caller's call (a sandboxed command
+/// has none: a root supervisor would otherwise write where file modes forbid the command to), given
+/// back when dropped. `capset` on the raw system call changes the calling thread only.
+pub(in crate::sandbox) struct CallerIdentity {
+    restore: Option<[CapData; 2]>,
+}
+
+impl CallerIdentity {
+    pub(in crate::sandbox) fn assume() -> Result<CallerIdentity, i32> {
+        let mut header = CapHeader {
+            version: CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let mut data = [CapData::default(); 2];
+        // SAFETY: capget fills two data structs for version 3.
+        if unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) } < 0 {
+            return Err(errno());
+        }
+        if data.iter().all(|d| d.effective == 0) {
+            return Ok(CallerIdentity { restore: None });
+        }
+        let mut none = data;
+        for d in &mut none {
+            d.effective = 0;
+        }
+        // SAFETY: capset reads the header and two data structs.
+        if unsafe { libc::syscall(libc::SYS_capset, &mut header, none.as_ptr()) } < 0 {
+            return Err(errno());
+        }
+        Ok(CallerIdentity {
+            restore: Some(data),
+        })
+    }
+}
+
+impl Drop for CallerIdentity {
+    fn drop(&mut self) {
+        if let Some(data) = self.restore {
+            let mut header = CapHeader {
+                version: CAPABILITY_VERSION_3,
+                pid: 0,
+            };
+            // SAFETY: as in `assume`; the permitted set was kept, so raising the effective set back
+            // is allowed.
+            unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) };
+        }
+    }
+}
+
+thread_local! {
+    /// Whether this thread has a file-system context (umask, cwd) of its own.
+    static OWN_FS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Give the calling thread a file-system context of its own (`unshare(CLONE_FS)`), so setting the
+/// umask a caller's creation needs changes no other thread's. For threads that do nothing else (a
+/// run's supervising thread); false if the kernel refused.
+/// Whether this thread has a file-system context of its own (see `own_fs`).
+pub(super) fn has_own_fs() -> bool {
+    OWN_FS.with(|o| o.get())
+}
+
+pub fn own_fs() -> bool {
+    if OWN_FS.with(|o| o.get()) {
+        return true;
+    }
+    // SAFETY: unshare(CLONE_FS) copies this thread's root, cwd and umask into a context of its own.
+    let ok = unsafe { libc::unshare(libc::CLONE_FS) } == 0;
+    OWN_FS.with(|o| o.set(ok));
+    ok
+}
+
+type Work = Box<dyn FnOnce() + Send>;
+
+/// Run `work` on a thread with a file-system context of its own: this one if it has one, else the
+/// one thread kept for that (supervisors waiting on the async runtime share it).
+pub(super) fn on_own_fs(work: impl FnOnce() -> Outcome + Send + 'static) -> Outcome {
+    if OWN_FS.with(|o| o.get()) {
+        return work();
+    }
+    static CREATOR: OnceLock<Mutex<mpsc::Sender<Work>>> = OnceLock::new();
+    let sender = CREATOR.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Work>();
+        // Should no thread be had, the receiver is gone and each send below fails.
+        let _ = std::thread::Builder::new()
+            .name("agent-exec-creator".into())
+            .spawn(move || {
+                own_fs();
+                while let Ok(work) = rx.recv() {
+                    work();
+                }
+            });
+        Mutex::new(tx)
+    });
+    let (done_tx, done_rx) = mpsc::sync_channel::<Outcome>(1);
+    let job: Work = Box::new(move || {
+        let _ = done_tx.send(work());
+    });
+    let sent = sender.lock().unwrap_or_else(|e| e.into_inner()).send(job);
+    match sent.map(|()| done_rx.recv()) {
+        Ok(Ok(outcome)) => outcome,
+        // No thread to make it with the caller's umask: the call fails as if out of resources.
+        _ => Outcome::Error(libc::EAGAIN),
+    }
+}
