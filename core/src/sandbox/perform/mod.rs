@@ -538,6 +538,14 @@ fn check(rc: libc::c_int) -> Result<i64, i32> {
 /// the file judged: its link must read as `seen` did (the caller may have put another file at that
 /// number since).
 fn take_fd(pid: u32, fd: i32, seen: &Path) -> Result<OwnedFd, i32> {
+    let file = caller_handle(pid, fd)?;
+    verify(&file, seen)?;
+    Ok(file)
+}
+
+/// A handle (`O_PATH`) on the caller's open file `fd` (`AT_FDCWD`: its cwd), never opening what it
+/// is (a FIFO must not be opened here).
+fn caller_handle(pid: u32, fd: i32) -> Result<OwnedFd, i32> {
     let link = match fd {
         libc::AT_FDCWD => format!("/proc/{pid}/cwd"),
         fd => format!("/proc/{pid}/fd/{fd}"),
@@ -552,9 +560,7 @@ fn take_fd(pid: u32, fd: i32, seen: &Path) -> Result<OwnedFd, i32> {
         });
     }
     // SAFETY: a new fd we own.
-    let file = unsafe { OwnedFd::from_raw_fd(raw) };
-    verify(&file, seen)?;
-    Ok(file)
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
 /// That `file`'s link reads as `seen` (the text judged).

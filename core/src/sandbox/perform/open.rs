@@ -7,7 +7,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
-use super::{c_name, errno, openat2, parent_and_name, reopen, Act, Outcome, Target};
+use super::{c_name, caller_handle, openat2, parent_and_name, reopen, Act, Outcome, Target};
 
 /// `major:minor` of `/dev/tty`, which names the opener's controlling terminal.
 const DEV_TTY: (u32, u32) = (5, 0);
@@ -310,7 +310,7 @@ fn open_as_named(
     if resolve & libc::RESOLVE_IN_ROOT == 0 {
         return Err(libc::EINVAL);
     }
-    let dir = caller_dir(pid, *dirfd)?;
+    let dir = caller_handle(pid, *dirfd)?;
     let open_flags = (flags & !libc::O_CLOEXEC) | libc::O_CLOEXEC | libc::O_NONBLOCK;
     let file = openat2(&dir, named, open_flags, mode, resolve)?;
     if flags & libc::O_NONBLOCK == 0 {
@@ -321,26 +321,6 @@ fn open_as_named(
         }
     }
     Ok(Some(file))
-}
-
-/// A handle on the caller's directory fd `dirfd` (`AT_FDCWD`: its cwd), never opening what it is
-/// (a FIFO there must not be opened).
-fn caller_dir(pid: u32, dirfd: i32) -> Result<OwnedFd, i32> {
-    let link = match dirfd {
-        libc::AT_FDCWD => format!("/proc/{pid}/cwd"),
-        fd => format!("/proc/{pid}/fd/{fd}"),
-    };
-    let c = CString::new(link).map_err(|_| libc::EINVAL)?;
-    // SAFETY: open reads the path.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(match errno() {
-            libc::ENOENT => libc::EBADF,
-            e => e,
-        });
-    }
-    // SAFETY: a new fd we own.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// `openat2`'s resolve flags restrict the caller's own lookup (`RESOLVE_BENEATH` keeps it under its
@@ -368,7 +348,7 @@ fn check_callers_lookup(
         // From the run's root, whose `..` is the root itself, as it is for the caller.
         (root, resolve | libc::RESOLVE_IN_ROOT)
     } else {
-        held = caller_dir(pid, *dirfd)?;
+        held = caller_handle(pid, *dirfd)?;
         (&held, resolve)
     };
     // The path from the root, for an absolute one (RESOLVE_IN_ROOT takes it relative).
