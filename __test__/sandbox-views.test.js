@@ -444,3 +444,29 @@ test('no bare repository is laid out inside the host\'s work tree for its git to
   assert.equal(fs.existsSync(canary), false, 'the host\'s git obeyed a repository the run laid out');
   assert.ok(r.sandbox.denials.some((d) => /a HEAD file inside the host's work tree/.test(d.rule)), JSON.stringify(r.sandbox.denials));
 });
+
+test('a process that makes itself non-dumpable still cannot write a host repository\'s hooks', when(noSandbox, noPython), async () => {
+  const root = repoRoot();
+  const lib = path.join(root, 'vendor', 'lib');
+  fs.mkdirSync(lib, { recursive: true });
+  assert.equal(hostGit(lib, 'init', '-q').status, 0);
+  const r = await runAfterTick({
+    command: `python3 - <<'PY'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE 0
+try:
+    with open("vendor/lib/.git/hooks/post-checkout", "w") as f:
+        f.write("#!/bin/sh\\n")
+    print("written")
+except OSError as e:
+    print("refused", e.errno)
+open("mine", "w").write("ok")
+print(open("mine").read())
+PY`,
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.match(r.output, /^refused \d+\nok$/m, r.output);
+  assert.equal(fs.existsSync(path.join(lib, '.git', 'hooks', 'post-checkout')), false, 'a hook was planted');
+});

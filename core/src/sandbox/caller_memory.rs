@@ -19,7 +19,13 @@ pub fn read(pid: u32, addr: u64, buf: &mut [u8]) -> usize {
         iov_len: buf.len(),
     };
     // SAFETY: reads into our own buffer; the remote side is checked by the kernel.
-    let n = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
+    let read = || unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
+    let mut n = read();
+    if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) {
+        // A caller that made itself non-dumpable: readable with the supervisor's capabilities,
+        // which a serving thread keeps permitted but not effective (see `perform`).
+        n = super::perform::with_capabilities(read);
+    }
     n.max(0) as usize
 }
 

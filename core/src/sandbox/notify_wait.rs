@@ -74,8 +74,10 @@ pub fn wait_on(
             .name("agent-exec-supervisor".into())
             .spawn(move || {
                 let _place = place;
-                // Calls made for the caller set its umask here, on this thread alone.
+                // Calls made for the caller set its umask here, on this thread alone, and are made
+                // without effective capabilities, as the caller has none.
                 super::perform::own_fs();
+                super::perform::CallerIdentity::assume_for_good();
                 while readable(&thread_fd) {
                     if serve_now(&thread_serve) {
                         break;

@@ -57,6 +57,44 @@ impl CallerIdentity {
     }
 }
 
+impl CallerIdentity {
+    /// Drop this thread's effective capabilities for good, keeping the permitted set (so
+    /// `with_capabilities` can raise them for a moment): for a thread that only serves runs, whose
+    /// every call for a caller is then made as the caller without a `capset` of its own (each one
+    /// commits new credentials: a few microseconds on every creation).
+    pub(in crate::sandbox) fn assume_for_good() {
+        if let Ok(identity) = Self::assume() {
+            std::mem::forget(identity);
+        }
+    }
+}
+
+/// Run `f` with this thread's permitted capabilities effective, then give them up again: for a
+/// look at a caller that only a capability allows (a process that made itself non-dumpable hides
+/// its memory and `/proc` links from a supervisor without `CAP_SYS_PTRACE`).
+pub(in crate::sandbox) fn with_capabilities<T>(f: impl FnOnce() -> T) -> T {
+    let mut header = CapHeader {
+        version: CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: capget fills two data structs for version 3.
+    let known = unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) } == 0;
+    if !known || data.iter().all(|d| d.effective == d.permitted) {
+        return f();
+    }
+    let mut raised = data;
+    for d in &mut raised {
+        d.effective = d.permitted;
+    }
+    // SAFETY: capset reads the header and two data structs; raising within the permitted set.
+    unsafe { libc::syscall(libc::SYS_capset, &mut header, raised.as_ptr()) };
+    let result = f();
+    // SAFETY: as above, back to the sets read before.
+    unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) };
+    result
+}
+
 impl Drop for CallerIdentity {
     fn drop(&mut self) {
         if let Some(data) = self.restore {
@@ -110,6 +148,7 @@ pub(super) fn on_own_fs(work: impl FnOnce() -> Outcome + Send + 'static) -> Outc
             .name("agent-exec-creator".into())
             .spawn(move || {
                 own_fs();
+                CallerIdentity::assume_for_good();
                 while let Ok(work) = rx.recv() {
                     work();
                 }

@@ -33,8 +33,8 @@ mod identity;
 mod open;
 
 pub use identity::own_fs;
-pub(in crate::sandbox) use identity::CallerIdentity;
 use identity::{has_own_fs, on_own_fs};
+pub(in crate::sandbox) use identity::{with_capabilities, CallerIdentity};
 use open::{file_type, open};
 
 /// A judged call, with what it needs beyond its paths (read once from the caller).
@@ -185,7 +185,13 @@ impl Caller {
         if let Some(root) = self.root.get() {
             return Ok(root.clone());
         }
-        let root = Arc::new(super::unix_connect::open_root(pid, still_waiting)?);
+        let opened = super::unix_connect::open_root(pid, &still_waiting).or_else(|e| match e {
+            libc::EACCES | libc::EPERM => {
+                with_capabilities(|| super::unix_connect::open_root(pid, &still_waiting))
+            }
+            e => Err(e),
+        });
+        let root = Arc::new(opened?);
         Ok(self.root.get_or_init(|| root).clone())
     }
 
@@ -717,6 +723,10 @@ fn reopen(pid: u32, link: &Path, seen: &Path, flags: i32) -> Result<OwnedFd, i32
 /// Put `file` in the caller's fd table as the answer to notification `id` (`SECCOMP_ADDFD_FLAG_SEND`,
 /// Linux 5.14: in one step, the new number being the call's return value): `Ok(None)`, answered.
 /// Kernels before it take the fd first and the answer after: `Ok(Some(number))`, still to answer.
+/// The cost of the race-free open: the kernel installs the fd from the caller's side, so the ioctl
+/// wakes the caller and waits to be woken back, two wake-ups the plain answer does not have (an open
+/// 60 to 70 us on this 2-CPU VM against 22 us for a `mkdir` made the same way; the two-step form
+/// without `SEND` measured the same).
 pub fn send_file(
     listener: &OwnedFd,
     id: u64,
