@@ -41,7 +41,7 @@ pub fn note_made(path: &Path) {
 
 /// Whether the entry at `path` (caller's view; `seen` reaches it) is the host's: born before the
 /// run and not a `.git` an earlier run made (noted at that path, and born no earlier than the note).
-fn hosts(path: &Path, start: RunStart, seen: &impl Fn(&Path) -> PathBuf) -> bool {
+pub fn hosts(path: &Path, start: RunStart, seen: &impl Fn(&Path) -> PathBuf) -> bool {
     match birth(&seen(path)) {
         Birth::Missing => false,
         Birth::Unknown => true,
@@ -185,11 +185,6 @@ pub fn head_outside_git_dirs(
         "a HEAD file inside the host's work tree {}: a directory with HEAD, objects and refs is a repository to git, whose config the host's git would obey",
         work_tree.display()
     ))
-}
-
-/// Whether the `.git` at `path` (caller's view) is the host's (see `hosts`).
-pub fn is_hosts(path: &Path, start: RunStart, seen: impl Fn(&Path) -> PathBuf) -> bool {
-    hosts(path, start, &seen)
 }
 
 /// A directory moved (renamed) from outside one of the host's work trees into it, if `to` is in

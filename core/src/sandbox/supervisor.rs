@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use super::caller_memory;
 use super::notify_wait;
-use super::perform;
+use super::perform::{self, in_view};
 use super::policy::{DenyRule, FsPolicy};
 use super::unix_connect;
 use super::unix_send::{self, Message, To};
@@ -1604,7 +1604,7 @@ fn moved_tree_refusal(from: &Path, to: &Path, policy: &FsPolicy, pid: u32) -> Op
                     below.display()
                 ));
             }
-            if entry.file_name() == ".git" && super::host_repos::is_hosts(&below, start, seen) {
+            if entry.file_name() == ".git" && super::host_repos::hosts(&below, start, &seen) {
                 return Some(format!(
                     "a directory holding the host's work tree {} is copied, not moved (a repository of the command's could take its place)",
                     at.display()
@@ -1875,13 +1875,6 @@ pub(crate) fn resolve(pid: u32, dirfd: i64, raw: &[u8], follow: bool) -> Option<
 /// view, and a supervisor that cannot say where a write lands refuses it (fail closed).
 type Resolution = Result<Option<PathBuf>, i32>;
 
-/// `path` (absolute, in the caller's view) as the supervisor reaches it.
-fn in_view(pid: u32, path: &Path) -> PathBuf {
-    let mut at = PathBuf::from(format!("/proc/{pid}/root"));
-    at.push(path.strip_prefix("/").unwrap_or(path));
-    at
-}
-
 /// `resolve`, told which directories need no second look: the outermost writable roots, canonical
 /// when the run started, whose parents the run cannot change (they are outside every root), so no
 /// component up to them can have become a link. A path inside one is walked from it, which saves the
@@ -1915,10 +1908,7 @@ fn resolve_noting(
         PathBuf::from("/")
     } else {
         // The kernel names the directory as the caller sees it (a path in its mount namespace).
-        let base = match dirfd as i32 {
-            libc::AT_FDCWD => read_link_errno(format!("/proc/{pid}/cwd"))?,
-            fd => read_link_errno(format!("/proc/{pid}/fd/{fd}"))?,
-        };
+        let base = fd_link_text(pid, dirfd)?;
         if !base.is_absolute() {
             // A pipe or socket as the directory.
             return Err(libc::ENOTDIR);
@@ -1946,10 +1936,7 @@ fn resolve_fd(pid: u32, fd: i64, trusted: &[PathBuf]) -> Resolution {
 
 /// What the `/proc` link of the caller's fd `fd` (`AT_FDCWD`: its cwd) reads.
 fn fd_link_text(pid: u32, fd: i64) -> Result<PathBuf, i32> {
-    match fd as i32 {
-        libc::AT_FDCWD => read_link_errno(format!("/proc/{pid}/cwd")),
-        fd => read_link_errno(format!("/proc/{pid}/fd/{fd}")),
-    }
+    read_link_errno(perform::fd_link(pid, fd as i32))
 }
 
 /// `resolve_fd` of a link text read already: the one judged is the one the call is checked against.
@@ -2135,20 +2122,9 @@ fn walk_noting(
     Ok(Some(out))
 }
 
-/// `path` (absolute, in the caller's view) relative to the caller's root, for the `*at` calls.
-fn relative_c(path: &Path) -> Result<std::ffi::CString, i32> {
-    let rel = path.strip_prefix("/").unwrap_or(path);
-    let rel = if rel.as_os_str().is_empty() {
-        OsStr::new(".")
-    } else {
-        rel.as_os_str()
-    };
-    std::ffi::CString::new(rel.as_bytes()).map_err(|_| libc::EINVAL)
-}
-
 /// `stat` of `path` beneath `root`, its final link followed only when `follow`.
 fn stat_at(root: &OwnedFd, path: &Path, follow: bool) -> Result<libc::stat, i32> {
-    let c = relative_c(path)?;
+    let c = perform::beneath_root(path)?;
     let flags = if follow { 0 } else { libc::AT_SYMLINK_NOFOLLOW };
     // SAFETY: fstatat fills a zeroed stat; root is an open directory.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -2162,7 +2138,7 @@ fn stat_at(root: &OwnedFd, path: &Path, follow: bool) -> Result<libc::stat, i32>
 
 /// The text of link `path` beneath `root`.
 fn read_link_at(root: &OwnedFd, path: &Path) -> Result<PathBuf, i32> {
-    let c = relative_c(path)?;
+    let c = perform::beneath_root(path)?;
     let mut buf = vec![0u8; libc::PATH_MAX as usize + 1];
     // SAFETY: readlinkat writes at most buf.len() bytes into buf.
     let n = unsafe {

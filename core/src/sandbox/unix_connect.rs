@@ -15,9 +15,7 @@
 //! Abstract addresses are refused outright (Landlock scopes them only from ABI 6, and one cannot be
 //! checked against a path); other families are connected on the caller's behalf with the bytes checked.
 
-use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// The address a `connect` asked for, as far as the policy cares.
@@ -129,13 +127,7 @@ pub fn open_root(tid: u32, still_waiting: impl Fn() -> bool) -> Result<OwnedFd, 
 /// handle, refusing a symbolic link anywhere in it: the file the caller would reach, never the one the
 /// host sees at that path (a socket in a directory hidden from the run is not there for it).
 fn open_exact(root: &OwnedFd, path: &Path) -> Result<OwnedFd, i32> {
-    let relative = path.strip_prefix("/").map_err(|_| libc::EINVAL)?;
-    let relative = if relative.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        relative
-    };
-    let c = CString::new(relative.as_os_str().as_bytes()).map_err(|_| libc::EINVAL)?;
+    let c = super::perform::beneath_root(path)?;
     let resolve = libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS | libc::RESOLVE_BENEATH;
     super::perform::openat2(root, &c, libc::O_PATH | libc::O_CLOEXEC, 0, resolve)
 }

@@ -552,11 +552,7 @@ fn take_fd(pid: u32, fd: i32, seen: &Path) -> Result<OwnedFd, i32> {
 /// A handle (`O_PATH`) on the caller's open file `fd` (`AT_FDCWD`: its cwd), never opening what it
 /// is (a FIFO must not be opened here).
 fn caller_handle(pid: u32, fd: i32) -> Result<OwnedFd, i32> {
-    let link = match fd {
-        libc::AT_FDCWD => format!("/proc/{pid}/cwd"),
-        fd => format!("/proc/{pid}/fd/{fd}"),
-    };
-    let c = CString::new(link).map_err(|_| libc::EINVAL)?;
+    let c = CString::new(fd_link(pid, fd)).map_err(|_| libc::EINVAL)?;
     // SAFETY: open reads the path.
     let raw = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
     if raw < 0 {
@@ -591,16 +587,36 @@ fn c_name(name: &OsStr) -> Result<CString, i32> {
     CString::new(name.as_bytes()).map_err(|_| libc::EINVAL)
 }
 
+/// `path` (absolute, in the caller's view) as the supervisor reaches it by name, through
+/// `/proc/<pid>/root`.
+pub(super) fn in_view(pid: u32, path: &Path) -> PathBuf {
+    let mut at = PathBuf::from(format!("/proc/{pid}/root"));
+    at.push(path.strip_prefix("/").unwrap_or(path));
+    at
+}
+
+/// `path` (absolute, in the caller's view) relative to the caller's root, for the `*at` calls made
+/// beneath a handle on it (`.` for the root itself).
+pub(super) fn beneath_root(path: &Path) -> Result<CString, i32> {
+    let relative = path.strip_prefix("/").map_err(|_| libc::EINVAL)?;
+    if relative.as_os_str().is_empty() {
+        return c_name(OsStr::new("."));
+    }
+    c_name(relative.as_os_str())
+}
+
+/// The `/proc` link of the caller's fd `fd` (`AT_FDCWD`: its cwd).
+pub(super) fn fd_link(pid: u32, fd: i32) -> String {
+    match fd {
+        libc::AT_FDCWD => format!("/proc/{pid}/cwd"),
+        fd => format!("/proc/{pid}/fd/{fd}"),
+    }
+}
+
 /// The directory `path` (absolute, in the caller's view, links already resolved) beneath `root`,
 /// with no link anywhere on the way (one there now was swapped in since the judgment).
 fn pinned_dir(root: &OwnedFd, path: &Path) -> Result<OwnedFd, i32> {
-    let relative = path.strip_prefix("/").map_err(|_| libc::EINVAL)?;
-    let relative = if relative.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        relative
-    };
-    let c = c_name(relative.as_os_str())?;
+    let c = beneath_root(path)?;
     let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
     let resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
     openat2(root, &c, flags, 0, resolve)
@@ -701,9 +717,7 @@ fn link_file(root: &OwnedFd, file: &OwnedFd, new: &Path) -> Result<i64, i32> {
 /// check the file opened is the one judged: the link's text must read as it did (the caller may
 /// have put another file at that fd number since).
 fn reopen(pid: u32, link: &Path, seen: &Path, flags: i32) -> Result<OwnedFd, i32> {
-    let mut at = PathBuf::from(format!("/proc/{pid}/root"));
-    at.push(link.strip_prefix("/").unwrap_or(link));
-    let c = c_name(at.as_os_str())?;
+    let c = c_name(in_view(pid, link).as_os_str())?;
     // O_CREAT and O_EXCL mean nothing for a file that is open already; O_NOCTTY keeps a terminal
     // from becoming the supervisor's.
     let open_flags = (flags & !(libc::O_CLOEXEC | libc::O_CREAT | libc::O_EXCL))

@@ -7,7 +7,9 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
-use super::{c_name, caller_handle, openat2, parent_and_name, reopen, Act, Outcome, Target};
+use super::{
+    c_name, caller_handle, in_view, openat2, parent_and_name, reopen, Act, Outcome, Target,
+};
 
 /// `major:minor` of `/dev/tty`, which names the opener's controlling terminal.
 const DEV_TTY: (u32, u32) = (5, 0);
@@ -46,7 +48,7 @@ pub(super) fn open(
     let file = match target {
         Target::Path(p) => open_path(root, pid, p, how, may_block, still_waiting),
         Target::ProcLink { link, seen } => {
-            let at = in_callers_view(pid, link);
+            let at = in_view(pid, link);
             let is_fifo = || std::fs::metadata(&at).is_ok_and(|m| m.file_type().is_fifo());
             let open = |f: i32| reopen(pid, link, seen, f);
             open_without_waiting(flags, may_block, still_waiting, is_fifo, open)
@@ -90,13 +92,6 @@ const VALID_OPEN_FLAGS: i32 = libc::O_ACCMODE
     | libc::O_PATH
     | libc::O_TMPFILE
     | libc::O_SYNC;
-
-/// `path` (absolute, in the caller's view) as the supervisor reaches it.
-fn in_callers_view(pid: u32, path: &Path) -> PathBuf {
-    let mut at = PathBuf::from(format!("/proc/{pid}/root"));
-    at.push(path.strip_prefix("/").unwrap_or(path));
-    at
-}
 
 /// Open `path`'s file; `None` when that would wait and `may_block` is false.
 fn open_path(
