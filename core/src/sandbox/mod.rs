@@ -13,7 +13,7 @@
 //! Layout: `policy` decides what may be written; `landlock`, `seccomp` and `cgroup` turn the decision
 //! into kernel objects in the parent; `child` applies them between fork and exec, and `handover` brings
 //! its seccomp listener back; `supervisor` answers the notifications (reading the caller through
-//! `caller_memory`), with `unix_connect` and `unix_send` making the connects and sends it allows and
+//! `caller_memory`; `file_calls` says what each file call judges and makes), with `unix_connect` and `unix_send` making the connects and sends it allows and
 //! `perform` every other call it judges (never letting the kernel read the caller's memory again);
 //! `capabilities` says what the host supports; `macos` writes the `sandbox-exec` profile of the same
 //! policy.
@@ -25,6 +25,8 @@ pub mod capabilities;
 pub mod cgroup;
 #[cfg(target_os = "linux")]
 pub mod child;
+#[cfg(target_os = "linux")]
+mod file_calls;
 #[cfg(target_os = "linux")]
 mod handover;
 #[cfg(target_os = "linux")]

@@ -5,8 +5,8 @@
 //! supervised (else on the async runtime; `notify_wait` says why), and ends when the last process
 //! using the filter is gone. File paths are read from the caller's memory and resolved the way the
 //! kernel will resolve them (the caller's cwd or directory fd, symbolic links, `/proc/self` as the
-//! caller); a path that cannot be resolved is left to the kernel, whose Landlock rules and read-only
-//! mounts enforce the same policy. A record is therefore never a guess: every
+//! caller); a path that cannot be resolved is refused with the error the kernel would give. A call
+//! judged is then made by the supervisor itself (`perform`). A record is therefore never a guess: every
 //! entry is an operation the supervisor itself refused.
 
 use std::ffi::OsStr;
@@ -17,6 +17,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::caller_memory;
+use super::file_calls::{
+    file_call, is_write_open, open_arg, open_flags_text, read_open_how, FileCall, OpenHow, AT_FDCWD,
+};
 use super::notify_wait;
 use super::perform::{self, in_view};
 use super::policy::{DenyRule, FsPolicy};
@@ -740,33 +743,6 @@ fn id_valid(fd: &OwnedFd, id: u64) -> bool {
     unsafe { libc::ioctl(fd.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &mut id) == 0 }
 }
 
-fn is_write_open(flags: u64) -> bool {
-    let acc = flags & libc::O_ACCMODE as u64;
-    acc == libc::O_WRONLY as u64
-        || acc == libc::O_RDWR as u64
-        || flags & (libc::O_CREAT | libc::O_TRUNC) as u64 != 0
-}
-
-fn open_flags_text(flags: u64) -> String {
-    let mut parts = Vec::new();
-    match flags & libc::O_ACCMODE as u64 {
-        x if x == libc::O_WRONLY as u64 => parts.push("O_WRONLY"),
-        x if x == libc::O_RDWR as u64 => parts.push("O_RDWR"),
-        _ => parts.push("O_RDONLY"),
-    }
-    for (bit, name) in [
-        (libc::O_CREAT, "O_CREAT"),
-        (libc::O_TRUNC, "O_TRUNC"),
-        (libc::O_APPEND, "O_APPEND"),
-        (libc::O_EXCL, "O_EXCL"),
-    ] {
-        if flags & bit as u64 != 0 {
-            parts.push(name);
-        }
-    }
-    parts.join("|")
-}
-
 /// The address family of a `sockaddr` (0 when too short).
 fn family_of(addr: &[u8]) -> u64 {
     unix_connect::family(addr).map_or(0, u64::from)
@@ -828,18 +804,6 @@ fn family_name(family: u64) -> String {
     }
 }
 
-/// A path argument to check: its directory fd, its address in the caller, whether a final link is
-/// followed, and the operation it stands for.
-struct PathArg {
-    dirfd: i64,
-    addr: u64,
-    follow: bool,
-    /// An empty (or null) path means the file `dirfd` refers to (`AT_EMPTY_PATH`, `fchmod(fd)`).
-    empty_is_fd: bool,
-}
-
-const AT_FDCWD: i64 = libc::AT_FDCWD as i64;
-
 /// `root`: the caller's root, where the run's is open already (else each lookup opens it).
 fn decide(
     req: &libc::seccomp_notif,
@@ -875,7 +839,7 @@ fn decide(
     } else {
         None
     };
-    let (op, detail, paths): (&str, String, Vec<PathArg>) = match nr {
+    match nr {
         // Network by domain: TCP sockets, which can reach the proxy and nothing else (below).
         libc::SYS_socket
             if !network
@@ -907,11 +871,6 @@ fn decide(
         libc::SYS_sendto | libc::SYS_sendmsg | libc::SYS_sendmmsg if !network => {
             return decide_send(req, policy, proxy)
         }
-        libc::SYS_openat if is_write_open(a[2]) => (
-            "write",
-            format!("openat({})", open_flags_text(a[2])),
-            vec![open_arg(a[0] as i64, a[1], a[2])],
-        ),
         libc::SYS_openat2 => {
             let Some(how) = how else {
                 unreachable!("read above for every openat2")
@@ -935,134 +894,23 @@ fn decide(
                     ),
                 );
             }
-            (
-                "write",
-                format!("openat2({})", open_flags_text(how.flags)),
-                vec![open_arg(a[0] as i64, a[1], how.flags)],
-            )
         }
-        libc::SYS_mkdirat => ("mkdir", "mkdirat".into(), vec![entry(a[0] as i64, a[1])]),
-        libc::SYS_mknodat => ("mknod", "mknodat".into(), vec![entry(a[0] as i64, a[1])]),
-        libc::SYS_unlinkat => ("remove", "unlinkat".into(), vec![entry(a[0] as i64, a[1])]),
-        libc::SYS_renameat | libc::SYS_renameat2 => (
-            "rename",
-            if nr == libc::SYS_renameat2 {
-                "renameat2".into()
-            } else {
-                "renameat".into()
-            },
-            vec![entry(a[0] as i64, a[1]), entry(a[2] as i64, a[3])],
-        ),
-        // The new name, then the file linked: a protected file linked elsewhere would be written
-        // through its new name.
-        libc::SYS_linkat => (
-            "link",
-            "linkat".into(),
-            vec![
-                entry(a[2] as i64, a[3]),
-                link_source(a[0] as i64, a[1], a[4]),
-            ],
-        ),
-        libc::SYS_symlinkat => (
-            "symlink",
-            "symlinkat".into(),
-            vec![entry(a[1] as i64, a[2])],
-        ),
-        libc::SYS_truncate => ("truncate", "truncate".into(), vec![meta(AT_FDCWD, a[0], 0)]),
-        libc::SYS_fchmodat => ("chmod", "fchmodat".into(), vec![meta(a[0] as i64, a[1], 0)]),
-        super::seccomp::SYS_FCHMODAT2 => (
-            "chmod",
-            "fchmodat2".into(),
-            vec![meta(a[0] as i64, a[1], a[3])],
-        ),
-        libc::SYS_fchmod => ("chmod", "fchmod".into(), vec![by_fd(a[0])]),
-        libc::SYS_fchownat => (
-            "chown",
-            "fchownat".into(),
-            vec![meta(a[0] as i64, a[1], a[4])],
-        ),
-        libc::SYS_fchown => ("chown", "fchown".into(), vec![by_fd(a[0])]),
-        libc::SYS_utimensat => (
-            "utime",
-            "utimensat".into(),
-            vec![meta(a[0] as i64, a[1], a[3])],
-        ),
-        libc::SYS_setxattr | libc::SYS_removexattr => {
-            ("xattr", xattr_call(nr), vec![meta(AT_FDCWD, a[0], 0)])
-        }
-        libc::SYS_lsetxattr | libc::SYS_lremovexattr => (
-            "xattr",
-            xattr_call(nr),
-            vec![meta(AT_FDCWD, a[0], libc::AT_SYMLINK_NOFOLLOW as u64)],
-        ),
-        libc::SYS_fsetxattr | libc::SYS_fremovexattr => {
-            ("xattr", xattr_call(nr), vec![by_fd(a[0])])
-        }
-        super::seccomp::SYS_SETXATTRAT | super::seccomp::SYS_REMOVEXATTRAT => {
-            ("xattr", xattr_call(nr), vec![meta(a[0] as i64, a[1], a[2])])
-        }
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_chmod => ("chmod", "chmod".into(), vec![meta(AT_FDCWD, a[0], 0)]),
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_chown => ("chown", "chown".into(), vec![meta(AT_FDCWD, a[0], 0)]),
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_lchown => (
-            "chown",
-            "lchown".into(),
-            vec![meta(AT_FDCWD, a[0], libc::AT_SYMLINK_NOFOLLOW as u64)],
-        ),
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_utime | libc::SYS_utimes => {
-            ("utime", "utimes".into(), vec![meta(AT_FDCWD, a[0], 0)])
-        }
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_futimesat => (
-            "utime",
-            "futimesat".into(),
-            vec![meta(a[0] as i64, a[1], 0)],
-        ),
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_open if is_write_open(a[1]) => (
-            "write",
-            format!("open({})", open_flags_text(a[1])),
-            vec![open_arg(AT_FDCWD, a[0], a[1])],
-        ),
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_creat => (
-            "write",
-            "creat".into(),
-            vec![open_arg(AT_FDCWD, a[0], libc::O_CREAT as u64)],
-        ),
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_mkdir => ("mkdir", "mkdir".into(), vec![entry(AT_FDCWD, a[0])]),
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_mknod => ("mknod", "mknod".into(), vec![entry(AT_FDCWD, a[0])]),
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_unlink => ("remove", "unlink".into(), vec![entry(AT_FDCWD, a[0])]),
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_rmdir => ("remove", "rmdir".into(), vec![entry(AT_FDCWD, a[0])]),
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_rename => (
-            "rename",
-            "rename".into(),
-            vec![entry(AT_FDCWD, a[0]), entry(AT_FDCWD, a[1])],
-        ),
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_link => (
-            "link",
-            "link".into(),
-            vec![entry(AT_FDCWD, a[1]), entry(AT_FDCWD, a[0])],
-        ),
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_symlink => ("symlink", "symlink".into(), vec![entry(AT_FDCWD, a[1])]),
-        _ => return Verdict::Continue,
-    };
-    // The call the supervisor makes itself once judged (see `perform`): every call here but the
-    // metadata ones, whose judged paths the kernel would otherwise read again.
-    let mut act = match act_of(nr, &a, pid, how) {
-        Ok(act) => act,
+        _ => {}
+    }
+    // A file call: judged by its paths, then made by the supervisor itself (see `perform`), since the
+    // kernel would read its paths and arguments again, after another thread could rewrite them.
+    let FileCall {
+        op,
+        detail,
+        paths,
+        act,
+        as_named,
+    } = match file_call(nr, &a, pid, how) {
+        Ok(Some(call)) => call,
+        Ok(None) => return Verdict::Continue,
         Err(errno) => return Verdict::Fail(errno),
     };
+    let mut act = act;
     let mut targets: Vec<perform::Target> = Vec::new();
     // Calls that can make a file named `.git` (a `gitdir:` pointer, or a repository moved into place):
     // the arguments that name what is made. A `mkdir` of one (git init, git clone) is not among them.
@@ -1092,7 +940,7 @@ fn decide(
         };
         // `open("name/", ...)`: the kernel wants a directory there (and creates none).
         if i == 0 && raw.last() == Some(&b'/') {
-            if let Some((perform::Act::Open { dir_only, .. }, _)) = act.as_mut() {
+            if let perform::Act::Open { dir_only, .. } = &mut act {
                 *dir_only = true;
             }
         }
@@ -1259,39 +1107,11 @@ fn decide(
         }
         resolved.get_or_insert(path);
     }
-    match act {
-        Some((act, as_named)) => Verdict::Perform(Box::new(perform::Job {
-            act,
-            targets,
-            as_named,
-        })),
-        None => Verdict::Continue,
-    }
-}
-
-/// An extended attribute's name at `at`, as the kernel reads it: at most `XATTR_NAME_MAX` (255)
-/// bytes (`ERANGE` past it), not empty (`ERANGE`).
-fn xattr_name(pid: u32, at: u64) -> Result<std::ffi::CString, i32> {
-    let raw = caller_memory::read_path_or_errno(pid, at).map_err(|e| match e {
-        libc::ENAMETOOLONG => libc::ERANGE,
-        e => e,
-    })?;
-    if raw.is_empty() || raw.len() > 255 {
-        return Err(libc::ERANGE);
-    }
-    std::ffi::CString::new(raw).map_err(|_| libc::EINVAL)
-}
-
-/// An extended attribute's value of `size` bytes at `at`: at most `XATTR_SIZE_MAX` (64 KiB,
-/// `E2BIG` past it).
-fn xattr_value(pid: u32, at: u64, size: u64) -> Result<Vec<u8>, i32> {
-    if size > 65536 {
-        return Err(libc::E2BIG);
-    }
-    if size == 0 {
-        return Ok(Vec::new());
-    }
-    caller_memory::read_exact(pid, at, size as usize)
+    Verdict::Perform(Box::new(perform::Job {
+        act,
+        targets,
+        as_named,
+    }))
 }
 
 /// An `openat2` for reading: nothing to judge, made by the supervisor on the copy of `open_how` it
@@ -1338,222 +1158,6 @@ fn read_open2(req: &libc::seccomp_notif, how: OpenHow, root: Option<&OwnedFd>) -
         targets: vec![target],
         as_named,
     }))
-}
-
-/// `openat2`'s `struct open_how` as read once from the caller.
-#[derive(Debug, Clone, Copy)]
-struct OpenHow {
-    flags: u64,
-    mode: u64,
-    resolve: u64,
-}
-
-/// Read `open_how` of `size` bytes at `at`, checked as the kernel checks its size: at least the
-/// first version's 24 bytes (`EINVAL`), no larger than a page (`E2BIG`), and any bytes past the
-/// fields this kernel knows all zero (`E2BIG`). Its fields the kernel checks when the supervisor
-/// makes the call with them.
-fn read_open_how(pid: u32, at: u64, size: u64) -> Result<OpenHow, i32> {
-    const VER0: u64 = 24;
-    if size < VER0 {
-        return Err(libc::EINVAL);
-    }
-    if size > 4096 {
-        return Err(libc::E2BIG);
-    }
-    let b = caller_memory::read_exact(pid, at, size as usize)?;
-    if b[VER0 as usize..].iter().any(|&x| x != 0) {
-        return Err(libc::E2BIG);
-    }
-    let word = |i: usize| u64::from_ne_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-    Ok(OpenHow {
-        flags: word(0),
-        mode: word(1),
-        resolve: word(2),
-    })
-}
-
-/// Two `timespec`s at `at` in the caller (`utimensat`'s times), or `None` for a null pointer (now).
-fn timespecs(pid: u32, at: u64) -> Result<Option<[libc::timespec; 2]>, i32> {
-    if at == 0 {
-        return Ok(None);
-    }
-    let b = caller_memory::read_exact(pid, at, 32)?;
-    let word = |i: usize| i64::from_ne_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-    let spec = |s: usize| libc::timespec {
-        tv_sec: word(s) as libc::time_t,
-        tv_nsec: word(s + 1) as _,
-    };
-    Ok(Some([spec(0), spec(2)]))
-}
-
-/// Two `timeval`s at `at` (`utimes`, `futimesat`) as `timespec`s; `None` for a null pointer.
-#[cfg(target_arch = "x86_64")]
-fn timevals(pid: u32, at: u64) -> Result<Option<[libc::timespec; 2]>, i32> {
-    Ok(timespecs(pid, at)?.map(|t| {
-        t.map(|v| libc::timespec {
-            tv_sec: v.tv_sec,
-            tv_nsec: v.tv_nsec.saturating_mul(1000),
-        })
-    }))
-}
-
-/// A `struct utimbuf` at `at` (`utime`: access and modification seconds); `None` for null.
-#[cfg(target_arch = "x86_64")]
-fn utimbuf(pid: u32, at: u64) -> Result<Option<[libc::timespec; 2]>, i32> {
-    if at == 0 {
-        return Ok(None);
-    }
-    let b = caller_memory::read_exact(pid, at, 16)?;
-    let secs = |i: usize| i64::from_ne_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-    let spec = |s: i64| libc::timespec {
-        tv_sec: s as libc::time_t,
-        tv_nsec: 0,
-    };
-    Ok(Some([spec(secs(0)), spec(secs(1))]))
-}
-
-/// The call `nr` is, as the supervisor makes it once judged (`perform`), with what it needs beyond
-/// its paths, read once from the caller; `None` for calls the kernel still makes (the metadata
-/// ones, and a link of an open file by its descriptor). `Err`: the caller's memory could not be read.
-#[allow(clippy::type_complexity)]
-fn act_of(
-    nr: libc::c_long,
-    a: &[u64; 6],
-    pid: u32,
-    how: Option<OpenHow>,
-) -> Result<Option<(perform::Act, Option<(i32, std::ffi::CString)>)>, i32> {
-    use perform::Act;
-    let text = |at: u64| {
-        let raw = caller_memory::read_path(pid, at).ok_or(libc::EFAULT)?;
-        std::ffi::CString::new(raw).map_err(|_| libc::EINVAL)
-    };
-    let open = |flags: u64, mode: u64| Act::Open {
-        flags: flags as i32,
-        mode: mode as u32,
-        resolve: 0,
-        strict: false,
-        dir_only: false,
-    };
-    let act = match nr {
-        libc::SYS_openat => open(a[2], a[3]),
-        libc::SYS_openat2 => {
-            let how = how.ok_or(libc::EFAULT)?;
-            // The lookup as the caller named it, for the restrictions it asks of it.
-            let as_named = (how.resolve != 0).then(|| text(a[1])).transpose()?;
-            let act = Act::Open {
-                flags: how.flags as i32,
-                mode: how.mode as u32,
-                resolve: how.resolve,
-                strict: true,
-                dir_only: false,
-            };
-            return Ok(Some((act, as_named.map(|n| (a[0] as i32, n)))));
-        }
-        libc::SYS_mkdirat => Act::Mkdir { mode: a[2] as u32 },
-        libc::SYS_mknodat => Act::Mknod {
-            mode: a[2] as u32,
-            dev: a[3],
-        },
-        libc::SYS_unlinkat => Act::Unlink { flags: a[2] as i32 },
-        libc::SYS_renameat => Act::Rename { flags: 0 },
-        libc::SYS_renameat2 => Act::Rename { flags: a[4] as u32 },
-        libc::SYS_linkat => Act::Link,
-        libc::SYS_symlinkat => Act::Symlink { text: text(a[0])? },
-        libc::SYS_truncate => Act::Truncate {
-            length: a[1] as i64,
-        },
-        libc::SYS_fchmodat | super::seccomp::SYS_FCHMODAT2 => Act::Chmod { mode: a[2] as u32 },
-        libc::SYS_fchmod => Act::Chmod { mode: a[1] as u32 },
-        libc::SYS_fchownat => Act::Chown {
-            uid: a[2] as u32,
-            gid: a[3] as u32,
-        },
-        libc::SYS_fchown => Act::Chown {
-            uid: a[1] as u32,
-            gid: a[2] as u32,
-        },
-        libc::SYS_utimensat => Act::Utime {
-            times: timespecs(pid, a[2])?,
-        },
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_open => open(a[1], a[2]),
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_creat => open(
-            (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64,
-            a[1],
-        ),
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_mkdir => Act::Mkdir { mode: a[1] as u32 },
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_mknod => Act::Mknod {
-            mode: a[1] as u32,
-            dev: a[2],
-        },
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_unlink => Act::Unlink { flags: 0 },
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_rmdir => Act::Unlink {
-            flags: libc::AT_REMOVEDIR,
-        },
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_rename => Act::Rename { flags: 0 },
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_link => Act::Link,
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_symlink => Act::Symlink { text: text(a[0])? },
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_chmod => Act::Chmod { mode: a[1] as u32 },
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_chown | libc::SYS_lchown => Act::Chown {
-            uid: a[1] as u32,
-            gid: a[2] as u32,
-        },
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_utime => Act::Utime {
-            times: utimbuf(pid, a[1])?,
-        },
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_utimes => Act::Utime {
-            times: timevals(pid, a[1])?,
-        },
-        #[cfg(target_arch = "x86_64")]
-        libc::SYS_futimesat => Act::Utime {
-            times: timevals(pid, a[2])?,
-        },
-        libc::SYS_setxattr | libc::SYS_lsetxattr | libc::SYS_fsetxattr => Act::Xattr {
-            name: xattr_name(pid, a[1])?,
-            value: Some(xattr_value(pid, a[2], a[3])?),
-            flags: a[4] as i32,
-        },
-        libc::SYS_removexattr | libc::SYS_lremovexattr | libc::SYS_fremovexattr => Act::Xattr {
-            name: xattr_name(pid, a[1])?,
-            value: None,
-            flags: 0,
-        },
-        // `setxattrat(dirfd, path, at_flags, name, struct xattr_args *, size)`: the value's address
-        // and size, then the flags.
-        super::seccomp::SYS_SETXATTRAT => {
-            if a[5] < 16 {
-                return Err(libc::EINVAL);
-            }
-            let args = caller_memory::read_exact(pid, a[4], 16)?;
-            let value_at = u64::from_ne_bytes(args[0..8].try_into().expect("8 bytes"));
-            let size = u32::from_ne_bytes(args[8..12].try_into().expect("4 bytes"));
-            let flags = u32::from_ne_bytes(args[12..16].try_into().expect("4 bytes"));
-            Act::Xattr {
-                name: xattr_name(pid, a[3])?,
-                value: Some(xattr_value(pid, value_at, u64::from(size))?),
-                flags: flags as i32,
-            }
-        }
-        super::seccomp::SYS_REMOVEXATTRAT => Act::Xattr {
-            name: xattr_name(pid, a[3])?,
-            value: None,
-            flags: 0,
-        },
-        _ => return Ok(None),
-    };
-    Ok(Some((act, None)))
 }
 
 /// Entries below a directory a rename moves that the supervisor reads before it gives up (and
@@ -1803,60 +1407,6 @@ fn decide_lock(req: &libc::seccomp_notif, policy: &FsPolicy) -> Verdict {
     }
 }
 
-/// An `open` path: the final link is followed unless `O_NOFOLLOW`, or `O_CREAT|O_EXCL` (which fails
-/// on any existing entry).
-fn open_arg(dirfd: i64, addr: u64, flags: u64) -> PathArg {
-    let excl = (libc::O_CREAT | libc::O_EXCL) as u64;
-    PathArg {
-        dirfd,
-        addr,
-        follow: flags & libc::O_NOFOLLOW as u64 == 0 && flags & excl != excl,
-        empty_is_fd: false,
-    }
-}
-
-/// A directory entry the call creates or removes: its final component is never followed.
-fn entry(dirfd: i64, addr: u64) -> PathArg {
-    PathArg {
-        dirfd,
-        addr,
-        follow: false,
-        empty_is_fd: false,
-    }
-}
-
-/// The existing file a `linkat` links: its final link followed only with `AT_SYMLINK_FOLLOW`, or the
-/// fd itself with `AT_EMPTY_PATH` (an `O_TMPFILE` made into a name).
-fn link_source(dirfd: i64, addr: u64, flags: u64) -> PathArg {
-    PathArg {
-        dirfd,
-        addr,
-        follow: flags & libc::AT_SYMLINK_FOLLOW as u64 != 0,
-        empty_is_fd: flags & libc::AT_EMPTY_PATH as u64 != 0,
-    }
-}
-
-/// A file whose metadata a call changes: by path, following the final link unless `AT_SYMLINK_NOFOLLOW`
-/// is in `flags`, or the fd itself with `AT_EMPTY_PATH` (or a null path).
-fn meta(dirfd: i64, addr: u64, flags: u64) -> PathArg {
-    PathArg {
-        dirfd,
-        addr,
-        follow: flags & libc::AT_SYMLINK_NOFOLLOW as u64 == 0,
-        empty_is_fd: addr == 0 || flags & libc::AT_EMPTY_PATH as u64 != 0,
-    }
-}
-
-/// The file an fd refers to.
-fn by_fd(fd: u64) -> PathArg {
-    PathArg {
-        dirfd: fd as i64,
-        addr: 0,
-        follow: true,
-        empty_is_fd: true,
-    }
-}
-
 /// Resolve `raw` as process `pid` would: relative to its cwd or `dirfd`, through symbolic links (the
 /// final one only when `follow`), in its own view of the file system (see [`Resolution`]). `None`
 /// when the kernel will fail the call anyway (a missing parent) or the path leads somewhere that is
@@ -1975,20 +1525,6 @@ fn ids_in_own_namespace(pid: u32) -> Result<(u32, u32), i32> {
         (Some(tgid), Some(tid)) => Ok((tgid, tid)),
         _ => Err(libc::ESRCH),
     }
-}
-
-fn xattr_call(nr: libc::c_long) -> String {
-    match nr {
-        libc::SYS_setxattr => "setxattr",
-        libc::SYS_lsetxattr => "lsetxattr",
-        libc::SYS_fsetxattr => "fsetxattr",
-        libc::SYS_removexattr => "removexattr",
-        libc::SYS_lremovexattr => "lremovexattr",
-        libc::SYS_fremovexattr => "fremovexattr",
-        super::seccomp::SYS_SETXATTRAT => "setxattrat",
-        _ => "removexattrat",
-    }
-    .to_string()
 }
 
 /// Resolve `path` (absolute, in the caller's view) component by component as the kernel would, the
