@@ -22,15 +22,6 @@ const noNamespaces = !caps.denyRead && 'this host cannot give a run a mount name
 const noPython = spawnSync('python3', ['-c', '1']).status !== 0 && 'python3 is not installed';
 const when = (...reasons) => ({ skip: reasons.find(Boolean) || false });
 
-/**
- * `run`, once the kernel's coarse clock has ticked: a git directory born in the same tick as the
- * run's start counts as the run's (host_repos), and these tests make the host's just before.
- */
-async function runAfterTick(options) {
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  return run(options);
-}
-
 /** A root holding a git repository (so it has protected paths: the run gets a mount namespace). */
 function repoRoot() {
   const root = fs.realpathSync(tempDir('agent-exec-views-'));
@@ -48,7 +39,7 @@ test('a link in the run\'s private /dev/shm into a root reaches no protected nam
   const root = repoRoot();
   fs.writeFileSync(path.join(root, 'key.pem'), 'original');
   const targets = ['.envrc', '.mcp.json', '.git/commondir', '.git/config.worktree', 'new.pem'];
-  const r = await runAfterTick({
+  const r = await run({
     command: [
       'ln -s "$PWD" /dev/shm/L || exit 3',
       ...targets.map((t) => `{ echo planted > /dev/shm/L/${t}; } 2>/dev/null`),
@@ -80,7 +71,7 @@ test('/proc/<pid> of the run\'s own PID namespace means the run\'s process, what
   const root = repoRoot();
   const free = pidFreeOnTheHost();
   if (!free) return t.skip('no free pid under 2000 on this host');
-  const r = await runAfterTick({
+  const r = await run({
     // Fork until a sleeping child has pid `free` in the run's namespace (pids there count up from 1),
     // then write through its cwd and root; and through the shell's own pid.
     command: [
@@ -110,7 +101,7 @@ test('a socket in a directory hidden from the run cannot be connected to, though
   const server = net.createServer((c) => { reached++; c.end('SECRET'); });
   await new Promise((resolve) => server.listen(sock, resolve));
   t.after(() => server.close());
-  const r = await runAfterTick({
+  const r = await run({
     command: `python3 -c "
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
@@ -129,7 +120,7 @@ except OSError as e:
   assert.match(r.output, /^refused \d+/, r.output);
   assert.equal(reached, 0, 'the host listener was reached from inside');
   // Unsandboxed, the same connect goes through (the test's listener is real).
-  const plain = await runAfterTick({ command: `python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect('${sock}'); print(s.recv(64))"`, cwd: home });
+  const plain = await run({ command: `python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect('${sock}'); print(s.recv(64))"`, cwd: home });
   assert.match(plain.output, /SECRET/);
 });
 
@@ -137,7 +128,7 @@ test('binding a Unix socket makes no protected name and no .git', when(noSandbox
   const root = repoRoot();
   fs.mkdirSync(path.join(root, 'sub'));
   const names = ['.envrc', '.mcp.json', '.git/commondir', 'sub/.git'];
-  const r = await runAfterTick({
+  const r = await run({
     command: `python3 -c "
 import socket
 for name in [${names.map((n) => `'${n}'`).join(', ')}]:
@@ -160,7 +151,7 @@ for name in [${names.map((n) => `'${n}'`).join(', ')}]:
 test('renameat2 cannot swap a .git directory for a file, nor leave a whiteout named .git', when(noSandbox, noPython), async () => {
   // Not a repository: a run may make its own repositories outside the host's work trees.
   const root = fs.realpathSync(tempDir('agent-exec-views-'));
-  const r = await runAfterTick({
+  const r = await run({
     command: `mkdir -p sub/.git && echo 'gitdir: /elsewhere' > sub/pointer && python3 -c "
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
@@ -190,7 +181,7 @@ test('the host\'s repositories deeper in a root keep their hooks and config, and
   assert.equal(hostGit(inner, 'init', '-q').status, 0);
   assert.equal(hostGit(inner, 'commit', '-q', '--allow-empty', '-m', 'i').status, 0);
   const hook = `#!/bin/sh\\necho hook >> ${canary}\\n`;
-  const r = await runAfterTick({
+  const r = await run({
     command: [
       // The nested repository's metadata, by every spelling.
       `{ printf '${hook}' > vendor/lib/.git/hooks/post-checkout && chmod +x vendor/lib/.git/hooks/post-checkout; } 2>/dev/null`,
@@ -228,7 +219,7 @@ test('the host\'s repositories deeper in a root keep their hooks and config, and
 test('a protected file cannot be hard-linked elsewhere to be written through its new name', when(noSandbox), async () => {
   const root = repoRoot();
   fs.writeFileSync(path.join(root, 'key.pem'), 'original');
-  const r = await runAfterTick({
+  const r = await run({
     command: '{ ln key.pem copy && echo changed > copy; } 2>/dev/null; { ln .git/config cfg && echo x >> cfg; } 2>/dev/null; echo done',
     cwd: root,
     sandbox: { writableRoots: [root], denyWrite: ['*.pem'] },
@@ -251,7 +242,7 @@ test('round two: /proc links, RESOLVE_IN_ROOT, fchmod, bare and gitdir repositor
   fs.writeFileSync(hook, `#!/bin/sh\necho pre-commit >> ${canary}\n`, { mode: 0o644 });
   assert.equal(hostGit(root, 'init', '-q', '--bare', 'remote.git').status, 0);
   const P = `/proc/net/../../..${root}`;
-  const r = await runAfterTick({
+  const r = await run({
     command: [
       `{ echo planted > ${P}/.envrc; } 2>/dev/null`,
       `{ echo x > ${P}/hostrepo/vendor/lib/.git/hooks/post-checkout; } 2>/dev/null`,
@@ -306,7 +297,7 @@ test('a package of a monorepo cannot make a repository the host\'s git would fin
   assert.equal(hostGit(mono, 'init', '-q').status, 0);
   const pkg = path.join(mono, 'packages', 'foo');
   fs.mkdirSync(pkg, { recursive: true });
-  const r = await runAfterTick({
+  const r = await run({
     command: `{ git init -q . && git config core.fsmonitor 'echo fsmonitor >> ${canary}; false'; } 2>/dev/null; echo done`,
     cwd: pkg,
     sandbox: { writableRoots: [pkg] },
@@ -324,7 +315,7 @@ test('a host work tree cannot be swapped for the run\'s; a repository an earlier
   const app = path.join(root, 'app');
   fs.mkdirSync(app);
   assert.equal(hostGit(app, 'init', '-q').status, 0);
-  const r = await runAfterTick({
+  const r = await run({
     command: [
       `{ git init -q evil && git -C evil config core.fsmonitor 'echo swapped >> ${canary}; false'; } 2>/dev/null`,
       '{ mv app app-old && mv evil app; } 2>/dev/null',
@@ -344,8 +335,49 @@ test('a host work tree cannot be swapped for the run\'s; a repository an earlier
   hostGit(app, 'status');
   assert.equal(fs.existsSync(canary), false, 'the host\'s git obeyed the run\'s repository');
   // The next run may configure the repository the last one made.
-  const next = await runAfterTick({ command: 'git -C demo config user.name agent && echo configured', cwd: root, sandbox: { writableRoots: [root] } });
+  const next = await run({ command: 'git -C demo config user.name agent && echo configured', cwd: root, sandbox: { writableRoots: [root] } });
   assert.match(next.output, /configured/, next.output);
+});
+
+test('a repository is the run\'s only if a run made it: not one the host makes later where a run made one, nor one the host makes while the run lives', when(noSandbox), async () => {
+  const root = fs.realpathSync(tempDir('agent-exec-views-made-'));
+  const canary = path.join(fs.realpathSync(tempDir('agent-exec-views-canary-')), 'ran');
+  const hook = `#!/bin/sh\\necho hook >> ${canary}\\n`;
+  const plant = (dir) => [
+    `{ printf '${hook}' > ${dir}/.git/hooks/pre-commit && chmod +x ${dir}/.git/hooks/pre-commit; } 2>/dev/null`,
+    `{ git -C ${dir} config core.fsmonitor 'echo fsmonitor >> ${canary}; false'; } 2>/dev/null`,
+  ];
+  // A run makes sub/.git where no repository is, then removes it; the agent makes its own there.
+  const first = await run({ command: 'mkdir -p sub/.git && rm -rf sub && echo reserved', cwd: root, sandbox: { writableRoots: [root] } });
+  assert.match(first.output, /reserved/, first.output);
+  assert.equal(hostGit(root, 'init', '-q', 'sub').status, 0);
+  const second = await run({ command: [...plant('sub'), 'echo done'].join('; '), cwd: root, sandbox: { writableRoots: [root] } });
+  assert.match(second.output, /done/, second.output);
+  // A long run; the agent makes repositories meanwhile (the root's own and one below it).
+  const during = path.join(root, 'during');
+  fs.mkdirSync(during);
+  const flag = path.join(during, 'go');
+  const live = run({
+    command: [`while [ ! -e ${flag} ]; do sleep 0.05; done`, ...plant('.'), ...plant('inner'), 'echo planted'].join('; '),
+    cwd: during,
+    sandbox: { writableRoots: [during] },
+    timeoutMs: 30000,
+  });
+  assert.equal(hostGit(during, 'init', '-q').status, 0);
+  assert.equal(hostGit(during, 'init', '-q', 'inner').status, 0);
+  fs.writeFileSync(flag, '');
+  const third = await live;
+  assert.match(third.output, /planted/, third.output);
+  for (const dir of [path.join(root, 'sub'), during, path.join(during, 'inner')]) {
+    assert.equal(fs.existsSync(path.join(dir, '.git', 'hooks', 'pre-commit')), false, `a hook was planted in ${dir}`);
+    assert.doesNotMatch(fs.readFileSync(path.join(dir, '.git', 'config'), 'utf8'), /fsmonitor/, dir);
+    hostGit(dir, 'status');
+    hostGit(dir, '-c', 'user.name=h', '-c', 'user.email=h@h', 'commit', '-q', '--allow-empty', '-m', 'h');
+  }
+  assert.equal(fs.existsSync(canary), false, fs.existsSync(canary) ? fs.readFileSync(canary, 'utf8') : '');
+  for (const r of [second, third]) {
+    assert.match(r.sandbox.denials.map((d) => `${d.path} ${d.rule}`).join('\n'), /hooks\/pre-commit .*host's repository/);
+  }
 });
 
 test('a directory holding a host work tree below it is copied, not moved: no repository of the run\'s takes the host\'s place', when(noSandbox), async () => {
@@ -355,7 +387,7 @@ test('a directory holding a host work tree below it is copied, not moved: no rep
   fs.mkdirSync(lib, { recursive: true });
   assert.equal(hostGit(lib, 'init', '-q').status, 0);
   fs.writeFileSync(path.join(root, 'group', 'notes.txt'), 'kept\n');
-  const r = await runAfterTick({
+  const r = await run({
     command: [
       // Each depth of parent: the host's repository two and one levels down.
       '{ mv group group.old; } 2>/dev/null; echo "mv:$?"',
@@ -381,7 +413,7 @@ test('a rename of a parent moves no protected path away and puts none in place: 
     fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
     fs.writeFileSync(path.join(root, rel), text);
   }
-  const r = await runAfterTick({
+  const r = await run({
     command: [
       '{ mv secrets s2 && echo hack > s2/key && mv s2 secrets; } 2>/dev/null',
       '{ mv cfg c2 && echo hack > c2/prod.env && mv c2 cfg; } 2>/dev/null',
@@ -404,7 +436,7 @@ test('a host git directory known by its content keeps HEAD and objects in place,
   assert.equal(hostGit(root, 'init', '-q', '--bare', 'remote.git').status, 0);
   fs.mkdirSync(path.join(root, '.repos'));
   assert.equal(hostGit(root, 'init', '-q', '--separate-git-dir=.repos/lib', 'vendor/lib').status, 0);
-  const r = await runAfterTick({
+  const r = await run({
     command: [
       '{ mv remote.git/HEAD remote.git/HEAD.x; printf "#!/bin/sh\\ntouch ../HOOKRAN\\n" > remote.git/hooks/post-receive; mv remote.git/HEAD.x remote.git/HEAD; } 2>/dev/null',
       '{ mv .repos/lib/objects .repos/lib/o2; echo x > .repos/lib/hooks/post-checkout; mv .repos/lib/o2 .repos/lib/objects; } 2>/dev/null',
@@ -427,7 +459,7 @@ test('no bare repository is laid out inside the host\'s work tree for its git to
   const canary = path.join(fs.realpathSync(tempDir('agent-exec-views-canary-')), 'ran');
   fs.mkdirSync(path.join(root, 'src'));
   fs.writeFileSync(path.join(root, 'src', 'main.c'), '');
-  const r = await runAfterTick({
+  const r = await run({
     command: [
       `printf '[core]\\n\\tbare = false\\n\\tworktree = ..\\n\\tfsmonitor = "echo ran >> ${canary}; false"\\n' > src/config`,
       "{ echo 'ref: refs/heads/master' > src/HEAD; } 2>/dev/null; echo \"head:$?\"",
@@ -450,7 +482,7 @@ test('a process that makes itself non-dumpable still cannot write a host reposit
   const lib = path.join(root, 'vendor', 'lib');
   fs.mkdirSync(lib, { recursive: true });
   assert.equal(hostGit(lib, 'init', '-q').status, 0);
-  const r = await runAfterTick({
+  const r = await run({
     command: `python3 - <<'PY'
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)

@@ -6,53 +6,124 @@
 //! `info/`, `config.worktree`, a worktree's `gitdir`), and it recurses on its own into nested
 //! repositories a gitlink in the index names (`git status` runs `git status` in each). The start-up
 //! scan protects the roots' own repositories and the submodules `.gitmodules` names; this module covers
-//! the rest by one rule: a git directory born before the run is the host's, and so is its metadata.
-//! A repository the run makes (`git init`, a clone) is born after: the run's, writable as before,
-//! except inside one of the host's work trees, where the host's git would enter it.
+//! the rest by one rule: a git directory is the host's unless a run of this host made it.
+//! A repository the run makes (`git init`, a clone) is the run's, writable as before, except inside
+//! one of the host's work trees, where the host's git would enter it.
 //!
-//! "Born": the inode's birth time (`statx` `STATX_BTIME`), which nothing can set, so a renamed or moved
-//! git directory keeps its age. A file system that does not report it (NFS, some FUSE) makes every git
-//! directory the host's: fail closed (a run's own `git init` there cannot write its config). A `.git`
-//! directory an earlier run of this host made (its `mkdir` let through, noted here, and born after
-//! that) stays the runs': `git init demo`, then `git -C demo remote add ...` in the next command.
+//! "Made by a run": every `mkdir` a run makes goes through the supervisor, which notes the directory
+//! it made by identity (device, inode and birth time, `statx` `STATX_BTIME`, which nothing can set:
+//! an inode number freed and reused is born again). A path is not enough: a repository the host
+//! makes later where a run once made one, or makes while a run is alive, is the host's. A `.git`
+//! directory a run made stays the runs' in later runs of the same host (`git init demo`, then
+//! `git -C demo remote add ...` in the next command); other directories a run made (a bare
+//! repository's) are remembered for as long as room allows. A file system that does not report
+//! birth times (NFS, some FUSE) makes every git directory the host's: fail closed (a run's own
+//! `git init` there cannot write its config).
 
-use std::ffi::OsStr;
+use std::collections::{HashSet, VecDeque};
+use std::ffi::{CStr, OsStr};
+use std::os::fd::RawFd;
 use std::path::{Component, Path, PathBuf};
-
-use super::policy::RunStart;
+use std::sync::Mutex;
 
 /// The entries of a git directory the host's git obeys (as `policy::PROTECTED_GIT_ENTRIES`).
 const METADATA: [&str; 5] = super::policy::PROTECTED_GIT_ENTRIES;
 
-/// `.git` directories this host's runs made, with when each `mkdir` was let through (newest last).
-static MADE_BY_RUNS: std::sync::Mutex<std::collections::VecDeque<(PathBuf, RunStart)>> =
-    std::sync::Mutex::new(std::collections::VecDeque::new());
-/// Enough for every repository an agent session makes; the oldest are forgotten first.
-const MADE_BY_RUNS_KEPT: usize = 4096;
-
-/// Note that a run's `mkdir` of the `.git` at `path` (in the caller's view) was let through.
-pub fn note_made(path: &Path) {
-    let mut made = MADE_BY_RUNS.lock().unwrap_or_else(|e| e.into_inner());
-    if made.len() >= MADE_BY_RUNS_KEPT {
-        made.pop_front();
-    }
-    made.push_back((path.to_path_buf(), RunStart::now()));
+/// A directory by identity: its device and inode, and when it was born (an inode number is reused
+/// once freed; with its birth time it is not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DirId {
+    dev: (u32, u32),
+    ino: u64,
+    born: (i64, u32),
 }
 
-/// Whether the entry at `path` (caller's view; `seen` reaches it) is the host's: born before the
-/// run and not a `.git` an earlier run made (noted at that path, and born no earlier than the note).
-pub fn hosts(path: &Path, start: RunStart, seen: &impl Fn(&Path) -> PathBuf) -> bool {
-    match birth(&seen(path)) {
-        Birth::Missing => false,
-        Birth::Unknown => true,
-        Birth::At(born) => {
-            born < (start.sec, start.nsec)
-                && !MADE_BY_RUNS
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .iter()
-                    .any(|(p, noted)| p == path && born >= (noted.sec, noted.nsec))
+/// Directories this host's runs made, oldest first in each queue; `index` holds both queues.
+struct Made {
+    git: VecDeque<DirId>,
+    other: VecDeque<DirId>,
+    index: HashSet<DirId>,
+}
+
+static MADE_BY_RUNS: Mutex<Option<Made>> = Mutex::new(None);
+/// `.git` directories kept: enough for every repository an agent session makes.
+const GIT_KEPT: usize = 4096;
+/// Other directories kept (a bare repository is one of them until it has `HEAD` and `objects`):
+/// a build that makes more forgets the oldest, which then count as the host's (fail closed).
+const OTHER_KEPT: usize = 65_536;
+
+/// Note that a run made the directory `id` (`git`: named `.git`).
+pub fn note_made(id: DirId, git: bool) {
+    let mut made = MADE_BY_RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let made = made.get_or_insert_with(|| Made {
+        git: VecDeque::new(),
+        other: VecDeque::new(),
+        index: HashSet::new(),
+    });
+    let (queue, kept) = if git {
+        (&mut made.git, GIT_KEPT)
+    } else {
+        (&mut made.other, OTHER_KEPT)
+    };
+    if queue.len() >= kept {
+        if let Some(old) = queue.pop_front() {
+            made.index.remove(&old);
         }
+    }
+    queue.push_back(id);
+    made.index.insert(id);
+}
+
+fn made_by_runs(id: &DirId) -> bool {
+    let made = MADE_BY_RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    made.as_ref().is_some_and(|m| m.index.contains(id))
+}
+
+/// The identity of the entry `name` in the directory `dir` (a link is not followed), if the file
+/// system tells its birth time.
+pub fn identity_at(dir: RawFd, name: &CStr) -> Result<Option<DirId>, i32> {
+    // SAFETY: statx writes one struct statx; all-zero is a valid value of it.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated name and a struct statx alive for the call. (The system call, not
+    // glibc's wrapper: the prebuilt addon runs on glibc 2.17, which has none.)
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_statx,
+            dir,
+            name.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+            libc::STATX_BTIME | libc::STATX_INO,
+            &mut stx as *mut libc::statx,
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO));
+    }
+    if stx.stx_mask & libc::STATX_BTIME == 0 {
+        return Ok(None);
+    }
+    Ok(Some(DirId {
+        dev: (stx.stx_dev_major, stx.stx_dev_minor),
+        ino: stx.stx_ino,
+        born: (stx.stx_btime.tv_sec, stx.stx_btime.tv_nsec),
+    }))
+}
+
+/// Whether the entry at `path` (caller's view; `seen` reaches it) is the host's: there, and not a
+/// directory a run of this host made (see the module's note). One whose identity cannot be told is
+/// the host's.
+pub fn hosts(path: &Path, seen: &impl Fn(&Path) -> PathBuf) -> bool {
+    let Ok(c) = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(
+        seen(path).as_os_str(),
+    )) else {
+        return true;
+    };
+    match identity_at(libc::AT_FDCWD, &c) {
+        Err(libc::ENOENT | libc::ENOTDIR) => false,
+        Err(_) | Ok(None) => true,
+        Ok(Some(id)) => !made_by_runs(&id),
     }
 }
 
@@ -63,11 +134,10 @@ pub fn refusal(
     op: &str,
     path: &Path,
     makes_git: bool,
-    start: RunStart,
     seen: impl Fn(&Path) -> PathBuf,
 ) -> Option<String> {
     for git_dir in git_dirs_whose_metadata(path, &seen) {
-        if hosts(&git_dir, start, &seen) {
+        if hosts(&git_dir, &seen) {
             return Some(format!(
                 "git metadata of the host's repository {} (hooks, config, info, commondir, worktrees)",
                 git_dir.display()
@@ -76,7 +146,7 @@ pub fn refusal(
     }
     if path.file_name() == Some(OsStr::new(".git"))
         && matches!(op, "remove" | "rename")
-        && hosts(path, start, &seen)
+        && hosts(path, &seen)
     {
         return Some(format!(
             "the .git entry of the host's repository {} stays where it is",
@@ -85,14 +155,14 @@ pub fn refusal(
     }
     // A host work tree moved or removed whole: a directory of the run's could take its place (its
     // `.git` then the run's), and the host's git there would obey it.
-    if matches!(op, "remove" | "rename") && hosts(&path.join(".git"), start, &seen) {
+    if matches!(op, "remove" | "rename") && hosts(&path.join(".git"), &seen) {
         return Some(format!(
             "the host's work tree {} stays where it is",
             path.display()
         ));
     }
     if makes_git {
-        if let Some(work_tree) = host_work_tree_around(path, start, &seen) {
+        if let Some(work_tree) = host_work_tree_around(path, &seen) {
             return Some(format!(
                 "a repository inside the host's work tree {}: the host's git would enter it and run its configuration",
                 work_tree.display()
@@ -135,9 +205,9 @@ fn is_git_dir(dir: &Path) -> bool {
 }
 
 /// Whether `dir` (caller's view) is a git directory of the host's by its content (`HEAD` and
-/// `objects`: a bare repository, the target of a `gitdir:` file), born before the run.
-pub fn is_hosts_git_dir(dir: &Path, start: RunStart, seen: impl Fn(&Path) -> PathBuf) -> bool {
-    is_git_dir(&seen(dir)) && hosts(dir, start, &seen)
+/// `objects`: a bare repository, the target of a `gitdir:` file), that no run of this host made.
+pub fn is_hosts_git_dir(dir: &Path, seen: impl Fn(&Path) -> PathBuf) -> bool {
+    is_git_dir(&seen(dir)) && hosts(dir, &seen)
 }
 
 /// The entries that make a directory a git directory to git (with `refs`), and to this module's
@@ -147,14 +217,10 @@ const CORE: [&str; 3] = ["HEAD", "objects", "refs"];
 /// `path` (caller's view) is a host git directory's `HEAD`, `objects` or `refs`, which a removal or
 /// a rename would take away: the directory would then no longer be a repository by its content,
 /// its hooks and config writable, and put back with them planted (git never moves these away).
-pub fn core_taken_away(
-    path: &Path,
-    start: RunStart,
-    seen: impl Fn(&Path) -> PathBuf,
-) -> Option<String> {
+pub fn core_taken_away(path: &Path, seen: impl Fn(&Path) -> PathBuf) -> Option<String> {
     let name = path.file_name()?.to_str()?;
     let dir = path.parent()?;
-    (CORE.contains(&name) && is_hosts_git_dir(dir, start, &seen)).then(|| {
+    (CORE.contains(&name) && is_hosts_git_dir(dir, &seen)).then(|| {
         format!(
             "{name} of the host's git directory {} stays where it is",
             dir.display()
@@ -166,21 +232,17 @@ pub fn core_taken_away(
 /// and `refs` beside it, git takes its directory for a (bare) repository and obeys its `config`
 /// when run there, as it would a `.git` of the run's. A git directory's own `HEAD` (under a `.git`,
 /// or in a git directory of the host's by content) stays writable (`git checkout`).
-pub fn head_outside_git_dirs(
-    path: &Path,
-    start: RunStart,
-    seen: impl Fn(&Path) -> PathBuf,
-) -> Option<String> {
+pub fn head_outside_git_dirs(path: &Path, seen: impl Fn(&Path) -> PathBuf) -> Option<String> {
     if path.file_name() != Some(OsStr::new("HEAD"))
         || path.components().any(|c| c.as_os_str() == ".git")
     {
         return None;
     }
     let dir = path.parent()?;
-    if is_hosts_git_dir(dir, start, &seen) {
+    if is_hosts_git_dir(dir, &seen) {
         return None;
     }
-    let work_tree = host_work_tree_around(path, start, &seen)?;
+    let work_tree = host_work_tree_around(path, &seen)?;
     Some(format!(
         "a HEAD file inside the host's work tree {}: a directory with HEAD, objects and refs is a repository to git, whose config the host's git would obey",
         work_tree.display()
@@ -190,16 +252,11 @@ pub fn head_outside_git_dirs(
 /// A directory moved (renamed) from outside one of the host's work trees into it, if `to` is in
 /// one and `from` is not: it may hold a repository of the run's making (made where that was
 /// allowed), which a gitlink in the host's index would make the host's git enter.
-pub fn moved_in(
-    from: &Path,
-    to: &Path,
-    start: RunStart,
-    seen: impl Fn(&Path) -> PathBuf,
-) -> Option<String> {
+pub fn moved_in(from: &Path, to: &Path, seen: impl Fn(&Path) -> PathBuf) -> Option<String> {
     if !std::fs::symlink_metadata(seen(from)).is_ok_and(|m| m.is_dir()) {
         return None;
     }
-    let work_tree = host_work_tree_around(to, start, &seen)?;
+    let work_tree = host_work_tree_around(to, &seen)?;
     (!from.starts_with(&work_tree)).then(|| {
         format!(
             "a directory moved into the host's work tree {} from outside it (it may hold a repository the host's git would enter)",
@@ -231,56 +288,14 @@ fn metadata_of(path: &Path) -> Option<PathBuf> {
     metadata.then_some(git_dir)
 }
 
-/// When the entry at `seen` was born, if the file system says.
-enum Birth {
-    Missing,
-    Unknown,
-    At((i64, i64)),
-}
-
-fn birth(seen: &Path) -> Birth {
-    let Ok(c) = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(seen.as_os_str()))
-    else {
-        return Birth::Unknown;
-    };
-    // SAFETY: statx writes one struct statx; all-zero is a valid value of it.
-    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: a NUL-terminated path and a struct statx alive for the call. (The system call, not
-    // glibc's wrapper: the prebuilt addon runs on glibc 2.17, which has none.)
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_statx,
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            libc::AT_SYMLINK_NOFOLLOW,
-            libc::STATX_BTIME,
-            &mut stx as *mut libc::statx,
-        )
-    };
-    if rc != 0 {
-        return match std::io::Error::last_os_error().raw_os_error() {
-            Some(libc::ENOENT | libc::ENOTDIR) => Birth::Missing,
-            _ => Birth::Unknown,
-        };
-    }
-    if stx.stx_mask & libc::STATX_BTIME == 0 {
-        return Birth::Unknown;
-    }
-    Birth::At((stx.stx_btime.tv_sec, i64::from(stx.stx_btime.tv_nsec)))
-}
-
 /// The nearest directory above `path` whose `.git` is the host's, up to `/`: inside the roots a
 /// gitlink in the host's index could name a repository made there, and below a host work tree
 /// (whose `.git` may lie above the roots: a package of a monorepo) the host's git run in that
 /// directory would find the run's repository first.
-fn host_work_tree_around(
-    path: &Path,
-    start: RunStart,
-    seen: &impl Fn(&Path) -> PathBuf,
-) -> Option<PathBuf> {
+fn host_work_tree_around(path: &Path, seen: &impl Fn(&Path) -> PathBuf) -> Option<PathBuf> {
     let mut dir = path.parent()?;
     loop {
-        if hosts(&dir.join(".git"), start, seen) {
+        if hosts(&dir.join(".git"), seen) {
             return Some(dir.to_path_buf());
         }
         dir = dir.parent()?;
@@ -329,22 +344,29 @@ mod tests {
         }
     }
 
+    /// As the supervisor notes a directory a run's `mkdir` made.
+    fn made_by_a_run(path: &Path) {
+        std::fs::create_dir_all(path).unwrap();
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        let id = identity_at(libc::AT_FDCWD, &c)
+            .unwrap()
+            .expect("birth times here");
+        note_made(id, path.file_name() == Some(OsStr::new(".git")));
+    }
+
     #[test]
-    fn a_git_dir_born_before_the_run_is_the_hosts_and_one_born_after_is_not() {
+    fn a_git_dir_no_run_made_is_the_hosts_whenever_it_was_born() {
         let dir = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
         let host = root.join("vendor/lib/.git");
         std::fs::create_dir_all(host.join("hooks")).unwrap();
-        // A tick of the coarse clock passes between the host's repository and the run's start.
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let start = RunStart::now();
-        std::thread::sleep(std::time::Duration::from_millis(20));
         let own = root.join("mine/.git");
+        made_by_a_run(&own);
         std::fs::create_dir_all(own.join("hooks")).unwrap();
         let same = |p: &Path| p.to_path_buf();
-        let refused = |op: &str, p: &Path, makes_git: bool| refusal(op, p, makes_git, start, same);
+        let refused = |op: &str, p: &Path, makes_git: bool| refusal(op, p, makes_git, same);
         assert!(
-            hosts(&host, start, &same),
+            hosts(&host, &same),
             "the host's git dir was not seen as the host's"
         );
         assert!(refused("write", &host.join("hooks/post-checkout"), false).is_some());
@@ -370,37 +392,37 @@ mod tests {
         assert!(refused("remove", &root.join("vendor/lib"), false).is_some());
         assert!(refused("rename", &root.join("mine"), false).is_none());
         // What is missing is nobody's.
-        assert!(!hosts(&root.join("nothing/.git"), start, &same));
+        assert!(!hosts(&root.join("nothing/.git"), &same));
+        // A repository the host makes now, while a run lives, is the host's too.
+        let during = root.join("late/.git");
+        std::fs::create_dir_all(during.join("hooks")).unwrap();
+        assert!(refused("write", &during.join("hooks/pre-commit"), false).is_some());
     }
 
     #[test]
-    fn a_repository_an_earlier_run_made_stays_the_runs() {
+    fn a_run_made_repository_is_known_by_identity_not_by_path() {
         let dir = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
         let same = |p: &Path| p.to_path_buf();
-        // Run one: its mkdir of demo/.git is let through (noted), then made; another .git appears
-        // in the meantime without a note (the host's).
+        // A run makes demo/.git; later runs still find it the runs'.
         let demo = root.join("demo/.git");
-        note_made(&demo);
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        made_by_a_run(&demo);
+        assert!(!hosts(&demo, &same), "a run's repository became the host's");
+        assert!(refusal("write", &demo.join("config"), false, same).is_none());
+        // It is removed, and the host makes a repository at the same path: the host's.
+        std::fs::remove_dir(&demo).unwrap();
         std::fs::create_dir_all(demo.join("hooks")).unwrap();
-        std::fs::create_dir_all(root.join("other/.git/hooks")).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        // Run two starts later.
-        let start = RunStart::now();
         assert!(
-            !hosts(&demo, start, &same),
-            "run one's repository became the host's"
+            hosts(&demo, &same),
+            "a path a run once used adopted the host's repository"
         );
-        assert!(refusal("write", &demo.join("config"), false, start, same).is_none());
-        assert!(hosts(&root.join("other/.git"), start, &same));
-        // A note does not adopt what was born before it (a host repository moved to a noted path).
-        let old = root.join("old/.git");
-        std::fs::create_dir_all(&old).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        note_made(&old);
-        let start = RunStart::now();
-        assert!(hosts(&old, start, &same));
+        assert!(refusal("write", &demo.join("hooks/pre-commit"), false, same).is_some());
+        // A run's repository moved elsewhere stays the run's (its identity moves with it).
+        let moved_from = root.join("a/.git");
+        made_by_a_run(&moved_from);
+        std::fs::create_dir_all(root.join("b")).unwrap();
+        std::fs::rename(&moved_from, root.join("b/.git")).unwrap();
+        assert!(!hosts(&root.join("b/.git"), &same));
     }
 
     #[test]
@@ -417,12 +439,9 @@ mod tests {
         std::fs::create_dir_all(top.join(".git")).unwrap();
         std::fs::create_dir_all(top.join("packages/foo")).unwrap();
         std::fs::create_dir_all(top.join("outside/x")).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let start = RunStart::now();
-        std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::create_dir_all(top.join("packages/foo/src/config")).unwrap();
         let same = |p: &Path| p.to_path_buf();
-        let refused = |op: &str, p: &Path, makes_git: bool| refusal(op, p, makes_git, start, same);
+        let refused = |op: &str, p: &Path, makes_git: bool| refusal(op, p, makes_git, same);
         assert!(refused("write", &top.join("remote.git/hooks/pre-receive"), false).is_some());
         assert!(refused("write", &top.join(".repos/lib/config"), false).is_some());
         assert!(refused("write", &top.join("remote.git/refs/heads/x"), false).is_none());
@@ -441,16 +460,10 @@ mod tests {
         std::fs::create_dir_all(top.join("packages/bar")).unwrap();
         let other = tempfile::tempdir().unwrap();
         let outside = std::fs::canonicalize(other.path()).unwrap();
-        assert!(moved_in(&outside, &top.join("packages/moved"), start, same).is_some());
-        assert!(moved_in(
-            &top.join("packages/bar"),
-            &top.join("packages/baz"),
-            start,
-            same
-        )
-        .is_none());
+        assert!(moved_in(&outside, &top.join("packages/moved"), same).is_some());
+        assert!(moved_in(&top.join("packages/bar"), &top.join("packages/baz"), same).is_none());
         // A file is no repository.
         std::fs::write(outside.join("f"), "x").unwrap();
-        assert!(moved_in(&outside.join("f"), &top.join("f"), start, same).is_none());
+        assert!(moved_in(&outside.join("f"), &top.join("f"), same).is_none());
     }
 }

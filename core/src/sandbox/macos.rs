@@ -216,7 +216,6 @@ mod tests {
             private_shm: None,
             deny_write_globs: Default::default(),
             protected_index: Default::default(),
-            run_start: crate::sandbox::policy::RunStart::now(),
         }
     }
 

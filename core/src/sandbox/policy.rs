@@ -109,43 +109,6 @@ pub const PROTECTED_HOME_ENTRIES: [&str; 18] = [
     ".local/bin",
 ];
 
-/// When the run began, by the kernel's coarse clock (the one file systems stamp births with): a git
-/// directory born strictly before is the host's. (One born in the same tick as the run's start, by
-/// the host just before it, is taken for the run's: a window of one clock tick, 1 to 4 ms.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunStart {
-    pub sec: i64,
-    pub nsec: i64,
-}
-
-impl RunStart {
-    #[cfg(target_os = "linux")]
-    pub fn now() -> RunStart {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime writes one timespec.
-        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
-        RunStart {
-            sec: ts.tv_sec,
-            nsec: ts.tv_nsec,
-        }
-    }
-
-    /// (Only Linux's supervisor asks birth times; elsewhere the value is kept, never compared.)
-    #[cfg(not(target_os = "linux"))]
-    pub fn now() -> RunStart {
-        let since = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        RunStart {
-            sec: since.as_secs() as i64,
-            nsec: i64::from(since.subsec_nanos()),
-        }
-    }
-}
-
 /// Why a write was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DenyRule {
@@ -191,8 +154,6 @@ pub struct FsPolicy {
     pub deny_write_globs: WriteGlobs,
     /// `protected`, looked up by each write's ancestors (built on the first check).
     pub protected_index: super::path_index::PathIndex,
-    /// When the run began: git directories born before it are the host's (`host_repos`).
-    pub run_start: RunStart,
 }
 
 /// Globs of paths no write may touch, compiled once per run.
@@ -301,7 +262,6 @@ impl FsPolicy {
             private_shm: None,
             deny_write_globs: WriteGlobs::default(),
             protected_index: Default::default(),
-            run_start: RunStart::now(),
         }
     }
 

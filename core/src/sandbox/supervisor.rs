@@ -1040,67 +1040,57 @@ fn decide(
         }
         let makes_git = (op == "mkdir" || makes_entry.contains(&i))
             && path.file_name() == Some(OsStr::new(".git"));
-        let host_repo =
-            super::host_repos::refusal(op, &path, makes_git, policy.run_start, |p| in_view(pid, p))
-                .map(|rule| {
-                    let errno = if changes_metadata(op) {
-                        libc::EPERM
-                    } else {
-                        libc::EROFS
-                    };
-                    (errno, rule)
-                })
-                .or_else(|| {
-                    // A host git directory's core entries taken away (removed, or renamed from).
-                    let away = op == "remove" || (op == "rename" && (i == 0 || swaps));
-                    let core = |p: &Path| {
-                        super::host_repos::core_taken_away(p, policy.run_start, |q| in_view(pid, q))
-                    };
-                    away.then(|| core(&path))
-                        .flatten()
-                        .map(|rule| (libc::EROFS, rule))
-                })
-                .or_else(|| {
-                    // A bare repository's HEAD made inside a host work tree.
-                    let makes = makes_entry.contains(&i);
-                    let head = |p: &Path| {
-                        super::host_repos::head_outside_git_dirs(p, policy.run_start, |q| {
-                            in_view(pid, q)
-                        })
-                    };
-                    makes
-                        .then(|| head(&path))
-                        .flatten()
-                        .map(|rule| (libc::EPERM, rule))
-                })
-                .or_else(|| {
-                    // A directory a rename moves, judged by what is below it and where that would
-                    // land (either way, for an exchange): at the new name, the source resolved.
-                    let from = resolved.as_ref().filter(|_| op == "rename" && i == 1)?;
-                    moved_tree_refusal(from, &path, policy, pid)
-                        .or_else(|| swaps.then(|| moved_tree_refusal(&path, from, policy, pid))?)
-                        .map(|rule| (libc::EXDEV, rule))
-                })
-                .or_else(|| {
-                    // The directory a rename moves (either way, for an exchange) into a host work tree:
-                    // EXDEV, so `mv` copies it instead (and the copy's `.git`, if any, is judged).
-                    let from = resolved.as_ref().filter(|_| op == "rename" && i == 1)?;
-                    let moved = |from: &Path, to: &Path| {
-                        super::host_repos::moved_in(from, to, policy.run_start, |p| in_view(pid, p))
-                    };
-                    moved(from, &path)
-                        .or_else(|| swaps.then(|| moved(&path, from)).flatten())
-                        .map(|rule| (libc::EXDEV, rule))
-                });
+        let host_repo = super::host_repos::refusal(op, &path, makes_git, |p| in_view(pid, p))
+            .map(|rule| {
+                let errno = if changes_metadata(op) {
+                    libc::EPERM
+                } else {
+                    libc::EROFS
+                };
+                (errno, rule)
+            })
+            .or_else(|| {
+                // A host git directory's core entries taken away (removed, or renamed from).
+                let away = op == "remove" || (op == "rename" && (i == 0 || swaps));
+                let core = |p: &Path| super::host_repos::core_taken_away(p, |q| in_view(pid, q));
+                away.then(|| core(&path))
+                    .flatten()
+                    .map(|rule| (libc::EROFS, rule))
+            })
+            .or_else(|| {
+                // A bare repository's HEAD made inside a host work tree.
+                let makes = makes_entry.contains(&i);
+                let head =
+                    |p: &Path| super::host_repos::head_outside_git_dirs(p, |q| in_view(pid, q));
+                makes
+                    .then(|| head(&path))
+                    .flatten()
+                    .map(|rule| (libc::EPERM, rule))
+            })
+            .or_else(|| {
+                // A directory a rename moves, judged by what is below it and where that would
+                // land (either way, for an exchange): at the new name, the source resolved.
+                let from = resolved.as_ref().filter(|_| op == "rename" && i == 1)?;
+                moved_tree_refusal(from, &path, policy, pid)
+                    .or_else(|| swaps.then(|| moved_tree_refusal(&path, from, policy, pid))?)
+                    .map(|rule| (libc::EXDEV, rule))
+            })
+            .or_else(|| {
+                // The directory a rename moves (either way, for an exchange) into a host work tree:
+                // EXDEV, so `mv` copies it instead (and the copy's `.git`, if any, is judged).
+                let from = resolved.as_ref().filter(|_| op == "rename" && i == 1)?;
+                let moved = |from: &Path, to: &Path| {
+                    super::host_repos::moved_in(from, to, |p| in_view(pid, p))
+                };
+                moved(from, &path)
+                    .or_else(|| swaps.then(|| moved(&path, from)).flatten())
+                    .map(|rule| (libc::EXDEV, rule))
+            });
         if let Some((errno, rule)) = host_repo {
             return Verdict::Deny(
                 errno,
                 denial(op, Some(path.display().to_string()), detail, rule, pid),
             );
-        }
-        if makes_git && op == "mkdir" {
-            // A repository of this host's runs: theirs in later runs too.
-            super::host_repos::note_made(&path);
         }
         if proc_link.is_none() && !by_fd {
             targets.push(perform::Target::Path(path.clone()));
@@ -1177,8 +1167,7 @@ fn moved_tree_refusal(from: &Path, to: &Path, policy: &FsPolicy, pid: u32) -> Op
     if !std::fs::symlink_metadata(seen(from)).is_ok_and(|m| m.is_dir()) {
         return None;
     }
-    let start = policy.run_start;
-    if super::host_repos::is_hosts_git_dir(from, start, seen) {
+    if super::host_repos::is_hosts_git_dir(from, seen) {
         return Some(format!(
             "the host's git directory {} is copied, not moved (a repository of the command's could take its place)",
             from.display()
@@ -1202,13 +1191,13 @@ fn moved_tree_refusal(from: &Path, to: &Path, policy: &FsPolicy, pid: u32) -> Op
             }
             let below = at.join(entry.file_name());
             let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            if is_dir && super::host_repos::is_hosts_git_dir(&below, start, seen) {
+            if is_dir && super::host_repos::is_hosts_git_dir(&below, seen) {
                 return Some(format!(
                     "a directory holding the host's git directory {} is copied, not moved",
                     below.display()
                 ));
             }
-            if entry.file_name() == ".git" && super::host_repos::hosts(&below, start, &seen) {
+            if entry.file_name() == ".git" && super::host_repos::hosts(&below, &seen) {
                 return Some(format!(
                     "a directory holding the host's work tree {} is copied, not moved (a repository of the command's could take its place)",
                     at.display()
@@ -1323,10 +1312,8 @@ fn decide_bind(req: &libc::seccomp_notif, policy: &FsPolicy, by_proxy: bool) -> 
                         _ => (libc::EACCES, rule.describe()),
                     })
                     .or_else(|| {
-                        super::host_repos::refusal("mknod", &path, false, policy.run_start, |p| {
-                            in_view(pid, p)
-                        })
-                        .map(|rule| (libc::EROFS, rule))
+                        super::host_repos::refusal("mknod", &path, false, |p| in_view(pid, p))
+                            .map(|rule| (libc::EROFS, rule))
                     })
             };
             match refused {

@@ -282,7 +282,17 @@ fn make(
         }
         (Act::Mkdir { mode }, [Target::Path(p)]) => at(root, p, |dir, name| {
             // SAFETY: mkdirat reads the name; dir is an open directory.
-            unsafe { libc::mkdirat(dir, name, *mode as libc::mode_t) }
+            let made = unsafe { libc::mkdirat(dir, name, *mode as libc::mode_t) };
+            if made == 0 {
+                // The directory is the run's by identity from now on (see `host_repos`): a
+                // repository made in it is the run's, one the host makes at its path later is not.
+                // SAFETY: name is the NUL-terminated name just made.
+                let name = unsafe { std::ffi::CStr::from_ptr(name) };
+                if let Ok(Some(id)) = super::host_repos::identity_at(dir, name) {
+                    super::host_repos::note_made(id, name.to_bytes() == b".git");
+                }
+            }
+            made
         }),
         (Act::Mknod { mode, dev }, [Target::Path(p)]) => at(root, p, |dir, name| {
             // SAFETY: as above.
