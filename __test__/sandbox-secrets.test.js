@@ -170,7 +170,11 @@ test('denyWrite keeps paths and globs inside the roots read-only, and names each
 
 test('the files that make tools run code stay protected at the top of every root', when(noSandbox), async () => {
   const cwd = fs.realpathSync(tempDir());
-  const planted = ['.cursor/mcp.json', '.npmrc', '.gitconfig', '.bashrc', '.zshrc', '.profile', '.yarnrc.yml', '.vscode/tasks.json', '.claude/settings.json'];
+  const planted = [
+    '.cursor/mcp.json', '.npmrc', '.gitconfig', '.bashrc', '.zshrc', '.profile', '.yarnrc.yml', '.vscode/tasks.json', '.claude/settings.json',
+    // Package managers' hooks and the program they run instead of themselves; other agents' and editors' settings.
+    '.yarnrc', '.pnpmfile.cjs', 'bunfig.toml', '.mise.toml', 'lefthook.yml', '.zed/tasks.json', '.gemini/settings.json', 'opencode.json', '.hg/hgrc',
+  ];
   const r = await run({
     command: planted.map((p) => `{ mkdir -p $(dirname ${p}); echo planted > ${p}; } 2>/dev/null`).join('; ') + '; echo done',
     cwd,
@@ -179,5 +183,43 @@ test('the files that make tools run code stay protected at the top of every root
   assert.match(r.output, /done\n$/);
   for (const p of planted) assert.equal(fs.existsSync(path.join(cwd, p)), false, `${p} was planted`);
   const refused = new Set(r.sandbox.denials.map((d) => d.path));
-  for (const p of ['.npmrc', '.gitconfig', '.bashrc']) assert.ok(refused.has(path.join(cwd, p)), `${p} refused without a record`);
+  for (const p of ['.npmrc', '.gitconfig', '.bashrc', '.yarnrc', '.pnpmfile.cjs', 'bunfig.toml']) assert.ok(refused.has(path.join(cwd, p)), `${p} refused without a record`);
+});
+
+test('with $HOME inside a root, what the user\'s next python3, git or cloud CLI loads from it stays the host\'s', when(noSandbox, spawnSync('python3', ['-c', '1']).status !== 0 && 'python3 is not installed'), async () => {
+  const home = fs.realpathSync(tempDir('agent-exec-home-root-'));
+  const canary = path.join(fs.realpathSync(tempDir('agent-exec-home-canary-')), 'ran');
+  // The user's site-packages of the host's own python3, as the host would resolve it with this HOME.
+  const site = spawnSync('python3', ['-c', 'import site; print(site.getusersitepackages())'], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: home } }).stdout.trim();
+  assert.ok(site.startsWith(home), site);
+  const rel = path.relative(home, site);
+  const plants = {
+    [`${rel}/usercustomize.py`]: `open(${JSON.stringify(canary)}, "a").write("usercustomize\\n")`,
+    [`${rel}/evil.pth`]: `import os; open(${JSON.stringify(canary)}, "a").write("pth\\n")`,
+    '.cargo/bin/git': `#!/bin/sh\necho cargo-bin >> ${canary}\n`,
+    '.local/share/systemd/user/evil.service': '[Service]\nExecStart=/bin/true\n',
+    '.docker/config.json': '{"credsStore":"evil"}',
+    '.kube/config': 'users: []',
+    '.aws/config': '[default]\ncredential_process = /bin/true',
+    '.pyenv/shims/python': '#!/bin/sh\n',
+  };
+  const r = await run({
+    command: [
+      ...Object.entries(plants).map(([p, text]) => `{ mkdir -p "$(dirname '${p}')" && printf '%s' '${text}' > '${p}'; } 2>/dev/null`),
+      'echo done',
+    ].join('; '),
+    cwd: home,
+    env: { HOME: home },
+    sandbox: { writableRoots: [home] },
+  });
+  assert.match(r.output, /done\n$/, r.output);
+  for (const p of Object.keys(plants)) assert.equal(fs.existsSync(path.join(home, p)), false, `${p} was planted`);
+  // The host's own python3 and git, with this HOME and its ~/.cargo/bin first on PATH, run nothing planted.
+  spawnSync('python3', ['-c', 'print(1)'], { env: { PATH: process.env.PATH, HOME: home } });
+  spawnSync('git', ['--version'], { env: { PATH: `${path.join(home, '.cargo', 'bin')}:${process.env.PATH}`, HOME: home } });
+  assert.equal(fs.existsSync(canary), false, fs.existsSync(canary) ? fs.readFileSync(canary, 'utf8') : '');
+  const refused = r.sandbox.denials.map((d) => `${d.path} ${d.rule}`).join('\n');
+  for (const entry of ['.local/lib', '.cargo/bin', '.docker', '.aws']) {
+    assert.match(refused, new RegExp(`${path.join(home, entry).replace(/[.]/g, '\\.')}.* protected path`), refused);
+  }
 });

@@ -216,6 +216,32 @@ test('the host\'s repositories deeper in a root keep their hooks and config, and
   assert.match(refused, /evil\/\.git .*host's work tree/);
 });
 
+test('a descriptor on a nested host repository\'s config cannot make it writable to others, nor its hook executable', when(noSandbox, noPython), async () => {
+  const root = fs.realpathSync(tempDir('agent-exec-views-fchmod-'));
+  const inner = path.join(root, 'vendor', 'lib');
+  fs.mkdirSync(inner, { recursive: true });
+  assert.equal(hostGit(inner, 'init', '-q').status, 0);
+  const config = path.join(inner, '.git', 'config');
+  const hook = path.join(inner, '.git', 'hooks', 'pre-push');
+  fs.writeFileSync(hook, '#!/bin/sh\n', { mode: 0o644 });
+  const before = { config: fs.statSync(config).mode & 0o7777, hook: fs.statSync(hook).mode & 0o7777 };
+  const script = [
+    'import os',
+    'for p, m in [("vendor/lib/.git/config", 0o666), ("vendor/lib/.git/config", 0o664), ("vendor/lib/.git/hooks/pre-push", 0o755)]:',
+    '    fd = os.open(p, os.O_RDONLY)',
+    '    try:',
+    '        os.fchmod(fd, m); print("changed", p, oct(m))',
+    '    except OSError as e:',
+    '        print("refused", p, oct(m), e.errno)',
+  ].join('\n');
+  const r = await run({ command: `python3 -c '${script}'`, cwd: root, sandbox: { writableRoots: [root] } });
+  assert.doesNotMatch(r.output, /changed/, r.output);
+  assert.equal(fs.statSync(config).mode & 0o7777, before.config);
+  assert.equal(fs.statSync(hook).mode & 0o7777, before.hook);
+  const refused = r.sandbox.denials.filter((d) => d.operation === 'chmod').map((d) => d.path);
+  assert.ok(refused.includes(config) && refused.includes(hook), JSON.stringify(r.sandbox.denials));
+});
+
 test('a protected file cannot be hard-linked elsewhere to be written through its new name', when(noSandbox), async () => {
   const root = repoRoot();
   fs.writeFileSync(path.join(root, 'key.pem'), 'original');

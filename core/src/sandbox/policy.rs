@@ -67,28 +67,54 @@ pub const PROTECTED_RC_FILES: [&str; 10] = [
 /// Files and directories of a project (at the top of each writable root) that tools or the user's
 /// editor run, or that grant an agent more: never writable in a sandbox, so a command cannot plant
 /// what the host later runs (an editor's tasks on folder open, direnv on `cd`, hooks a commit runs,
-/// an agent's own settings and MCP servers).
-pub const PROTECTED_IN_ROOTS: [&str; 12] = [
+/// an agent's own settings and MCP servers, a package manager's hooks and the program it runs
+/// instead of itself: yarn 1's `yarn-path`, pnpm's `.pnpmfile.cjs`, bun's `preload`, mise's `enter`
+/// hooks and `_.source`).
+pub const PROTECTED_IN_ROOTS: [&str; 31] = [
     ".claude",
     ".mcp.json",
     ".vscode",
     ".idea",
     ".cursor",
+    ".zed",
+    ".gemini",
+    ".codex",
+    ".roo",
+    ".amazonq",
+    "opencode.json",
     ".envrc",
     ".husky",
     ".pre-commit-config.yaml",
+    "lefthook.yml",
+    ".lefthook.yml",
+    "lefthook-local.yml",
+    ".lefthook-local.yml",
     ".devcontainer",
     ".gitconfig",
     ".npmrc",
+    ".yarnrc",
     ".yarnrc.yml",
+    ".pnpmfile.cjs",
+    ".pnpmfile.mjs",
+    "bunfig.toml",
+    ".mise.toml",
+    "mise.toml",
+    ".nvim.lua",
+    ".exrc",
+    ".hg/hgrc",
 ];
 
-/// In a home directory a root holds, besides the shell start-up files: the configs that make git,
-/// ssh, npm or cargo run programs, what a desktop session starts, the aliases Debian's `.bashrc`
-/// sources, the configs of other shells and editors that run commands on start, Claude Code's user
-/// config (the MCP servers it starts), and `~/.local/bin`, which `.profile` puts first on `PATH` (a
-/// `git` planted there is what the host runs next; `pip install --user` cannot write its scripts).
-pub const PROTECTED_HOME_ENTRIES: [&str; 18] = [
+/// In a home directory a root holds, besides the shell start-up files: what runs programs on its own
+/// when the user next works, read from `$HOME`. The configs that make git, ssh, npm, cargo, gradle,
+/// sbt, docker, kubectl or the AWS CLI run programs (credential helpers and processes, init scripts,
+/// plugins); what a desktop or user session starts; the aliases Debian's `.bashrc` sources, version
+/// managers it sources (`.nvm`, `.pyenv`'s shims), the configs of other shells, editors and REPLs
+/// that run commands on start; Claude Code's user config (the MCP servers it starts); direnv's list
+/// of trusted `.envrc` files; and what comes first on `PATH` or `sys.path`: `~/.local/bin` (which
+/// `.profile` puts first), `~/.local/lib` (Python's user site: a `.pth` or `usercustomize` runs in
+/// every `python3`), `~/.cargo/bin`, `~/.bun/bin`, `~/.deno/bin`. `pip install --user` and
+/// `cargo install` cannot write there from a sandbox.
+pub const PROTECTED_HOME_ENTRIES: [&str; 54] = [
     ".gitconfig",
     ".config/git",
     ".ssh",
@@ -97,16 +123,52 @@ pub const PROTECTED_HOME_ENTRIES: [&str; 18] = [
     ".yarnrc.yml",
     ".cargo/config.toml",
     ".cargo/config",
+    ".cargo/bin",
+    ".rustup",
+    ".gradle/init.d",
+    ".gradle/gradle.properties",
+    ".sbt",
+    ".m2/settings.xml",
+    ".docker",
+    ".kube",
+    ".aws",
+    ".terraformrc",
     ".inputrc",
     ".config/systemd",
+    ".local/share/systemd",
     ".config/autostart",
     ".config/environment.d",
+    ".config/direnv",
+    ".local/share/direnv",
+    ".config/pip",
+    ".config/Code",
+    ".xprofile",
+    ".xsessionrc",
+    ".xinitrc",
     ".bash_aliases",
     ".claude.json",
     ".config/fish",
     ".vimrc",
+    ".vim",
     ".config/nvim",
+    ".emacs",
+    ".emacs.d",
+    ".tmux.conf",
+    ".ipython",
+    ".Rprofile",
+    ".julia/config",
+    ".irbrc",
+    ".pryrc",
+    ".psqlrc",
+    ".ripgreprc",
+    ".nvm",
+    ".pyenv",
+    ".bun/bin",
+    ".deno/bin",
     ".local/bin",
+    ".local/lib",
+    ".config/mise",
+    ".config/containers",
 ];
 
 /// Why a write was refused.

@@ -153,10 +153,11 @@ fn metadata_calls() -> Vec<libc::c_long> {
 /// kernel refuses these itself (`EROFS`), so they need no round trip: a file the run could open for
 /// writing is one it may change, and one it could open only for reading is on a read-only mount.
 /// (`utimensat` with no path is `futimens`: conditional, see `conditional_rules`.) `fchmod` only
-/// when it sets no execute, setuid, setgid or sticky bit (also conditional): a repository of the
-/// host's that the start-up scan did not find (nested in a root) is not bound read-only, and an
-/// execute bit is what turns a hook the host disabled back on (`host_repos`); `tar x`'s `fchmod 644`
-/// of each file stays the kernel's.
+/// when it sets no execute, setuid, setgid or sticky bit and no group or world write (also
+/// conditional): a repository of the host's that the start-up scan did not find (nested in a root)
+/// is not bound read-only, an execute bit is what turns a hook the host disabled back on
+/// (`host_repos`), and a write bit would open its config to other users; `tar x`'s `fchmod 644` of
+/// each file stays the kernel's.
 fn fd_metadata_calls() -> [libc::c_long; 3] {
     [
         libc::SYS_fchown,
@@ -219,10 +220,11 @@ fn conditional_rules(
         );
     }
     if fd_metadata_by_kernel {
-        // `fchmod` asking for an execute, setuid, setgid or sticky bit (see `fd_metadata_calls`).
+        // `fchmod` asking for an execute, setuid, setgid or sticky bit, or for group or world write
+        // (see `fd_metadata_calls`).
         rules.insert(
             nr(libc::SYS_fchmod),
-            [0o100, 0o010, 0o001, 0o4000, 0o2000, 0o1000]
+            [0o100, 0o010, 0o001, 0o4000, 0o2000, 0o1000, 0o020, 0o002]
                 .map(|bit| all_set(1, bit))
                 .to_vec(),
         );
@@ -580,15 +582,18 @@ mod tests {
             for nr in fd_metadata_calls() {
                 assert_eq!(call(nr, [3, 0o755, 0, 0, 0, 0]), fd_answer, "call {nr}");
             }
-            // fchmod: an execute or set-id bit is always judged; a plain mode as the others.
-            for mode in [0o755, 0o100, 0o001, 0o4644, 0o2644, 0o1644] {
+            // fchmod: an execute, set-id, group or world write bit is always judged; a plain mode as
+            // the others.
+            for mode in [
+                0o755, 0o100, 0o001, 0o4644, 0o2644, 0o1644, 0o666, 0o664, 0o646,
+            ] {
                 assert_eq!(
                     call(libc::SYS_fchmod, [3, mode, 0, 0, 0, 0]),
                     NOTIFY,
                     "{mode:o}"
                 );
             }
-            for mode in [0o644, 0o600, 0o666, 0] {
+            for mode in [0o644, 0o600, 0o444, 0] {
                 assert_eq!(
                     call(libc::SYS_fchmod, [3, mode, 0, 0, 0, 0]),
                     fd_answer,
