@@ -436,6 +436,22 @@ test('allow-always says what it keeps and where, and never keeps a shell, interp
     assert.deepEqual(req.allowAlways.entries, [], command);
   }
   assert.deepEqual(stored(), unameReq.allowAlways.entries, 'a withheld allow-always stored something');
+  // Programs that run the program in their arguments, or run shell commands, by any of their names
+  // (the loader, setarch's linux64, an editor by its alternatives name, a multiplexer): the same.
+  const which = (name) => require('node:child_process').spawnSync('sh', ['-c', `command -v ${name}`]).status === 0;
+  const runners = ['/lib64/ld-linux-x86-64.so.2 /bin/true', 'linux64 true', 'setarch x86_64 true', 'editor --version', 'tmux -V', 'start-stop-daemon --version']
+    .filter((c) => (c.startsWith('/') ? fs.existsSync(c.split(' ')[0]) : which(c.split(' ')[0])));
+  for (const command of runners) {
+    const r = await native.exec({ command, cwd: dir, approval: { ...policy(dir), onApproval: answer('allow-always') } });
+    track(r.pid);
+    assert.match(requests.at(-1).allowAlways.withheld ?? '', /would then run any script or command unasked/, command);
+  }
+  // A program whose path holds a glob character would be stored as a pattern matching others.
+  fs.writeFileSync(path.join(dir, 'x*'), '#!/bin/sh\necho benign\n', { mode: 0o755 });
+  const globbed = await native.exec({ command: '"./x*"', cwd: dir, approval: { ...policy(dir), onApproval: answer('allow-always') } });
+  track(globbed.pid);
+  assert.match(requests.at(-1).allowAlways.withheld ?? '', /would match other files too/);
+  assert.deepEqual(stored(), unameReq.allowAlways.entries, 'a withheld allow-always stored something');
   // A shell wrapping a chain: what it runs is what is kept, not the shell.
   await native.exec({ command: 'sh -c "true; uname"', cwd: dir, approval: { ...policy(dir), onApproval: answer('deny') } });
   assert.ok(requests.at(-1).allowAlways.entries.every((e) => !/\/(sh|dash|bash)$/.test(e)), requests.at(-1).allowAlways.entries.join());

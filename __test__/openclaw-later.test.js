@@ -386,6 +386,13 @@ test('strictInlineEval: an allowlisted interpreter\'s inline program is asked, w
   assert.match(asked[0].reason, /strict inline-eval mode requires explicit approval for python3 -c/);
   assert.equal(denied.details.status, 'failed');
   assert.equal(fs.existsSync(canary), false);
+  // An option's value before the program is no script: still inline, still asked.
+  for (const [i, command] of [`/usr/bin/python3 -X dev -c "open('${canary}', 'w')"`, `/usr/bin/python3 -W ignore -c "open('${canary}', 'w')"`].entries()) {
+    await tool(true, 'deny').execute(`2-${i}`, { command });
+    assert.equal(asked.length, 2 + i, command);
+    assert.equal(fs.existsSync(canary), false, command);
+  }
+  asked.splice(1);
   // A script run by the same interpreter is not inline: unasked.
   fs.writeFileSync(path.join(dir, 'ok.py'), 'print("script")\n');
   const script = await tool(true, 'deny').execute('3', { command: '/usr/bin/python3 ok.py' });

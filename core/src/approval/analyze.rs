@@ -153,7 +153,10 @@ const WRAPPERS: [&str; 14] = [
     "arch",
 ];
 /// Wrappers that change who or how a command runs: fail closed.
-const BLOCKED_WRAPPERS: [&str; 9] = [
+/// (Also by any other name of theirs: `fakeroot-sysv`, `linux64`, the loader's file name; see
+/// `program_names`.) `setarch`, the dynamic loader, `start-stop-daemon`, `capsh` and the others
+/// below run the program in their arguments.
+const BLOCKED_WRAPPERS: [&str; 18] = [
     "chrt",
     "doas",
     "ionice",
@@ -163,6 +166,15 @@ const BLOCKED_WRAPPERS: [&str; 9] = [
     "prlimit",
     "fakeroot",
     "dbus-run-session",
+    "setarch",
+    "ld.so",
+    "start-stop-daemon",
+    "capsh",
+    "setpriv",
+    "faketime",
+    "eatmydata",
+    "unbuffer",
+    "catchsegv",
 ];
 /// Shells whose `-c` script is analysed recursively.
 pub(crate) const SHELLS: [&str; 7] = ["sh", "bash", "zsh", "dash", "ksh", "fish", "ash"];
@@ -664,7 +676,8 @@ fn segment(
             break;
         }
         let name = basename(first);
-        if BLOCKED_WRAPPERS.contains(&name) {
+        if super::program_names::any_in(&super::program_names::names(first, ""), &BLOCKED_WRAPPERS)
+        {
             blocked = Some(format!("{name} runs the command with other privileges or scheduling; it needs explicit approval"));
             break;
         }
@@ -769,7 +782,21 @@ fn segment(
             _ => None,
         };
     }
-    let d = dispatch(&name, &effective_argv, expands.get(at..).unwrap_or(&[]));
+    let resolution = resolve_with(raw, &local, path_var, cache);
+    // The program by every name it is known by (`rbash` is bash, `editor` is vim, `linux64` is
+    // setarch): each list below is checked against all of them.
+    let names = super::program_names::names(raw, &resolution.executable_name);
+    if blocked.is_none() && names.iter().any(|n| BLOCKED_WRAPPERS.contains(&n.as_str())) {
+        blocked = Some(format!(
+            "{name} runs the command with other privileges or scheduling; it needs explicit approval"
+        ));
+    }
+    let expanding = expands.get(at..).unwrap_or(&[]);
+    let d = names
+        .iter()
+        .map(|n| dispatch(n, &effective_argv, expanding))
+        .find(|d| d.inexact.is_some() || !d.runs.is_empty())
+        .unwrap_or_default();
     if let Some(why) = d.inexact {
         note(&mut inexact, why);
     }
@@ -777,23 +804,23 @@ fn segment(
     if let Some(why) = evaluated_name(&name, operands, expands.get(at + 1..).unwrap_or(&[])) {
         note(&mut inexact, why);
     }
-    let resolution = resolve_with(raw, &local, path_var, cache);
     if (name == "git" || resolution.executable_name == "git") && dir.is_some() {
         if let Some(why) = git_problem(&effective_argv[1..], &local) {
             note(&mut inexact, why);
         }
     }
     let mut inner = None;
-    let is_bash = name == "bash" || resolution.executable_name == "bash";
+    let is_bash = names.iter().any(|n| n == "bash");
     let posix = matches!(name.as_str(), "sh" | "dash")
         && matches!(resolution.executable_name.as_str(), "sh" | "dash" | "bash");
-    if blocked.is_none() && SHELLS.contains(&name.as_str()) && !is_bash && !posix {
+    let is_shell = super::program_names::any_in(&names, &SHELLS);
+    if blocked.is_none() && is_shell && !is_bash && !posix {
         note(
             &mut inexact,
             format!("{name}'s syntax is not modelled (only bash and sh scripts are analysed)"),
         );
     }
-    if blocked.is_none() && SHELLS.contains(&name.as_str()) {
+    if blocked.is_none() && is_shell {
         match shell_script(&effective_argv) {
             Some(script) if depth >= MAX_DEPTH => {
                 let _ = script;
@@ -997,10 +1024,7 @@ fn git_problem(args: &[String], ctx: &Context<'_>) -> Option<String> {
 /// shell (`bash -lc`, `bash -x -c`, `sh script.sh`, `sh` reading stdin) runs a script the analysis
 /// does not read, and the caller marks it inexact.
 fn shell_script(argv: &[String]) -> Option<&str> {
-    let name = basename(argv.first()?);
-    if !SHELLS.contains(&name) {
-        return None;
-    }
+    argv.first()?;
     // `bash -c -- 'rm x'` and `sh -c -e 'rm x'` run the word after the options: only a script
     // right after `-c` that cannot be read as an option is taken.
     match argv.get(1).map(String::as_str) {

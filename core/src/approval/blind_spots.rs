@@ -23,6 +23,11 @@ const INLINE: &[(&[&str], &[&str])] = &[
     (&["make", "gmake"], &["--eval", "-E"]),
 ];
 
+/// Python modules whose command line or input is program text.
+const EVALUATING_MODULES: &[&str] = &[
+    "timeit", "pdb", "code", "IPython", "asyncio", "cProfile", "profile", "trace",
+];
+
 /// Why a deny rule cannot see what `analysis` runs, if anything in it is such a blind spot.
 pub fn first(analysis: &Analysis) -> Option<String> {
     for (n, s) in analysis.segments().enumerate() {
@@ -65,12 +70,40 @@ fn inline_code(s: &Segment) -> Option<String> {
         return Some(format!("{name} runs the program text it is given"));
     }
     if python {
-        // `-c CODE`, bundled (`-Sc`), or a program read from standard input (no script operand).
-        let code = args
-            .iter()
-            .take_while(|a| a.starts_with('-'))
-            .any(|a| !a.starts_with("--") && a.len() > 1 && a.ends_with('c'));
-        let script = args.iter().any(|a| !a.starts_with('-'));
+        // `-c CODE`, bundled (`-Sc`), or a program read from standard input (no script operand, or
+        // `-`). The options are walked with their values (`-X dev`, `-W ignore`): a value is not the
+        // script. `-m MODULE` runs a module, as a script would.
+        let table = super::inline_eval::interpreter_name(&name);
+        let mut code = false;
+        let mut script = false;
+        let mut i = 0;
+        while let Some(a) = args.get(i) {
+            if a == "--" {
+                script = args.get(i + 1).is_some_and(|s| s != "-");
+                break;
+            }
+            if a == "-" || !a.starts_with('-') {
+                script = a != "-";
+                break;
+            }
+            if !a.starts_with("--") && a.len() > 1 && a.ends_with('c') {
+                code = true;
+                break;
+            }
+            if a == "-m" || (!a.starts_with("--") && a.ends_with('m') && a.len() > 1) {
+                // Modules that run program text from their arguments or input (`-m timeit -s
+                // CODE`, `-m pdb -c CMD`, `-m code`): inline code by another door.
+                let module = args.get(i + 1).map(String::as_str).unwrap_or("");
+                code = EVALUATING_MODULES.contains(&module);
+                script = !code;
+                break;
+            }
+            i += if super::inline_eval::takes_value(&table, a) {
+                2
+            } else {
+                1
+            };
+        }
         if code || !script && !args.iter().any(|a| a == "--version" || a == "-V") {
             return Some(format!(
                 "{name} runs program text given inline or on its input"
@@ -82,12 +115,27 @@ fn inline_code(s: &Segment) -> Option<String> {
         return Some(why);
     }
     if matches!(name.as_str(), "make" | "gmake") {
-        let from_stdin = args
+        // A makefile read from a stream (`-`, `/dev/stdin`, `/dev/fd/N`, `/proc/.../fd/N`, a
+        // here-document): its recipes are in no file and no name.
+        let stream = |f: &str| {
+            f == "-" || f.starts_with("/dev/") || (f.starts_with("/proc/") && f.contains("/fd/"))
+        };
+        let from_stream = args
             .windows(2)
-            .any(|w| matches!(w[0].as_str(), "-f" | "--file" | "--makefile") && w[1] == "-")
-            || args.iter().any(|a| a == "-f-" || a == "--file=-");
-        if from_stdin {
-            return Some(format!("{name} -f - runs a makefile read from its input"));
+            .any(|w| matches!(w[0].as_str(), "-f" | "--file" | "--makefile") && stream(&w[1]))
+            || args.iter().any(|a| {
+                a.strip_prefix("-f")
+                    .or_else(|| a.strip_prefix("--file="))
+                    .or_else(|| a.strip_prefix("--makefile="))
+                    .is_some_and(|f| !f.is_empty() && stream(f))
+            });
+        if from_stream {
+            return Some(format!("{name} -f reads a makefile from a stream"));
+        }
+        if args.iter().any(|a| a.starts_with("--eval") || a == "-E") {
+            return Some(format!(
+                "{name} --eval runs makefile text given on its command line"
+            ));
         }
     }
     for (names, flags) in INLINE {
@@ -115,12 +163,19 @@ fn inline_code(s: &Segment) -> Option<String> {
     None
 }
 
-/// node, perl, ruby and php read their program from standard input when no script operand is given
+/// node, perl, ruby, php and tclsh read their program from standard input when no script operand is given
 /// (or the script is `-`), as python does: `echo 'unlink "F"' | perl`, `node - <<EOF`. The options
 /// walked are the ones that take a separate value, so that value is not read as the script;
 /// `--version` and `--help` run nothing.
 fn program_from_stdin(name: &str, args: &[String]) -> Option<String> {
+    // tclsh8.6 is tclsh (see `program_names`).
+    let names = super::program_names::names(name, "");
+    let name = ["tclsh", "wish"]
+        .into_iter()
+        .find(|t| names.iter().any(|n| n == t))
+        .unwrap_or(name);
     let values: &[&str] = match name {
+        "tclsh" | "wish" => &["-encoding"],
         "node" | "nodejs" => &[
             "-r",
             "--require",

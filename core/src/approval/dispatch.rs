@@ -225,6 +225,14 @@ const DISPATCHERS: &[&str] = &[
     "ed",
     "gdb",
     "sqlite3",
+    "emacs",
+    // Terminal multiplexers, profilers and checkers that start the command they are given.
+    "tmux",
+    "screen",
+    "valgrind",
+    "perf",
+    "firejail",
+    "bwrap",
 ];
 
 /// What the analysis learned about one command's program.

@@ -310,7 +310,7 @@ fn prepare_with_rules(
             home,
         },
     );
-    let ruled = rules.decide(&analysis);
+    let ruled = rules.decide_command(&analysis, command);
     let outside = opts
         .working_dirs
         .as_ref()
@@ -466,6 +466,18 @@ pub fn always_grant(p: &Prepared) -> AlwaysGrant {
                 "allow always would add {path} to the allowlist, and {} would then run any script or command unasked; allow once, or add a narrower entry by hand",
                 path.rsplit('/').next().unwrap_or(path)
             )
+        })
+        .or_else(|| {
+            // The allowlist reads `*`, `?` and a leading `~` as a pattern, and has no escape: the
+            // path would be stored as one that matches other files (`x*` matches `xevil`).
+            entries
+                .iter()
+                .find(|path| path.contains(['*', '?']) || path.starts_with('~'))
+                .map(|path| {
+                    format!(
+                        "allow always would add {path} to the allowlist, where its `*`, `?` or `~` would match other files too; allow once, or rename it"
+                    )
+                })
         });
     AlwaysGrant {
         entries: if withheld.is_some() {

@@ -37,6 +37,48 @@ fn eval_flags(name: &str) -> Option<&'static [&'static str]> {
     })
 }
 
+/// Options of `name` (an interpreter or tool, as `interpreter_name` gives it) that take the next word
+/// as their value when written alone: `python3 -X dev -c CODE` has its program after `dev`, and a
+/// walk that took `dev` for the script would stop before `-c`. (`-jN`-style optional values are
+/// taken only when the next word is a number.)
+pub(crate) fn takes_value(name: &str, option: &str) -> bool {
+    let values: &[&str] = match name {
+        "python" | "python2" | "python3" | "pypy" | "pypy3" => &["-X", "-W", "-Q"],
+        "node" | "nodejs" | "bun" => &[
+            "-r",
+            "--require",
+            "--import",
+            "--loader",
+            "--experimental-loader",
+            "-C",
+            "--conditions",
+            "--input-type",
+            "--title",
+            "--env-file",
+            "--preload",
+        ],
+        "perl" => &["-I"],
+        "ruby" => &["-I", "-r", "-C", "-E", "--encoding"],
+        "php" => &["-c", "-d", "-z", "-S", "-t"],
+        "lua" | "luajit" => &["-l"],
+        "make" | "gmake" => &[
+            "-C",
+            "-I",
+            "-o",
+            "-W",
+            "--directory",
+            "--include-dir",
+            "--old-file",
+            "--assume-old",
+            "--what-if",
+            "--new-file",
+            "--assume-new",
+        ],
+        _ => &[],
+    };
+    values.contains(&option)
+}
+
 /// `python3.12` is python3; `PYTHON3.EXE` too.
 pub(crate) fn interpreter_name(program: &str) -> String {
     let base = program
@@ -66,9 +108,23 @@ pub fn describe(argv: &[String]) -> Option<String> {
     }
     let flags = eval_flags(&name)?;
     let scans_all = name == "find";
-    for arg in &argv[1..] {
+    let mut value_next = false;
+    for (i, arg) in argv[1..].iter().enumerate() {
+        // The value of the option before (`-X dev`, `-r fs`, `-C /tmp`), not an operand.
+        if std::mem::take(&mut value_next) {
+            continue;
+        }
         if arg == "--" && !scans_all {
             break;
+        }
+        let optional_number = matches!(name.as_str(), "make" | "gmake")
+            && matches!(arg.as_str(), "-j" | "-l")
+            && argv.get(i + 2).is_some_and(|v| {
+                !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.')
+            });
+        if takes_value(&name, arg) || optional_number {
+            value_next = true;
+            continue;
         }
         let flag = arg.split_once('=').map_or(arg.as_str(), |(f, _)| f);
         if flags.contains(&flag) {
@@ -143,6 +199,14 @@ mod tests {
             ("xargs rm", "xargs inline command"),
             ("julia -E 1", "julia -E"),
             ("gdb -ex run", "gdb -ex"),
+            // An option's value is not the script: the program comes after it.
+            ("python3 -X dev -c x", "python3 -c"),
+            ("python3 -W ignore -c x", "python3 -c"),
+            ("node -r fs -e x", "node -e"),
+            ("perl -I /tmp -e x", "perl -e"),
+            ("make -C /tmp -f /dev/stdin", "make -f"),
+            ("make -C /tmp --eval=x", "make --eval"),
+            ("make -j 4 -f x.mk", "make -f"),
         ] {
             assert_eq!(d(cmd).as_deref(), Some(want), "{cmd}");
         }

@@ -314,7 +314,24 @@ fn arithmetic_body(rest: &[char]) -> Option<usize> {
 /// An unquoted `~` at the start of a word other than `~` or `~/...` (which the analysis expands):
 /// `~user`, `~+`, `~-` name directories bash looks up.
 fn tilde_expands(text: &str, first_quoted: Option<usize>) -> bool {
-    text.starts_with('~') && first_quoted != Some(0) && text != "~" && !text.starts_with("~/")
+    (text.starts_with('~') && first_quoted != Some(0) && text != "~" && !text.starts_with("~/"))
+        || assignment_tilde(text)
+}
+
+/// A word shaped like an assignment (`NAME=...`) with a `~` after its `=` or a `:`: bash (outside
+/// POSIX mode) expands those tildes in any such word, arguments included (`echo a=~/x` prints
+/// `a=/home/u/x`, `make DIR=~root`). Where a quote may have kept one literal, it still counts:
+/// the word is not taken as exact.
+fn assignment_tilde(text: &str) -> bool {
+    let Some((name, value)) = text.split_once('=') else {
+        return false;
+    };
+    let is_name = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    is_name && (value.starts_with('~') || value.contains(":~"))
 }
 
 /// After `<<`: optional `-`, then the delimiter word (quoted or not). Returns the position after it.
@@ -564,6 +581,12 @@ mod tests {
             ("'~root'", false),
             ("\\~root", false),
             ("a~b", false),
+            // A word shaped like an assignment: bash expands a tilde after its `=` or a `:`.
+            ("a=~/x", true),
+            ("b=~root", true),
+            ("c=x:~/z", true),
+            ("--opt=~/x", false),
+            ("x=a~b", false),
             // Arithmetic over numbers: a word bash computes.
             ("$[1+1]", true),
             ("x$[ (2*3) % 4 ]y", true),

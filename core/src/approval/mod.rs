@@ -15,6 +15,7 @@ pub mod glob;
 pub mod inline_eval;
 pub mod lexer;
 pub mod policy;
+pub mod program_names;
 pub mod readonly;
 pub mod resolve;
 pub mod rules;

@@ -349,7 +349,121 @@ fn allow_text(segment: &Segment) -> (String, usize) {
     }
 }
 
+/// The program names deny and ask rules cover (each rule's first word), as the text names them.
+fn covered_names<'a>(rules: impl Iterator<Item = &'a Rule>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in rules {
+        let text = match &r.pattern {
+            Pattern::Exact(t) | Pattern::Prefix(t) | Pattern::Glob(t) => t,
+            Pattern::Any => continue,
+        };
+        let Some(first) = text.split_whitespace().next() else {
+            continue;
+        };
+        let name = first.rsplit('/').next().unwrap_or(first);
+        if !name.is_empty() && !name.contains('*') && !out.iter().any(|o| o == name) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// Does the word `word` (which may hold `*`, `?` or `[...]`, as bash globs) name `name`?
+fn word_names(word: &str, name: &str) -> bool {
+    fn glob(p: &[char], n: &[char]) -> bool {
+        match p.split_first() {
+            None => n.is_empty(),
+            Some(('*', rest)) => (0..=n.len()).any(|k| glob(rest, &n[k..])),
+            Some(('?', rest)) => !n.is_empty() && glob(rest, &n[1..]),
+            Some(('[', rest)) => {
+                // Any one character for a bracket expression, up to its `]`.
+                let close = rest.iter().position(|c| *c == ']');
+                match close {
+                    Some(at) if !n.is_empty() => glob(&rest[at + 1..], &n[1..]),
+                    _ => !n.is_empty() && n[0] == '[' && glob(rest, &n[1..]),
+                }
+            }
+            Some((c, rest)) => n.first() == Some(c) && glob(rest, &n[1..]),
+        }
+    }
+    if !word.contains(['*', '?', '[']) {
+        return word == name;
+    }
+    let p: Vec<char> = word.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    glob(&p, &n)
+}
+
+/// A program a deny or ask rule covers (`names`) that the command's text names somewhere other
+/// than in command position: an argument of a program that may run it (`setarch x86_64 touch F`,
+/// `ld.so /usr/bin/touch F`, `tmux new 'touch F'`), code given inline or on its input, a copy made
+/// under another name (`cp /usr/bin/touch bin/id; id F`). The rules match what runs by name, and
+/// no list of programs that run others is complete; the text is. Quotes and backslashes are taken
+/// out first (`t\ouch`, `'tou'ch` are `touch` to bash), and a glob that can name it counts.
+fn named_elsewhere(analysis: &Analysis, command: &str, names: &[String]) -> Option<String> {
+    if names.is_empty() {
+        return None;
+    }
+    let text: String = command
+        .chars()
+        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+        .collect();
+    let words = text.split(|c: char| c.is_whitespace() || ";&|()<>=:,/`${}!".contains(c));
+    let mut in_text = vec![0usize; names.len()];
+    for word in words.filter(|w| !w.is_empty()) {
+        for (i, n) in names.iter().enumerate() {
+            if word_names(word, n) {
+                in_text[i] += 1;
+            }
+        }
+    }
+    // Where the text names each one as the program a simple command runs.
+    fn as_program(a: &Analysis, names: &[String], counts: &mut [usize]) {
+        for s in a.segments() {
+            if let Some(first) = s.effective_argv.first() {
+                let base = first.rsplit('/').next().unwrap_or(first);
+                for (i, n) in names.iter().enumerate() {
+                    if base == n {
+                        counts[i] += 1;
+                    }
+                }
+            }
+            if let Some(inner) = &s.inner {
+                as_program(inner, names, counts);
+            }
+        }
+    }
+    let mut as_programs = vec![0usize; names.len()];
+    as_program(analysis, names, &mut as_programs);
+    names
+        .iter()
+        .zip(in_text.iter().zip(&as_programs))
+        .find(|(_, (t, p))| t > p)
+        .map(|(n, _)| n.clone())
+}
+
 impl RuleSet {
+    /// `decide`, and then what the text says beyond the analysis: an allow, while deny or ask rules
+    /// exist, is asked when the command names a program they cover anywhere but in command
+    /// position (see `named_elsewhere`).
+    pub fn decide_command(&self, analysis: &Analysis, command: &str) -> RuleDecision {
+        let decided = self.decide(analysis);
+        if decided.verdict != Verdict::Allow {
+            return decided;
+        }
+        let names = covered_names(self.deny.iter().chain(&self.ask));
+        match named_elsewhere(analysis, command, &names) {
+            Some(name) => RuleDecision {
+                verdict: Verdict::Ask,
+                rules: vec![],
+                reason: format!(
+                    "the command names {name}, which a deny or ask rule covers, where the rules cannot see whether it runs (an argument, a script or program text, a copy under another name)"
+                ),
+            },
+            None => decided,
+        }
+    }
+
     pub fn decide(&self, analysis: &Analysis) -> RuleDecision {
         if !analysis.ok {
             // An unparsed command cannot be matched segment by segment: only a blanket rule decides.
@@ -614,6 +728,46 @@ mod tests {
         // Without deny or ask rules, the allow rule decides as before.
         let open = set(&[], &[], &["Bash(*)"]);
         assert_eq!(open.decide(&a("python3 -c 1")).verdict, Verdict::Allow);
+    }
+
+    #[test]
+    fn a_covered_program_named_where_the_rules_cannot_see_it_run_is_asked() {
+        let rules = set(&["Bash(touch:*)"], &[], &["Bash(*)"]);
+        let decide = |cmd: &str| rules.decide_command(&a(cmd), cmd).verdict;
+        // Programs that run their arguments, by any name; code and makefiles given inline or on
+        // their input; a copy made under another name.
+        for cmd in [
+            "setarch x86_64 touch F",
+            "linux64 touch F",
+            "/lib64/ld-linux-x86-64.so.2 /usr/bin/touch F",
+            "start-stop-daemon -S -x /usr/bin/touch -- F",
+            "valgrind touch F",
+            "perf stat touch F",
+            "tmux new -d 'touch F'",
+            "capsh -- -c 'touch F'",
+            "rbash -c 'touch F'",
+            "fakeroot-sysv touch F",
+            "editor -es -c '!touch F' -c q",
+            "python3 -X dev -c \"import os; os.system('touch F')\"",
+            "make -f /dev/stdin <<EOF\nall:\n\ttouch F\nEOF",
+            "tclsh8.6 <<EOF\nexec touch F\nEOF",
+            "cp /usr/bin/touch /tmp/bin/whoami; whoami F",
+            "setarch x86_64 /usr/bin/t?uch F",
+            "setarch x86_64 to\\uch F",
+        ] {
+            assert_ne!(decide(cmd), Verdict::Allow, "{cmd}");
+        }
+        // Named only in command position, or not at all: the rules decide as before.
+        assert_eq!(decide("touch F"), Verdict::Deny);
+        assert_eq!(decide("ls -la && git status"), Verdict::Allow);
+        assert_eq!(decide("echo touching"), Verdict::Allow);
+        // Without deny or ask rules, nothing changes.
+        let open = set(&[], &[], &["Bash(*)"]);
+        assert_eq!(
+            open.decide_command(&a("setarch x86_64 touch F"), "setarch x86_64 touch F")
+                .verdict,
+            Verdict::Allow
+        );
     }
 
     #[test]

@@ -535,6 +535,41 @@ const CODE_RUNNERS: &[&str] = &[
     "strace",
     "ltrace",
     "valgrind",
+    // Programs that run the program or command line in their arguments (also by their other names:
+    // `linux64`, the loader's file name, `fakeroot-sysv`, `editor`; see `program_names`), and
+    // editors, multiplexers and debuggers that run shell commands.
+    "setarch",
+    "ld.so",
+    "start-stop-daemon",
+    "capsh",
+    "setpriv",
+    "fakeroot",
+    "faketime",
+    "eatmydata",
+    "unbuffer",
+    "catchsegv",
+    "taskset",
+    "chrt",
+    "prlimit",
+    "perf",
+    "firejail",
+    "bwrap",
+    "systemd-run",
+    "pkexec",
+    "dbus-run-session",
+    "dbus-launch",
+    "xvfb-run",
+    "tmux",
+    "screen",
+    "vim",
+    "vi",
+    "view",
+    "ex",
+    "nvim",
+    "emacs",
+    "ed",
+    "pdb",
+    "wish",
 ];
 
 /// Whether an executable (a path or a name) is a [`CODE_RUNNERS`] program: by its name, with a
@@ -548,9 +583,11 @@ pub fn is_code_runner(executable: &str) -> bool {
         .or_else(|| name.strip_suffix(".exe"))
         .unwrap_or(name);
     let stem = stem.strip_suffix("-cli").unwrap_or(stem);
-    // A version after the name: python3, python3.11, ruby3.1, node20, lua5.4.
-    let bare = stem.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    CODE_RUNNERS.contains(&stem) || (!bare.is_empty() && CODE_RUNNERS.contains(&bare))
+    // A Python module run as a program (`pdb3` is `/usr/lib/python3.11/pdb.py`).
+    let stem = stem.strip_suffix(".py").unwrap_or(stem);
+    // By every name the program is known by (`vim.basic` is vim, `ld-linux-x86-64.so.2` the
+    // loader), and with a version after the name: python3, python3.11, ruby3.1, node20, lua5.4.
+    super::program_names::any_in(&super::program_names::names(stem, ""), CODE_RUNNERS)
 }
 
 #[cfg(test)]
@@ -569,6 +606,15 @@ mod code_runner_tests {
             "ruby3.1",
             "/usr/bin/env",
             "lua5.4",
+            // Another name for a runner, or a program that runs the one it is given.
+            "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+            "/usr/bin/setarch",
+            "/usr/bin/vim.basic",
+            "/usr/bin/tmux",
+            "/usr/sbin/start-stop-daemon",
+            "/usr/bin/fakeroot-sysv",
+            "/usr/lib/python3.11/pdb.py",
+            "/usr/bin/tclsh8.6",
         ] {
             assert!(is_code_runner(r), "{r}");
         }
