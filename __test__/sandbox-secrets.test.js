@@ -173,7 +173,7 @@ test('the files that make tools run code stay protected at the top of every root
   const planted = [
     '.cursor/mcp.json', '.npmrc', '.gitconfig', '.bashrc', '.zshrc', '.profile', '.yarnrc.yml', '.vscode/tasks.json', '.claude/settings.json',
     // Package managers' hooks and the program they run instead of themselves; other agents' and editors' settings.
-    '.yarnrc', '.pnpmfile.cjs', 'bunfig.toml', '.mise.toml', 'lefthook.yml', '.zed/tasks.json', '.gemini/settings.json', 'opencode.json', '.hg/hgrc',
+    '.yarnrc', '.pnpmfile.cjs', 'bunfig.toml', '.mise.toml', 'lefthook.yml', '.zed/tasks.json', '.gemini/settings.json', 'opencode.json', '.hg/hgrc', '.cargo/config.toml',
   ];
   const r = await run({
     command: planted.map((p) => `{ mkdir -p $(dirname ${p}); echo planted > ${p}; } 2>/dev/null`).join('; ') + '; echo done',
@@ -202,7 +202,13 @@ test('with $HOME inside a root, what the user\'s next python3, git or cloud CLI 
     '.kube/config': 'users: []',
     '.aws/config': '[default]\ncredential_process = /bin/true',
     '.pyenv/shims/python': '#!/bin/sh\n',
+    '.cargo/env': `echo cargo-env >> ${canary}`,
+    '.config/gdb/gdbinit': `shell echo gdbinit >> ${canary}`,
+    '.config/tmux/tmux.conf': `run-shell "echo tmux >> ${canary}"`,
+    '.gitconfig.local': '[core]\n\tfsmonitor = evil\n',
   };
+  // The user's global config includes a file beside it: what it names is the host's too.
+  fs.writeFileSync(path.join(home, '.gitconfig'), '[include]\n\tpath = ~/.gitconfig.local\n');
   const r = await run({
     command: [
       ...Object.entries(plants).map(([p, text]) => `{ mkdir -p "$(dirname '${p}')" && printf '%s' '${text}' > '${p}'; } 2>/dev/null`),
@@ -219,7 +225,18 @@ test('with $HOME inside a root, what the user\'s next python3, git or cloud CLI 
   spawnSync('git', ['--version'], { env: { PATH: `${path.join(home, '.cargo', 'bin')}:${process.env.PATH}`, HOME: home } });
   assert.equal(fs.existsSync(canary), false, fs.existsSync(canary) ? fs.readFileSync(canary, 'utf8') : '');
   const refused = r.sandbox.denials.map((d) => `${d.path} ${d.rule}`).join('\n');
-  for (const entry of ['.local/lib', '.cargo/bin', '.docker', '.aws']) {
+  // A link where a protected path's parent should be would put the protected path elsewhere.
+  const linked = await run({
+    command: 'rm -rf .local && mkdir -p x/lib x/share && { ln -s x .local; } 2>/dev/null; { mv x .local; } 2>/dev/null; echo done',
+    cwd: home,
+    env: { HOME: home },
+    sandbox: { writableRoots: [home] },
+  });
+  assert.match(linked.output, /done/, linked.output);
+  assert.equal(fs.existsSync(path.join(home, '.local')) && fs.lstatSync(path.join(home, '.local')).isSymbolicLink(), false, '.local became a link');
+  assert.equal(fs.existsSync(path.join(home, 'x', 'lib')), true, 'x was moved to .local whole (its lib would be .local/lib)');
+  assert.match(linked.sandbox.denials.map((d) => `${d.operation} ${d.path} ${d.rule}`).join('\n'), /symlink .*\.local .*on the way to the protected path/);
+  for (const entry of ['.local/lib', '.cargo/bin', '.docker', '.aws', '.config', '.cargo/env', '.gitconfig.local']) {
     assert.match(refused, new RegExp(`${path.join(home, entry).replace(/[.]/g, '\\.')}.* protected path`), refused);
   }
 });

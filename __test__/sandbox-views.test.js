@@ -406,6 +406,63 @@ test('a repository is the run\'s only if a run made it: not one the host makes l
   }
 });
 
+test('a repository the host makes in a directory the run made is the host\'s; so are the hooks its config names; an ACL set through a descriptor is judged', when(noSandbox, noPython), async () => {
+  const root = fs.realpathSync(tempDir('agent-exec-views-filled-'));
+  const canary = path.join(fs.realpathSync(tempDir('agent-exec-views-canary-')), 'ran');
+  const hook = `#!/bin/sh\\necho hook >> ${canary}\\n`;
+  const made = await run({ command: 'mkdir remote.git && mkdir -p x/.git && echo made', cwd: root, sandbox: { writableRoots: [root] } });
+  assert.match(made.output, /made/, made.output);
+  assert.equal(hostGit(root, 'init', '-q', '--bare', 'remote.git').status, 0);
+  assert.equal(hostGit(root, 'init', '-q', 'x').status, 0);
+  const acl = [
+    'import os, struct',
+    'entries = [(1, 7, 0xffffffff), (4, 6, 0xffffffff), (0x20, 6, 0xffffffff)]',
+    'value = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", t, p, i) for t, p, i in entries)',
+    'fd = os.open("x/.git/config", os.O_RDONLY)',
+    'try:',
+    '    os.setxattr(fd, "system.posix_acl_access", value); print("acl set")',
+    'except OSError as e:',
+    '    print("acl refused", e.errno)',
+  ].join('\n');
+  const r = await run({
+    command: [
+      `{ printf '${hook}' > remote.git/hooks/post-receive && chmod +x remote.git/hooks/post-receive; } 2>/dev/null`,
+      `{ printf '${hook}' > x/.git/hooks/pre-commit && chmod +x x/.git/hooks/pre-commit; } 2>/dev/null`,
+      `{ git -C x config core.fsmonitor 'echo fsmonitor >> ${canary}; false'; } 2>/dev/null`,
+      `python3 -c '${acl}'`,
+      'echo done',
+    ].join('; '),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.match(r.output, /acl refused/, r.output);
+  assert.match(r.output, /done\n$/, r.output);
+  for (const rel of ['remote.git/hooks/post-receive', 'x/.git/hooks/pre-commit']) {
+    assert.equal(fs.existsSync(path.join(root, rel)), false, `${rel} was planted`);
+  }
+  const x = path.join(root, 'x');
+  hostGit(x, 'status');
+  fs.writeFileSync(path.join(x, 'a'), 'a');
+  hostGit(x, 'add', 'a');
+  hostGit(x, 'commit', '-q', '-m', 'a');
+  hostGit(x, 'push', '-q', path.join(root, 'remote.git'), 'HEAD:main');
+  assert.equal(fs.existsSync(canary), false, fs.existsSync(canary) ? fs.readFileSync(canary, 'utf8') : '');
+  const refused = r.sandbox.denials.map((d) => `${d.operation} ${d.path} ${d.rule}`).join('\n');
+  assert.match(refused, /remote\.git\/hooks\/post-receive .*host's repository/, refused);
+  assert.match(refused, /xattr .*x\/\.git\/config/, refused);
+  // A root's repository that names a hooks directory in its work tree (core.hooksPath): the host's
+  // git runs what is there as it runs .git/hooks.
+  const proj = repoRoot();
+  assert.equal(hostGit(proj, 'config', 'core.hooksPath', '.githooks').status, 0);
+  fs.mkdirSync(path.join(proj, '.githooks'));
+  const hooks = await run({ command: `{ printf '${hook}' > .githooks/pre-commit && chmod +x .githooks/pre-commit; } 2>/dev/null; echo done`, cwd: proj, sandbox: { writableRoots: [proj] } });
+  assert.match(hooks.output, /done/, hooks.output);
+  assert.equal(fs.existsSync(path.join(proj, '.githooks', 'pre-commit')), false, 'a hook was planted in core.hooksPath');
+  hostGit(proj, 'commit', '-q', '--allow-empty', '-m', 'h');
+  assert.equal(fs.existsSync(canary), false);
+  assert.match(hooks.sandbox.denials.map((d) => `${d.path} ${d.rule}`).join('\n'), /\.githooks\/pre-commit protected path/);
+});
+
 test('a directory holding a host work tree below it is copied, not moved: no repository of the run\'s takes the host\'s place', when(noSandbox), async () => {
   const root = fs.realpathSync(tempDir('agent-exec-views-parent-'));
   const canary = path.join(fs.realpathSync(tempDir('agent-exec-views-canary-')), 'ran');

@@ -82,16 +82,16 @@ const SUSPECT_WORDS: &[&str] = &[
 
 /// One `section[.subsection].key = value` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Entry {
-    section: String,
-    subsection: Option<String>,
-    key: String,
-    value: Option<String>,
+pub(crate) struct Entry {
+    pub section: String,
+    pub subsection: Option<String>,
+    pub key: String,
+    pub value: Option<String>,
 }
 
 /// A forgiving parser of git's config syntax: section headers (also followed by an entry on the
 /// same line), `key = value` with quotes, escapes and continuation lines, comments.
-fn parse(text: &str) -> Vec<Entry> {
+pub(crate) fn parse(text: &str) -> Vec<Entry> {
     let mut out = Vec::new();
     let mut section = String::new();
     let mut subsection = None;

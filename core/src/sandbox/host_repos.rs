@@ -111,19 +111,74 @@ pub fn identity_at(dir: RawFd, name: &CStr) -> Result<Option<DirId>, i32> {
     }))
 }
 
+/// The identity of the entry at `seen` (a path the supervisor can look at).
+fn identity(seen: &Path) -> Result<Option<DirId>, i32> {
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(seen.as_os_str()))
+        .map_err(|_| libc::EINVAL)?;
+    identity_at(libc::AT_FDCWD, &c)
+}
+
+/// When the kernel's coarse clock (the one file systems stamp births with) says it is now.
+pub fn coarse_now() -> (i64, u32) {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
+    (ts.tv_sec, ts.tv_nsec as u32)
+}
+
+/// Note `file`, a `HEAD` (or its `HEAD.lock`, renamed into place) a run's open just made: born no
+/// earlier than `since`, when the open began, so an existing file opened with `O_CREAT` is not
+/// taken for the run's.
+pub fn note_made_head(file: &std::os::fd::OwnedFd, since: (i64, u32)) {
+    let empty = c"";
+    let fd = std::os::fd::AsRawFd::as_raw_fd(file);
+    // SAFETY: statx writes one struct statx; all-zero is a valid value of it.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: an open descriptor, an empty name with AT_EMPTY_PATH, a struct statx alive for the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_statx,
+            fd,
+            empty.as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_BTIME | libc::STATX_INO,
+            &mut stx as *mut libc::statx,
+        )
+    };
+    if rc != 0 || stx.stx_mask & libc::STATX_BTIME == 0 {
+        return;
+    }
+    let born = (stx.stx_btime.tv_sec, stx.stx_btime.tv_nsec);
+    if born >= since {
+        note_made(
+            DirId {
+                dev: (stx.stx_dev_major, stx.stx_dev_minor),
+                ino: stx.stx_ino,
+                born,
+            },
+            true,
+        );
+    }
+}
+
 /// Whether the entry at `path` (caller's view; `seen` reaches it) is the host's: there, and not a
 /// directory a run of this host made (see the module's note). One whose identity cannot be told is
-/// the host's.
+/// the host's. A directory a run made that holds a `HEAD` is a repository whoever made that `HEAD`:
+/// the host's git filling an empty directory of the run's (`git init x` where the run made
+/// `x/.git`) makes the host's repository there.
 pub fn hosts(path: &Path, seen: &impl Fn(&Path) -> PathBuf) -> bool {
-    let Ok(c) = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(
-        seen(path).as_os_str(),
-    )) else {
-        return true;
-    };
-    match identity_at(libc::AT_FDCWD, &c) {
+    match identity(&seen(path)) {
         Err(libc::ENOENT | libc::ENOTDIR) => false,
         Err(_) | Ok(None) => true,
-        Ok(Some(id)) => !made_by_runs(&id),
+        Ok(Some(id)) if !made_by_runs(&id) => true,
+        Ok(Some(_)) => match identity(&seen(&path.join("HEAD"))) {
+            Err(libc::ENOENT | libc::ENOTDIR) => false,
+            Err(_) | Ok(None) => true,
+            Ok(Some(head)) => !made_by_runs(&head),
+        },
     }
 }
 
@@ -409,14 +464,35 @@ mod tests {
         made_by_a_run(&demo);
         assert!(!hosts(&demo, &same), "a run's repository became the host's");
         assert!(refusal("write", &demo.join("config"), false, same).is_none());
-        // It is removed, and the host makes a repository at the same path: the host's.
+        // It is removed, and the host makes a repository at the same path: the host's (its HEAD
+        // is the host's, even where the file system hands the freed inode out again in the same
+        // clock tick, so the directory's identity repeats).
         std::fs::remove_dir(&demo).unwrap();
         std::fs::create_dir_all(demo.join("hooks")).unwrap();
+        std::fs::write(demo.join("HEAD"), "ref: refs/heads/main\n").unwrap();
         assert!(
             hosts(&demo, &same),
             "a path a run once used adopted the host's repository"
         );
         assert!(refusal("write", &demo.join("hooks/pre-commit"), false, same).is_some());
+        // The host's git filling an empty directory the run made: the host's HEAD, the host's
+        // repository. One whose HEAD the run made stays the run's.
+        let filled = root.join("filled/.git");
+        made_by_a_run(&filled);
+        std::fs::write(filled.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        assert!(
+            hosts(&filled, &same),
+            "the host's repository in a run's directory"
+        );
+        let own = root.join("own/.git");
+        made_by_a_run(&own);
+        let since = coarse_now();
+        let head = std::fs::File::create(own.join("HEAD")).unwrap();
+        note_made_head(&std::os::fd::OwnedFd::from(head), since);
+        assert!(
+            !hosts(&own, &same),
+            "the run's own HEAD made its repository the host's"
+        );
         // A run's repository moved elsewhere stays the run's (its identity moves with it).
         let moved_from = root.join("a/.git");
         made_by_a_run(&moved_from);

@@ -69,8 +69,8 @@ pub const PROTECTED_RC_FILES: [&str; 10] = [
 /// what the host later runs (an editor's tasks on folder open, direnv on `cd`, hooks a commit runs,
 /// an agent's own settings and MCP servers, a package manager's hooks and the program it runs
 /// instead of itself: yarn 1's `yarn-path`, pnpm's `.pnpmfile.cjs`, bun's `preload`, mise's `enter`
-/// hooks and `_.source`).
-pub const PROTECTED_IN_ROOTS: [&str; 31] = [
+/// hooks and `_.source`, cargo's `rustc-wrapper` and runners).
+pub const PROTECTED_IN_ROOTS: [&str; 33] = [
     ".claude",
     ".mcp.json",
     ".vscode",
@@ -102,6 +102,8 @@ pub const PROTECTED_IN_ROOTS: [&str; 31] = [
     ".nvim.lua",
     ".exrc",
     ".hg/hgrc",
+    ".cargo/config.toml",
+    ".cargo/config",
 ];
 
 /// In a home directory a root holds, besides the shell start-up files: what runs programs on its own
@@ -113,10 +115,12 @@ pub const PROTECTED_IN_ROOTS: [&str; 31] = [
 /// of trusted `.envrc` files; and what comes first on `PATH` or `sys.path`: `~/.local/bin` (which
 /// `.profile` puts first), `~/.local/lib` (Python's user site: a `.pth` or `usercustomize` runs in
 /// every `python3`), `~/.cargo/bin`, `~/.bun/bin`, `~/.deno/bin`. `pip install --user` and
-/// `cargo install` cannot write there from a sandbox.
-pub const PROTECTED_HOME_ENTRIES: [&str; 54] = [
+/// `cargo install` cannot write there from a sandbox. All of `~/.config`: what lives there is what
+/// programs load as their configuration (git's, gdb's and tmux's start-up commands among them), so it
+/// is the host's whole, not a list of the ones known to run commands. And `~/.cargo/env`, which
+/// `.profile` and `.bashrc` source.
+pub const PROTECTED_HOME_ENTRIES: [&str; 48] = [
     ".gitconfig",
-    ".config/git",
     ".ssh",
     ".npmrc",
     ".yarnrc",
@@ -134,23 +138,15 @@ pub const PROTECTED_HOME_ENTRIES: [&str; 54] = [
     ".aws",
     ".terraformrc",
     ".inputrc",
-    ".config/systemd",
     ".local/share/systemd",
-    ".config/autostart",
-    ".config/environment.d",
-    ".config/direnv",
     ".local/share/direnv",
-    ".config/pip",
-    ".config/Code",
     ".xprofile",
     ".xsessionrc",
     ".xinitrc",
     ".bash_aliases",
     ".claude.json",
-    ".config/fish",
     ".vimrc",
     ".vim",
-    ".config/nvim",
     ".emacs",
     ".emacs.d",
     ".tmux.conf",
@@ -167,8 +163,11 @@ pub const PROTECTED_HOME_ENTRIES: [&str; 54] = [
     ".deno/bin",
     ".local/bin",
     ".local/lib",
-    ".config/mise",
-    ".config/containers",
+    ".config",
+    ".cargo/env",
+    ".gdbinit",
+    ".sqliterc",
+    ".local/share/nvim",
 ];
 
 /// Why a write was refused.
@@ -305,6 +304,27 @@ impl FsPolicy {
                 }
             }
         }
+        // What the roots' repositories' config and the user's global config name as hooks or as
+        // more config (`core.hooksPath = .githooks`, `include.path = ~/.gitconfig.local`): git
+        // runs and reads those as it does `.git/hooks` and `.git/config`.
+        let home_dir = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.to_path_buf()));
+        let mut configs: Vec<(PathBuf, PathBuf)> = Vec::new();
+        for root in &writable_roots {
+            for work_tree in work_trees(root) {
+                for git_dir in git_dirs(&work_tree) {
+                    for name in ["config", "config.worktree"] {
+                        configs.push((git_dir.join(name), work_tree.clone()));
+                    }
+                }
+            }
+        }
+        if let Some(home) = &home_dir {
+            configs.push((home.join(".gitconfig"), home.clone()));
+            configs.push((home.join(".config/git/config"), home.clone()));
+        }
+        for path in git_config_named_paths(configs, home_dir.as_deref()) {
+            protect(path);
+        }
         if let Some(home) = home {
             let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
             if under_any(&home, &writable_roots) {
@@ -398,6 +418,22 @@ impl FsPolicy {
 
     /// May the run create, change or remove `path`? `path` is absolute with every symbolic link
     /// resolved (see the supervisor's resolver); device files are judged by their names.
+    /// The protected path `path` is on the way to, if any (`~/.local` for `~/.local/lib`): a file or
+    /// a link made there, or a directory moved there, would put the protected path elsewhere (a
+    /// link `.local -> x` makes `.local/lib/...` land in `x/lib`, which nothing protects).
+    pub fn on_the_way_to_protected(&self, path: &Path) -> Option<&Path> {
+        let at = path.as_os_str().as_encoded_bytes();
+        // By bytes (a check on every creation): `p` is `path`, a `/`, then more.
+        self.protected
+            .iter()
+            .chain(&self.git_entries)
+            .find(|p| {
+                let p = p.as_os_str().as_encoded_bytes();
+                p.len() > at.len() + 1 && p.starts_with(at) && p[at.len()] == b'/'
+            })
+            .map(PathBuf::as_path)
+    }
+
     pub fn check_write(&self, path: &Path) -> Result<(), DenyRule> {
         if let Some(p) = self.protected_index.first_containing(&self.protected, path) {
             return Err(DenyRule::Protected(p.clone()));
@@ -443,6 +479,54 @@ fn work_trees(root: &Path) -> Vec<PathBuf> {
             let p = root.join(rel);
             if !out.contains(&p) {
                 out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// The paths git config files name as hooks or as more config, each file given with the directory
+/// its relative `core.hooksPath` is taken from (the work tree; a relative `include.path` is taken
+/// from the including file's directory), followed through includes a few levels deep.
+fn git_config_named_paths(
+    mut configs: Vec<(PathBuf, PathBuf)>,
+    home: Option<&Path>,
+) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut read: Vec<PathBuf> = Vec::new();
+    let absolute = |value: &str, base: &Path| -> Option<PathBuf> {
+        let p = match value.strip_prefix("~/") {
+            Some(rest) => home?.join(rest),
+            None => base.join(value),
+        };
+        Some(std::fs::canonicalize(&p).unwrap_or(p))
+    };
+    while let Some((file, work_tree)) = configs.pop() {
+        if read.contains(&file) || read.len() >= 64 {
+            continue;
+        }
+        read.push(file.clone());
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let dir = file.parent().unwrap_or(Path::new("/")).to_path_buf();
+        for e in crate::approval::git_config::parse(&text) {
+            let Some(value) = e.value.as_deref().filter(|v| !v.is_empty()) else {
+                continue;
+            };
+            let hooks = e.section == "core" && e.key == "hookspath";
+            let include = matches!(e.section.as_str(), "include" | "includeif") && e.key == "path";
+            let base = if hooks { &work_tree } else { &dir };
+            if !(hooks || include) {
+                continue;
+            }
+            if let Some(p) = absolute(value, base) {
+                if include {
+                    configs.push((p.clone(), work_tree.clone()));
+                }
+                if !out.contains(&p) {
+                    out.push(p);
+                }
             }
         }
     }

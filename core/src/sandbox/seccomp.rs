@@ -157,13 +157,11 @@ fn metadata_calls() -> Vec<libc::c_long> {
 /// conditional): a repository of the host's that the start-up scan did not find (nested in a root)
 /// is not bound read-only, an execute bit is what turns a hook the host disabled back on
 /// (`host_repos`), and a write bit would open its config to other users; `tar x`'s `fchmod 644` of
-/// each file stays the kernel's.
-fn fd_metadata_calls() -> [libc::c_long; 3] {
-    [
-        libc::SYS_fchown,
-        libc::SYS_fsetxattr,
-        libc::SYS_fremovexattr,
-    ]
+/// each file stays the kernel's. Extended attributes through a descriptor are the supervisor's
+/// always: `system.posix_acl_access` gives group and world write as `fchmod` would, and no common
+/// build sets them on every file.
+fn fd_metadata_calls() -> [libc::c_long; 1] {
+    [libc::SYS_fchown]
 }
 
 /// System calls that go to the supervisor whatever their arguments.

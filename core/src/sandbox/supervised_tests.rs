@@ -142,7 +142,8 @@ struct Probe {
 /// (see `seccomp::fd_metadata_calls`), the supervisor's otherwise.
 /// (`fchmod` with a plain mode, as the probe's 0o600: one that sets an execute bit is the
 /// supervisor's always, see `seccomp::fd_metadata_calls`.)
-const FD_METADATA_PROBES: &[&str] = &["fchmod", "fchown", "fsetxattr", "futimens"];
+/// (`fsetxattr` is the supervisor's always: an ACL grants write as `fchmod` would.)
+const FD_METADATA_PROBES: &[&str] = &["fchmod", "fchown", "futimens"];
 
 /// Does the run's report say the kernel decides metadata calls through a descriptor?
 fn fd_metadata_by_kernel(outcome: &ExecOutcome) -> bool {

@@ -1038,6 +1038,30 @@ fn decide(
                 ),
             );
         }
+        // A file, link or node made where a protected path's parent should be, or a directory moved
+        // there: the protected path would then be reached through it, somewhere nothing protects.
+        if makes_entry.contains(&i) {
+            if let Some(protected) = policy.on_the_way_to_protected(&path) {
+                let (errno, copy) = if op == "rename" {
+                    (libc::EXDEV, " (a directory moved there is copied instead)")
+                } else {
+                    (libc::EPERM, "")
+                };
+                return Verdict::Deny(
+                    errno,
+                    denial(
+                        op,
+                        Some(path.display().to_string()),
+                        detail,
+                        format!(
+                            "a directory on the way to the protected path {} is not replaced{copy}",
+                            protected.display()
+                        ),
+                        pid,
+                    ),
+                );
+            }
+        }
         let makes_git = (op == "mkdir" || makes_entry.contains(&i))
             && path.file_name() == Some(OsStr::new(".git"));
         let host_repo = super::host_repos::refusal(op, &path, makes_git, |p| in_view(pid, p))

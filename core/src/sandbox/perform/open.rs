@@ -126,7 +126,14 @@ fn open_path(
     }
     let is_fifo = || file_type(&dir, &name).is_some_and(|(t, _)| t == libc::S_IFIFO);
     let open = |f: i32| open_beneath(&dir, &name, f, how);
-    open_without_waiting(flags, may_block, still_waiting, is_fifo, open)
+    // A repository's HEAD the run makes marks the repository as the run's (see `host_repos`).
+    let head = flags & libc::O_CREAT != 0 && matches!(name.to_bytes(), b"HEAD" | b"HEAD.lock");
+    let since = head.then(super::super::host_repos::coarse_now);
+    let opened = open_without_waiting(flags, may_block, still_waiting, is_fifo, open);
+    if let (Some(since), Ok(Some(file))) = (since, &opened) {
+        super::super::host_repos::note_made_head(file, since);
+    }
+    opened
 }
 
 /// `openat2` of `name` in `dir` (pinned) with the caller's flags and mode, never through a link (the
