@@ -24,9 +24,7 @@ const INLINE: &[(&[&str], &[&str])] = &[
 ];
 
 /// Python modules whose command line or input is program text.
-const EVALUATING_MODULES: &[&str] = &[
-    "timeit", "pdb", "code", "IPython", "asyncio", "cProfile", "profile", "trace",
-];
+const EVALUATING_MODULES: &[&str] = &["timeit", "pdb", "code", "IPython", "asyncio", "doctest"];
 
 /// Why a deny rule cannot see what `analysis` runs, if anything in it is such a blind spot.
 pub fn first(analysis: &Analysis) -> Option<String> {
@@ -56,18 +54,95 @@ fn program(s: &Segment) -> Option<String> {
 
 fn inline_code(s: &Segment) -> Option<String> {
     let name = program(s)?;
-    let args = &s.effective_argv[1..];
-    let python = name.starts_with("python") || name.starts_with("pypy");
-    let awk = matches!(
-        name.as_str(),
-        "awk" | "gawk" | "mawk" | "nawk" | "original-awk" | "busybox"
-    );
-    if awk
-        && !args
-            .iter()
-            .any(|a| a == "-f" || a.starts_with("-f") || a == "--file")
+    let typed = s.effective_argv.first()?;
+    program_text_in(typed, &name, &s.effective_argv[1..], true)
+}
+
+/// A file name that is a stream, not a file a person could read first: standard input, a
+/// descriptor, a FIFO of the process's own (`-`, `/dev/stdin`, `/dev/fd/N`, `/proc/self/fd/N`).
+pub(crate) fn is_stream(f: &str) -> bool {
+    matches!(f, "-" | "/dev/stdin" | "/dev/tty")
+        || f.starts_with("/dev/fd/")
+        || f.starts_with("/dev/pts/")
+        || (f.starts_with("/proc/") && f.contains("/fd/"))
+}
+
+/// Why the program `typed` (resolved to `resolved`) with arguments `args` runs program text no
+/// name shows (given inline, on its input, through a stream, or loaded by an option), if it does.
+/// `anywhere`: an inline-code option counts wherever it stands (deny rules, which fail closed),
+/// not only before the script (`node app.js -e` passes `-e` to the script).
+pub(crate) fn program_text_in(
+    typed: &str,
+    resolved: &str,
+    args: &[String],
+    anywhere: bool,
+) -> Option<String> {
+    let names = super::program_names::names(typed, resolved);
+    let is = |list: &[&str]| names.iter().any(|n| list.contains(&n.as_str()));
+    let name = resolved.to_string();
+    let python = names
+        .iter()
+        .any(|n| n.starts_with("python") || n.starts_with("pypy"));
+    // (`busybox awk ...` is awk with the words after `awk`.)
+    let busybox_awk = is(&["busybox"]) && args.first().is_some_and(|a| a == "awk");
+    let awk = is(&["awk", "gawk", "mawk", "nawk", "original-awk"]) || busybox_awk;
+    let args = if busybox_awk { &args[1..] } else { args };
+    if awk {
+        // A program file read from a stream is program text too (`awk -f /dev/stdin`).
+        let mut file: Option<&str> = None;
+        for (i, a) in args.iter().enumerate() {
+            if a == "-f" || a == "--file" {
+                file = args.get(i + 1).map(String::as_str).or(Some("-"));
+                break;
+            }
+            if let Some(f) = a.strip_prefix("--file=").or_else(|| a.strip_prefix("-f")) {
+                file = Some(f);
+                break;
+            }
+        }
+        match file {
+            None => return Some(format!("{name} runs the program text it is given")),
+            Some(f) if is_stream(f) => {
+                return Some(format!("{name} -f reads its program from a stream"))
+            }
+            Some(_) => {}
+        }
+    }
+    // perl's -M and -m write `use MODULE ...;` into the program: `-M5;system(...)` is code.
+    if is(&["perl"])
+        && args.iter().any(|a| {
+            (a.starts_with("-M") || a.starts_with("-m"))
+                && a[2..].contains(|c: char| !(c.is_ascii_alphanumeric() || "_:=,.".contains(c)))
+        })
     {
-        return Some(format!("{name} runs the program text it is given"));
+        return Some(format!(
+            "{name} -M puts program text of its own into the program"
+        ));
+    }
+    // node loads a module an option names; a `data:` URL is program text.
+    if is(&["node", "nodejs", "bun"]) {
+        let mut value_next = false;
+        for a in args {
+            let value = if std::mem::take(&mut value_next) {
+                Some(a.as_str())
+            } else {
+                let (n, v) = a
+                    .split_once('=')
+                    .map_or((a.as_str(), None), |(n, v)| (n, Some(v)));
+                if matches!(
+                    n,
+                    "-r" | "--require" | "--import" | "--loader" | "--experimental-loader"
+                ) {
+                    value_next = v.is_none();
+                    v
+                } else {
+                    None
+                }
+            };
+            if value.is_some_and(|v| v.starts_with("data:") || is_stream(v)) {
+                return Some(format!("{name} loads program text an option gives"));
+            }
+        }
     }
     if python {
         // `-c CODE`, bundled (`-Sc`), or a program read from standard input (no script operand, or
@@ -83,7 +158,7 @@ fn inline_code(s: &Segment) -> Option<String> {
                 break;
             }
             if a == "-" || !a.starts_with('-') {
-                script = a != "-";
+                script = !is_stream(a);
                 break;
             }
             if !a.starts_with("--") && a.len() > 1 && a.ends_with('c') {
@@ -111,35 +186,44 @@ fn inline_code(s: &Segment) -> Option<String> {
         }
         return None;
     }
-    if let Some(why) = program_from_stdin(&name, args) {
-        return Some(why);
+    for n in &names {
+        if let Some(why) = program_from_stdin(n, args) {
+            return Some(why);
+        }
     }
-    if matches!(name.as_str(), "make" | "gmake") {
+    if is(&["make", "gmake"]) {
         // A makefile read from a stream (`-`, `/dev/stdin`, `/dev/fd/N`, `/proc/.../fd/N`, a
-        // here-document): its recipes are in no file and no name.
-        let stream = |f: &str| {
-            f == "-" || f.starts_with("/dev/") || (f.starts_with("/proc/") && f.contains("/fd/"))
+        // here-document): its recipes are in no file and no name. GNU make takes any unambiguous
+        // prefix of a long option (`--fil=`, `--makef`, `--ev=`).
+        let long = |a: &str, full: &str| {
+            let n = a.split_once('=').map_or(a, |(n, _)| n);
+            n.len() >= 4 && n.starts_with("--") && full.starts_with(n)
         };
+        let is_file_option = |a: &str| a == "-f" || long(a, "--file") || long(a, "--makefile");
         let from_stream = args
             .windows(2)
-            .any(|w| matches!(w[0].as_str(), "-f" | "--file" | "--makefile") && stream(&w[1]))
+            .any(|w| is_file_option(&w[0]) && !w[0].contains('=') && is_stream(&w[1]))
             || args.iter().any(|a| {
-                a.strip_prefix("-f")
-                    .or_else(|| a.strip_prefix("--file="))
-                    .or_else(|| a.strip_prefix("--makefile="))
-                    .is_some_and(|f| !f.is_empty() && stream(f))
+                let value = if a.starts_with("--") {
+                    a.split_once('=')
+                        .filter(|_| is_file_option(a))
+                        .map(|(_, v)| v)
+                } else {
+                    a.strip_prefix("-f")
+                };
+                value.is_some_and(|f| !f.is_empty() && is_stream(f))
             });
         if from_stream {
             return Some(format!("{name} -f reads a makefile from a stream"));
         }
-        if args.iter().any(|a| a.starts_with("--eval") || a == "-E") {
+        if args.iter().any(|a| a == "-E" || long(a, "--eval")) {
             return Some(format!(
                 "{name} --eval runs makefile text given on its command line"
             ));
         }
     }
-    for (names, flags) in INLINE {
-        if !names.contains(&name.as_str()) {
+    for (programs, flags) in INLINE {
+        if !anywhere || !programs.iter().any(|p| names.iter().any(|n| n == p)) {
             continue;
         }
         let hit = args.iter().any(|a| {
@@ -203,8 +287,13 @@ fn program_from_stdin(name: &str, args: &[String]) -> Option<String> {
             break;
         }
         // php's script may also come as `-f FILE`.
-        if !a.starts_with('-') || (name == "php" && a == "-f" && i + 1 < args.len()) {
-            script = true;
+        // (A script that is a stream, `/dev/stdin` or `/proc/self/fd/0`, is the input again.)
+        if !a.starts_with('-') {
+            script = !is_stream(a);
+            break;
+        }
+        if name == "php" && a == "-f" && i + 1 < args.len() {
+            script = !is_stream(&args[i + 1]);
             break;
         }
         // ruby's -v turns on verbose mode, then runs what it reads; the others print a version.

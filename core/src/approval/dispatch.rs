@@ -233,6 +233,8 @@ const DISPATCHERS: &[&str] = &[
     "perf",
     "firejail",
     "bwrap",
+    // Runs every program in the directory it is given.
+    "run-parts",
 ];
 
 /// What the analysis learned about one command's program.
@@ -337,6 +339,17 @@ fn runs_argument_command(name: &str, argv: &[String], expands: &[bool]) -> Optio
         a.len() > 1 && a.starts_with('-') && !a.starts_with("--") && a.contains(letters)
     };
     match name {
+        // man runs the pager or browser an option names (`man -P 'sh -c ...' ls`).
+        "man" => args
+            .iter()
+            .find(|a| {
+                matches!(a.as_str(), "-P" | "-H" | "--pager" | "--html")
+                    || a.starts_with("--pager=")
+                    || a.starts_with("--html=")
+                    || (a.starts_with("-P") && !a.starts_with("--"))
+                    || (a.starts_with("-H") && !a.starts_with("--"))
+            })
+            .map(|a| format!("man {a} runs the program it names as the pager or browser")),
         "sed" | "gsed" => sed_runs(args),
         "tar" | "gtar" | "bsdtar" => {
             const LONGS: &[&str] = &[

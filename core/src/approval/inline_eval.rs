@@ -43,7 +43,9 @@ fn eval_flags(name: &str) -> Option<&'static [&'static str]> {
 /// taken only when the next word is a number.)
 pub(crate) fn takes_value(name: &str, option: &str) -> bool {
     let values: &[&str] = match name {
-        "python" | "python2" | "python3" | "pypy" | "pypy3" => &["-X", "-W", "-Q"],
+        "python" | "python2" | "python3" | "pypy" | "pypy3" => {
+            &["-X", "-W", "-Q", "--check-hash-based-pycs"]
+        }
         "node" | "nodejs" | "bun" => &[
             "-r",
             "--require",
@@ -97,10 +99,24 @@ pub(crate) fn interpreter_name(program: &str) -> String {
     }
 }
 
-/// The inline program `argv` runs, if any.
+/// The inline program `argv` runs, if any: given by an option (the table below), or program text
+/// read from its input, a stream or an option of another kind (`blind_spots::program_text_in`:
+/// `python3 -`, `perl /dev/stdin`, `python3 -m timeit -s`, `perl -M'5;...'`, `awk -f /dev/stdin`,
+/// `node --import=data:...`), by any name of the interpreter (`perl5.36.0`, `tclsh8.6`).
 pub fn describe(argv: &[String]) -> Option<String> {
     let program = argv.first()?;
     let name = interpreter_name(program);
+    let by_option = super::program_names::names(program, "")
+        .iter()
+        .find_map(|n| describe_as(n, argv));
+    by_option.or_else(|| {
+        super::blind_spots::program_text_in(program, &name, &argv[1..], false)
+            .map(|why| format!("{name} program text: {why}"))
+    })
+}
+
+fn describe_as(name: &str, argv: &[String]) -> Option<String> {
+    let name = interpreter_name(name);
     if name == "xargs" {
         // Whatever follows xargs' options is a command it runs with the input as arguments.
         let command = argv[1..].iter().find(|a| !a.starts_with('-'));

@@ -30,6 +30,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("x86_64", "setarch"),
     ("uname26", "setarch"),
     ("pdb3", "pdb"),
+    ("gdbtui", "gdb"),
 ];
 
 /// Every name the program `typed` (as written, a path or a name) is known by, given what `PATH`
@@ -52,10 +53,17 @@ pub fn names(typed: &str, resolved: &str) -> Vec<String> {
         if base == "ld.so" || base.starts_with("ld-linux") || base.starts_with("ld64.so") {
             add("ld.so");
         }
-        // A version after the name: tclsh8.6, python3.11, perl5.36, lua5.4, node20.
+        // A version after the name: tclsh8.6, python3.11, perl5.36, lua5.4, node20; and with a
+        // platform after it (`perl5.36-x86_64-linux-gnu`): the letters before the first digit.
         let bare = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
         if bare.len() >= 2 && bare != base {
             add(bare);
+        }
+        if let Some(at) = base.find(|c: char| c.is_ascii_digit()) {
+            let stem = &base[..at];
+            if stem.len() >= 2 && stem.chars().all(|c| c.is_ascii_alphabetic()) {
+                add(stem);
+            }
         }
     }
     out
@@ -87,6 +95,9 @@ mod tests {
             ("ld.so", "", "ld.so"),
             ("python3.11", "", "python"),
             ("sh", "dash", "dash"),
+            ("perl5.36-x86_64-linux-gnu", "", "perl"),
+            ("perl5.36.0", "", "perl"),
+            ("gdbtui", "", "gdb"),
         ] {
             let got = names(typed, resolved);
             assert!(

@@ -368,6 +368,53 @@ fn covered_names<'a>(rules: impl Iterator<Item = &'a Rule>) -> Vec<String> {
     out
 }
 
+/// The words bash's brace expansion makes of `word` (`{a,b}c` is `ac` and `bc`; nested and
+/// sequence forms are taken apart as lists, which is enough to find a name), at most 256; a word
+/// without a `{...,...}` is itself, and so is its text with the braces and commas dropped.
+fn brace_words(word: &str) -> Vec<String> {
+    let mut out = vec![word.to_string()];
+    if !word.contains('{') {
+        return out;
+    }
+    out.push(
+        word.chars()
+            .filter(|c| !matches!(c, '{' | '}' | ','))
+            .collect(),
+    );
+    let mut pending = vec![word.to_string()];
+    while let Some(w) = pending.pop() {
+        if out.len() > 256 {
+            break;
+        }
+        // The innermost `{...}` with a comma or `..`.
+        let Some(close) = w.find('}') else { continue };
+        let Some(open) = w[..close].rfind('{') else {
+            continue;
+        };
+        let inner = &w[open + 1..close];
+        let parts: Vec<String> = if inner.contains(',') {
+            inner.split(',').map(str::to_string).collect()
+        } else if let Some((a, b)) = inner.split_once("..") {
+            match (a.chars().next(), b.chars().next()) {
+                (Some(x), Some(y)) if a.len() == 1 && b.len() == 1 && x <= y => {
+                    (x..=y).map(|c| c.to_string()).collect()
+                }
+                _ => vec![inner.to_string()],
+            }
+        } else {
+            vec![inner.to_string()]
+        };
+        for p in parts {
+            let made = format!("{}{}{}", &w[..open], p, &w[close + 1..]);
+            if !out.contains(&made) {
+                out.push(made.clone());
+                pending.push(made);
+            }
+        }
+    }
+    out
+}
+
 /// Does the word `word` (which may hold `*`, `?` or `[...]`, as bash globs) name `name`?
 fn word_names(word: &str, name: &str) -> bool {
     fn glob(p: &[char], n: &[char]) -> bool {
@@ -404,16 +451,28 @@ fn named_elsewhere(analysis: &Analysis, command: &str, names: &[String]) -> Opti
     if names.is_empty() {
         return None;
     }
+    // Quotes and backslashes out; `$@` and `$*` (empty where no arguments are, as in an `sh -c`
+    // string: `r$@m` is `rm` there; make's `$$@` likewise) out too.
     let text: String = command
+        .replace("$$@", "")
+        .replace("$$*", "")
+        .replace("$@", "")
+        .replace("$*", "")
+        .replace("${@}", "")
+        .replace("${*}", "")
         .chars()
         .filter(|c| !matches!(c, '\'' | '"' | '\\'))
         .collect();
-    let words = text.split(|c: char| c.is_whitespace() || ";&|()<>=:,/`${}!".contains(c));
+    let words = text.split(|c: char| c.is_whitespace() || ";&|()<>=:/`$!".contains(c));
     let mut in_text = vec![0usize; names.len()];
     for word in words.filter(|w| !w.is_empty()) {
-        for (i, n) in names.iter().enumerate() {
-            if word_names(word, n) {
-                in_text[i] += 1;
+        // A word with braces is every word bash makes of it (`{r,}m` is `rm` and `m`).
+        let pieces = word.split([',', '{', '}']).map(str::to_string);
+        for word in brace_words(word).into_iter().chain(pieces) {
+            for (i, n) in names.iter().enumerate() {
+                if word_names(&word, n) {
+                    in_text[i] += 1;
+                }
             }
         }
     }
@@ -754,6 +813,9 @@ mod tests {
             "cp /usr/bin/touch /tmp/bin/whoami; whoami F",
             "setarch x86_64 /usr/bin/t?uch F",
             "setarch x86_64 to\\uch F",
+            "cp /usr/bin/{t,}ouch d/; run-parts --arg=F d",
+            "sh -c 't$@ouch F'",
+            "make x -f /dev/null --ev='x:;@t$$@ouch F'",
         ] {
             assert_ne!(decide(cmd), Verdict::Allow, "{cmd}");
         }

@@ -569,7 +569,11 @@ const CODE_RUNNERS: &[&str] = &[
     "emacs",
     "ed",
     "pdb",
+    "pydoc",
     "wish",
+    "run-parts",
+    "man",
+    "gdbtui",
 ];
 
 /// Whether an executable (a path or a name) is a [`CODE_RUNNERS`] program: by its name, with a
