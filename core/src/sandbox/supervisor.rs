@@ -1040,7 +1040,10 @@ fn decide(
         }
         // A file, link or node made where a protected path's parent should be, or a directory moved
         // there: the protected path would then be reached through it, somewhere nothing protects.
-        if makes_entry.contains(&i) {
+        // (An existing directory is not replaced by a file, link or node: `O_TMPFILE` names one.)
+        let replaces_dir =
+            op == "rename" || !std::fs::symlink_metadata(&seen).is_ok_and(|m| m.is_dir());
+        if makes_entry.contains(&i) && replaces_dir {
             if let Some(protected) = policy.on_the_way_to_protected(&path) {
                 let (errno, copy) = if op == "rename" {
                     (libc::EXDEV, " (a directory moved there is copied instead)")
