@@ -258,24 +258,12 @@ fn program_from_stdin(name: &str, args: &[String]) -> Option<String> {
         .into_iter()
         .find(|t| names.iter().any(|n| n == t))
         .unwrap_or(name);
-    let values: &[&str] = match name {
-        "tclsh" | "wish" => &["-encoding"],
-        "node" | "nodejs" => &[
-            "-r",
-            "--require",
-            "--import",
-            "--loader",
-            "--experimental-loader",
-            "-C",
-            "--conditions",
-            "--input-type",
-            "--title",
-        ],
-        "perl" => &["-I"],
-        "ruby" => &["-I", "-r", "-C", "-E", "--encoding"],
-        "php" => &["-c", "-d", "-z", "-S", "-t"],
-        _ => return None,
-    };
+    if !matches!(
+        name,
+        "tclsh" | "wish" | "node" | "nodejs" | "perl" | "ruby" | "php"
+    ) {
+        return None;
+    }
     let mut i = 0;
     let mut script = false;
     while let Some(a) = args.get(i) {
@@ -300,7 +288,11 @@ fn program_from_stdin(name: &str, args: &[String]) -> Option<String> {
         if matches!(a.as_str(), "--version" | "--help" | "-h") || (a == "-v" && name != "ruby") {
             return None;
         }
-        i += if values.contains(&a.as_str()) { 2 } else { 1 };
+        i += if super::inline_eval::takes_value(name, a) {
+            2
+        } else {
+            1
+        };
     }
     (!script).then(|| format!("{name} runs a program read from its input"))
 }

@@ -63,6 +63,7 @@ pub(crate) fn takes_value(name: &str, option: &str) -> bool {
         "ruby" => &["-I", "-r", "-C", "-E", "--encoding"],
         "php" => &["-c", "-d", "-z", "-S", "-t"],
         "lua" | "luajit" => &["-l"],
+        "tclsh" | "wish" => &["-encoding"],
         "make" | "gmake" => &[
             "-C",
             "-I",

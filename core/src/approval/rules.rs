@@ -272,11 +272,7 @@ fn named_files<'a>(rules: impl Iterator<Item = &'a Rule>) -> Vec<(String, u64, u
     ];
     let mut out = Vec::new();
     for r in rules {
-        let text = match &r.pattern {
-            Pattern::Exact(t) | Pattern::Prefix(t) | Pattern::Glob(t) => t,
-            Pattern::Any => continue,
-        };
-        let Some(name) = text.split_whitespace().next() else {
+        let Some(name) = r.first_word() else {
             continue;
         };
         if name.contains(['/', '*']) || out.iter().any(|(n, _, _)| n == name) {
@@ -349,15 +345,23 @@ fn allow_text(segment: &Segment) -> (String, usize) {
     }
 }
 
+impl Rule {
+    /// The rule's first word (the program it names), unless it is `Bash(*)`.
+    fn first_word(&self) -> Option<&str> {
+        match &self.pattern {
+            Pattern::Exact(t) | Pattern::Prefix(t) | Pattern::Glob(t) => {
+                t.split_whitespace().next()
+            }
+            Pattern::Any => None,
+        }
+    }
+}
+
 /// The program names deny and ask rules cover (each rule's first word), as the text names them.
 fn covered_names<'a>(rules: impl Iterator<Item = &'a Rule>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in rules {
-        let text = match &r.pattern {
-            Pattern::Exact(t) | Pattern::Prefix(t) | Pattern::Glob(t) => t,
-            Pattern::Any => continue,
-        };
-        let Some(first) = text.split_whitespace().next() else {
+        let Some(first) = r.first_word() else {
             continue;
         };
         let name = first.rsplit('/').next().unwrap_or(first);
