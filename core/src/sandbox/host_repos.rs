@@ -82,6 +82,11 @@ fn made_by_runs(id: &DirId) -> bool {
 /// The identity of the entry `name` in the directory `dir` (a link is not followed), if the file
 /// system tells its birth time.
 pub fn identity_at(dir: RawFd, name: &CStr) -> Result<Option<DirId>, i32> {
+    statx_identity(dir, name, libc::AT_SYMLINK_NOFOLLOW)
+}
+
+/// `statx` of `name` in `dir` with `flags`: the identity, if the file system tells a birth time.
+fn statx_identity(dir: RawFd, name: &CStr, flags: libc::c_int) -> Result<Option<DirId>, i32> {
     // SAFETY: statx writes one struct statx; all-zero is a valid value of it.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
     // SAFETY: a NUL-terminated name and a struct statx alive for the call. (The system call, not
@@ -91,7 +96,7 @@ pub fn identity_at(dir: RawFd, name: &CStr) -> Result<Option<DirId>, i32> {
             libc::SYS_statx,
             dir,
             name.as_ptr(),
-            libc::AT_SYMLINK_NOFOLLOW,
+            flags,
             libc::STATX_BTIME | libc::STATX_INO,
             &mut stx as *mut libc::statx,
         )
@@ -133,34 +138,11 @@ pub fn coarse_now() -> (i64, u32) {
 /// earlier than `since`, when the open began, so an existing file opened with `O_CREAT` is not
 /// taken for the run's.
 pub fn note_made_head(file: &std::os::fd::OwnedFd, since: (i64, u32)) {
-    let empty = c"";
     let fd = std::os::fd::AsRawFd::as_raw_fd(file);
-    // SAFETY: statx writes one struct statx; all-zero is a valid value of it.
-    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: an open descriptor, an empty name with AT_EMPTY_PATH, a struct statx alive for the call.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_statx,
-            fd,
-            empty.as_ptr(),
-            libc::AT_EMPTY_PATH,
-            libc::STATX_BTIME | libc::STATX_INO,
-            &mut stx as *mut libc::statx,
-        )
-    };
-    if rc != 0 || stx.stx_mask & libc::STATX_BTIME == 0 {
-        return;
-    }
-    let born = (stx.stx_btime.tv_sec, stx.stx_btime.tv_nsec);
-    if born >= since {
-        note_made(
-            DirId {
-                dev: (stx.stx_dev_major, stx.stx_dev_minor),
-                ino: stx.stx_ino,
-                born,
-            },
-            true,
-        );
+    if let Ok(Some(id)) = statx_identity(fd, c"", libc::AT_EMPTY_PATH) {
+        if id.born >= since {
+            note_made(id, true);
+        }
     }
 }
 
