@@ -77,6 +77,13 @@ test('checkPermissionRules: deny, ask, allow over every segment; broad rules ref
     message: /would allow any command through sh/,
   });
   assert.throws(() => api.checkPermissionRules('ls', { deny: ['Edit(x)'] }), { code: 'ERR_INVALID_RULE' });
+  // The gate's own answer, text checks included: a covered name where the rules cannot see it run,
+  // shell text given to a program without a model, an option that runs a command.
+  const guarded = { deny: ['Bash(touch:*)'], allow: ['Bash(*)'] };
+  for (const command of ["npx -c 'touch C'", 'ssh-agent touch C', "ssh-agent sh -c 'x=ouch; t$x C'", "git grep -O'touch C' hi"]) {
+    assert.notEqual(api.checkPermissionRules(command, guarded).verdict, 'allow', command);
+  }
+  assert.equal(api.checkPermissionRules("git commit -m 'use bash'", guarded).verdict, 'allow');
 });
 
 test('exec with permission rules: allow runs, deny refuses, unmatched asks, read-only opt-in', async () => {

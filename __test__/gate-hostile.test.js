@@ -66,6 +66,9 @@ function hostileDir() {
   fs.writeFileSync(path.join(dir, 'prog.awk'), 'BEGIN { system("touch canary") }\n');
   fs.writeFileSync(path.join(dir, 'rm.sh'), `rm -f '${victim}'\n`);
   fs.writeFileSync(path.join(dir, 'rgrc'), `--pre=${path.join(dir, 'payload.sh')}\n`);
+  // Data that sort spills in chunks through its --compress-program (the last line is the payload).
+  const padding = Array.from({ length: 3000 }, (_, i) => `: padding line ${i} ${'x'.repeat(40)}`);
+  fs.writeFileSync(path.join(dir, 'sortdata'), `${padding.join('\n')}\nx=m; r$x -f victim; touch canary\n`);
   // Names that lie: executables and symlinks named like read-only tools.
   for (const d of ['bin', 'deep/bin']) fs.mkdirSync(path.join(dir, d), { recursive: true });
   fs.symlinkSync('deep/bin', path.join(dir, 'link'));

@@ -72,6 +72,53 @@ test('the credential locations of the run\'s home are unreadable inside and inta
   assert.equal(plain.output, 'aws-secret');
 });
 
+test('credential files the host replaces or makes while a run lives stay unreadable to it', when(noSandbox), async () => {
+  const { home } = homeWithSecrets();
+  const cwd = path.join(home, 'project');
+  fs.writeFileSync(path.join(home, '.gitconfig'), '[user]\n\tname = ordinary\n');
+  const go = path.join(cwd, 'go');
+  // The run reads what it may, waits for the host (15 s at most), then reads what appeared.
+  const command = [
+    'cat ~/.gitconfig',
+    'head -c 5 /proc/self/status; echo',
+    'head -c 1 /dev/urandom >/dev/null && echo urandom-read',
+    'echo tmp-data > "$TMPDIR/t" && cat "$TMPDIR/t"',
+    'echo project-data > p && cat p',
+    `for i in $(seq 300); do [ -e ${go} ] && break; sleep 0.05; done`,
+    'echo after:',
+    'cat ~/.git-credentials ~/.vault-token ~/.aws/new-credentials ~/later.txt ~/.config/gh/new.yml 2>/dev/null',
+    'echo end',
+  ].join('; ');
+  const running = run({ command, cwd, env: { HOME: home }, sandbox: { writableRoots: [cwd] } });
+  // Once the run is waiting: replace a hidden file by a rename (as git credential-store and editors
+  // do), make new ones where credentials live, and an ordinary file beside them.
+  await new Promise((r) => setTimeout(r, 500));
+  fs.writeFileSync(path.join(home, '.git-credentials.new'), 'replaced-secret');
+  fs.renameSync(path.join(home, '.git-credentials.new'), path.join(home, '.git-credentials'));
+  fs.writeFileSync(path.join(home, '.vault-token'), 'vault-secret');
+  fs.writeFileSync(path.join(home, '.aws', 'new-credentials'), 'new-aws-secret');
+  fs.writeFileSync(path.join(home, '.config', 'gh', 'new.yml'), 'new-gh-secret');
+  fs.writeFileSync(path.join(home, 'later.txt'), 'later-file');
+  fs.writeFileSync(go, '');
+  const r = await running;
+  assert.match(r.output, /name = ordinary/);
+  assert.match(r.output, /Name:/);
+  assert.match(r.output, /urandom-read/);
+  assert.match(r.output, /tmp-data/);
+  assert.match(r.output, /project-data/);
+  assert.match(r.output, /after:\nend\n$/, r.output);
+  for (const secret of ['replaced-secret', 'vault-secret', 'new-aws-secret', 'new-gh-secret', 'later-file']) {
+    assert.doesNotMatch(r.output, new RegExp(secret));
+  }
+  assert.ok(r.sandbox.mechanisms.some((m) => /unreadable by Landlock too/.test(m)), r.sandbox.mechanisms.join());
+  // The next run, started after the changes, reads the ordinary file (it was there when it started).
+  const next = await run({ command: 'cat ~/later.txt; cat ~/.vault-token 2>/dev/null; echo', cwd, env: { HOME: home }, sandbox: { writableRoots: [cwd] } });
+  assert.equal(next.output, 'later-file\n');
+  // With the home itself a writable root, what the run makes there it reads back.
+  const own = await run({ command: 'echo mine > ~/made-here && cat ~/made-here', cwd: home, env: { HOME: home }, sandbox: { writableRoots: [home] } });
+  assert.equal(own.output, 'mine\n');
+});
+
 /** Another person's home on this machine (a regular account's, not this process's), if any. */
 function otherPersonsHome() {
   const mine = os.userInfo();

@@ -692,7 +692,9 @@ pub fn check_permission_rules(
             home: w.home.as_deref(),
         },
     );
-    let d = set.decide(&analysis);
+    // The gate's own decision, text checks included: a host asking the rules gets what the gate
+    // would do, never a looser answer.
+    let d = set.decide_command(&analysis, &command);
     Ok(JsRuleDecision {
         verdict: d.verdict.as_str().into(),
         rules: d.rules,

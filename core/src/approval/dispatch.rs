@@ -235,6 +235,32 @@ const DISPATCHERS: &[&str] = &[
     "bwrap",
     // Runs every program in the directory it is given.
     "run-parts",
+    "ssh-agent",
+    "gpg-agent",
+    "entr",
+    "watchexec",
+    "nodemon",
+    "concurrently",
+    "cross-env",
+    "dotenv",
+    "env-cmd",
+    "npm-run-all",
+    "run-p",
+    "run-s",
+    "xdg-open",
+    "run-mailcap",
+    "see",
+    "edit",
+    "chronic",
+    "ifne",
+    "pee",
+    "zrun",
+    "lckdo",
+    "mispipe",
+    "vipe",
+    "toybox",
+    "jrunscript",
+    "jjs",
 ];
 
 /// What the analysis learned about one command's program.
@@ -322,6 +348,9 @@ pub fn dispatch(name: &str, argv: &[String], expands: &[bool]) -> Dispatch {
 /// file named `--to-command=x` matched by `*`), so for sed, tar and zip, and after those git
 /// subcommands, it counts as one.
 fn runs_argument_command(name: &str, argv: &[String], expands: &[bool]) -> Option<String> {
+    if let Some(why) = super::command_options::runs(&[name.to_string()], argv) {
+        return Some(why);
+    }
     let args = argv.get(1..).unwrap_or(&[]);
     let expands_from = |i: usize| expands.iter().skip(1 + i).any(|e| *e);
     if matches!(name, "sed" | "gsed" | "tar" | "gtar" | "bsdtar" | "zip") && expands_from(0) {

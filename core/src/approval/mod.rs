@@ -3,6 +3,7 @@
 pub mod analyze;
 pub mod blind_spots;
 pub mod classify;
+pub mod command_options;
 mod differential;
 mod differential_bash;
 pub mod dispatch;

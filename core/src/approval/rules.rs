@@ -505,6 +505,72 @@ fn named_elsewhere(analysis: &Analysis, command: &str, names: &[String]) -> Opti
         .map(|(n, _)| n.clone())
 }
 
+/// Programs an argument may hand text to as code: shells, interpreters, and the shell's own
+/// evaluating words. Checked by every name a word is known by (`python3.11` is python).
+const CODE_WORDS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox", "python", "perl", "ruby", "node",
+    "nodejs", "php", "lua", "tclsh", "eval", "exec", "source",
+];
+
+/// Under deny or ask rules, the text a program the analyzer has no model of may run: an argument
+/// holding shell text that builds a word (`$x`, `${x}`, `$(...)`, a backtick) or naming a shell or
+/// an interpreter as a word of its own (`ssh-agent sh -c 'x=ouch; t$x F'`, `gcc -wrapper
+/// sh,-c,...`, `java -XX:OnError='...'`). Such a program may run it, and the name it builds is
+/// not in the text for `named_elsewhere` to find. Builtins, programs with a read-only grammar,
+/// git and the programs whose command-running options are known (`command_options`) are modelled:
+/// their arguments are judged by their own grammar instead.
+fn unmodelled_code(analysis: &Analysis) -> Option<String> {
+    for s in analysis.segments() {
+        if let Some(why) = s.inner.as_deref().and_then(unmodelled_code) {
+            return Some(why);
+        }
+        let Some(first) = s.effective_argv.first() else {
+            continue;
+        };
+        let names = super::program_names::names(first, &s.resolution.executable_name);
+        let modelled = s.resolution.builtin
+            || names.iter().any(|n| {
+                super::resolve::is_builtin(n)
+                    || n == "git"
+                    || super::readonly::grammar(n).is_some()
+                    || super::command_options::knows(n)
+            });
+        if modelled {
+            continue;
+        }
+        for word in &s.effective_argv[1..] {
+            if builds_a_word(word) {
+                return Some(format!(
+                    "{first} is given `{word}`, shell text that builds a name when run"
+                ));
+            }
+            let code = word
+                .split(|c: char| c.is_whitespace() || ",=:;|&()<>'\"".contains(c))
+                .filter(|p| !p.is_empty())
+                .find(|p| {
+                    super::program_names::any_in(&super::program_names::names(p, ""), CODE_WORDS)
+                });
+            if let Some(piece) = code {
+                return Some(format!(
+                    "{first} is given `{word}`, which names {piece}, a program that runs text as code"
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Does `word` hold a shell expansion that makes a name at run time: `$` before a name, `{` or
+/// `(`, or a backtick?
+fn builds_a_word(word: &str) -> bool {
+    let b = word.as_bytes();
+    b.contains(&b'`')
+        || b.windows(2).any(|w| {
+            w[0] == b'$'
+                && (w[1].is_ascii_alphabetic() || matches!(w[1], b'_' | b'{' | b'(' | b'\''))
+        })
+}
+
 impl RuleSet {
     /// `decide`, and then what the text says beyond the analysis: an allow, while deny or ask rules
     /// exist, is asked when the command names a program they cover anywhere but in command
@@ -515,13 +581,21 @@ impl RuleSet {
             return decided;
         }
         let names = covered_names(self.deny.iter().chain(&self.ask));
-        match named_elsewhere(analysis, command, &names) {
-            Some(name) => RuleDecision {
+        if let Some(name) = named_elsewhere(analysis, command, &names) {
+            return RuleDecision {
                 verdict: Verdict::Ask,
                 rules: vec![],
                 reason: format!(
                     "the command names {name}, which a deny or ask rule covers, where the rules cannot see whether it runs (an argument, a script or program text, a copy under another name)"
                 ),
+            };
+        }
+        let guarded = !self.deny.is_empty() || !self.ask.is_empty();
+        match unmodelled_code(analysis).filter(|_| guarded) {
+            Some(why) => RuleDecision {
+                verdict: Verdict::Ask,
+                rules: vec![],
+                reason: format!("the deny and ask rules cannot see what runs: {why}"),
             },
             None => decided,
         }
@@ -834,6 +908,67 @@ mod tests {
                 .verdict,
             Verdict::Allow
         );
+    }
+
+    #[test]
+    fn shell_text_given_to_a_program_without_a_model_is_asked_under_deny_rules() {
+        let rules = set(&["Bash(rm:*)"], &[], &["Bash(*)"]);
+        let decide = |cmd: &str| rules.decide_command(&a(cmd), cmd).verdict;
+        // A name built at run time, or a shell or interpreter handed text, by a program no list knows.
+        for cmd in [
+            "ssh-agent2 sh -c 'x=m; r$x -f F'",
+            "mytool --hook='r${x}m F'",
+            "mytool --hook='r$(echo m) F'",
+            "mytool --hook='`echo rm` F'",
+            "mytool -wrapper sh,-c,payload",
+            "mytool --on-error='python3 evil.py'",
+            "mytool exec bash",
+            "ls; othertool 'eval x'",
+        ] {
+            assert_eq!(decide(cmd), Verdict::Ask, "{cmd}");
+        }
+        // Programs with a model judge their own arguments; plain text and a regex anchor are not code.
+        for cmd in [
+            "git commit -m 'use bash and $HOME'",
+            "grep 'x$' f",
+            "echo '$x'",
+            "printf '%s\\n' '$x'",
+            "mytool --message='fix the shell script'",
+            "mytool --price='$5'",
+        ] {
+            assert_eq!(decide(cmd), Verdict::Allow, "{cmd}");
+        }
+        // Without deny or ask rules, nothing changes.
+        let open = set(&[], &[], &["Bash(*)"]);
+        let cmd = "mytool --hook='r$x F'";
+        assert_eq!(open.decide_command(&a(cmd), cmd).verdict, Verdict::Allow);
+    }
+
+    #[test]
+    fn options_that_run_commands_are_not_covered_by_a_prefix_rule() {
+        let rules = set(
+            &[],
+            &[],
+            &["Bash(git grep:*)", "Bash(git fetch:*)", "Bash(sort:*)"],
+        );
+        for cmd in [
+            "git grep -O'touch C' hi",
+            "git fetch --upload-pack='touch C' .",
+            "sort -S 1 --compress-program=sh data",
+        ] {
+            assert_ne!(
+                rules.decide_command(&a(cmd), cmd).verdict,
+                Verdict::Allow,
+                "{cmd}"
+            );
+        }
+        for cmd in ["git grep -n hi", "git fetch origin", "sort -u data"] {
+            assert_eq!(
+                rules.decide_command(&a(cmd), cmd).verdict,
+                Verdict::Allow,
+                "{cmd}"
+            );
+        }
     }
 
     #[test]

@@ -295,6 +295,17 @@ pub fn problem(prefix: &[&str], rest: &[String], expands: &[bool]) -> Option<Str
     let mut i = 0;
     while let Some(w) = rest.get(i) {
         if w == "--" {
+            // make reads `VAR=value` as an assignment after `--` too (`make test -- SHELL=./x`).
+            if g.no_assignments {
+                if let Some(a) = rest[i + 1..]
+                    .iter()
+                    .find(|a| a.contains('=') && !a.starts_with('='))
+                {
+                    return Some(format!(
+                        "{a} sets a variable of `{runner}` (after `--` too), which can change what it runs"
+                    ));
+                }
+            }
             if g.passthrough_checked {
                 if let Some(opt) = rest[i + 1..].iter().find(|a| loads_code_into_node(a)) {
                     return Some(format!(
@@ -390,6 +401,8 @@ mod tests {
             ("make test", "-C /tmp"),
             ("make test", "SHELL=/tmp/x"),
             ("make", "--eval=x"),
+            ("make test", "-- SHELL=./x"),
+            ("make test", "-- x=$(shell touch C)"),
             ("cargo test", "--config target.x.runner=/tmp/x"),
             ("cargo test", "-Z unstable-options"),
             ("cargo test", "--manifest-path /tmp/Cargo.toml"),
@@ -574,6 +587,35 @@ const CODE_RUNNERS: &[&str] = &[
     "run-parts",
     "man",
     "gdbtui",
+    // Database shells (`\!`, `system`, `.shell` run shell commands) and more programs that run the
+    // command or script in their arguments.
+    "psql",
+    "mysql",
+    "mariadb",
+    "sqlite3",
+    "jrunscript",
+    "jjs",
+    "ssh-agent",
+    "entr",
+    "watchexec",
+    "nodemon",
+    "concurrently",
+    "cross-env",
+    "dotenv",
+    "env-cmd",
+    "npm-run-all",
+    "tsx",
+    "ts-node",
+    "xdg-open",
+    "run-mailcap",
+    "chronic",
+    "ifne",
+    "pee",
+    "zrun",
+    "lckdo",
+    "mispipe",
+    "vipe",
+    "toybox",
 ];
 
 /// Whether an executable (a path or a name) is a [`CODE_RUNNERS`] program: by its name, with a

@@ -343,6 +343,9 @@ pub struct ChildPlan {
     pub mounts: Option<MountPlan>,
     pub landlock: OwnedFd,
     pub landlock_flags: u32,
+    /// The rights the run gets in the mounts it makes for itself (its `/proc`, its `/dev`) when it
+    /// reads files by entry (see `read_grants`): no rule made before them reaches them. 0: none.
+    pub own_mount_rights: u64,
     pub filter: seccompiler::BpfProgram,
     /// Where the run has no `/dev` of its own: the Landlock rights its own terminal gets (fd 0, when
     /// it is a pty), added in the child, which alone knows it. No other pty is granted.
@@ -544,6 +547,14 @@ impl ChildPlan {
             unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } as libc::c_long,
             Step::NoNewPrivs,
         )?;
+        // The run's own /proc and /dev, mounted by now, where files are read by entry: whatever is
+        // mounted there in the run's view (the host's, when it has none, is granted already).
+        for own in [c"/proc", c"/dev"] {
+            check(
+                self.allow_in_landlock(own, self.own_mount_rights),
+                Step::Landlock,
+            )?;
+        }
         if let (Some(rights), Some(fd)) = (self.terminal_rights, terminal) {
             let mut buf = [0u8; 32];
             if let Some(tty) = terminal_path(fd, &mut buf) {

@@ -81,18 +81,7 @@ pub struct Hide {
 pub fn plan(homes: &[PathBuf], deny_read: &[PathBuf], allow_read: &[PathBuf]) -> Vec<Hide> {
     let real = |p: &Path| std::fs::canonicalize(p).ok();
     let allowed: Vec<PathBuf> = allow_read.iter().filter_map(|p| real(p)).collect();
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    let mut homes_seen: Vec<PathBuf> = Vec::new();
-    for home in homes {
-        let Some(home) = real(home) else { continue };
-        if homes_seen.contains(&home) {
-            continue;
-        }
-        for entry in DEFAULT_IN_HOME {
-            candidates.push(home.join(entry));
-        }
-        homes_seen.push(home);
-    }
+    let mut candidates = in_homes(homes);
     candidates.extend(DEFAULT_SYSTEM.iter().map(PathBuf::from));
     candidates.extend(deny_read.iter().cloned());
     let mut out: Vec<Hide> = Vec::new();
@@ -132,6 +121,23 @@ pub fn plan(homes: &[PathBuf], deny_read: &[PathBuf], allow_read: &[PathBuf]) ->
             }
         }
         h.keep = outer;
+    }
+    out
+}
+
+/// The default credential locations in each of `homes` (links of the homes resolved; a home that
+/// does not exist has none), whether they exist or not.
+pub fn in_homes(homes: &[PathBuf]) -> Vec<PathBuf> {
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut out = Vec::new();
+    for home in homes {
+        let Ok(home) = std::fs::canonicalize(home) else {
+            continue;
+        };
+        if !seen.contains(&home) {
+            out.extend(DEFAULT_IN_HOME.iter().map(|e| home.join(e)));
+            seen.push(home);
+        }
     }
     out
 }

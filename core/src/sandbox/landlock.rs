@@ -49,7 +49,13 @@ fn abi_of(v: u32) -> ABI {
 }
 
 /// Build the ruleset. Returns the fd the child restricts itself with.
-pub fn build(policy: &FsPolicy, network: bool) -> Result<OwnedFd, String> {
+/// `read_by_entry`: where files are read only beneath the paths it lists (see `read_grants`), not
+/// beneath `/`.
+pub fn build(
+    policy: &FsPolicy,
+    network: bool,
+    read_by_entry: Option<&[std::path::PathBuf]>,
+) -> Result<OwnedFd, String> {
     let abi = abi_of(kernel_abi());
     let fail = |what: &str, e: &dyn std::fmt::Display| format!("{what}: {e}");
     // Device ioctls only where a device is granted below: a read rule on / that carried them let a
@@ -72,12 +78,25 @@ pub fn build(policy: &FsPolicy, network: bool) -> Result<OwnedFd, String> {
         .map_err(|e| fail("Landlock signal scope", &e))?
         .create()
         .map_err(|e| fail("creating the Landlock ruleset", &e))?;
+    let read_on_root = match read_by_entry {
+        Some(_) => read & !AccessFs::ReadFile,
+        None => read,
+    };
     created = created
         .add_rule(PathBeneath::new(
             PathFd::new("/").map_err(|e| fail("opening /", &e))?,
-            read,
+            read_on_root,
         ))
         .map_err(|e| fail("the read rule on /", &e))?;
+    for path in read_by_entry.unwrap_or_default() {
+        // Gone since it was listed: nothing to grant. A file takes file rights only; ReadFile is one.
+        let Some(fd) = super::read_grants::open_for_rule(path) else {
+            continue;
+        };
+        created = created
+            .add_rule(PathBeneath::new(fd, AccessFs::ReadFile))
+            .map_err(|e| fail(&format!("the read rule on {}", path.display()), &e))?;
+    }
     for root in &policy.writable_roots {
         let fd = PathFd::new(root).map_err(|e| fail(&format!("opening {}", root.display()), &e))?;
         created = created
@@ -109,6 +128,12 @@ pub fn build(policy: &FsPolicy, network: bool) -> Result<OwnedFd, String> {
     fd.ok_or_else(|| "this kernel does not enforce Landlock".to_string())
 }
 
+/// What a run reads in the mounts it makes for itself (its `/proc`, its `/dev`) when files are read
+/// by entry (see `read_grants`): nothing granted beneath `/` reaches them.
+pub fn own_mount_rights() -> u64 {
+    BitFlags::<AccessFs>::from(AccessFs::ReadFile).bits()
+}
+
 /// The rights on a terminal directory (the run's own devpts): its ptys are read, written and driven.
 pub fn terminal_dir_rights() -> u64 {
     let abi = abi_of(kernel_abi());
@@ -133,12 +158,12 @@ mod tests {
     fn a_ruleset_builds_where_the_kernel_has_landlock() {
         if kernel_abi() == 0 {
             let policy = FsPolicy::new(vec![std::env::temp_dir()], None);
-            assert!(build(&policy, false).is_err());
+            assert!(build(&policy, false, None).is_err());
             return;
         }
         let dir = tempfile::tempdir().unwrap();
         let policy = FsPolicy::new(vec![std::fs::canonicalize(dir.path()).unwrap()], None);
-        build(&policy, false).unwrap();
-        build(&policy, true).unwrap();
+        build(&policy, false, None).unwrap();
+        build(&policy, true, None).unwrap();
     }
 }

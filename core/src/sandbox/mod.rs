@@ -57,6 +57,8 @@ mod privileges;
 #[cfg(target_os = "linux")]
 pub mod proxy;
 #[cfg(target_os = "linux")]
+mod read_grants;
+#[cfg(target_os = "linux")]
 pub mod reaper;
 #[cfg(target_os = "linux")]
 mod refused;
@@ -464,19 +466,41 @@ mod linux {
         real_cwd: &Path,
         roots: &[std::path::PathBuf],
     ) -> Vec<super::hidden::Hide> {
-        let mut homes: Vec<std::path::PathBuf> = home.map(Path::to_path_buf).into_iter().collect();
-        homes.extend(std::env::var_os("HOME").map(std::path::PathBuf::from));
-        homes.extend(crate::util::account_home());
-        // Everyone else's too (see `people_homes`).
-        if let Ok(passwd) = std::fs::read_to_string("/etc/passwd") {
-            homes.extend(super::hidden::people_homes(&passwd));
-        }
-        super::hidden::plan(&homes, &spec.deny_read, &spec.allow_read)
+        super::hidden::plan(&homes_to_cover(home), &spec.deny_read, &spec.allow_read)
             .into_iter()
             .filter(|h| {
                 !real_cwd.starts_with(&h.path) && !roots.iter().any(|r| r.starts_with(&h.path))
             })
             .collect()
+    }
+
+    /// The homes whose credentials a run may not read: its HOME, ours, the user's passwd entry, and
+    /// every other person's on this machine (see `people_homes`).
+    fn homes_to_cover(home: Option<&Path>) -> Vec<std::path::PathBuf> {
+        let mut homes: Vec<std::path::PathBuf> = home.map(Path::to_path_buf).into_iter().collect();
+        homes.extend(std::env::var_os("HOME").map(std::path::PathBuf::from));
+        homes.extend(crate::util::account_home());
+        if let Ok(passwd) = std::fs::read_to_string("/etc/passwd") {
+            homes.extend(super::hidden::people_homes(&passwd));
+        }
+        homes
+    }
+
+    /// Where the run reads files by entry (see `read_grants`), so that the same credential
+    /// locations stay unreadable when they appear or are replaced while it lives; `None` with
+    /// nothing to withhold.
+    fn read_by_entry(
+        spec: &SandboxSpec,
+        home: Option<&Path>,
+        real_cwd: &Path,
+        roots: &[std::path::PathBuf],
+    ) -> Option<Arc<Vec<std::path::PathBuf>>> {
+        let mut candidates = super::hidden::in_homes(&homes_to_cover(home));
+        candidates.extend(spec.deny_read.iter().cloned());
+        let mut works_in = roots.to_vec();
+        works_in.push(real_cwd.to_path_buf());
+        let layout = super::read_grants::layout(&candidates, &spec.allow_read, &works_in, roots);
+        (!layout.is_empty()).then(|| super::read_grants::granted(&layout))
     }
 
     /// The child's side of `unreadable`: directories covered by tmpfs (with their `allowRead`
@@ -940,7 +964,18 @@ mod linux {
             );
         }
         let proxy_in_namespace = network_namespace && spec.domains.is_some();
-        let landlock = super::landlock::build(&policy, spec.network).map_err(unavailable)?;
+        let read_by_entry = read_by_entry(spec, home, &real_cwd, &policy.writable_roots);
+        if read_by_entry.is_some() {
+            mechanisms.push(
+                "credential locations unreadable by Landlock too (files read beneath each entry of the directories on the way to them: what appears there while the run lives stays unreadable)".into(),
+            );
+        }
+        let landlock = super::landlock::build(
+            &policy,
+            spec.network,
+            read_by_entry.as_deref().map(|v| &v[..]),
+        )
+        .map_err(unavailable)?;
         // A metadata call (chmod, chown) that races the supervisor's check could reach a file outside
         // the roots (any file, as root), so every mount outside them is read-only in the namespace.
         let writable_binds = if mount_ns && caps.read_only_mounts {
@@ -1023,9 +1058,11 @@ mod linux {
                 ));
             }
             if !unreadable.is_empty() {
-                mechanisms.push(
-                    "credential files NOT hidden: no mount namespace here (~/.ssh, ~/.aws... stay readable)".into(),
-                );
+                mechanisms.push(if read_by_entry.is_some() {
+                    "credential files not hidden by mounts: no mount namespace here (their names stay listable; Landlock keeps their contents unreadable, except under a writable root)".into()
+                } else {
+                    "credential files NOT hidden: no mount namespace here (~/.ssh, ~/.aws... stay readable)".into()
+                });
             }
         }
         let mounts = if mount_ns {
@@ -1238,6 +1275,11 @@ mod linux {
                 mounts,
                 landlock,
                 landlock_flags: 0,
+                own_mount_rights: if read_by_entry.is_some() {
+                    super::landlock::own_mount_rights()
+                } else {
+                    0
+                },
                 terminal_rights: (!has_own_dev).then(super::landlock::terminal_file_rights),
                 filter,
                 clone3_filter,

@@ -1,0 +1,439 @@
+//! Options that make a program run a command or load code named in its own arguments: `git grep -O
+//! CMD` (the pager it opens the matches in), `git fetch --upload-pack=CMD`, `sort
+//! --compress-program=PROG`, `gcc -wrapper sh,-c,...`, `npx -c CMD`, `java -XX:OnError=CMD`,
+//! `rsync -e CMD`. A command using one runs what the analyzer does not see: it is inexact (never let
+//! through by an allow rule, an allowlist entry or analysis, asked whenever a deny rule exists).
+//!
+//! One table, read the way each program reads its options: long ones by any prefix that is unique
+//! among its own (getopt_long; four characters or more, so `--co` is not taken for every `--c...`),
+//! short ones as a letter anywhere in a cluster (`-iO`; a value that happens to hold the letter
+//! counts too, which asks where it need not, never the other way round), and word prefixes as
+//! written (`-XX:OnError=`, `-wrapper`, less's `+`).
+
+/// One program's (or subcommand's) options that run something.
+struct CommandOptions {
+    /// The program, by any name `program_names` gives it.
+    programs: &'static [&'static str],
+    /// The subcommand they belong to (`git fetch`, `npm exec`), or empty for the program's own.
+    subcommands: &'static [&'static str],
+    /// Long options (`--upload-pack`), taken by any prefix of four characters or more.
+    long: &'static [&'static str],
+    /// Short option letters, anywhere in a cluster.
+    short: &'static [char],
+    /// Words starting so, exactly as written.
+    prefix: &'static [&'static str],
+    /// What the option does, for the reason a person reads.
+    runs: &'static str,
+}
+
+const GCC: &[&str] = &[
+    "gcc", "cc", "c++", "g++", "clang", "clang++", "cpp", "gfortran", "c89", "c99",
+];
+
+const TABLE: &[CommandOptions] = &[
+    CommandOptions {
+        programs: &["git"],
+        subcommands: &["grep"],
+        long: &["--open-files-in-pager"],
+        short: &['O'],
+        prefix: &[],
+        runs: "opens the matches with the command it is given",
+    },
+    CommandOptions {
+        programs: &["git"],
+        subcommands: &["ls-remote", "clone"],
+        long: &["--upload-pack"],
+        short: &['u'],
+        prefix: &[],
+        runs: "runs the command it is given as the remote's upload-pack",
+    },
+    CommandOptions {
+        programs: &["git"],
+        subcommands: &["fetch", "pull", "fetch-pack"],
+        long: &["--upload-pack", "--exec"],
+        short: &[],
+        prefix: &[],
+        runs: "runs the command it is given as the remote's upload-pack",
+    },
+    CommandOptions {
+        programs: &["git"],
+        subcommands: &["push", "send-pack"],
+        long: &["--receive-pack", "--exec"],
+        short: &[],
+        prefix: &[],
+        runs: "runs the command it is given as the remote's receive-pack",
+    },
+    CommandOptions {
+        programs: &["git"],
+        subcommands: &["archive"],
+        long: &["--exec"],
+        short: &[],
+        prefix: &[],
+        runs: "runs the command it is given as the remote's upload-archive",
+    },
+    CommandOptions {
+        programs: &["git"],
+        subcommands: &["clone"],
+        long: &["--config", "--template"],
+        short: &['c'],
+        prefix: &[],
+        runs: "sets the new repository's configuration or hooks, which the checkout then runs",
+    },
+    CommandOptions {
+        programs: &["git"],
+        subcommands: &["daemon"],
+        long: &["--access-hook"],
+        short: &[],
+        prefix: &[],
+        runs: "runs the command it is given for every request",
+    },
+    CommandOptions {
+        programs: &["git"],
+        subcommands: &["send-email"],
+        long: &[
+            "--sendmail-cmd",
+            "--smtp-server",
+            "--to-cmd",
+            "--cc-cmd",
+            "--header-cmd",
+        ],
+        short: &[],
+        prefix: &[],
+        runs: "runs the command it is given",
+    },
+    CommandOptions {
+        programs: &["git"],
+        subcommands: &["instaweb"],
+        long: &["--httpd", "--browser"],
+        short: &['d', 'b'],
+        prefix: &[],
+        runs: "runs the web server or browser it is given",
+    },
+    CommandOptions {
+        programs: &["sort"],
+        subcommands: &[],
+        long: &["--compress-program"],
+        short: &[],
+        prefix: &[],
+        runs: "pipes its temporary files through the program it is given",
+    },
+    CommandOptions {
+        programs: &["npx"],
+        subcommands: &[],
+        long: &["--call"],
+        short: &['c'],
+        prefix: &[],
+        runs: "runs the shell command it is given",
+    },
+    CommandOptions {
+        programs: &["npm", "pnpm"],
+        subcommands: &["exec", "x", "dlx"],
+        long: &["--call"],
+        short: &['c'],
+        prefix: &[],
+        runs: "runs the shell command it is given",
+    },
+    CommandOptions {
+        programs: GCC,
+        subcommands: &[],
+        long: &["--specs"],
+        short: &[],
+        prefix: &["-wrapper", "-B", "-fplugin", "-specs", "--specs"],
+        runs: "runs or loads the program it is given (a wrapper, the tools' directory, a plugin, a spec file)",
+    },
+    CommandOptions {
+        programs: &["java"],
+        subcommands: &[],
+        long: &[],
+        short: &[],
+        prefix: &[
+            "-XX:OnError",
+            "-XX:OnOutOfMemoryError",
+            "-agentpath",
+            "-agentlib",
+            "-javaagent",
+        ],
+        runs: "runs the command or loads the agent it is given",
+    },
+    CommandOptions {
+        programs: &["rsync"],
+        subcommands: &[],
+        long: &["--rsh", "--rsync-path"],
+        short: &['e'],
+        prefix: &[],
+        runs: "runs the remote shell or program it is given",
+    },
+    CommandOptions {
+        programs: &["scp", "sftp"],
+        subcommands: &[],
+        long: &[],
+        short: &['S', 'o', 'F', 'D'],
+        prefix: &[],
+        runs: "runs the program, or the ssh options (ProxyCommand), it is given",
+    },
+    CommandOptions {
+        programs: &["wget"],
+        subcommands: &[],
+        long: &["--use-askpass"],
+        short: &[],
+        prefix: &[],
+        runs: "runs the program it is given for the password",
+    },
+    CommandOptions {
+        programs: &["apt-get", "apt", "apt-cache", "aptitude"],
+        subcommands: &[],
+        long: &["--option", "--config-file"],
+        short: &['o', 'c'],
+        prefix: &[],
+        runs: "sets configuration that runs commands (APT::Update::Pre-Invoke)",
+    },
+    CommandOptions {
+        programs: &["less"],
+        subcommands: &[],
+        long: &["--lesskey-file", "--lesskey-src"],
+        short: &['k'],
+        prefix: &["+"],
+        runs: "runs the commands it is given at start (`!` runs a shell command)",
+    },
+    CommandOptions {
+        programs: &["psql"],
+        subcommands: &[],
+        long: &["--command", "--file"],
+        short: &['c', 'f'],
+        prefix: &[],
+        runs: "runs its meta-commands (`\\!` runs a shell command) and SQL (`COPY ... PROGRAM`)",
+    },
+    CommandOptions {
+        programs: &["mysql", "mariadb"],
+        subcommands: &[],
+        long: &["--execute"],
+        short: &['e'],
+        prefix: &[],
+        runs: "runs its commands (`system` runs a shell command)",
+    },
+    CommandOptions {
+        programs: &["sqlite3"],
+        subcommands: &[],
+        long: &[],
+        short: &[],
+        prefix: &["-cmd", "-init"],
+        runs: "runs its dot-commands (`.shell` runs a shell command)",
+    },
+    CommandOptions {
+        programs: &["diff3", "sdiff"],
+        subcommands: &[],
+        long: &["--diff-program"],
+        short: &[],
+        prefix: &[],
+        runs: "runs the diff program it is given",
+    },
+    CommandOptions {
+        programs: &["cmake"],
+        subcommands: &[],
+        long: &[],
+        short: &[],
+        prefix: &["-E", "-P"],
+        runs: "runs the command or script it is given",
+    },
+];
+
+/// git's own options that take a value as the next word.
+const GIT_VALUED: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--super-prefix",
+    "--config-env",
+    "--list-cmds",
+];
+
+/// The subcommand of `args` (a program's arguments), skipping the program's own options: git's
+/// (some take a value), or any leading options for the others.
+fn subcommand<'a>(program: &str, args: &'a [String]) -> Option<(usize, &'a str)> {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if !a.starts_with('-') {
+            return Some((i, a.as_str()));
+        }
+        i += if program == "git" && GIT_VALUED.contains(&a.as_str()) {
+            2
+        } else {
+            1
+        };
+    }
+    None
+}
+
+/// Does the table know program `name`'s options that run commands (so its other arguments are
+/// its own: messages, patterns, file names)?
+pub fn knows(name: &str) -> bool {
+    name == "sqlite3" || TABLE.iter().any(|e| e.programs.contains(&name))
+}
+
+/// Why `argv` (a program known as `names`) runs a command named in its arguments, if one of the
+/// table's options is there (before `--`), or git is given an `ext::` transport (a command line).
+pub fn runs(names: &[String], argv: &[String]) -> Option<String> {
+    let args = argv.get(1..).unwrap_or(&[]);
+    let is = |list: &[&str]| names.iter().any(|n| list.contains(&n.as_str()));
+    if is(&["git"]) {
+        if let Some(a) = args.iter().find(|a| a.starts_with("ext::")) {
+            return Some(format!(
+                "git {a}: the ext:: transport runs the command line it names"
+            ));
+        }
+    }
+    // sqlite3 DB SQL...: every operand after the database is SQL or a dot-command.
+    if is(&["sqlite3"]) && args.iter().filter(|a| !a.starts_with('-')).count() >= 2 {
+        return Some(
+            "sqlite3 runs the SQL and dot-commands it is given (`.shell` runs a shell command)"
+                .into(),
+        );
+    }
+    for entry in TABLE.iter().filter(|e| is(e.programs)) {
+        let program = entry.programs.first().copied().unwrap_or("");
+        let options: &[String] = if entry.subcommands.is_empty() {
+            args
+        } else {
+            match subcommand(program, args) {
+                Some((at, sub)) if entry.subcommands.contains(&sub) => &args[at + 1..],
+                _ => continue,
+            }
+        };
+        for a in options.iter().take_while(|a| *a != "--") {
+            if let Some(hit) = matches(entry, a) {
+                let sub = match subcommand(program, args) {
+                    Some((_, s)) if !entry.subcommands.is_empty() => format!("{program} {s}"),
+                    _ => names.first().cloned().unwrap_or_default(),
+                };
+                return Some(format!("{sub} {hit} {}", entry.runs));
+            }
+        }
+    }
+    None
+}
+
+/// The option of `entry` that word `a` spells, if any.
+fn matches(entry: &CommandOptions, a: &str) -> Option<String> {
+    if let Some(p) = entry.prefix.iter().find(|p| a.starts_with(**p)) {
+        return Some((*p).to_string());
+    }
+    if let Some(name) = a.strip_prefix("--") {
+        let name = name.split_once('=').map_or(name, |(n, _)| n);
+        let spelled = format!("--{name}");
+        if spelled.len() >= 4 {
+            if let Some(l) = entry.long.iter().find(|l| l.starts_with(&spelled)) {
+                return Some((*l).to_string());
+            }
+        }
+        return None;
+    }
+    let cluster = a.strip_prefix('-')?;
+    cluster
+        .chars()
+        .find(|c| entry.short.contains(c))
+        .map(|c| format!("-{c}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runs;
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn check(name: &str, line: &str) -> Option<String> {
+        runs(&[name.to_string()], &argv(line))
+    }
+
+    #[test]
+    fn options_that_run_commands_are_seen_in_every_spelling() {
+        for line in [
+            "git grep -Ocmd hi",
+            "git grep -iO cmd hi",
+            "git grep --open-files-in-pager=cmd hi",
+            "git grep --open=cmd hi",
+            "git -C d grep -O cmd hi",
+            "git ls-remote --upload-pack=cmd .",
+            "git ls-remote -u cmd .",
+            "git fetch --upload-pack=cmd .",
+            "git fetch --upl=cmd .",
+            "git pull --upload-pack=cmd .",
+            "git clone -u cmd . d",
+            "git clone --no-local --upload-pack cmd . d",
+            "git clone -c core.fsmonitor=cmd . d",
+            "git clone --template=t . d",
+            "git push --receive-pack=cmd . HEAD",
+            "git push --exec=cmd . HEAD",
+            "git archive --remote=. --exec=cmd HEAD",
+            "git daemon --access-hook=cmd",
+            "git send-email --sendmail-cmd=cmd x.patch",
+            "git fetch ext::sh%20-c%20cmd",
+            "git remote add o ext::cmd",
+            "sort -S 1 --compress-program=sh data",
+            "sort --compress-prog=sh data",
+            "sort --co=sh data",
+            "npx -c cmd",
+            "npx --call=cmd",
+            "npm exec -c cmd",
+            "npm x --call cmd",
+            "gcc -wrapper sh,-c,cmd -x c /dev/null",
+            "cc -B./evil/ main.c",
+            "gcc -fplugin=./p.so main.c",
+            "java -XX:OnError=cmd -jar x.jar",
+            "java -javaagent:a.jar -jar x.jar",
+            "rsync -e cmd a b",
+            "rsync -avze cmd a b",
+            "rsync --rsh=cmd a b",
+            "rsync --rsync-path=cmd a b",
+            "scp -S prog a b",
+            "scp -o ProxyCommand=cmd a b",
+            "wget --use-askpass=cmd u",
+            "apt-get -o APT::Update::Pre-Invoke::=cmd update",
+            "less +!cmd f",
+            "psql -c x",
+            "mysql -e x",
+            "sqlite3 -cmd .shell db",
+            "sqlite3 db .shell",
+            "diff3 --diff-program=cmd a b c",
+            "cmake -E env cmd",
+        ] {
+            let name = line.split_whitespace().next().unwrap();
+            assert!(check(name, line).is_some(), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_same_programs_without_those_options_run_nothing_else() {
+        for line in [
+            "git grep -i hi",
+            "git grep -e Other hi",
+            "git fetch -u origin",
+            "git fetch --update-head-ok origin",
+            "git push origin HEAD",
+            "git log --oneline",
+            "git commit -m use-the-upload-pack",
+            "git clone . d",
+            "git grep -- -O",
+            "sort -u data",
+            "sort --check data",
+            "npx eslint .",
+            "npm exec eslint",
+            "npm test",
+            "gcc -O2 -o app main.c",
+            "java -jar x.jar",
+            "rsync -av a b",
+            "scp a b",
+            "wget u",
+            "apt-get update",
+            "less f",
+            "cmake --build .",
+            "sqlite3 db",
+        ] {
+            let name = line.split_whitespace().next().unwrap();
+            assert_eq!(check(name, line), None, "{line}");
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! The Landlock read grants that keep credential files unreadable, including those that appear or
+//! are replaced while a run lives. Hiding by mounts (`hidden`) covers what is there when the run
+//! starts: a file the host later replaces by a rename (`git credential-store`, an editor's save)
+//! detaches the mount that covered it, and a file made afterwards (`~/.vault-token`, a new `~/.aws/`)
+//! was never covered. Landlock grants by inode and cannot take a grant back, so instead of reading
+//! files beneath `/`, a run reads files beneath each entry of the directories on the way to a
+//! credential location (`/`, `/home`, the home, `~/.config`...), never the locations themselves:
+//! what appears in those directories later has no grant and cannot be read, whoever made it.
+//! Listing, executing and writing keep their rules (`landlock`).
+//!
+//! A directory on the way that a writable root holds (or is) is not walked: the run makes files
+//! there and must read them back, so that root is granted whole and its credentials rely on the
+//! mounts alone. The mounts a run makes for itself under a walked directory (its `/proc`, its
+//! `/dev`) are granted by the child, which alone has them. The listing is reused while the walked
+//! directories keep their identity and modification time.
+
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Where a layer's reads are withheld, and what it walks to withhold them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// Directories whose entries are granted one by one (each an ancestor of a withheld path).
+    pub walked: Vec<PathBuf>,
+    /// Credential locations: never granted, whether they exist or not.
+    pub withheld: Vec<PathBuf>,
+    /// `allowRead` paths inside withheld ones: granted whole.
+    pub brought_back: Vec<PathBuf>,
+}
+
+impl Layout {
+    /// Nothing to withhold: no layer is needed.
+    pub fn is_empty(&self) -> bool {
+        self.withheld.is_empty()
+    }
+}
+
+/// The layout for credential locations `candidates` (absolute; existing or not), minus those under
+/// an `allow_read` path or holding a path the run works in (`works_in`: its cwd and roots), with
+/// the walk stopping at the `writable` roots.
+pub fn layout(
+    candidates: &[PathBuf],
+    allow_read: &[PathBuf],
+    works_in: &[PathBuf],
+    writable: &[PathBuf],
+) -> Layout {
+    let allowed: Vec<PathBuf> = allow_read.iter().map(|p| resolved(p)).collect();
+    let works_in: Vec<PathBuf> = works_in.iter().map(|p| resolved(p)).collect();
+    let writable: Vec<PathBuf> = writable.iter().map(|p| resolved(p)).collect();
+    let mut withheld: Vec<PathBuf> = Vec::new();
+    for c in candidates {
+        let c = resolved(c);
+        let allowed_whole = allowed.iter().any(|a| c.starts_with(a));
+        let worked_in = works_in.iter().any(|w| w.starts_with(&c));
+        if !allowed_whole && !worked_in && !withheld.contains(&c) {
+            withheld.push(c);
+        }
+    }
+    // An outer location covers the inner ones.
+    let outer: Vec<PathBuf> = withheld
+        .iter()
+        .filter(|c| !withheld.iter().any(|o| o != *c && c.starts_with(o)))
+        .cloned()
+        .collect();
+    let mut walked: Vec<PathBuf> = Vec::new();
+    for c in &outer {
+        for a in c.ancestors().skip(1) {
+            let in_writable = writable.iter().any(|w| a.starts_with(w));
+            if !in_writable && !walked.iter().any(|w| w == a) {
+                walked.push(a.to_path_buf());
+            }
+        }
+    }
+    walked.sort();
+    let mut brought_back: Vec<PathBuf> = allowed
+        .into_iter()
+        .filter(|a| outer.iter().any(|c| a.starts_with(c) && a != c))
+        .collect();
+    brought_back.sort();
+    brought_back.dedup();
+    Layout {
+        walked,
+        withheld: outer,
+        brought_back,
+    }
+}
+
+/// `path` with its longest existing prefix resolved (links, `..`) and the rest appended as named:
+/// a location that does not exist yet is where it would be made.
+fn resolved(path: &Path) -> PathBuf {
+    let path = super::policy::normalize(path);
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+    let mut at: &Path = &path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            let mut out = real;
+            out.extend(rest.iter().rev());
+            return out;
+        }
+        match (at.parent(), at.components().next_back()) {
+            (Some(parent), Some(Component::Normal(name))) => {
+                rest.push(name);
+                at = parent;
+            }
+            _ => return path,
+        }
+    }
+}
+
+/// What a walked directory was when its entries were granted: a change of either means an entry
+/// came, went or was replaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    mtime: (i64, i64),
+}
+
+fn stamp(dir: &Path) -> Option<Stamp> {
+    let m = std::fs::symlink_metadata(dir).ok()?;
+    Some(Stamp {
+        dev: m.dev(),
+        ino: m.ino(),
+        mtime: (m.mtime(), m.mtime_nsec()),
+    })
+}
+
+/// A change made in the clock tick of the stamp could leave the same time behind: a listing made
+/// from a directory changed this recently is not reused.
+const SETTLED_NS: i128 = 50_000_000;
+
+struct Listed {
+    layout: Layout,
+    stamps: Vec<Option<Stamp>>,
+    reusable: bool,
+    paths: Arc<Vec<PathBuf>>,
+}
+
+/// Listings kept for reuse (runs in different projects can need different ones).
+const KEPT: usize = 8;
+
+static LISTED: Mutex<Vec<Listed>> = Mutex::new(Vec::new());
+
+/// The paths to grant `ReadFile` on whole for `layout`: every entry of each walked directory that is
+/// neither walked nor withheld nor a link (a link's target is granted where it lives, or not at
+/// all), and the paths brought back. A directory that cannot be listed (not a directory, or not
+/// ours to list) is granted whole: as readable as its permissions make it. The listing is reused
+/// while the walked directories keep their identity and modification time.
+pub fn granted(layout: &Layout) -> Arc<Vec<PathBuf>> {
+    let stamps: Vec<Option<Stamp>> = layout.walked.iter().map(|d| stamp(d)).collect();
+    {
+        let listed = LISTED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(l) = listed
+            .iter()
+            .find(|l| l.reusable && l.layout == *layout && l.stamps == stamps)
+        {
+            return l.paths.clone();
+        }
+    }
+    let paths = Arc::new(list(layout));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0);
+    let reusable = stamps.iter().flatten().all(|s| {
+        let at = s.mtime.0 as i128 * 1_000_000_000 + s.mtime.1 as i128;
+        now - at > SETTLED_NS
+    });
+    let mut listed = LISTED.lock().unwrap_or_else(|p| p.into_inner());
+    listed.retain(|l| l.layout != *layout);
+    if listed.len() >= KEPT {
+        listed.remove(0);
+    }
+    listed.push(Listed {
+        layout: layout.clone(),
+        stamps,
+        reusable,
+        paths: paths.clone(),
+    });
+    paths
+}
+
+fn list(layout: &Layout) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in &layout.walked {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(_) => {
+                out.push(dir.clone());
+                continue;
+            }
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let is_link = entry.file_type().map(|t| t.is_symlink()).unwrap_or(true);
+            if !is_link && !layout.walked.contains(&path) && !layout.withheld.contains(&path) {
+                out.push(path);
+            }
+        }
+    }
+    out.extend(layout.brought_back.iter().cloned());
+    out
+}
+
+/// `path` opened for a Landlock rule, not through a link (`None` when it is gone).
+pub fn open_for_rule(path: &Path) -> Option<OwnedFd> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .ok()
+        .map(OwnedFd::from)
+}
