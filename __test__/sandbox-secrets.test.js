@@ -38,6 +38,10 @@ function homeWithSecrets() {
     '.config/gh/hosts.yml': 'gh-secret',
     '.password-store/x.gpg': 'pass-secret',
     '.mozilla/firefox/p/cookies.sqlite': 'cookie-secret',
+    '.config/git/credentials': 'git-store-secret',
+    '.pgpass': 'pg-secret',
+    '.my.cnf': 'mysql-secret',
+    '.config/Bitwarden CLI/data.json': 'bitwarden-secret',
   };
   for (const [rel, content] of Object.entries(secrets)) {
     fs.mkdirSync(path.dirname(path.join(home, rel)), { recursive: true });
@@ -233,6 +237,48 @@ test('the files that make tools run code stay protected at the top of every root
   for (const p of ['.npmrc', '.gitconfig', '.bashrc', '.yarnrc', '.pnpmfile.cjs', 'bunfig.toml']) assert.ok(refused.has(path.join(cwd, p)), `${p} refused without a record`);
 });
 
+test('tool configs found by walking up (rust-toolchain, .cargo, .npmrc...) stay the host\'s at any depth of its directories, and are the run\'s in its own', when(noSandbox), async () => {
+  const cwd = fs.realpathSync(tempDir());
+  // The host's nested crate and package, as a monorepo has them.
+  for (const d of ['crates/foo', 'packages/web', 'vendor/lib']) fs.mkdirSync(path.join(cwd, d), { recursive: true });
+  fs.mkdirSync(path.join(cwd, 'crates/foo/.cargo'));
+  fs.writeFileSync(path.join(cwd, 'crates/foo/.cargo/config.toml'), '[build]\n');
+  fs.writeFileSync(path.join(cwd, 'crates/foo/rust-toolchain.toml'), '[toolchain]\nchannel = "stable"\n');
+  fs.mkdirSync(path.join(cwd, 'vendor/lib/.hg'));
+  const planted = [
+    'crates/foo/rust-toolchain.toml', 'crates/foo/rust-toolchain', 'crates/foo/.cargo/config.toml', 'crates/foo/.cargo/config',
+    'packages/web/.npmrc', 'packages/web/.yarnrc.yml', 'packages/web/.yarnrc', 'packages/web/bunfig.toml', 'packages/web/.pnpmfile.cjs',
+    'packages/web/.tool-versions', 'packages/web/mise.toml', 'packages/web/.mise/config.toml', 'vendor/lib/.hg/hgrc',
+  ];
+  const plant = planted.map((p) => `{ mkdir -p $(dirname ${p}); echo 'path = "/tmp/evil"' > ${p}; } 2>/dev/null`);
+  const r = await run({
+    command: [
+      ...plant,
+      // A link named .cargo would put the config elsewhere; a directory moved there likewise.
+      'ln -s ../x packages/web/.cargo 2>/dev/null',
+      'mkdir -p mv-src && echo x > mv-src/config.toml && mv mv-src packages/web/.cargo 2>/dev/null',
+      // In directories the run makes: its own crate, and a clone with a pinned toolchain.
+      'mkdir -p newcrate/.cargo && echo "[toolchain]" > newcrate/rust-toolchain.toml && echo "[build]" > newcrate/.cargo/config.toml',
+      'echo done',
+    ].join('; '),
+    cwd,
+    sandbox: { writableRoots: [cwd] },
+  });
+  assert.match(r.output, /done\n$/);
+  assert.equal(fs.readFileSync(path.join(cwd, 'crates/foo/.cargo/config.toml'), 'utf8'), '[build]\n');
+  assert.equal(fs.readFileSync(path.join(cwd, 'crates/foo/rust-toolchain.toml'), 'utf8'), '[toolchain]\nchannel = "stable"\n');
+  for (const p of planted.filter((p) => !p.startsWith('crates/foo/.cargo/config.toml') && p !== 'crates/foo/rust-toolchain.toml')) {
+    assert.equal(fs.existsSync(path.join(cwd, p)), false, `${p} was planted`);
+  }
+  assert.equal(fs.existsSync(path.join(cwd, 'packages/web/.cargo')), false, 'a link or directory named .cargo was made');
+  const refused = r.sandbox.denials.map((d) => `${d.path} ${d.rule}`).join('\n');
+  assert.match(refused, /rust-toolchain\.toml in .*crates\/foo, a directory of the host's/);
+  assert.match(refused, /\.npmrc in .*packages\/web/);
+  // The run's own directories are its own.
+  assert.equal(fs.readFileSync(path.join(cwd, 'newcrate/rust-toolchain.toml'), 'utf8'), '[toolchain]\n');
+  assert.equal(fs.readFileSync(path.join(cwd, 'newcrate/.cargo/config.toml'), 'utf8'), '[build]\n');
+});
+
 test('with $HOME inside a root, what the user\'s next python3, git or cloud CLI loads from it stays the host\'s', when(noSandbox, spawnSync('python3', ['-c', '1']).status !== 0 && 'python3 is not installed'), async () => {
   const home = fs.realpathSync(tempDir('agent-exec-home-root-'));
   const canary = path.join(fs.realpathSync(tempDir('agent-exec-home-canary-')), 'ran');
@@ -253,6 +299,14 @@ test('with $HOME inside a root, what the user\'s next python3, git or cloud CLI 
     '.config/gdb/gdbinit': `shell echo gdbinit >> ${canary}`,
     '.config/tmux/tmux.conf': `run-shell "echo tmux >> ${canary}"`,
     '.gitconfig.local': '[core]\n\tfsmonitor = evil\n',
+    // less's start-up file (LESSOPEN ran in the host's git log), hg's, gpg-agent's (before .gnupg
+    // exists), pip's index, and the caches whose code the host's pre-commit and npx run.
+    '.lesskey': `#env\nLESSOPEN = |sh -c "echo less >> ${canary}" %s`,
+    '.hgrc': '[hooks]\npre-status = evil',
+    '.gnupg/gpg-agent.conf': 'pinentry-program /tmp/evil',
+    '.pip/pip.conf': '[global]\nindex-url = http://evil',
+    '.cache/pre-commit/repo/hook.sh': 'evil',
+    '.npm/_npx/x/package.json': '{}',
   };
   // The user's global config includes a file beside it: what it names is the host's too.
   fs.writeFileSync(path.join(home, '.gitconfig'), '[include]\n\tpath = ~/.gitconfig.local\n');

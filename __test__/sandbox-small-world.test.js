@@ -25,9 +25,9 @@ const when = (...reasons) => ({ skip: reasons.find(Boolean) || false });
 const py = (lines) => `python3 - <<'PY'\n${lines.join('\n')}\nPY`;
 
 /** The output of background session `id` once `match` finds something in it (a RegExp, or any output). */
-async function outputOnce(id, what, match = /\S/) {
+async function outputOnce(id, what, match = /\S/, timeoutMs = 10000) {
   let out = '';
-  await waitFor(async () => match.test((out = (await native.pollSession(id, { scopeKey: 'small-world' })).output ?? '')), { what });
+  await waitFor(async () => match.test((out = (await native.pollSession(id, { scopeKey: 'small-world' })).output ?? '')), { what, timeoutMs });
   return out;
 }
 
@@ -267,6 +267,63 @@ test('an unprivileged run cannot use up its user\'s inotify instances: the agent
   const w = fs.watch(dir);
   w.close();
   await native.killSession(hog.sessionId, { scopeKey: 'small-world' });
+});
+
+test('an unprivileged run cannot use up its user\'s inotify watches: the agent\'s fs.watch still works', when(noSandbox, process.getuid() === 0 && 'root runs have no user namespace of their own (the README says so)', !caps.userNamespaces && 'no user namespaces here', noPython), async () => {
+  const dir = tempDir();
+  const userWatches = Number(fs.readFileSync('/proc/sys/fs/inotify/max_user_watches', 'utf8'));
+  // One instance, a watch on every file it can reach, until the kernel says no (or the user's whole
+  // quota is held, which is what a run must not get). Hard links share a watch: distinct ones count.
+  const hog = await native.exec({
+    command: py([
+      'import ctypes, os, time',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'fd = libc.inotify_init()',
+      'n, wds = 0, set()',
+      `limit = ${userWatches}`,
+      'for top in ("/usr", "/etc", "/var", "/opt"):',
+      '    for root, dirs, files in os.walk(top):',
+      '        for f in files + dirs:',
+      '            if n >= limit: break',
+      '            wd = libc.inotify_add_watch(fd, os.path.join(root, f).encode(), 2)',
+      '            if wd >= 0: wds.add(wd); n = len(wds)',
+      '            elif ctypes.get_errno() == 28: limit = n',
+      'print("watches", n, flush=True)',
+      'time.sleep(30)',
+    ]),
+    cwd: dir,
+    background: true,
+    scopeKey: 'small-world',
+    timeoutMs: 120000,
+    sandbox: { writableRoots: [dir] },
+  });
+  track(hog.pid);
+  const out = await outputOnce(hog.sessionId, 'the sandboxed inotify watch hog', /watches/, 90000);
+  const n = Number(/watches (\d+)/.exec(out)[1]);
+  assert.ok(n > 0, out);
+  assert.ok(n <= Math.max(8192, Math.floor(userWatches / 4)), `the run took ${n} of the user's ${userWatches} inotify watches`);
+  // While the run holds them, the agent watches files as ever.
+  const w = fs.watch(dir);
+  w.close();
+  await native.killSession(hog.sessionId, { scopeKey: 'small-world' });
+});
+
+test('a run\'s own devpts holds at most 256 terminals: the machine\'s pool of ptys is not the run\'s to use up', when(noSandbox, noPython), async () => {
+  const dir = tempDir();
+  const r = await run({
+    command: py([
+      'import os',
+      'held = []',
+      'for i in range(1000):',
+      '    try: held.append(os.openpty())',
+      '    except OSError: break',
+      'print("ptys", len(held))',
+    ]),
+    cwd: dir,
+    sandbox: { writableRoots: [dir] },
+  });
+  const n = Number(/ptys (\d+)/.exec(r.output)?.[1]);
+  assert.ok(n > 0 && n <= 256, `the run opened ${n} ptys: ${r.output}`);
 });
 
 /** A host process running `script` with the addon; its stdout lines. */

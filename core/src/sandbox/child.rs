@@ -115,6 +115,9 @@ pub struct UserMaps {
     /// The namespace's own ceiling on inotify instances (`/proc/sys/user/max_inotify_instances`,
     /// a decimal), so a run cannot use up its user's shared quota; best effort.
     pub inotify_instances: Option<Vec<u8>>,
+    /// The same for inotify watches (`max_inotify_watches`): one instance can hold the user's
+    /// whole quota of watches (every file under `/usr`), and the agent's `fs.watch` then fails.
+    pub inotify_watches: Option<Vec<u8>>,
 }
 
 /// A path bound read-only over itself, with the flags its mount already has (a remount inside a
@@ -293,7 +296,9 @@ pub fn mount_fs(
 pub const DEV_TMPFS_OPTIONS: &std::ffi::CStr = c"mode=0755,size=64k";
 
 /// The options of a run's own devpts instance.
-pub const DEVPTS_OPTIONS: &std::ffi::CStr = c"newinstance,ptmxmode=0666,mode=0620";
+/// At most 256 terminals (`max`): the kernel's pool of ptys (`kernel.pty.max`) is the machine's,
+/// and a run opening `/dev/ptmx` in a loop left none for other runs or a container's devpts.
+pub const DEVPTS_OPTIONS: &std::ffi::CStr = c"newinstance,ptmxmode=0666,mode=0620,max=256";
 
 /// `struct mount_attr` of `mount_setattr(2)`.
 #[repr(C)]
@@ -621,9 +626,12 @@ impl ChildPlan {
                 write_proc_file(b"/proc/self/gid_map\0", &u.gid_map),
                 Step::UserMap,
             )?;
+            // A kernel without per-namespace ucounts refuses these; the run goes on without.
             if let Some(n) = &u.inotify_instances {
-                // A kernel without per-namespace ucounts refuses it; the run goes on without.
                 let _ = write_proc_file(b"/proc/sys/user/max_inotify_instances\0", n);
+            }
+            if let Some(n) = &u.inotify_watches {
+                let _ = write_proc_file(b"/proc/sys/user/max_inotify_watches\0", n);
             }
         }
         // Our binds must not propagate back to the host's namespace.

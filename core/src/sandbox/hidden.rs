@@ -36,8 +36,9 @@ pub fn people_homes(text: &str) -> Vec<PathBuf> {
 }
 
 /// Where credentials live, relative to a home directory: keys, cloud and registry tokens, password
-/// stores, browser profiles (cookies and saved passwords).
-pub const DEFAULT_IN_HOME: [&str; 22] = [
+/// stores, browser profiles (cookies and saved passwords), git's second credential store, database
+/// passwords (`.pgpass`, `.my.cnf`), password managers' CLI data, S3 and rclone remotes.
+pub const DEFAULT_IN_HOME: [&str; 31] = [
     ".ssh",
     ".aws",
     ".azure",
@@ -60,6 +61,15 @@ pub const DEFAULT_IN_HOME: [&str; 22] = [
     ".config/chromium",
     ".config/BraveSoftware",
     ".local/share/keyrings",
+    ".config/git/credentials",
+    ".pgpass",
+    ".my.cnf",
+    ".mylogin.cnf",
+    ".config/Bitwarden CLI",
+    ".config/op",
+    ".s3cfg",
+    ".boto",
+    ".config/rclone",
 ];
 
 /// System files with credentials (already unreadable to a normal user; a root run drops the

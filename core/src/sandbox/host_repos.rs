@@ -164,6 +164,42 @@ pub fn hosts(path: &Path, seen: &impl Fn(&Path) -> PathBuf) -> bool {
     }
 }
 
+/// The rule a write to `path` (caller's view) breaks when it makes or changes a tool's config (see
+/// `policy::PROTECTED_AT_ANY_DEPTH`: `rust-toolchain.toml`, `.cargo/`, `.npmrc`...) in a directory
+/// of the host's: the directory the tool would find it in is there and no run made it. A directory
+/// whose identity cannot be told is the host's.
+/// `home`: the user's home, whose `.cargo` is cargo's home (its config and programs are protected as
+/// home entries; its registry cache is written by builds).
+pub fn tool_config_in_hosts_dir(
+    path: &Path,
+    home: Option<&Path>,
+    seen: impl Fn(&Path) -> PathBuf,
+) -> Option<String> {
+    let parts: Vec<&std::ffi::OsStr> = path.iter().collect();
+    for name in super::policy::PROTECTED_AT_ANY_DEPTH {
+        let want: Vec<&std::ffi::OsStr> = Path::new(name).iter().collect();
+        let Some(at) = parts.windows(want.len()).position(|w| w == want.as_slice()) else {
+            continue;
+        };
+        let dir: PathBuf = parts[..at].iter().collect();
+        if name == ".cargo" && home == Some(dir.as_path()) {
+            continue;
+        }
+        let hosts = match identity(&seen(&dir)) {
+            Err(libc::ENOENT | libc::ENOTDIR) => false,
+            Err(_) | Ok(None) => true,
+            Ok(Some(id)) => !made_by_runs(&id),
+        };
+        if hosts {
+            return Some(format!(
+                "{name} in {}, a directory of the host's: host tools run what it names",
+                dir.display()
+            ));
+        }
+    }
+    None
+}
+
 /// What a write must not do to the host's repositories, if `path` (in the caller's view; `seen` turns
 /// such a path into one the supervisor can look at) breaks it: the rule's words for the report.
 /// `op` is the supervisor's operation name; `makes_git` says the call makes an entry named `.git`.
@@ -389,6 +425,45 @@ mod tests {
             .unwrap()
             .expect("birth times here");
         note_made(id, path.file_name() == Some(OsStr::new(".git")));
+    }
+
+    #[test]
+    fn a_tool_config_at_any_depth_is_the_hosts_in_its_directories_and_the_runs_in_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("crates/foo")).unwrap();
+        made_by_a_run(&root.join("newcrate"));
+        let same = |p: &Path| p.to_path_buf();
+        let check =
+            |p: &str, home: Option<&Path>| tool_config_in_hosts_dir(&root.join(p), home, same);
+        for p in [
+            "crates/foo/rust-toolchain.toml",
+            "crates/foo/rust-toolchain",
+            "crates/foo/.cargo",
+            "crates/foo/.cargo/config.toml",
+            "crates/foo/.npmrc",
+            "crates/foo/.yarnrc.yml",
+            "crates/foo/.hg/hgrc",
+            "crates/foo/.mise/config.toml",
+            ".tool-versions",
+        ] {
+            let why = check(p, None).unwrap_or_else(|| panic!("{p} was let through"));
+            assert!(why.contains("a directory of the host's"), "{why}");
+        }
+        for p in [
+            "newcrate/rust-toolchain.toml",
+            "newcrate/.cargo/config.toml",
+            "crates/foo/src/main.rs",
+            "crates/foo/.hg/store/x",
+            "crates/foo/Cargo.toml",
+            // Not there yet: nothing to find it in (the write fails as the kernel says).
+            "missing/rust-toolchain.toml",
+        ] {
+            assert_eq!(check(p, None), None, "{p}");
+        }
+        // The user's home: its .cargo is cargo's home (its entries are protected as home entries).
+        assert_eq!(check(".cargo/registry/x", Some(&root)), None);
+        assert!(check(".cargo/registry/x", None).is_some());
     }
 
     #[test]

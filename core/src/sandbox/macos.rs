@@ -212,6 +212,7 @@ mod tests {
             writable_roots: vec![PathBuf::from("/work/a \"b\""), PathBuf::from("/tmp/x")],
             protected: vec![PathBuf::from("/work/a \"b\"/.git/hooks")],
             git_entries: Vec::new(),
+            home: None,
             unix_sockets: vec![PathBuf::from("/run/agent.sock")],
             private_shm: None,
             deny_write_globs: Default::default(),

@@ -87,6 +87,17 @@ pub const DEFAULT_PROCESSES: u64 = 2048;
 /// quota is 128, shared by every process of theirs: the agent's `fs.watch` included).
 pub const INOTIFY_INSTANCES: u32 = 32;
 
+/// The ceiling on inotify watches in an unprivileged run's user namespace: a quarter of the user's
+/// own (`fs.inotify.max_user_watches`, shared by every process of theirs), at least 8192, so one run
+/// watching every file it can read leaves the agent and other runs theirs.
+pub fn inotify_watches() -> u64 {
+    let user = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .unwrap_or(8192 * 4);
+    (user / 4).max(8192)
+}
+
 /// Resource limits of a sandboxed run. Each is optional.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ResourceLimits {
@@ -1073,6 +1084,7 @@ mod linux {
                     uid_map: format!("{uid} {uid} 1").into_bytes(),
                     gid_map: format!("{gid} {gid} 1").into_bytes(),
                     inotify_instances: Some(INOTIFY_INSTANCES.to_string().into_bytes()),
+                    inotify_watches: Some(inotify_watches().to_string().into_bytes()),
                 }
             });
             // Nothing is bound inside a hidden path: it is not there to bind.

@@ -106,6 +106,35 @@ pub const PROTECTED_IN_ROOTS: [&str; 33] = [
     ".cargo/config",
 ];
 
+/// Names that host tools look for in the directory they run in and every directory above it, and
+/// that make them run a program: at any depth inside a root, never written by a run in a directory
+/// of the host's (one no run made; see `host_repos`: a run's own clone or new crate is the run's,
+/// as its build scripts are). rustup runs
+/// the toolchain a `rust-toolchain(.toml)` names (`path = ...`: every `cargo --version`), cargo the
+/// `rustc-wrapper` and runners of a `.cargo/config.toml`, yarn the `yarnPath` of a `.yarnrc.yml`,
+/// npm the `script-shell` and `node-options` of a package's `.npmrc`, pnpm a `.pnpmfile.cjs`, bun
+/// the `preload` of a `bunfig.toml`, mise the tools and hooks of its configs, hg the hooks of a
+/// nested repository's `.hg/hgrc`. A directory name (`.cargo`, `.mise`) covers what is inside and
+/// the name itself (a link named so would put the config elsewhere).
+pub const PROTECTED_AT_ANY_DEPTH: [&str; 16] = [
+    ".cargo",
+    "rust-toolchain",
+    "rust-toolchain.toml",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".npmrc",
+    ".pnpmfile.cjs",
+    ".pnpmfile.mjs",
+    "bunfig.toml",
+    ".mise.toml",
+    "mise.toml",
+    ".mise.local.toml",
+    "mise.local.toml",
+    ".mise",
+    ".tool-versions",
+    ".hg/hgrc",
+];
+
 /// In a home directory a root holds, besides the shell start-up files: what runs programs on its own
 /// when the user next works, read from `$HOME`. The configs that make git, ssh, npm, cargo, gradle,
 /// sbt, docker, kubectl or the AWS CLI run programs (credential helpers and processes, init scripts,
@@ -119,7 +148,7 @@ pub const PROTECTED_IN_ROOTS: [&str; 33] = [
 /// programs load as their configuration (git's, gdb's and tmux's start-up commands among them), so it
 /// is the host's whole, not a list of the ones known to run commands. And `~/.cargo/env`, which
 /// `.profile` and `.bashrc` source.
-pub const PROTECTED_HOME_ENTRIES: [&str; 48] = [
+pub const PROTECTED_HOME_ENTRIES: [&str; 68] = [
     ".gitconfig",
     ".ssh",
     ".npmrc",
@@ -168,6 +197,31 @@ pub const PROTECTED_HOME_ENTRIES: [&str; 48] = [
     ".gdbinit",
     ".sqliterc",
     ".local/share/nvim",
+    // Start-up files of less (`LESSOPEN` in `.lesskey` ran in the host's `git log`), hg, screen,
+    // lldb, pdb, wget and curl; the editor `sensible-editor` picks; mailcap's viewers; Jupyter's
+    // server config and kernels; desktop entries; gpg-agent's config (even before `.gnupg` exists);
+    // the package indexes pip, gem and conda install from; pre-commit's cached hook repositories
+    // and npx's cached packages, which the host's `pre-commit` and `npx` run as they are.
+    ".lesskey",
+    ".hgrc",
+    ".screenrc",
+    ".selected_editor",
+    ".mailcap",
+    ".lldbinit",
+    ".pdbrc",
+    ".wgetrc",
+    ".curlrc",
+    ".jupyter",
+    ".local/share/jupyter",
+    ".local/share/applications",
+    ".local/share/pnpm/global",
+    ".gnupg",
+    ".pip",
+    ".pydistutils.cfg",
+    ".gemrc",
+    ".condarc",
+    ".cache/pre-commit",
+    ".npm/_npx",
 ];
 
 /// Why a write was refused.
@@ -203,6 +257,9 @@ pub struct FsPolicy {
     /// stays where it is (no rename, removal or replacement) while what is inside a directory one
     /// stays writable for commits, except its protected entries.
     pub git_entries: Vec<PathBuf>,
+    /// The user's home directory (links resolved), where `.cargo` is cargo's own home rather than a
+    /// project's config (see `PROTECTED_AT_ANY_DEPTH`; its own protected entries are listed above).
+    pub home: Option<PathBuf>,
     /// Unix socket files (or directories of them) outside the roots that the run may connect to while
     /// the network is off: an ssh-agent, a language server, a database's socket the caller trusts.
     pub unix_sockets: Vec<PathBuf>,
@@ -340,6 +397,7 @@ impl FsPolicy {
             writable_roots,
             protected,
             git_entries,
+            home: home_dir,
             unix_sockets: Vec::new(),
             private_shm: None,
             deny_write_globs: WriteGlobs::default(),

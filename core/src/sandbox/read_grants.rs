@@ -214,3 +214,91 @@ pub fn open_for_rule(path: &Path) -> Option<OwnedFd> {
         .ok()
         .map(OwnedFd::from)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn real(p: &Path) -> PathBuf {
+        std::fs::canonicalize(p).unwrap()
+    }
+
+    #[test]
+    fn the_walk_goes_down_to_each_location_and_stops_at_writable_roots() {
+        let t = tempfile::tempdir().unwrap();
+        let home = real(t.path());
+        std::fs::create_dir_all(home.join(".config/gh")).unwrap();
+        std::fs::create_dir_all(home.join("project")).unwrap();
+        std::fs::create_dir_all(home.join("dotfiles/cfg")).unwrap();
+        std::fs::write(home.join(".netrc"), "x").unwrap();
+        let candidates = vec![
+            home.join(".netrc"),
+            home.join(".config/gh"),
+            home.join(".aws"),
+            home.join(".config/gh/hosts.yml"),
+        ];
+        let l = layout(
+            &candidates,
+            &[],
+            &[home.join("project")],
+            &[home.join("project")],
+        );
+        // Every ancestor of each location is walked; the locations themselves are withheld, once
+        // (an inner one is covered by its outer one), whether they exist or not.
+        assert!(l.walked.contains(&home));
+        assert!(l.walked.contains(&home.join(".config")));
+        assert!(l.walked.contains(&PathBuf::from("/")));
+        assert!(!l.walked.contains(&home.join("project")));
+        assert!(l.withheld.contains(&home.join(".aws")));
+        assert!(l.withheld.contains(&home.join(".config/gh")));
+        assert!(!l.withheld.contains(&home.join(".config/gh/hosts.yml")));
+        // The listing grants the siblings, never a walked directory or a location.
+        let granted = list(&l);
+        assert!(granted.contains(&home.join("project")));
+        assert!(granted.contains(&home.join("dotfiles")));
+        for no in [
+            home.join(".netrc"),
+            home.join(".config"),
+            home.join(".config/gh"),
+        ] {
+            assert!(!granted.contains(&no), "{}", no.display());
+        }
+        // A writable root that holds the locations stops the walk there: it is granted whole.
+        let l = layout(
+            &candidates,
+            &[],
+            std::slice::from_ref(&home),
+            std::slice::from_ref(&home),
+        );
+        assert!(!l.walked.contains(&home));
+        assert!(!l.walked.contains(&home.join(".config")));
+        assert!(list(&l).contains(&home));
+    }
+
+    #[test]
+    fn allowed_paths_come_back_and_links_are_followed_to_where_a_location_would_be() {
+        let t = tempfile::tempdir().unwrap();
+        let home = real(t.path());
+        std::fs::create_dir_all(home.join("dotfiles/config")).unwrap();
+        std::os::unix::fs::symlink(home.join("dotfiles/config"), home.join(".config")).unwrap();
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".ssh/known_hosts"), "k").unwrap();
+        let candidates = vec![home.join(".ssh"), home.join(".config/gh/hosts.yml")];
+        let l = layout(&candidates, &[home.join(".ssh/known_hosts")], &[], &[]);
+        assert_eq!(l.brought_back, vec![home.join(".ssh/known_hosts")]);
+        // `.config` is a link: the location is where it would be made, in the link's target.
+        assert!(l
+            .withheld
+            .contains(&home.join("dotfiles/config/gh/hosts.yml")));
+        assert!(l.walked.contains(&home.join("dotfiles/config")));
+        let granted = list(&l);
+        // The link itself is never granted (its target is granted where it lives, or not at all).
+        assert!(!granted.contains(&home.join(".config")));
+        assert!(granted.contains(&home.join(".ssh/known_hosts")));
+        // A location that holds the run's cwd is not withheld; nor one allowRead names whole.
+        let l = layout(&candidates, &[home.join(".ssh")], &[], &[]);
+        assert!(!l.withheld.contains(&home.join(".ssh")));
+        let l = layout(&candidates, &[], &[home.join(".ssh/work")], &[]);
+        assert!(!l.withheld.contains(&home.join(".ssh")));
+    }
+}

@@ -25,12 +25,15 @@ const MARKS: [&str; 15] = [
 ];
 
 /// Prefixes of whole families of credentials (cloud and forge accounts).
-const PREFIXES: [&str; 8] = [
+const PREFIXES: [&str; 11] = [
     "AWS_", "AZURE_", "GOOGLE_", "GCLOUD_", "GH_", "GITHUB_", "GITLAB_", "VAULT_",
+    // Password managers' session keys (Bitwarden's BW_SESSION decrypts the vault; 1Password's
+    // OP_SESSION_<account>) and payment accounts.
+    "BW_", "OP_", "STRIPE_",
 ];
 
 /// Suffixes that name a credential by convention.
-const SUFFIXES: [&str; 5] = ["_PAT", "_PWD", "_DSN", "_PASS", "_PW"];
+const SUFFIXES: [&str; 6] = ["_PAT", "_PWD", "_DSN", "_PASS", "_PW", "_SK"];
 
 /// Does `name` look like a credential's variable?
 pub fn looks_like_secret(name: &str) -> bool {
@@ -44,14 +47,22 @@ pub fn looks_like_secret(name: &str) -> bool {
 /// one with a `/` in it too) or a token as the user (`https://ghp_...@github.com`)? (A short user
 /// name alone, `ssh://git@host`, is none.)
 pub fn value_holds_credentials(value: &str) -> bool {
-    value.match_indices("://").any(|(i, _)| {
-        let rest = &value[i + 3..];
-        let token = &rest[..rest.find(char::is_whitespace).unwrap_or(rest.len())];
-        token.find('@').is_some_and(|at| {
-            let user_info = &token[..at];
-            user_info.contains(':') || (user_info.len() >= 20 && !user_info.contains('/'))
+    // A keyword connection string (`host=db user=app password=...`, ODBC's `Pwd=...`).
+    let lower = value.to_ascii_lowercase();
+    let keyword = ["password=", "passwd=", "pwd="].iter().any(|k| {
+        lower
+            .match_indices(k)
+            .any(|(i, _)| i == 0 || !lower.as_bytes()[i - 1].is_ascii_alphanumeric())
+    });
+    keyword
+        || value.match_indices("://").any(|(i, _)| {
+            let rest = &value[i + 3..];
+            let token = &rest[..rest.find(char::is_whitespace).unwrap_or(rest.len())];
+            token.find('@').is_some_and(|at| {
+                let user_info = &token[..at];
+                user_info.contains(':') || (user_info.len() >= 20 && !user_info.contains('/'))
+            })
         })
-    })
 }
 
 /// Is the variable `name=value` a credential's?
@@ -101,6 +112,8 @@ mod tests {
             "see https://u:p@host",
             "postgres://u:pa/ss@h/db",
             "https://ghp_0123456789abcdefghij0123@github.com/org/repo.git",
+            "host=db user=app password=secret dbname=x",
+            "Server=x;Database=y;Uid=u;Pwd=secret;",
         ] {
             assert!(value_holds_credentials(value), "{value}");
             assert!(is_secret("DATABASE_URL", value), "{value}");
@@ -145,6 +158,10 @@ mod tests {
             "SLACK_WEBHOOK_URL",
             "AZURE_STORAGE_CONNECTION_STRING",
             "SIGNING_PRIVATE_PEM",
+            "BW_SESSION",
+            "OP_SESSION_myaccount",
+            "STRIPE_SK",
+            "PAYMENTS_SK",
         ] {
             assert!(looks_like_secret(name), "{name}");
         }

@@ -1077,6 +1077,21 @@ fn decide(
                 (errno, rule)
             })
             .or_else(|| {
+                // A tool's config (`rust-toolchain.toml`, `.cargo/`, `.npmrc`...) in a directory
+                // of the host's, at any depth.
+                super::host_repos::tool_config_in_hosts_dir(&path, policy.home.as_deref(), |q| {
+                    in_view(pid, q)
+                })
+                .map(|rule| {
+                    let errno = if changes_metadata(op) {
+                        libc::EPERM
+                    } else {
+                        libc::EROFS
+                    };
+                    (errno, rule)
+                })
+            })
+            .or_else(|| {
                 // A host git directory's core entries taken away (removed, or renamed from).
                 let away = op == "remove" || (op == "rename" && (i == 0 || swaps));
                 let core = |p: &Path| super::host_repos::core_taken_away(p, |q| in_view(pid, q));
