@@ -259,12 +259,16 @@ test('tool configs found by walking up (rust-toolchain, .cargo, .npmrc...) stay 
       'mkdir -p mv-src && echo x > mv-src/config.toml && mv mv-src packages/web/.cargo 2>/dev/null',
       // In directories the run makes: its own crate, and a clone with a pinned toolchain.
       'mkdir -p newcrate/.cargo && echo "[toolchain]" > newcrate/rust-toolchain.toml && echo "[build]" > newcrate/.cargo/config.toml',
+      // A directory of the host's is not moved under one the run made (a config there would apply).
+      'mkdir -p runs && python3 -c "import os\ntry: os.rename(\'crates/foo\', \'runs/foo\'); print(\'moved\')\nexcept OSError as e: print(\'rename\', e.errno)"',
       'echo done',
     ].join('; '),
     cwd,
     sandbox: { writableRoots: [cwd] },
   });
   assert.match(r.output, /done\n$/);
+  assert.match(r.output, /^rename 18$/m, r.output);
+  assert.equal(fs.existsSync(path.join(cwd, 'crates/foo/Cargo.toml')) || fs.existsSync(path.join(cwd, 'crates/foo')), true);
   assert.equal(fs.readFileSync(path.join(cwd, 'crates/foo/.cargo/config.toml'), 'utf8'), '[build]\n');
   assert.equal(fs.readFileSync(path.join(cwd, 'crates/foo/rust-toolchain.toml'), 'utf8'), '[toolchain]\nchannel = "stable"\n');
   for (const p of planted.filter((p) => !p.startsWith('crates/foo/.cargo/config.toml') && p !== 'crates/foo/rust-toolchain.toml')) {

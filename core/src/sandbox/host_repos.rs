@@ -200,6 +200,31 @@ pub fn tool_config_in_hosts_dir(
     None
 }
 
+/// Why a rename may not move the directory `from` to `to` (both in the caller's view), if it would
+/// put a directory of the host's under one a run made: a tool's config the run writes in its own
+/// directory would then be found by the host's tools walking up from the host's (`mv crates c2;
+/// mkdir crates; mv c2/foo crates/foo`, then `crates/rust-toolchain.toml`). Refused with `EXDEV`,
+/// so `mv` copies it: the copy is the run's.
+pub fn host_dir_under_runs(
+    from: &Path,
+    to: &Path,
+    seen: impl Fn(&Path) -> PathBuf,
+) -> Option<String> {
+    if !std::fs::symlink_metadata(seen(from)).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let runs = |p: &Path| matches!(identity(&seen(p)), Ok(Some(id)) if made_by_runs(&id));
+    if runs(from) {
+        return None;
+    }
+    let under = to.ancestors().skip(1).find(|a| runs(a))?;
+    Some(format!(
+        "{} is a directory of the host's, not moved under {}, which a run made (a tool's config there would apply to it)",
+        from.display(),
+        under.display()
+    ))
+}
+
 /// What a write must not do to the host's repositories, if `path` (in the caller's view; `seen` turns
 /// such a path into one the supervisor can look at) breaks it: the rule's words for the report.
 /// `op` is the supervisor's operation name; `makes_git` says the call makes an entry named `.git`.
@@ -444,6 +469,7 @@ mod tests {
             "crates/foo/.npmrc",
             "crates/foo/.yarnrc.yml",
             "crates/foo/.hg/hgrc",
+            "crates/foo/.hg",
             "crates/foo/.mise/config.toml",
             ".tool-versions",
         ] {
@@ -454,7 +480,6 @@ mod tests {
             "newcrate/rust-toolchain.toml",
             "newcrate/.cargo/config.toml",
             "crates/foo/src/main.rs",
-            "crates/foo/.hg/store/x",
             "crates/foo/Cargo.toml",
             // Not there yet: nothing to find it in (the write fails as the kernel says).
             "missing/rust-toolchain.toml",

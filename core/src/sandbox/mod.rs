@@ -510,8 +510,12 @@ mod linux {
         candidates.extend(spec.deny_read.iter().cloned());
         let mut works_in = roots.to_vec();
         works_in.push(real_cwd.to_path_buf());
-        let layout = super::read_grants::layout(&candidates, &spec.allow_read, &works_in, roots);
-        (!layout.is_empty()).then(|| super::read_grants::granted(&layout))
+        super::read_grants::granted(super::read_grants::Inputs {
+            candidates,
+            allow_read: spec.allow_read.clone(),
+            works_in,
+            writable: roots.to_vec(),
+        })
     }
 
     /// The child's side of `unreadable`: directories covered by tmpfs (with their `allowRead`
@@ -975,7 +979,15 @@ mod linux {
             );
         }
         let proxy_in_namespace = network_namespace && spec.domains.is_some();
-        let read_by_entry = read_by_entry(spec, home, &real_cwd, &policy.writable_roots);
+        // The run's own temp dir is a root of its own, and nothing on the way to a credential: left
+        // out, so runs in the same place share one listing.
+        let lasting_roots: Vec<std::path::PathBuf> = policy
+            .writable_roots
+            .iter()
+            .filter(|r| !r.starts_with(tmp.path()))
+            .cloned()
+            .collect();
+        let read_by_entry = read_by_entry(spec, home, &real_cwd, &lasting_roots);
         if read_by_entry.is_some() {
             mechanisms.push(
                 "credential locations unreadable by Landlock too (files read beneath each entry of the directories on the way to them: what appears there while the run lives stays unreadable)".into(),

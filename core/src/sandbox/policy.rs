@@ -114,7 +114,7 @@ pub const PROTECTED_IN_ROOTS: [&str; 33] = [
 /// `rustc-wrapper` and runners of a `.cargo/config.toml`, yarn the `yarnPath` of a `.yarnrc.yml`,
 /// npm the `script-shell` and `node-options` of a package's `.npmrc`, pnpm a `.pnpmfile.cjs`, bun
 /// the `preload` of a `bunfig.toml`, mise the tools and hooks of its configs, hg the hooks of a
-/// nested repository's `.hg/hgrc`. A directory name (`.cargo`, `.mise`) covers what is inside and
+/// repository's `.hg/hgrc` (so no `.hg` is made or replaced in a directory of the host's). A directory name (`.cargo`, `.mise`) covers what is inside and
 /// the name itself (a link named so would put the config elsewhere).
 pub const PROTECTED_AT_ANY_DEPTH: [&str; 16] = [
     ".cargo",
@@ -132,7 +132,7 @@ pub const PROTECTED_AT_ANY_DEPTH: [&str; 16] = [
     "mise.local.toml",
     ".mise",
     ".tool-versions",
-    ".hg/hgrc",
+    ".hg",
 ];
 
 /// In a home directory a root holds, besides the shell start-up files: what runs programs on its own

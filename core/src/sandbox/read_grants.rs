@@ -131,7 +131,18 @@ fn stamp(dir: &Path) -> Option<Stamp> {
 /// from a directory changed this recently is not reused.
 const SETTLED_NS: i128 = 50_000_000;
 
+/// What a layout is made from: the credential locations and the run's `allowRead`, places it works
+/// in and writable roots, as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inputs {
+    pub candidates: Vec<PathBuf>,
+    pub allow_read: Vec<PathBuf>,
+    pub works_in: Vec<PathBuf>,
+    pub writable: Vec<PathBuf>,
+}
+
 struct Listed {
+    inputs: Inputs,
     layout: Layout,
     stamps: Vec<Option<Stamp>>,
     reusable: bool,
@@ -143,43 +154,57 @@ const KEPT: usize = 8;
 
 static LISTED: Mutex<Vec<Listed>> = Mutex::new(Vec::new());
 
-/// The paths to grant `ReadFile` on whole for `layout`: every entry of each walked directory that is
-/// neither walked nor withheld nor a link (a link's target is granted where it lives, or not at
-/// all), and the paths brought back. A directory that cannot be listed (not a directory, or not
-/// ours to list) is granted whole: as readable as its permissions make it. The listing is reused
-/// while the walked directories keep their identity and modification time.
-pub fn granted(layout: &Layout) -> Arc<Vec<PathBuf>> {
-    let stamps: Vec<Option<Stamp>> = layout.walked.iter().map(|d| stamp(d)).collect();
+/// The paths to grant `ReadFile` on whole for a run (see `list`), or `None` with nothing to
+/// withhold. Resolving the locations and listing the directories on the way to them is done again
+/// only when one of those directories changed (its identity or modification time: an entry came,
+/// went, was replaced or became a link), so a run pays a `stat` of each.
+pub fn granted(inputs: Inputs) -> Option<Arc<Vec<PathBuf>>> {
     {
         let listed = LISTED.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(l) = listed
-            .iter()
-            .find(|l| l.reusable && l.layout == *layout && l.stamps == stamps)
-        {
-            return l.paths.clone();
+        if let Some(l) = listed.iter().find(|l| l.reusable && l.inputs == inputs) {
+            let now: Vec<Option<Stamp>> = l.layout.walked.iter().map(|d| stamp(d)).collect();
+            if now == l.stamps {
+                return (!l.layout.is_empty()).then(|| l.paths.clone());
+            }
         }
     }
-    let paths = Arc::new(list(layout));
+    let resolve = || {
+        layout(
+            &inputs.candidates,
+            &inputs.allow_read,
+            &inputs.works_in,
+            &inputs.writable,
+        )
+    };
+    // Stamped between two resolutions: a change before the stamp shows as two layouts (then the
+    // listing is not reused), one after it as a new stamp at the next run.
+    let layout = resolve();
+    let stamps: Vec<Option<Stamp>> = layout.walked.iter().map(|d| stamp(d)).collect();
+    let settled = resolve() == layout;
+    let paths = Arc::new(list(&layout));
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as i128)
         .unwrap_or(0);
-    let reusable = stamps.iter().flatten().all(|s| {
-        let at = s.mtime.0 as i128 * 1_000_000_000 + s.mtime.1 as i128;
-        now - at > SETTLED_NS
-    });
+    let reusable = settled
+        && stamps.iter().flatten().all(|s| {
+            let at = s.mtime.0 as i128 * 1_000_000_000 + s.mtime.1 as i128;
+            now - at > SETTLED_NS
+        });
+    let empty = layout.is_empty();
     let mut listed = LISTED.lock().unwrap_or_else(|p| p.into_inner());
-    listed.retain(|l| l.layout != *layout);
+    listed.retain(|l| l.inputs != inputs);
     if listed.len() >= KEPT {
         listed.remove(0);
     }
     listed.push(Listed {
-        layout: layout.clone(),
+        inputs,
+        layout,
         stamps,
         reusable,
         paths: paths.clone(),
     });
-    paths
+    (!empty).then_some(paths)
 }
 
 fn list(layout: &Layout) -> Vec<PathBuf> {

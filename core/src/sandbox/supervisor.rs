@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use super::caller_memory;
 use super::file_calls::{
-    file_call, is_write_open, open_arg, open_flags_text, read_open_how, FileCall, OpenHow, AT_FDCWD,
+    file_call, is_write_open, open_flags_text, read_open_how, FileCall, OpenHow, AT_FDCWD,
 };
 use super::notify_wait;
 use super::perform::{self, in_view};
@@ -876,9 +876,13 @@ fn decide(
                 unreachable!("read above for every openat2")
             };
             if !is_write_open(how.flags) {
-                // Not judged, but not let through either: the kernel would read `open_how` again,
-                // which another thread may have made an open for writing by then.
-                return read_open2(req, how, root);
+                // Not let through (the kernel would read `open_how` again, which another thread may
+                // have made an open for writing by then), and not made here either: the supervisor is
+                // not under the run's Landlock rules or its `/proc`'s `hidepid`, so an open made for
+                // the caller read credentials the run may not read and the agent's own `/proc/1`
+                // (its environment and memory). Programs fall back to `openat` on ENOSYS, as on
+                // kernels before 5.6; the kernel decides those.
+                return Verdict::Fail(libc::ENOSYS);
             }
             // RESOLVE_IN_ROOT makes the dirfd the root the path and its links resolve in, which the
             // supervisor's walk does not model. The other resolve flags only restrict the lookup.
@@ -1118,6 +1122,16 @@ fn decide(
                     .map(|rule| (libc::EXDEV, rule))
             })
             .or_else(|| {
+                // A directory of the host's moved under one a run made (either way, for an exchange).
+                let from = resolved.as_ref().filter(|_| op == "rename" && i == 1)?;
+                let under = |from: &Path, to: &Path| {
+                    super::host_repos::host_dir_under_runs(from, to, |p| in_view(pid, p))
+                };
+                under(from, &path)
+                    .or_else(|| swaps.then(|| under(&path, from)).flatten())
+                    .map(|rule| (libc::EXDEV, rule))
+            })
+            .or_else(|| {
                 // The directory a rename moves (either way, for an exchange) into a host work tree:
                 // EXDEV, so `mv` copies it instead (and the copy's `.git`, if any, is judged).
                 let from = resolved.as_ref().filter(|_| op == "rename" && i == 1)?;
@@ -1142,52 +1156,6 @@ fn decide(
     Verdict::Perform(Box::new(perform::Job {
         act,
         targets,
-        as_named,
-    }))
-}
-
-/// An `openat2` for reading: nothing to judge, made by the supervisor on the copy of `open_how` it
-/// read (as every call whose arguments are in the caller's memory is), resolved as the caller's.
-fn read_open2(req: &libc::seccomp_notif, how: OpenHow, root: Option<&OwnedFd>) -> Verdict {
-    let (pid, a) = (req.pid, req.data.args);
-    let raw = match caller_memory::read_path_or_errno(pid, a[1]) {
-        Ok(raw) => raw,
-        Err(errno) => return Verdict::Fail(errno),
-    };
-    let Ok(named) = std::ffi::CString::new(raw.clone()) else {
-        return Verdict::Fail(libc::EINVAL);
-    };
-    let act = perform::Act::Open {
-        flags: how.flags as i32,
-        mode: how.mode as u32,
-        resolve: how.resolve,
-        strict: true,
-        dir_only: raw.last() == Some(&b'/'),
-    };
-    let as_named = Some((a[0] as i32, named));
-    // RESOLVE_IN_ROOT: the caller's directory is the lookup's root, so the lookup is made as the
-    // caller named it, from that directory (see `perform`).
-    if how.resolve & libc::RESOLVE_IN_ROOT != 0 {
-        return Verdict::Perform(Box::new(perform::Job {
-            act,
-            targets: vec![perform::Target::AsNamed],
-            as_named,
-        }));
-    }
-    let mut proc_link: ProcLink = None;
-    let follow = open_arg(a[0] as i64, a[1], how.flags).follow;
-    let target = match resolve_noting(pid, root, a[0] as i64, &raw, follow, &[], &mut proc_link) {
-        Err(errno) => return Verdict::Fail(errno),
-        Ok(_) if proc_link.is_some() => {
-            let (link, seen) = proc_link.expect("checked");
-            perform::Target::ProcLink { link, seen }
-        }
-        Ok(Some(path)) => perform::Target::Path(path),
-        Ok(None) => return Verdict::Fail(libc::ENOENT),
-    };
-    Verdict::Perform(Box::new(perform::Job {
-        act,
-        targets: vec![target],
         as_named,
     }))
 }

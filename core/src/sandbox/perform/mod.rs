@@ -126,9 +126,6 @@ pub enum Target {
     /// the link itself (the file may have no name: a pipe, a deleted file); `seen` is what the link
     /// read when judged, and must read the same on the file opened.
     ProcLink { link: PathBuf, seen: PathBuf },
-    /// The path as the caller named it (`Job::as_named`), looked up from its directory fd: for an
-    /// `openat2` with `RESOLVE_IN_ROOT`, whose lookup cannot leave that directory.
-    AsNamed,
     /// The caller's open file `fd` (a call by descriptor, or `AT_EMPTY_PATH`; `AT_FDCWD`: its cwd),
     /// taken through `/proc` and checked to be the one judged: `seen` is what its link read then.
     Fd { fd: i32, seen: PathBuf },
@@ -496,8 +493,6 @@ fn on_file(
             let file = reopen(pid, link, seen, libc::O_PATH)?;
             call(At::File(&file))
         }
-        // Only opens are made as named.
-        Target::AsNamed => Err(libc::EINVAL),
     }
 }
 

@@ -53,7 +53,6 @@ pub(super) fn open(
             let open = |f: i32| reopen(pid, link, seen, f);
             open_without_waiting(flags, may_block, still_waiting, is_fifo, open)
         }
-        Target::AsNamed => open_as_named(pid, flags, mode, resolve, as_named),
         // Opens name a path: never a descriptor alone.
         Target::Fd { .. } => Err(libc::EINVAL),
     };
@@ -294,35 +293,6 @@ fn open_controlling_tty(pid: u32, flags: i32) -> Result<OwnedFd, i32> {
     let index = (major - 136) * 256 + minor;
     let in_view = PathBuf::from(format!("/proc/{pid}/root/dev/pts/{index}"));
     open_checked(&in_view, None).ok_or(libc::ENXIO)
-}
-
-/// `openat2(dirfd, path, {flags, mode, resolve})` as the caller named it, from a handle on the
-/// caller's directory: only for `RESOLVE_IN_ROOT`, where that directory is the lookup's root (no
-/// `..` or absolute link leaves it, so the supervisor's own root never enters). Never waits.
-fn open_as_named(
-    pid: u32,
-    flags: i32,
-    mode: u32,
-    resolve: u64,
-    as_named: Option<&(i32, CString)>,
-) -> Result<Option<OwnedFd>, i32> {
-    let Some((dirfd, named)) = as_named else {
-        return Err(libc::EINVAL);
-    };
-    if resolve & libc::RESOLVE_IN_ROOT == 0 {
-        return Err(libc::EINVAL);
-    }
-    let dir = caller_handle(pid, *dirfd)?;
-    let open_flags = (flags & !libc::O_CLOEXEC) | libc::O_CLOEXEC | libc::O_NONBLOCK;
-    let file = openat2(&dir, named, open_flags, mode, resolve)?;
-    if flags & libc::O_NONBLOCK == 0 {
-        // SAFETY: F_GETFL and F_SETFL on an fd we hold.
-        unsafe {
-            let now = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
-            libc::fcntl(file.as_raw_fd(), libc::F_SETFL, now & !libc::O_NONBLOCK);
-        }
-    }
-    Ok(Some(file))
 }
 
 /// `openat2`'s resolve flags restrict the caller's own lookup (`RESOLVE_BENEATH` keeps it under its
