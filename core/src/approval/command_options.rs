@@ -138,8 +138,11 @@ const TABLE: &[CommandOptions] = &[
         subcommands: &[],
         long: &["--specs"],
         short: &[],
-        prefix: &["-wrapper", "-B", "-fplugin", "-specs", "--specs"],
-        runs: "runs or loads the program it is given (a wrapper, the tools' directory, a plugin, a spec file)",
+        prefix: &[
+            "-wrapper", "-B", "-fplugin", "-specs", "--specs", "@", "-Wl,", "-Xlinker", "-Wp,",
+            "-Xpreprocessor",
+        ],
+        runs: "runs or loads the program it is given (a wrapper, the tools' directory, a plugin, a spec file, options from a file, the linker's plugins)",
     },
     CommandOptions {
         programs: &["java"],
@@ -149,9 +152,12 @@ const TABLE: &[CommandOptions] = &[
         prefix: &[
             "-XX:OnError",
             "-XX:OnOutOfMemoryError",
+            "-XX:VMOptionsFile",
+            "-XX:Flags",
             "-agentpath",
             "-agentlib",
             "-javaagent",
+            "@",
         ],
         runs: "runs the command or loads the agent it is given",
     },
@@ -228,6 +234,101 @@ const TABLE: &[CommandOptions] = &[
         runs: "runs the diff program it is given",
     },
     CommandOptions {
+        programs: &["split", "gsplit"],
+        subcommands: &[],
+        long: &["--filter"],
+        short: &[],
+        prefix: &[],
+        runs: "pipes each piece through the shell command it is given",
+    },
+    CommandOptions {
+        programs: &["wget"],
+        subcommands: &[],
+        long: &["--execute"],
+        short: &['e'],
+        prefix: &[],
+        runs: "runs wgetrc commands (`use_askpass` runs a program)",
+    },
+    CommandOptions {
+        programs: &["dpkg"],
+        subcommands: &[],
+        long: &[
+            "--pre-invoke",
+            "--post-invoke",
+            "--status-logger",
+            "--admindir",
+            "--root",
+            "--instdir",
+        ],
+        short: &[],
+        prefix: &[],
+        runs: "runs the command it is given, or maintainer scripts from another root",
+    },
+    CommandOptions {
+        programs: &["rustc"],
+        subcommands: &[],
+        long: &["--codegen"],
+        short: &[],
+        prefix: &["-C", "-Z", "@"],
+        runs: "runs the linker it is given (`-C linker=`) or reads more options from a file",
+    },
+    CommandOptions {
+        programs: &["pip", "pip3"],
+        subcommands: &["config"],
+        long: &["--editor"],
+        short: &[],
+        prefix: &["edit"],
+        runs: "opens the configuration in the editor it is given",
+    },
+    CommandOptions {
+        programs: &["man"],
+        subcommands: &[],
+        long: &["--pager", "--html", "--preprocessor"],
+        short: &['P', 'H', 'p'],
+        prefix: &[],
+        runs: "runs the program it names as the pager, browser or preprocessor",
+    },
+    CommandOptions {
+        programs: &["openssl"],
+        subcommands: &[],
+        long: &[],
+        short: &[],
+        prefix: &["-engine", "-pre", "-post", "-provider"],
+        runs: "loads the engine or provider it is given (a shared library's code)",
+    },
+    CommandOptions {
+        programs: &["jshell"],
+        subcommands: &[],
+        long: &["--startup"],
+        short: &[],
+        prefix: &[],
+        runs: "runs the startup script it is given",
+    },
+    CommandOptions {
+        programs: &["groff", "nroff", "troff", "pic", "gpic", "eqn", "tbl", "grog"],
+        subcommands: &[],
+        long: &[],
+        short: &['U'],
+        prefix: &[],
+        runs: "(unsafe mode) runs the shell commands its input holds (`.sy`, `sh`)",
+    },
+    CommandOptions {
+        programs: &["npm", "pnpm", "yarn"],
+        subcommands: &["explore"],
+        long: &[],
+        short: &[],
+        prefix: &["--", ""],
+        runs: "runs a shell command in the package's directory",
+    },
+    CommandOptions {
+        programs: &["npm", "pnpm", "yarn"],
+        subcommands: &["config"],
+        long: &[],
+        short: &[],
+        prefix: &["set", "edit"],
+        runs: "changes what later commands of it run (`script-shell`, `node-options`)",
+    },
+    CommandOptions {
         programs: &["cmake"],
         subcommands: &[],
         long: &[],
@@ -276,7 +377,19 @@ pub fn knows(name: &str) -> bool {
 /// table's options is there (before `--`), or git is given an `ext::` transport (a command line).
 pub fn runs(names: &[String], argv: &[String]) -> Option<String> {
     let args = argv.get(1..).unwrap_or(&[]);
+    // A compiler by any of its names (`gcc-12`, `c99-gcc`, `x86_64-linux-gnu-gcc-12`, `clang-14`)
+    // is read as the table's `gcc`.
+    let mut names: Vec<String> = names.to_vec();
+    if names.iter().any(|n| is_compiler(n)) {
+        names.push("gcc".into());
+    }
+    let names = &names[..];
     let is = |list: &[&str]| names.iter().any(|n| list.contains(&n.as_str()));
+    if is(&["git"]) {
+        if let Some(why) = git_runs(args) {
+            return Some(why);
+        }
+    }
     if is(&["git"]) {
         if let Some(a) = args.iter().find(|a| a.starts_with("ext::")) {
             return Some(format!(
@@ -314,10 +427,64 @@ pub fn runs(names: &[String], argv: &[String]) -> Option<String> {
     None
 }
 
+/// Is `name` a C compiler driver: gcc, g++, cc, c++, cpp or clang, with a target before it or a
+/// version after it?
+fn is_compiler(name: &str) -> bool {
+    let bare = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
+    ["gcc", "g++", "-cc", "-c++", "-cpp"]
+        .iter()
+        .any(|t| bare.ends_with(t))
+        || matches!(bare, "cc" | "c++" | "cpp")
+        || bare.starts_with("clang")
+}
+
+/// What git runs beyond the table's options: its internal helpers (`submodule--helper foreach`),
+/// `for-each-repo` (a git command line in other repositories), a push to a repository on this
+/// machine (its hooks run: `pre-receive`, `post-update`), an archive from one (its config's
+/// `tar.*.command` runs).
+fn git_runs(args: &[String]) -> Option<String> {
+    let (at, sub) = subcommand("git", args)?;
+    let rest = &args[at + 1..];
+    if sub.contains("--") || sub == "for-each-repo" {
+        return Some(format!(
+            "git {sub} runs other git commands the analyzer does not see"
+        ));
+    }
+    let local = |a: &str| {
+        a.starts_with('/')
+            || a.starts_with("./")
+            || a.starts_with("../")
+            || a.starts_with('~')
+            || a.starts_with("file:")
+            || a == "."
+            || a == ".."
+    };
+    if matches!(sub, "push" | "send-pack") {
+        if let Some(dest) = rest.iter().find(|a| !a.starts_with('-')) {
+            if local(dest) {
+                return Some(format!(
+                    "git {sub} {dest}: the repository on this machine runs its own hooks"
+                ));
+            }
+        }
+    }
+    if sub == "archive" {
+        if let Some(remote) = rest.iter().find_map(|a| a.strip_prefix("--remote=")) {
+            if local(remote) {
+                return Some(format!(
+                    "git archive --remote={remote}: that repository's configuration runs"
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// The option of `entry` that word `a` spells, if any.
 fn matches(entry: &CommandOptions, a: &str) -> Option<String> {
     if let Some(p) = entry.prefix.iter().find(|p| a.starts_with(**p)) {
-        return Some((*p).to_string());
+        // An empty prefix: every word (the subcommand's own words are what it runs).
+        return Some(if p.is_empty() { a } else { p }.to_string());
     }
     if let Some(name) = a.strip_prefix("--") {
         let name = name.split_once('=').map_or(name, |(n, _)| n);
@@ -399,6 +566,38 @@ mod tests {
             "sqlite3 db .shell",
             "diff3 --diff-program=cmd a b c",
             "cmake -E env cmd",
+            "split --filter=cmd f",
+            "split --fil=cmd f",
+            "wget -e use_askpass=cmd u",
+            "dpkg --post-invoke=cmd --configure -a",
+            "rustc -C linker=cmd x.rs",
+            "rustc -Clinker=cmd x.rs",
+            "rustc --codegen linker=cmd x.rs",
+            "pip config edit --editor cmd",
+            "man --pag=cmd ls",
+            "man --ht=cmd ls",
+            "gcc-12 -wrapper cmd,x -c x.c",
+            "c99-gcc -wrapper cmd,x -c x.c",
+            "x86_64-linux-gnu-gcc-12 -wrapper cmd,x -c x.c",
+            "clang-14 -B d x.c",
+            "gcc @args -c x.c",
+            "gcc -Wl,-plugin=p.so x.c",
+            "gcc -Xlinker -plugin=p.so x.c",
+            "gcc -Wp,-fplugin=p.so x.c",
+            "java @argfile",
+            "java -XX:VMOptionsFile=f -version",
+            "openssl engine -pre SO_PATH:p.so",
+            "jshell --startup f",
+            "groff -U -z",
+            "pic -U",
+            "npm explore x -- cmd",
+            "npm config set script-shell cmd",
+            "git submodule--helper foreach cmd",
+            "git for-each-repo --config=x -- -c alias.x=!cmd x",
+            "git push /tmp/evil.git HEAD:x",
+            "git push ../evil HEAD:x",
+            "git push file:///tmp/evil HEAD:x",
+            "git archive --remote=/tmp/evil.git HEAD",
         ] {
             let name = line.split_whitespace().next().unwrap();
             assert!(check(name, line).is_some(), "{line}");
@@ -431,6 +630,18 @@ mod tests {
             "less f",
             "cmake --build .",
             "sqlite3 db",
+            "split -l 10 f",
+            "wget -q u",
+            "dpkg -l",
+            "rustc x.rs",
+            "pip config list",
+            "man ls",
+            "gcc-12 -O2 -c x.c",
+            "openssl rand -hex 8",
+            "groff -man f",
+            "npm config get registry",
+            "git push origin HEAD",
+            "git archive HEAD",
         ] {
             let name = line.split_whitespace().next().unwrap();
             assert_eq!(check(name, line), None, "{line}");

@@ -261,6 +261,7 @@ const DISPATCHERS: &[&str] = &[
     "toybox",
     "jrunscript",
     "jjs",
+    "jshell",
 ];
 
 /// What the analysis learned about one command's program.
@@ -388,6 +389,7 @@ fn runs_argument_command(name: &str, argv: &[String], expands: &[bool]) -> Optio
                 "--rsh-command",
                 "--info-script",
                 "--new-volume-script",
+                "--rmt-command",
             ];
             for (i, a) in args.iter().enumerate() {
                 if a == "--" {

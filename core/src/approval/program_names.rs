@@ -31,6 +31,8 @@ const ALIASES: &[(&str, &str)] = &[
     ("uname26", "setarch"),
     ("pdb3", "pdb"),
     ("gdbtui", "gdb"),
+    // busybox's make.
+    ("mim", "make"),
 ];
 
 /// Every name the program `typed` (as written, a path or a name) is known by, given what `PATH`

@@ -427,8 +427,29 @@ fn word_names(word: &str, name: &str) -> bool {
             Some(('*', rest)) => (0..=n.len()).any(|k| glob(rest, &n[k..])),
             Some(('?', rest)) => !n.is_empty() && glob(rest, &n[1..]),
             Some(('[', rest)) => {
-                // Any one character for a bracket expression, up to its `]`.
-                let close = rest.iter().position(|c| *c == ']');
+                // Any one character for a bracket expression, up to its `]` (a `]` first, after
+                // `!` or `^`, is a member; `[:lower:]` classes are inside it).
+                let mut i = usize::from(matches!(rest.first(), Some('!' | '^')));
+                if rest.get(i) == Some(&']') {
+                    i += 1;
+                }
+                let mut close = None;
+                while i < rest.len() {
+                    if rest[i] == '[' && rest.get(i + 1) == Some(&':') {
+                        match (i + 2..rest.len().saturating_sub(1))
+                            .find(|&k| rest[k] == ':' && rest[k + 1] == ']')
+                        {
+                            Some(k) => i = k + 2,
+                            None => i += 1,
+                        }
+                        continue;
+                    }
+                    if rest[i] == ']' {
+                        close = Some(i);
+                        break;
+                    }
+                    i += 1;
+                }
                 match close {
                     Some(at) if !n.is_empty() => glob(&rest[at + 1..], &n[1..]),
                     _ => !n.is_empty() && n[0] == '[' && glob(rest, &n[1..]),
@@ -467,19 +488,26 @@ fn named_elsewhere(analysis: &Analysis, command: &str, names: &[String]) -> Opti
         .chars()
         .filter(|c| !matches!(c, '\'' | '"' | '\\'))
         .collect();
-    let words = text.split(|c: char| c.is_whitespace() || ";&|()<>=:/`$!".contains(c));
-    let mut in_text = vec![0usize; names.len()];
-    for word in words.filter(|w| !w.is_empty()) {
-        // A word with braces is every word bash makes of it (`{r,}m` is `rm` and `m`).
-        let pieces = word.split([',', '{', '}']).map(str::to_string);
-        for word in brace_words(word).into_iter().chain(pieces) {
+    // Split at what ends a word for a shell or a path; and again keeping `!` and `:`, which a
+    // bracket expression holds (`r[!a-l]`, `r[[:lower:]]`): the larger count of each name.
+    let count = |separators: &str| {
+        let mut counts = vec![0usize; names.len()];
+        let words = text.split(|c: char| c.is_whitespace() || separators.contains(c));
+        for word in words.filter(|w| !w.is_empty()) {
+            // A word with braces is every word bash makes of it (`{r,}m` is `rm` and `m`); a word
+            // counts once for each name it can make, however many of its forms make it.
+            let pieces: Vec<String> = word.split([',', '{', '}']).map(str::to_string).collect();
+            let forms: Vec<String> = brace_words(word).into_iter().chain(pieces).collect();
             for (i, n) in names.iter().enumerate() {
-                if word_names(&word, n) {
-                    in_text[i] += 1;
+                if forms.iter().any(|f| word_names(f, n)) {
+                    counts[i] += 1;
                 }
             }
         }
-    }
+        counts
+    };
+    let (split, kept) = (count(";&|()<>=:/`$!"), count(";&|()<>=/`$"));
+    let in_text: Vec<usize> = split.iter().zip(&kept).map(|(a, b)| *a.max(b)).collect();
     // Where the text names each one as the program a simple command runs.
     fn as_program(a: &Analysis, names: &[String], counts: &mut [usize]) {
         for s in a.segments() {
@@ -509,7 +537,7 @@ fn named_elsewhere(analysis: &Analysis, command: &str, names: &[String]) -> Opti
 /// evaluating words. Checked by every name a word is known by (`python3.11` is python).
 const CODE_WORDS: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox", "python", "perl", "ruby", "node",
-    "nodejs", "php", "lua", "tclsh", "eval", "exec", "source",
+    "nodejs", "php", "lua", "tclsh", "eval", "exec", "source", ".",
 ];
 
 /// Under deny or ask rules, the text a program the analyzer has no model of may run: an argument
@@ -560,6 +588,41 @@ fn unmodelled_code(analysis: &Analysis) -> Option<String> {
     None
 }
 
+/// Under deny or ask rules, a program's script that the same line names before it runs: a code
+/// runner's file operand (`printf ... | tee x.py; python3 x.py`, `tclsh x.tcl`) or make's makefile
+/// (`printf ... > Makefile; make`). The earlier command may have written it, and the rules cannot
+/// see what it holds.
+fn script_written_here(analysis: &Analysis, command: &str) -> Option<String> {
+    for (at, s) in analysis.segments().enumerate().skip(1) {
+        let Some(first) = s.effective_argv.first() else {
+            continue;
+        };
+        let names = super::program_names::names(first, &s.resolution.executable_name);
+        if names.iter().any(|n| matches!(n.as_str(), "make" | "gmake"))
+            && command.contains("akefile")
+        {
+            return Some(format!(
+                "{first} reads a makefile the same line names before it (segment {})",
+                at + 1
+            ));
+        }
+        if !super::runners::is_code_runner(first)
+            && !super::runners::is_code_runner(&s.resolution.executable_name)
+        {
+            continue;
+        }
+        for operand in s.effective_argv[1..].iter().filter(|a| !a.starts_with('-')) {
+            let base = operand.rsplit('/').next().unwrap_or(operand);
+            if base.len() >= 2 && command.matches(base).count() >= 2 {
+                return Some(format!(
+                    "{first} runs {operand}, which the same line names before it (it may have written it)"
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// Does `word` hold a shell expansion that makes a name at run time: `$` before a name, `{` or
 /// `(`, or a backtick?
 fn builds_a_word(word: &str) -> bool {
@@ -591,7 +654,8 @@ impl RuleSet {
             };
         }
         let guarded = !self.deny.is_empty() || !self.ask.is_empty();
-        match unmodelled_code(analysis).filter(|_| guarded) {
+        let unseen = unmodelled_code(analysis).or_else(|| script_written_here(analysis, command));
+        match unseen.filter(|_| guarded) {
             Some(why) => RuleDecision {
                 verdict: Verdict::Ask,
                 rules: vec![],
@@ -899,6 +963,27 @@ mod tests {
         }
         // Named only in command position, or not at all: the rules decide as before.
         assert_eq!(decide("touch F"), Verdict::Deny);
+        // A rule on one subcommand does not make the program's other commands asked.
+        let push = set(
+            &["Bash(git push:*)"],
+            &["Bash(git fetch:*)"],
+            &["Bash(git status:*)", "Bash(git log:*)"],
+        );
+        for cmd in ["git status", "git status && git log -1"] {
+            assert_eq!(
+                push.decide_command(&a(cmd), cmd).verdict,
+                Verdict::Allow,
+                "{cmd}"
+            );
+        }
+        // Bracket expressions with classes and negations name what they match.
+        for cmd in [
+            "setarch x86_64 /usr/bin/t[!a-n]uch F",
+            "setarch x86_64 /usr/bin/t[[:lower:]]uch F",
+            "dpkgx --post-invoke=\"printf '\\164ouch F' | . /dev/stdin\"",
+        ] {
+            assert_ne!(decide(cmd), Verdict::Allow, "{cmd}");
+        }
         assert_eq!(decide("ls -la && git status"), Verdict::Allow);
         assert_eq!(decide("echo touching"), Verdict::Allow);
         // Without deny or ask rules, nothing changes.
@@ -924,6 +1009,9 @@ mod tests {
             "mytool --on-error='python3 evil.py'",
             "mytool exec bash",
             "ls; othertool 'eval x'",
+            "printf 'import os' | tee x.py; python3 x.py",
+            "printf 'exec r' | tee x.tcl; tclsh x.tcl",
+            "printf 'all:' > Makefile; make",
         ] {
             assert_eq!(decide(cmd), Verdict::Ask, "{cmd}");
         }
@@ -935,6 +1023,8 @@ mod tests {
             "printf '%s\\n' '$x'",
             "mytool --message='fix the shell script'",
             "mytool --price='$5'",
+            "cd src && python3 manage.py test",
+            "python3 x.py",
         ] {
             assert_eq!(decide(cmd), Verdict::Allow, "{cmd}");
         }
