@@ -47,6 +47,23 @@ const RUNS_PROGRAM: &[&str] = &[
     "web.browser",
     "interactive.difffilter",
     "ssh.variant",
+    // A man viewer's program (`git help`, `git status --help`), help's and instaweb's browser and
+    // server, send-email's commands, a merge or diff tool's path, trailer commands, an archive
+    // format's filter (`tar.tgz.command`, which `git archive` and `upload-archive` run).
+    "man.path",
+    "help.browser",
+    "instaweb.httpd",
+    "instaweb.browser",
+    "sendemail.sendmailcmd",
+    "sendemail.smtpserver",
+    "sendemail.tocmd",
+    "sendemail.cccmd",
+    "sendemail.headercmd",
+    "mergetool.path",
+    "difftool.path",
+    "trailer.command",
+    "trailer.cmd",
+    "tar.command",
 ];
 
 /// Words whose presence anywhere in a repository's own config file is enough to distrust it.
@@ -184,6 +201,10 @@ fn runs_program(e: &Entry, trusted: bool) -> Option<String> {
             .then(|| format!("{name} is a shell alias"));
     }
     let generic = format!("{}.{}", e.section, e.key);
+    // `submodule.<name>.update = !command` runs it on `git submodule update`.
+    if generic == "submodule.update" && value.trim_start().starts_with('!') {
+        return Some(format!("{name} runs a command on git submodule update"));
+    }
     if !trusted {
         if let Some(why) = fetches_or_connects(&generic, value) {
             return Some(format!("{name} {why}"));
@@ -722,6 +743,10 @@ mod tests {
         let h = home.path().to_str();
         let plain = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.com/x.git\n[alias]\n\tst = status\n";
         assert_eq!(runs_commands(repo(plain).path(), h), None);
+        // A submodule updated by checkout, rebase or merge runs nothing.
+        for e in parse("[submodule \"s\"]\n\tupdate = rebase\n") {
+            assert_eq!(runs_program(&e, false), None);
+        }
         for config in [
             "[core]\n\tfsmonitor = ./x\n",
             "[core] fsmonitor = ./x\n",
@@ -735,7 +760,14 @@ mod tests {
             "[filter \"x\"]\n\tclean = ./x\n",
             "[core]\n\thooksPath = .hooks\n",
             "[core]\n\tsshCommand = ./x\n",
+            "[submodule \"s\"]\n\tupdate = !./x\n",
+            "[man \"man\"]\n\tpath = ./x\n",
+            "[tar \"tgz\"]\n\tcommand = ./x\n",
+            "[sendemail]\n\tsendmailCmd = ./x\n",
         ] {
+            for e in parse(config) {
+                assert!(runs_program(&e, false).is_some(), "{config}: parsed");
+            }
             let r = repo(config);
             assert!(runs_commands(r.path(), h).is_some(), "{config}");
             assert!(
