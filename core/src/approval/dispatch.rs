@@ -183,7 +183,7 @@ pub fn evaluated_name(name: &str, args: &[String], expands: &[bool]) -> Option<S
 
 /// Programs that run other commands named in their arguments or built at run time, which the
 /// analysis does not unwrap.
-const DISPATCHERS: &[&str] = &[
+pub(crate) const DISPATCHERS: &[&str] = &[
     "watch",
     "flock",
     "chroot",

@@ -587,35 +587,13 @@ const CODE_RUNNERS: &[&str] = &[
     "run-parts",
     "man",
     "gdbtui",
-    // Database shells (`\!`, `system`, `.shell` run shell commands) and more programs that run the
-    // command or script in their arguments.
+    // Database shells (`\!`, `system`, `.shell` run shell commands) and TypeScript runners; the
+    // dispatchers (`dispatch::DISPATCHERS`) are code runners too.
     "psql",
     "mysql",
     "mariadb",
-    "sqlite3",
-    "jrunscript",
-    "jjs",
-    "ssh-agent",
-    "entr",
-    "watchexec",
-    "nodemon",
-    "concurrently",
-    "cross-env",
-    "dotenv",
-    "env-cmd",
-    "npm-run-all",
     "tsx",
     "ts-node",
-    "xdg-open",
-    "run-mailcap",
-    "chronic",
-    "ifne",
-    "pee",
-    "zrun",
-    "lckdo",
-    "mispipe",
-    "vipe",
-    "toybox",
 ];
 
 /// Whether an executable (a path or a name) is a [`CODE_RUNNERS`] program: by its name, with a
@@ -633,7 +611,9 @@ pub fn is_code_runner(executable: &str) -> bool {
     let stem = stem.strip_suffix(".py").unwrap_or(stem);
     // By every name the program is known by (`vim.basic` is vim, `ld-linux-x86-64.so.2` the
     // loader), and with a version after the name: python3, python3.11, ruby3.1, node20, lua5.4.
-    super::program_names::any_in(&super::program_names::names(stem, ""), CODE_RUNNERS)
+    let names = super::program_names::names(stem, "");
+    super::program_names::any_in(&names, CODE_RUNNERS)
+        || super::program_names::any_in(&names, super::dispatch::DISPATCHERS)
 }
 
 #[cfg(test)]

@@ -1122,21 +1122,14 @@ fn decide(
                     .map(|rule| (libc::EXDEV, rule))
             })
             .or_else(|| {
-                // A directory of the host's moved under one a run made (either way, for an exchange).
-                let from = resolved.as_ref().filter(|_| op == "rename" && i == 1)?;
-                let under = |from: &Path, to: &Path| {
-                    super::host_repos::host_dir_under_runs(from, to, |p| in_view(pid, p))
-                };
-                under(from, &path)
-                    .or_else(|| swaps.then(|| under(&path, from)).flatten())
-                    .map(|rule| (libc::EXDEV, rule))
-            })
-            .or_else(|| {
-                // The directory a rename moves (either way, for an exchange) into a host work tree:
-                // EXDEV, so `mv` copies it instead (and the copy's `.git`, if any, is judged).
+                // The directory a rename moves (either way, for an exchange) into a host work tree,
+                // or, one of the host's, under one a run made: EXDEV, so `mv` copies it instead
+                // (and the copy's `.git`, if any, is judged; the copy is the run's).
                 let from = resolved.as_ref().filter(|_| op == "rename" && i == 1)?;
                 let moved = |from: &Path, to: &Path| {
-                    super::host_repos::moved_in(from, to, |p| in_view(pid, p))
+                    let seen = |p: &Path| in_view(pid, p);
+                    super::host_repos::moved_in(from, to, seen)
+                        .or_else(|| super::host_repos::host_dir_under_runs(from, to, seen))
                 };
                 moved(from, &path)
                     .or_else(|| swaps.then(|| moved(&path, from)).flatten())
