@@ -352,7 +352,7 @@ const GIT_VALUED: &[&str] = &[
 
 /// The subcommand of `args` (a program's arguments), skipping the program's own options: git's
 /// (some take a value), or any leading options for the others.
-fn subcommand<'a>(program: &str, args: &'a [String]) -> Option<(usize, &'a str)> {
+pub(crate) fn subcommand<'a>(program: &str, args: &'a [String]) -> Option<(usize, &'a str)> {
     let mut i = 0;
     while let Some(a) = args.get(i) {
         if !a.starts_with('-') {
@@ -486,21 +486,31 @@ fn matches(entry: &CommandOptions, a: &str) -> Option<String> {
         // An empty prefix: every word (the subcommand's own words are what it runs).
         return Some(if p.is_empty() { a } else { p }.to_string());
     }
-    if let Some(name) = a.strip_prefix("--") {
-        let name = name.split_once('=').map_or(name, |(n, _)| n);
-        let spelled = format!("--{name}");
-        if spelled.len() >= 4 {
-            if let Some(l) = entry.long.iter().find(|l| l.starts_with(&spelled)) {
-                return Some((*l).to_string());
-            }
-        }
-        return None;
+    if a.starts_with("--") {
+        let spelled = abbreviated_long(a, entry.long)?;
+        return entry
+            .long
+            .iter()
+            .find(|l| l.starts_with(spelled))
+            .map(|l| (*l).to_string());
     }
-    let cluster = a.strip_prefix('-')?;
-    cluster
-        .chars()
-        .find(|c| entry.short.contains(c))
-        .map(|c| format!("-{c}"))
+    cluster_letter(a, entry.short).map(|c| format!("-{c}"))
+}
+
+/// The long option word `a` spells (`--name`, or `--name=value`: the `--name`), when it is a prefix
+/// of one of `longs` four characters long or more: getopt_long takes any unique prefix, and `--co`
+/// is not taken for every `--c...`.
+pub(crate) fn abbreviated_long<'a>(a: &'a str, longs: &[&str]) -> Option<&'a str> {
+    let spelled = a.split_once('=').map_or(a, |(n, _)| n);
+    (spelled.len() > 3 && spelled.starts_with("--") && longs.iter().any(|l| l.starts_with(spelled)))
+        .then_some(spelled)
+}
+
+/// Which of `letters` the short-option cluster `a` (`-iO`, not `--...`) holds, if any: whatever the
+/// letter means there (a value that happens to hold it counts too).
+pub(crate) fn cluster_letter(a: &str, letters: &[char]) -> Option<char> {
+    let cluster = a.strip_prefix('-').filter(|c| !c.starts_with('-'))?;
+    cluster.chars().find(|c| letters.contains(c))
 }
 
 #[cfg(test)]

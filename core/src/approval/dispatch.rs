@@ -359,15 +359,12 @@ fn runs_argument_command(name: &str, argv: &[String], expands: &[bool]) -> Optio
             "{name}: a word bash may expand can become an option or script that runs a command"
         ));
     }
-    // `--name[=v]` spelling a prefix (3 letters or more) of one of `longs`.
+    // Options as `command_options` reads them: long ones by prefix, short ones in a cluster.
     let long_prefix = |a: &str, longs: &[&str]| -> Option<String> {
-        let n = a.split_once('=').map_or(a, |(n, _)| n);
-        (n.len() > 3 && n.starts_with("--") && longs.iter().any(|l| l.starts_with(n)))
-            .then(|| n.to_string())
+        super::command_options::abbreviated_long(a, longs).map(str::to_string)
     };
-    let short_has = |a: &str, letters: &[char]| {
-        a.len() > 1 && a.starts_with('-') && !a.starts_with("--") && a.contains(letters)
-    };
+    let short_has =
+        |a: &str, letters: &[char]| super::command_options::cluster_letter(a, letters).is_some();
     match name {
         // man runs the pager or browser an option names (`man -P 'sh -c ...' ls`).
         "man" => args
@@ -420,23 +417,7 @@ fn runs_argument_command(name: &str, argv: &[String], expands: &[bool]) -> Optio
         }),
         "git" => {
             // git's own options, then the subcommand.
-            let mut i = 0;
-            while let Some(a) = args.get(i) {
-                if !a.starts_with('-') {
-                    break;
-                }
-                let takes_value = matches!(
-                    a.as_str(),
-                    "-C" | "-c"
-                        | "--git-dir"
-                        | "--work-tree"
-                        | "--namespace"
-                        | "--super-prefix"
-                        | "--config-env"
-                        | "--list-cmds"
-                );
-                i += if takes_value { 2 } else { 1 };
-            }
+            let i = super::command_options::subcommand("git", args).map_or(args.len(), |(i, _)| i);
             if expands_from(i)
                 && args.get(i).is_some_and(|sub| {
                     expands.get(1 + i).copied().unwrap_or(false)

@@ -653,9 +653,12 @@ impl RuleSet {
                 ),
             };
         }
+        // Only deny or ask rules need these (an allow alone decides by what the analysis saw).
         let guarded = !self.deny.is_empty() || !self.ask.is_empty();
-        let unseen = unmodelled_code(analysis).or_else(|| script_written_here(analysis, command));
-        match unseen.filter(|_| guarded) {
+        let unseen = guarded
+            .then(|| unmodelled_code(analysis).or_else(|| script_written_here(analysis, command)))
+            .flatten();
+        match unseen {
             Some(why) => RuleDecision {
                 verdict: Verdict::Ask,
                 rules: vec![],

@@ -152,22 +152,38 @@ pub fn note_made_head(file: &std::os::fd::OwnedFd, since: (i64, u32)) {
 /// the host's git filling an empty directory of the run's (`git init x` where the run made
 /// `x/.git`) makes the host's repository there.
 pub fn hosts(path: &Path, seen: &impl Fn(&Path) -> PathBuf) -> bool {
-    match identity(&seen(path)) {
-        Err(libc::ENOENT | libc::ENOTDIR) => false,
-        Err(_) | Ok(None) => true,
-        Ok(Some(id)) if !made_by_runs(&id) => true,
-        Ok(Some(_)) => match identity(&seen(&path.join("HEAD"))) {
-            Err(libc::ENOENT | libc::ENOTDIR) => false,
-            Err(_) | Ok(None) => true,
-            Ok(Some(head)) => !made_by_runs(&head),
-        },
+    match whose(&seen(path)) {
+        Whose::Nobody => false,
+        Whose::Host => true,
+        Whose::Runs => whose(&seen(&path.join("HEAD"))) == Whose::Host,
+    }
+}
+
+/// Who made an entry, as far as the supervisor can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Whose {
+    /// It is not there.
+    Nobody,
+    /// The host, or someone whose entry's identity cannot be told (fail closed).
+    Host,
+    /// A run of this host (noted by identity).
+    Runs,
+}
+
+/// Who made the entry at `seen` (a path the supervisor can look at).
+fn whose(seen: &Path) -> Whose {
+    match identity(seen) {
+        Err(libc::ENOENT | libc::ENOTDIR) => Whose::Nobody,
+        Err(_) | Ok(None) => Whose::Host,
+        Ok(Some(id)) if made_by_runs(&id) => Whose::Runs,
+        Ok(Some(_)) => Whose::Host,
     }
 }
 
 /// The rule a write to `path` (caller's view) breaks when it makes or changes a tool's config (see
 /// `policy::PROTECTED_AT_ANY_DEPTH`: `rust-toolchain.toml`, `.cargo/`, `.npmrc`...) in a directory
-/// of the host's: the directory the tool would find it in is there and no run made it. A directory
-/// whose identity cannot be told is the host's.
+/// of the host's: the directory the tool would find it in is there and no run made it (each such
+/// name on the path is judged).
 /// `home`: the user's home, whose `.cargo` is cargo's home (its config and programs are protected as
 /// home entries; its registry cache is written by builds).
 pub fn tool_config_in_hosts_dir(
@@ -175,27 +191,21 @@ pub fn tool_config_in_hosts_dir(
     home: Option<&Path>,
     seen: impl Fn(&Path) -> PathBuf,
 ) -> Option<String> {
-    let parts: Vec<&std::ffi::OsStr> = path.iter().collect();
-    for name in super::policy::PROTECTED_AT_ANY_DEPTH {
-        let want: Vec<&std::ffi::OsStr> = Path::new(name).iter().collect();
-        let Some(at) = parts.windows(want.len()).position(|w| w == want.as_slice()) else {
-            continue;
-        };
-        let dir: PathBuf = parts[..at].iter().collect();
-        if name == ".cargo" && home == Some(dir.as_path()) {
-            continue;
+    let mut dir = PathBuf::new();
+    for part in path.iter() {
+        let name = super::policy::PROTECTED_AT_ANY_DEPTH
+            .iter()
+            .find(|n| std::ffi::OsStr::new(n) == part);
+        if let Some(name) = name {
+            let cargo_home = *name == ".cargo" && home == Some(dir.as_path());
+            if !cargo_home && whose(&seen(&dir)) == Whose::Host {
+                return Some(format!(
+                    "{name} in {}, a directory of the host's: host tools run what it names",
+                    dir.display()
+                ));
+            }
         }
-        let hosts = match identity(&seen(&dir)) {
-            Err(libc::ENOENT | libc::ENOTDIR) => false,
-            Err(_) | Ok(None) => true,
-            Ok(Some(id)) => !made_by_runs(&id),
-        };
-        if hosts {
-            return Some(format!(
-                "{name} in {}, a directory of the host's: host tools run what it names",
-                dir.display()
-            ));
-        }
+        dir.push(part);
     }
     None
 }
@@ -213,11 +223,13 @@ pub fn host_dir_under_runs(
     if !std::fs::symlink_metadata(seen(from)).is_ok_and(|m| m.is_dir()) {
         return None;
     }
-    let runs = |p: &Path| matches!(identity(&seen(p)), Ok(Some(id)) if made_by_runs(&id));
-    if runs(from) {
+    if whose(&seen(from)) == Whose::Runs {
         return None;
     }
-    let under = to.ancestors().skip(1).find(|a| runs(a))?;
+    let under = to
+        .ancestors()
+        .skip(1)
+        .find(|a| whose(&seen(a)) == Whose::Runs)?;
     Some(format!(
         "{} is a directory of the host's, not moved under {}, which a run made (a tool's config there would apply to it)",
         from.display(),

@@ -473,11 +473,11 @@ mod linux {
     /// work).
     fn secrets_to_hide(
         spec: &SandboxSpec,
-        home: Option<&Path>,
+        homes: &[std::path::PathBuf],
         real_cwd: &Path,
         roots: &[std::path::PathBuf],
     ) -> Vec<super::hidden::Hide> {
-        super::hidden::plan(&homes_to_cover(home), &spec.deny_read, &spec.allow_read)
+        super::hidden::plan(homes, &spec.deny_read, &spec.allow_read)
             .into_iter()
             .filter(|h| {
                 !real_cwd.starts_with(&h.path) && !roots.iter().any(|r| r.starts_with(&h.path))
@@ -502,11 +502,11 @@ mod linux {
     /// nothing to withhold.
     fn read_by_entry(
         spec: &SandboxSpec,
-        home: Option<&Path>,
+        homes: &[std::path::PathBuf],
         real_cwd: &Path,
         roots: &[std::path::PathBuf],
     ) -> Option<Arc<Vec<std::path::PathBuf>>> {
-        let mut candidates = super::hidden::in_homes(&homes_to_cover(home));
+        let mut candidates = super::hidden::in_homes(homes);
         candidates.extend(spec.deny_read.iter().cloned());
         let mut works_in = roots.to_vec();
         works_in.push(real_cwd.to_path_buf());
@@ -987,7 +987,8 @@ mod linux {
             .filter(|r| !r.starts_with(tmp.path()))
             .cloned()
             .collect();
-        let read_by_entry = read_by_entry(spec, home, &real_cwd, &lasting_roots);
+        let homes = homes_to_cover(home);
+        let read_by_entry = read_by_entry(spec, &homes, &real_cwd, &lasting_roots);
         if read_by_entry.is_some() {
             mechanisms.push(
                 "credential locations unreadable by Landlock too (files read beneath each entry of the directories on the way to them: what appears there while the run lives stays unreadable)".into(),
@@ -1073,7 +1074,7 @@ mod linux {
         };
 
         // What the run may not read: credentials in every home it can name, and `denyRead`.
-        let unreadable = secrets_to_hide(spec, home, &real_cwd, &policy.writable_roots);
+        let unreadable = secrets_to_hide(spec, &homes, &real_cwd, &policy.writable_roots);
         if !mount_ns {
             if !spec.deny_read.is_empty() {
                 return Err(unavailable(

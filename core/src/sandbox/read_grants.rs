@@ -207,6 +207,10 @@ pub fn granted(inputs: Inputs) -> Option<Arc<Vec<PathBuf>>> {
     (!empty).then_some(paths)
 }
 
+/// The paths `layout` grants whole, as the file system is now: every entry of each walked directory
+/// that is neither walked nor withheld nor a link (a link's target is granted where it lives, or
+/// not at all), and the paths brought back. A directory that cannot be listed (not a directory, or
+/// not ours to list) is granted whole: as readable as its permissions make it.
 fn list(layout: &Layout) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dir in &layout.walked {

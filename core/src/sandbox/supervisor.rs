@@ -1071,7 +1071,13 @@ fn decide(
         }
         let makes_git = (op == "mkdir" || makes_entry.contains(&i))
             && path.file_name() == Some(OsStr::new(".git"));
-        let host_repo = super::host_repos::refusal(op, &path, makes_git, |p| in_view(pid, p))
+        let seen = |p: &Path| in_view(pid, p);
+        let host_repo = super::host_repos::refusal(op, &path, makes_git, seen)
+            .or_else(|| {
+                // A tool's config (`rust-toolchain.toml`, `.cargo/`, `.npmrc`...) in a directory
+                // of the host's, at any depth.
+                super::host_repos::tool_config_in_hosts_dir(&path, policy.home.as_deref(), seen)
+            })
             .map(|rule| {
                 let errno = if changes_metadata(op) {
                     libc::EPERM
@@ -1079,21 +1085,6 @@ fn decide(
                     libc::EROFS
                 };
                 (errno, rule)
-            })
-            .or_else(|| {
-                // A tool's config (`rust-toolchain.toml`, `.cargo/`, `.npmrc`...) in a directory
-                // of the host's, at any depth.
-                super::host_repos::tool_config_in_hosts_dir(&path, policy.home.as_deref(), |q| {
-                    in_view(pid, q)
-                })
-                .map(|rule| {
-                    let errno = if changes_metadata(op) {
-                        libc::EPERM
-                    } else {
-                        libc::EROFS
-                    };
-                    (errno, rule)
-                })
             })
             .or_else(|| {
                 // A host git directory's core entries taken away (removed, or renamed from).
