@@ -328,3 +328,177 @@ test('openat2 for reading is not made for the run (ENOSYS): what it reads, the k
   assert.equal(r.exitCode, 0, r.output);
   assert.equal(r.output, 'openat2 Function not implemented\nin-root Function not implemented\ninit Function not implemented\nopenat plain\n');
 });
+
+// The supervisor makes a run's links itself, outside the run's Landlock domain. A link of a file from
+// outside the roots would give that file the roots' rights: written (or read, if it is a credential)
+// through its new name. Landlock answers such a link EXDEV, and so must the supervisor, by every way of
+// naming the source, with and without a mount namespace (where the mounts alone answered it before).
+const linkAttack = (outside, canary, secret) => py([
+  'import ctypes, os',
+  'libc = ctypes.CDLL(None, use_errno=True)',
+  'AT_FDCWD, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW = -100, 0x1000, 0x400',
+  'follow = lambda src, dst: libc.linkat(AT_FDCWD, src.encode(), AT_FDCWD, dst.encode(), AT_SYMLINK_FOLLOW)',
+  'def attempt(name, make, write=True):',
+  '    try:',
+  '        r = make()',
+  '        if r is not None and r < 0:',
+  '            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))',
+  '    except OSError as e:',
+  '        print(name, "refused", e.errno); return',
+  '    try:',
+  '        with open(name, "r+") as f:',
+  '            print(name, "linked, read", f.read().strip())',
+  '            if write: f.seek(0); f.write("PWNED")',
+  '    except OSError as e:',
+  '        print(name, "linked, not opened", e.errno)',
+  `canary, secret, outside = ${JSON.stringify(canary)}, ${JSON.stringify(secret)}, ${JSON.stringify(outside)}`,
+  'attempt("plain", lambda: os.link(canary, "plain"))',
+  'attempt("credential", lambda: os.link(secret, "credential"))',
+  'os.symlink(canary, "to-canary"); os.symlink(outside, "to-outside")',
+  'attempt("via-file-link", lambda: follow("to-canary", "via-file-link"))',
+  'attempt("via-dir-link", lambda: os.link("to-outside/canary", "via-dir-link"))',
+  'rd = os.open(canary, os.O_RDONLY)',
+  'attempt("proc-fd", lambda: follow(f"/proc/self/fd/{rd}", "proc-fd"))',
+  'attempt("dev-fd", lambda: follow(f"/dev/fd/{rd}", "dev-fd"))',
+  'attempt("empty-path", lambda: libc.linkat(rd, b"", AT_FDCWD, b"empty-path", AT_EMPTY_PATH))',
+  'op = os.open(canary, os.O_PATH)',
+  'attempt("o-path", lambda: libc.linkat(op, b"", AT_FDCWD, b"o-path", AT_EMPTY_PATH))',
+  'od = os.open(outside, os.O_PATH | os.O_DIRECTORY)',
+  'attempt("dirfd", lambda: libc.linkat(od, b"canary", AT_FDCWD, b"dirfd", 0))',
+  'attempt("rename-in", lambda: os.rename(canary, "rename-in"))',
+  // What stays allowed: links within the roots, and an O_TMPFILE given its name.
+  'open("own", "w").write("own")',
+  'attempt("own-link", lambda: os.link("own", "own-link"), False)',
+  'os.mkdir("sub"); attempt("sub/own-link", lambda: follow("own", "sub/own-link"), False)',
+  't = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600); os.write(t, b"tmp")',
+  'attempt("tmpfile", lambda: follow(f"/proc/self/fd/{t}", "tmpfile"), False)',
+]);
+
+function linkFixture() {
+  const base = fs.realpathSync(tempDir('agent-exec-link-'));
+  const outside = path.join(base, 'outside');
+  const dir = path.join(base, 'root');
+  fs.mkdirSync(outside);
+  fs.mkdirSync(dir);
+  const canary = path.join(outside, 'canary');
+  const secret = path.join(outside, '.git-credentials');
+  fs.writeFileSync(canary, 'ORIGINAL');
+  fs.writeFileSync(secret, 'https://u:TOKEN@example.com', { mode: 0o600 });
+  return { dir, outside, canary, secret, command: linkAttack(outside, canary, secret) };
+}
+
+function assertLinksHeld(output, fx) {
+  for (const name of ['plain', 'credential', 'via-file-link', 'via-dir-link', 'proc-fd', 'dev-fd', 'empty-path', 'o-path', 'dirfd']) {
+    assert.match(output, new RegExp(`^${name} refused 18$`, 'm'), `${name}: ${output}`);
+    assert.equal(fs.existsSync(path.join(fx.dir, name)), false, `${name} was made`);
+  }
+  assert.match(output, /^rename-in refused (13|18)$/m, output);
+  assert.doesNotMatch(output, /TOKEN|ORIGINAL/, 'a file outside the roots was read through a link');
+  assert.equal(fs.readFileSync(fx.canary, 'utf8'), 'ORIGINAL');
+  assert.equal(fs.readFileSync(fx.secret, 'utf8'), 'https://u:TOKEN@example.com');
+  assert.match(output, /^own-link linked, read own$/m, output);
+  assert.match(output, /^sub\/own-link linked, read own$/m, output);
+  assert.match(output, /^tmpfile linked, read tmp$/m, output);
+}
+
+test('a link never gives a file from outside the roots their rights, however its source is named', when(noSandbox, noPython), async () => {
+  const fx = linkFixture();
+  const r = await run({ command: fx.command, cwd: fx.dir, sandbox: { writableRoots: [fx.dir] } });
+  assertLinksHeld(r.output, fx);
+  // The refusals are the supervisor's and recorded, naming the source.
+  assert.ok(r.sandbox.denials.some((d) => d.operation === 'link' && d.path === fx.canary), JSON.stringify(r.sandbox.denials));
+});
+
+test('without a mount namespace too, a link of a host file into the roots is refused (EXDEV), not made', when(noSandbox, noPython), () => {
+  const fx = linkFixture();
+  const script = `
+    const api = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+    api.exec({ command: ${JSON.stringify(fx.command)}, cwd: ${JSON.stringify(fx.dir)}, sandbox: { writableRoots: [${JSON.stringify(fx.dir)}] } })
+      .then((r) => console.log(JSON.stringify({ output: r.output, binds: api.sandboxCapabilities().readOnlyBinds })), (e) => console.log(JSON.stringify({ error: e.message })));`;
+  const out = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60000, env: { ...process.env, AGENT_EXEC_NO_MOUNT_NAMESPACE: '1' } });
+  const got = JSON.parse(out.stdout.trim().split('\n').pop() || 'null');
+  assert.ok(got && got.output !== undefined, out.stdout + out.stderr);
+  assert.equal(got.binds, false, 'the switch did not take the mount namespace away');
+  assertLinksHeld(got.output, fx);
+});
+
+// The supervisor is a thread of the agent's process: every ptrace check on the agent passes for it.
+// It followed `/proc/<agent>/fd/<n>` for a run that could not (Landlock's ptrace scope), and reopened
+// the agent's pipes for writing: an unsandboxed session's stdin ran what the run wrote. Checked in every
+// mode a host can have: with the run's own PID namespace, without one, and without a mount namespace.
+function agentFdAttack(dir, canary) {
+  return py([
+    'import os, stat, sys',
+    `agent = int(os.environ["AGENT_PID"]); canary = ${JSON.stringify(canary)}`,
+    'opened = []',
+    'for n in range(0, 200):',
+    '    for link in (f"/proc/{agent}/fd/{n}", f"/proc/{agent}/task/{agent}/fd/{n}"):',
+    '        try:',
+    '            fd = os.open(link, os.O_WRONLY | os.O_NONBLOCK)',
+    '        except OSError:',
+    '            continue',
+    '        opened.append(link)',
+    '        try:',
+    '            if stat.S_ISFIFO(os.fstat(fd).st_mode): os.write(fd, f"touch {canary}\\n".encode())',
+    '        except OSError:',
+    '            pass',
+    'for link in (f"/proc/{agent}/cwd/x", f"/proc/{agent}/root/tmp/x"):',
+    '    try:',
+    '        os.open(link, os.O_WRONLY | os.O_CREAT); opened.append(link)',
+    '    except OSError:',
+    '        pass',
+    'print("opened", len(opened), opened[:3])',
+    // The run's own descriptors and processes stay reachable.
+    'os.write(os.open("/proc/self/fd/1", os.O_WRONLY), b"own fd ok\\n")',
+    'pid = os.fork()',
+    'if pid == 0:',
+    '    try:',
+    '        os.write(os.open(f"/proc/{os.getppid()}/fd/1", os.O_WRONLY), b"parent fd ok\\n")',
+    '    except OSError as e:',
+    '        print("parent fd refused", e.errno, flush=True)',
+    '    os._exit(0)',
+    'os.waitpid(pid, 0)',
+  ]);
+}
+
+for (const [mode, env] of [
+  ['its own PID namespace', {}],
+  ['no PID namespace', { AGENT_EXEC_NO_PID_NAMESPACE: '1' }],
+  ['no mount namespace', { AGENT_EXEC_NO_MOUNT_NAMESPACE: '1' }],
+]) {
+  test(`a run cannot reopen the agent's descriptors through /proc (${mode}): an unsandboxed session's stdin runs nothing it wrote`, when(noSandbox, noPython), async () => {
+    const dir = root();
+    const canary = path.join(path.dirname(dir), `agent-fd-canary-${process.pid}-${Object.keys(env).join('') || 'ns'}`);
+    const script = `
+      const api = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+      (async () => {
+        const shell = await api.exec({ command: 'bash', background: true, stdin: 'pipe', cwd: ${JSON.stringify(dir)}, scopeKey: 'agent-fd' });
+        const r = await api.exec({ command: ${JSON.stringify(agentFdAttack(dir, canary))}, cwd: ${JSON.stringify(dir)}, env: { AGENT_PID: String(process.pid) }, sandbox: { writableRoots: [${JSON.stringify(dir)}] } });
+        // What the shell was given is run by now if it was given anything: a line of the host's own after it.
+        await api.writeStdin(shell.sessionId, 'echo host-line\\n', { scopeKey: 'agent-fd' }).catch(() => {});
+        const deadline = Date.now() + 5000;
+        let seen = '';
+        while (Date.now() < deadline && !seen.includes('host-line')) {
+          seen = (await api.pollSession(shell.sessionId, { scopeKey: 'agent-fd' })).output ?? '';
+          await new Promise((res) => setTimeout(res, 20));
+        }
+        await api.killSession(shell.sessionId, { scopeKey: 'agent-fd' });
+        console.log(JSON.stringify({ output: r.output, shell: seen }));
+        process.exit(0);
+      })().catch((e) => { console.log(JSON.stringify({ error: String(e) })); process.exit(1); });`;
+    const out = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60000, env: { ...process.env, ...env } });
+    const got = JSON.parse(out.stdout.trim().split('\n').pop() || 'null');
+    try {
+      assert.ok(got && got.output !== undefined, out.stdout + out.stderr);
+      assert.match(got.shell, /host-line/, 'the unsandboxed session never ran the host\'s own line');
+      assert.match(got.output, /^opened 0 \[\]$/m, got.output);
+      assert.match(got.output, /^own fd ok$/m, got.output);
+      // In a PID namespace of the run's own, its other processes are its own (the kernel's rules);
+      // without one they cannot be told from the host's, and are refused as the agent's are.
+      if (mode === 'its own PID namespace' && caps.processNamespaces) assert.match(got.output, /^parent fd ok$/m, got.output);
+      assert.equal(fs.existsSync(canary), false, 'the agent\'s session ran what the run wrote into its stdin');
+    } finally {
+      fs.rmSync(canary, { force: true });
+    }
+  });
+}

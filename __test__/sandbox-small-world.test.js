@@ -455,3 +455,76 @@ test('without a mount namespace (forced, as on hosts that cannot make one): no o
   assert.doesNotMatch(p.output ?? '', /INJECTED/);
   await native.killSession(victim.id, { scopeKey: 'small-world' });
 });
+
+// The devices a run may write to are granted for their contents. Their names and metadata are the
+// host's: without a mount namespace they are the host's own nodes, and the supervisor (which makes
+// such calls itself, where Landlock does not reach, and Landlock does not cover metadata anyway) let a
+// root run `chmod 600 /dev/full` on the host. Checked on the host, with and without a mount namespace.
+function deviceState(p) {
+  const st = fs.lstatSync(p);
+  return { char: st.isCharacterDevice(), mode: (st.mode & 0o7777).toString(8), uid: st.uid, gid: st.gid, mtime: st.mtimeMs, rdev: st.rdev };
+}
+
+/** Put /dev/full back as it was, should a broken build have changed it (root only can). */
+function restoreDevice(p, was) {
+  if (process.getuid() !== 0) return;
+  let now = null;
+  try { now = fs.lstatSync(p); } catch { /* gone */ }
+  if (now && !now.isCharacterDevice()) fs.rmSync(p, { recursive: true, force: true });
+  if (!now || !now.isCharacterDevice()) spawnSync('mknod', [p, 'c', String(was.rdev >> 8), String(was.rdev & 0xff)]);
+  fs.chmodSync(p, parseInt(was.mode, 8));
+  fs.chownSync(p, was.uid, was.gid);
+  fs.utimesSync(p, was.mtime / 1000, was.mtime / 1000);
+}
+
+test('a device\'s contents are writable, never its name or metadata: the host\'s nodes and other terminals stay as they are', when(noSandbox, noPython), async () => {
+  const victim = await victimTerminal();
+  const full = '/dev/full';
+  const was = { full: deviceState(full), tty: deviceState(victim.tty) };
+  const dir = fs.realpathSync(tempDir());
+  const attack = (tty) => py([
+    'import os',
+    'def attempt(name, call):',
+    '    try:',
+    '        call(); print(name, "made")',
+    '    except OSError as e:',
+    '        print(name, "refused", e.errno)',
+    `for dev in ("/dev/full", ${JSON.stringify(tty)}):`,
+    '    attempt("chmod " + dev, lambda: os.chmod(dev, 0o600 if dev == "/dev/full" else 0o666))',
+    '    attempt("utime " + dev, lambda: os.utime(dev, (1, 1)))',
+    '    attempt("chown " + dev, lambda: os.chown(dev, os.getuid(), os.getgid()))',
+    '    attempt("xattr " + dev, lambda: os.setxattr(dev, "user.x", b"1"))',
+    '    open("f", "w").write("x")',
+    '    attempt("rename-onto " + dev, lambda: os.rename("f", dev))',
+    '    attempt("unlink " + dev, lambda: os.unlink(dev))',
+    // Contents stay writable: the grant is for them.
+    'os.write(os.open("/dev/null", os.O_WRONLY | os.O_TRUNC), b"x"); print("null written")',
+    'try:',
+    '    os.write(os.open("/dev/full", os.O_WRONLY), b"x")',
+    'except OSError as e:',
+    '    print("full", e.errno)',
+  ]);
+  const host = hostScript(`process.env.AGENT_EXEC_NO_MOUNT_NAMESPACE = '1';
+    (async () => {
+      const r = await native.exec({ command: ${JSON.stringify(attack(victim.tty))}, cwd: ${JSON.stringify(dir)}, sandbox: { writableRoots: [${JSON.stringify(dir)}] } });
+      console.log(JSON.stringify({ binds: native.sandboxCapabilities().readOnlyBinds, output: r.output, denials: r.sandbox.denials }));
+    })()`);
+  try {
+    const inside = await run({ command: attack(victim.tty), cwd: dir, sandbox: { writableRoots: [dir] } });
+    const without = JSON.parse(host.lines[0] ?? 'null');
+    assert.ok(without, host.stderr);
+    assert.equal(without.binds, false, 'the switch did not take the mount namespace away');
+    for (const [mode, output] of [['own mount namespace', inside.output], ['no mount namespace', without.output]]) {
+      assert.doesNotMatch(output, / made$/m, `${mode}: ${output}`);
+      assert.match(output, /^null written$/m, `${mode}: ${output}`);
+      assert.match(output, /^full 28$/m, `${mode}: ${output}`);
+    }
+    // Recorded where the supervisor refused (without a mount namespace every one is its own).
+    assert.ok(without.denials.some((d) => d.operation === 'chmod' && d.path === full), JSON.stringify(without.denials));
+    assert.deepEqual(deviceState(full), was.full, '/dev/full changed on the host');
+    assert.deepEqual(deviceState(victim.tty), was.tty, 'another terminal changed on the host');
+  } finally {
+    restoreDevice(full, was.full);
+    await native.killSession(victim.id, { scopeKey: 'small-world' });
+  }
+});

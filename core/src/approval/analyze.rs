@@ -695,6 +695,9 @@ fn segment(
             || (name == "builtin" && !bash)
             || (name == "time"
                 && (!bash || !place.first || !wrappers.is_empty() || !assignments.is_empty()))
+            // A quoted or escaped `time` (`\time`, `'time'`) is no reserved word: bash runs the
+            // program of that name, found on PATH.
+            || (name == "time" && words.get(at).is_some_and(|w| w.quoted))
         {
             break;
         }
@@ -1539,6 +1542,9 @@ mod tests {
         assert_eq!(eff("command exec ls", 0), vec!["ls"]);
         // `time` is a keyword only first in a pipeline, and only in bash.
         assert_eq!(eff("A=1 time ls", 0), vec!["time", "ls"]);
+        assert_eq!(eff("\\time ls", 0), vec!["time", "ls"]);
+        assert_eq!(eff("'time' -p ls", 0), vec!["time", "-p", "ls"]);
+        assert_eq!(eff("time ls", 0), vec!["ls"]);
         assert_eq!(eff("command time ls", 0), vec!["time", "ls"]);
         let inner = analyze("sh -c 'builtin command ls; time ls'", &ctx());
         let inner = inner.chains[0][0].inner.as_ref().unwrap();

@@ -180,7 +180,7 @@ const TABLE: &[CommandOptions] = &[
     CommandOptions {
         programs: &["wget"],
         subcommands: &[],
-        long: &["--use-askpass"],
+        long: &["--use-askpass", "--config"],
         short: &[],
         prefix: &[],
         runs: "runs the program it is given for the password",
@@ -375,6 +375,42 @@ pub fn knows(name: &str) -> bool {
 
 /// Why `argv` (a program known as `names`) runs a command named in its arguments, if one of the
 /// table's options is there (before `--`), or git is given an `ext::` transport (a command line).
+/// Whether git's subcommand `sub` has options that run a command (this table's), or runs a command or
+/// hooks its arguments name (`git_runs`, and the ones `dispatch` reads: `difftool -x`, `rebase -x`,
+/// `bisect run`, `submodule foreach`, `filter-branch`).
+pub fn git_subcommand_runs(sub: &str) -> bool {
+    TABLE
+        .iter()
+        .any(|e| e.programs.contains(&"git") && e.subcommands.contains(&sub))
+        || sub.starts_with("remote-")
+        || matches!(
+            sub,
+            "push"
+                | "send-pack"
+                | "archive"
+                | "for-each-repo"
+                | "difftool"
+                | "mergetool"
+                | "rebase"
+                | "bisect"
+                | "submodule"
+                | "filter-branch"
+                | "config"
+                | "var"
+        )
+}
+
+/// Whether a program of `names` has options that run a command (this table's, git's, sqlite3's,
+/// a compiler's): a word bash may expand into an option (`{-exec,cmd}`, a file named
+/// `--compress-program=sh` matched by `*`) is then one of them as far as anyone can tell.
+pub fn has_running_options(names: &[String]) -> bool {
+    names.iter().any(|n| {
+        is_compiler(n)
+            || matches!(n.as_str(), "git" | "sqlite3")
+            || TABLE.iter().any(|e| e.programs.contains(&n.as_str()))
+    })
+}
+
 pub fn runs(names: &[String], argv: &[String]) -> Option<String> {
     let args = argv.get(1..).unwrap_or(&[]);
     // A compiler by any of its names (`gcc-12`, `c99-gcc`, `x86_64-linux-gnu-gcc-12`, `clang-14`)
@@ -445,6 +481,13 @@ fn is_compiler(name: &str) -> bool {
 fn git_runs(args: &[String]) -> Option<String> {
     let (at, sub) = subcommand("git", args)?;
     let rest = &args[at + 1..];
+    // `git remote-ext URL CMD` (and every remote helper called by hand) runs what its arguments
+    // name, past git's own `protocol.ext.allow`.
+    if sub.starts_with("remote-") {
+        return Some(format!(
+            "git {sub} is a remote helper: it runs the transport or command its arguments name"
+        ));
+    }
     if sub.contains("--") || sub == "for-each-repo" {
         return Some(format!(
             "git {sub} runs other git commands the analyzer does not see"
@@ -579,6 +622,10 @@ mod tests {
             "split --filter=cmd f",
             "split --fil=cmd f",
             "wget -e use_askpass=cmd u",
+            "wget --config=evil.rc u",
+            "wget --conf=evil.rc u",
+            "git remote-ext . cmd",
+            "git remote-fd 3",
             "dpkg --post-invoke=cmd --configure -a",
             "rustc -C linker=cmd x.rs",
             "rustc -Clinker=cmd x.rs",

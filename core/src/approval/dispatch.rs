@@ -359,6 +359,42 @@ fn runs_argument_command(name: &str, argv: &[String], expands: &[bool]) -> Optio
             "{name}: a word bash may expand can become an option or script that runs a command"
         ));
     }
+    // Any program with options that run a command: a word whose expansion can begin with `-` or `+`
+    // (braces or a glob at its start: `find . {-exec,sh,-c,...,\;}`, `sort -u *` beside a file
+    // named `--compress-program=sh`) can become one. A word with a plain first character
+    // (`src/*.ts`) cannot.
+    // (`{}` and braces without a `,` or `..` are no expansion.) Words after `--` are operands.
+    let may_become_option = |(a, e): (&String, &bool)| {
+        *e && match a.chars().next() {
+            Some('{') => a.contains(',') || a.contains(".."),
+            Some(c) => matches!(c, '*' | '?' | '[' | '@' | '!' | '+' | '-'),
+            None => false,
+        }
+    };
+    let before_dashes = argv
+        .iter()
+        .zip(expands)
+        .skip(1)
+        .take_while(|(a, _)| a.as_str() != "--");
+    let names = [name.to_string()];
+    let with_options = if name == "git" {
+        // git's options that run a command belong to a few subcommands (and to git itself,
+        // before the subcommand): `git add *.rs` stays exact.
+        let sub = super::command_options::subcommand("git", args);
+        let at = sub.map_or(args.len(), |(i, _)| i);
+        let running = sub.is_some_and(|(_, s)| super::command_options::git_subcommand_runs(s));
+        let mut words = before_dashes.enumerate();
+        words.any(|(i, w)| (i <= at || running) && may_become_option(w))
+    } else {
+        (super::command_options::has_running_options(&names)
+            || matches!(name, "find" | "man" | "less"))
+            && { before_dashes }.any(may_become_option)
+    };
+    if with_options {
+        return Some(format!(
+            "{name}: a word bash may expand can become an option that runs a command"
+        ));
+    }
     // Options as `command_options` reads them: long ones by prefix, short ones in a cluster.
     let long_prefix = |a: &str, longs: &[&str]| -> Option<String> {
         super::command_options::abbreviated_long(a, longs).map(str::to_string)

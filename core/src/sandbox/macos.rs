@@ -217,6 +217,7 @@ mod tests {
             private_shm: None,
             deny_write_globs: Default::default(),
             protected_index: Default::default(),
+            own_devpts: false,
         }
     }
 

@@ -966,6 +966,9 @@ mod linux {
         } else {
             None
         };
+        if dev.is_some() {
+            policy = policy.with_own_devpts();
+        }
         // Bound by the run's /dev when it has one.
         let private_shm = private_shm.filter(|_| dev.is_none());
         // With the network by domain the namespace's loopback holds the proxy's socket, and nothing

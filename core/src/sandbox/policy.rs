@@ -272,6 +272,10 @@ pub struct FsPolicy {
     pub deny_write_globs: WriteGlobs,
     /// `protected`, looked up by each write's ancestors (built on the first check).
     pub protected_index: super::path_index::PathIndex,
+    /// The run's `/dev/pts` is its own: a `devpts` instance of its own, or only its own terminal
+    /// (see `child::DevPlan`), whose modes (`mesg n`, a test's `chmod` of its pty) are its to change.
+    /// Otherwise it is the host's, where every terminal of the user's lives.
+    pub own_devpts: bool,
 }
 
 /// Globs of paths no write may touch, compiled once per run.
@@ -402,6 +406,7 @@ impl FsPolicy {
             private_shm: None,
             deny_write_globs: WriteGlobs::default(),
             protected_index: Default::default(),
+            own_devpts: false,
         }
     }
 
@@ -457,6 +462,12 @@ impl FsPolicy {
         self
     }
 
+    /// The same policy, in a run whose `/dev/pts` is its own (see `own_devpts`).
+    pub fn with_own_devpts(mut self) -> FsPolicy {
+        self.own_devpts = true;
+        self
+    }
+
     /// The same policy, with `sockets` (absolute, canonical where they exist) connectable.
     pub fn with_unix_sockets(mut self, sockets: Vec<PathBuf>) -> FsPolicy {
         self.unix_sockets = sockets;
@@ -492,6 +503,25 @@ impl FsPolicy {
             .map(PathBuf::as_path)
     }
 
+    /// Whether a call may change the name or the metadata of `path`: make, remove, rename or link
+    /// it, change its mode, owner, times or attributes. As `check_write`, except that the devices a
+    /// run may write to are not the run's: their contents are (`> /dev/null`), their names and modes
+    /// are the host's (without a mount namespace they are the host's own nodes: `chmod 600
+    /// /dev/null` or a rename onto it would break every other program of the machine, and Landlock,
+    /// which does not cover metadata, would not stop the supervisor making it).
+    pub fn check_change(&self, path: &Path) -> Result<(), DenyRule> {
+        self.check_write(path)?;
+        let own_terminal = self.own_devpts
+            && WRITABLE_DEVICE_DIRS
+                .iter()
+                .any(|d| path.starts_with(d) && path != Path::new(d));
+        if is_writable_device(path) && !own_terminal && !under_any(path, &self.writable_roots) {
+            return Err(DenyRule::OutsideWritableRoots);
+        }
+        Ok(())
+    }
+
+    /// Whether an open for writing may write to `path`'s contents (see `check_change` for the rest).
     pub fn check_write(&self, path: &Path) -> Result<(), DenyRule> {
         if let Some(p) = self.protected_index.first_containing(&self.protected, path) {
             return Err(DenyRule::Protected(p.clone()));
@@ -746,6 +776,26 @@ mod tests {
         );
         assert_eq!(
             p.check_write(Path::new("/dev/sda")),
+            Err(DenyRule::OutsideWritableRoots)
+        );
+        // A device's contents are writable, its name and metadata are not the run's.
+        for device in ["/dev/null", "/dev/full", "/dev/tty", "/dev/pts/3"] {
+            assert_eq!(
+                p.check_change(Path::new(device)),
+                Err(DenyRule::OutsideWritableRoots),
+                "{device}"
+            );
+        }
+        assert_eq!(p.check_change(&root.join("a/b.txt")), Ok(()));
+        // A run's own devpts (or its own terminal) is its own; its other nodes are still the host's.
+        let own = p.clone().with_own_devpts();
+        assert_eq!(own.check_change(Path::new("/dev/pts/3")), Ok(()));
+        assert_eq!(
+            own.check_change(Path::new("/dev/null")),
+            Err(DenyRule::OutsideWritableRoots)
+        );
+        assert_eq!(
+            p.check_change(Path::new("/etc/passwd")),
             Err(DenyRule::OutsideWritableRoots)
         );
     }

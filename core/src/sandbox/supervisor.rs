@@ -1017,16 +1017,23 @@ fn decide(
                 ),
             );
         }
-        let checked = policy.check_write(&path).or_else(|rule| match rule {
-            // A link's source outside the roots: the kernel answers (EXDEV across mounts, or
-            // Landlock's refusal), as pnpm and `cp -al` expect; only a protected source is ours.
-            DenyRule::OutsideWritableRoots | DenyRule::SocketOutside if op == "link" && i == 1 => {
-                Ok(())
-            }
-            rule => Err(rule),
-        });
+        // An open for writing writes contents (a device's included); every other call changes a
+        // name or metadata, which a device's are not the run's to change.
+        let checked = if op == "write" {
+            policy.check_write(&path)
+        } else {
+            policy.check_change(&path)
+        };
         if let Err(rule) = checked {
             let errno = match (op, &rule) {
+                // A link's source outside the roots: the link would give that file the roots'
+                // rights (a host file written through its new name). The supervisor makes the link
+                // itself, outside the run's Landlock domain, so it answers what Landlock would
+                // (`EXDEV`: a link may not give a file rights its own place lacks), as the kernel
+                // does across the mounts of a mount namespace; pnpm and `cp -al` then copy.
+                ("link", DenyRule::OutsideWritableRoots | DenyRule::SocketOutside) if i == 1 => {
+                    libc::EXDEV
+                }
                 _ if changes_metadata(op) => libc::EPERM,
                 (_, DenyRule::Protected(_)) => libc::EROFS,
                 (_, DenyRule::OutsideWritableRoots | DenyRule::SocketOutside) => libc::EACCES,
@@ -1299,7 +1306,7 @@ fn decide_bind(req: &libc::seccomp_notif, policy: &FsPolicy, by_proxy: bool) -> 
                 Some((libc::EPERM, GIT_FILE_RULE.into()))
             } else {
                 policy
-                    .check_write(&path)
+                    .check_change(&path)
                     .err()
                     .map(|rule| match rule {
                         DenyRule::Protected(_) => (libc::EROFS, rule.describe()),
@@ -1508,6 +1515,44 @@ fn ids_in_own_namespace(pid: u32) -> Result<(u32, u32), i32> {
     }
 }
 
+/// The process `/proc/<n>/...` names (in the caller's view), when `path` is beneath one.
+fn proc_entry_of(path: &Path) -> Option<u32> {
+    let mut parts = path.components().skip(1);
+    (parts.next()?.as_os_str() == "proc")
+        .then(|| parts.next()?.as_os_str().to_str()?.parse().ok())
+        .flatten()
+}
+
+/// Whether the caller may follow the links of process `n` (its `fd/*`, `cwd`, `root`, `exe`): the
+/// kernel lets a process do so only where its ptrace rules allow, and the run's Landlock domain allows
+/// only processes of its own domain. The supervisor is a thread of the agent's process, which passes
+/// every such check for the agent itself and for the namespace's init, so it checks for the caller:
+/// its own process and threads; in a PID namespace of the run's own, every process but its init (pid 1,
+/// outside the run's Landlock domain); without one, nothing else (which processes are the run's cannot
+/// be told there, so none is: a pipe of the agent's, its terminal or an unsandboxed session's stdin
+/// was reopened for writing through `/proc/<agent>/fd/<n>`).
+fn may_look_into(pid: u32, n: u32) -> Result<bool, i32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::ESRCH))?;
+    let ids = |key: &str| -> Vec<u32> {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .map(|v| {
+                v.split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (tgids, tids) = (ids("NStgid:"), ids("NSpid:"));
+    let (Some(&tgid), Some(&tid)) = (tgids.last(), tids.last()) else {
+        return Err(libc::ESRCH);
+    };
+    let own_namespace = tids.len() > 1;
+    Ok(n == tgid || n == tid || (own_namespace && n != 1))
+}
+
 /// Resolve `path` (absolute, in the caller's view) component by component as the kernel would, the
 /// final link followed only when `follow`.
 fn walk(pid: u32, path: &Path, follow: bool, trusted: &[PathBuf]) -> Resolution {
@@ -1602,6 +1647,11 @@ fn walk_noting(
                 links += 1;
                 if links > 40 {
                     return Err(libc::ELOOP);
+                }
+                if let Some(n) = proc_entry_of(&candidate) {
+                    if !may_look_into(pid, n)? {
+                        return Err(libc::EACCES);
+                    }
                 }
                 let target = read_link_at(root, &candidate)?;
                 if is_root_link(&candidate) && !is_the_root(root, &candidate) {
@@ -1702,6 +1752,33 @@ mod tests {
 
     fn me() -> u32 {
         std::process::id()
+    }
+
+    #[test]
+    fn another_processs_proc_links_are_not_followed_for_a_caller_outside_a_pid_namespace() {
+        assert_eq!(proc_entry_of(Path::new("/proc/42/fd/3")), Some(42));
+        assert_eq!(proc_entry_of(Path::new("/proc/42")), Some(42));
+        assert_eq!(proc_entry_of(Path::new("/proc/self/fd/3")), None);
+        assert_eq!(proc_entry_of(Path::new("/tmp/proc/42/fd")), None);
+        // This test process is in the host's namespace: itself only.
+        assert_eq!(may_look_into(me(), me()), Ok(true));
+        assert_eq!(may_look_into(me(), 1), Ok(false));
+        let other = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let looked = may_look_into(me(), other.id());
+        let mut other = other;
+        let _ = other.kill();
+        let _ = other.wait();
+        assert_eq!(looked, Ok(false));
+        // The kernel's answer for a lookup its ptrace rules refuse, through the whole walk.
+        let link = format!("/proc/{}/fd/0", std::process::id());
+        assert!(walk(me(), Path::new(&link), true, &[]).is_ok());
+        assert_eq!(
+            walk(me(), Path::new("/proc/1/fd/0"), true, &[]),
+            Err(libc::EACCES)
+        );
     }
 
     #[test]
