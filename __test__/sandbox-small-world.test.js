@@ -261,7 +261,7 @@ test('an unprivileged run cannot use up its user\'s inotify instances: the agent
     sandbox: { writableRoots: [dir] },
   });
   track(hog.pid);
-  const out = await outputOnce(hog.sessionId, 'the sandboxed inotify hog', /instances/);
+  const out = await outputOnce(hog.sessionId, 'the sandboxed inotify hog', /instances \d+\n/);
   const n = Number(/instances (\d+)/.exec(out)[1]);
   assert.ok(n <= 32, `the run took ${n} inotify instances`);
   const w = fs.watch(dir);
@@ -527,4 +527,69 @@ test('a device\'s contents are writable, never its name or metadata: the host\'s
     restoreDevice(full, was.full);
     await native.killSession(victim.id, { scopeKey: 'small-world' });
   }
+});
+
+// The file systems' own ioctls change a file through a descriptor opened for reading, where its owner
+// asks (`chattr +A`: FS_IOC_SETFLAGS; an inode's version; fs-verity; fsxattr), and `file_setattr` by
+// path: Landlock covers none, and without a mount namespace nothing else stood. Checked on the host's
+// file, in every mode; the reads (`lsattr`) and `cp`'s reflink clone stay.
+function inodeFlags(file) {
+  const r = spawnSync('python3', ['-c', `import fcntl, os, struct, sys
+try:
+    print(struct.unpack("l", fcntl.ioctl(os.open(sys.argv[1], os.O_RDONLY), 0x80086601, b"\\0" * 8))[0])
+except OSError as e:
+    print("unsupported", e.errno)`, file], { encoding: 'utf8' });
+  return r.stdout.trim();
+}
+
+test('file-system attributes are not changed through a descriptor: chattr-like ioctls and file_setattr are refused and recorded', when(noSandbox, noPython), async () => {
+  const base = fs.realpathSync(tempDir());
+  const dir = path.join(base, 'root');
+  fs.mkdirSync(dir);
+  const outside = path.join(base, 'outside.txt');
+  fs.writeFileSync(outside, 'host file');
+  fs.writeFileSync(path.join(dir, 'own.txt'), 'own');
+  const before = inodeFlags(outside);
+  const attack = py([
+    'import ctypes, fcntl, os, struct',
+    'libc = ctypes.CDLL(None, use_errno=True)',
+    'def attempt(name, call):',
+    '    try:',
+    '        call(); print(name, "made")',
+    '    except OSError as e:',
+    '        print(name, "refused", e.errno)',
+    `fd = os.open(${JSON.stringify(outside)}, os.O_RDONLY)`,
+    'attempt("setflags", lambda: fcntl.ioctl(fd, 0x40086602, struct.pack("l", 0x80 | 0x40)))',
+    'attempt("setversion", lambda: fcntl.ioctl(fd, 0x40086604, struct.pack("l", 12345)))',
+    'attempt("fssetxattr", lambda: fcntl.ioctl(fd, 0x401c5820, b"\\0" * 28))',
+    'attempt("verity", lambda: fcntl.ioctl(fd, 0x40806685, b"\\0" * 128))',
+    'def file_setattr():',
+    '    attr = ctypes.create_string_buffer(24)',
+    `    if libc.syscall(469, -100, ${JSON.stringify(outside).replace(/"/g, '"')}.encode(), attr, 24, 0) < 0:`,
+    '        raise OSError(ctypes.get_errno(), "file_setattr")',
+    'attempt("file_setattr", file_setattr)',
+    // Reads answer as the kernel's would (a file system without flags: ENOTTY), never EPERM.
+    'try:',
+    '    fcntl.ioctl(os.open("own.txt", os.O_RDONLY), 0x80086601, b"\\0" * 8); print("getflags read")',
+    'except OSError as e:',
+    '    print("getflags", "refused" if e.errno == 1 else "unsupported", e.errno)',
+  ]);
+  const host = hostScript(`process.env.AGENT_EXEC_NO_MOUNT_NAMESPACE = '1';
+    (async () => {
+      const r = await native.exec({ command: ${JSON.stringify(attack)}, cwd: ${JSON.stringify(dir)}, sandbox: { writableRoots: [${JSON.stringify(dir)}] } });
+      console.log(JSON.stringify({ output: r.output, denials: r.sandbox.denials }));
+    })()`);
+  const without = JSON.parse(host.lines[0] ?? 'null');
+  assert.ok(without, host.stderr);
+  const r = await run({ command: attack, cwd: dir, sandbox: { writableRoots: [dir] } });
+  const inside = { output: r.output, denials: r.sandbox.denials };
+  for (const [mode, got] of [['own mount namespace', inside], ['no mount namespace', without]]) {
+    for (const name of ['setflags', 'setversion', 'fssetxattr', 'verity', 'file_setattr']) {
+      assert.match(got.output, new RegExp(`^${name} refused 1$`, 'm'), `${mode}: ${got.output}`);
+    }
+    assert.doesNotMatch(got.output, /^getflags refused/m, `${mode}: ${got.output}`);
+    assert.ok(got.denials.some((d) => /FS_IOC_SETFLAGS|FS_IOC\/EXT4_IOC/.test(d.detail)), `${mode}: ${JSON.stringify(got.denials)}`);
+    assert.ok(got.denials.some((d) => d.detail === 'file_setattr'), `${mode}: ${JSON.stringify(got.denials)}`);
+  }
+  assert.equal(inodeFlags(outside), before, 'the host file\'s flags changed');
 });

@@ -35,6 +35,214 @@ pub fn submodule_git_dirs(common: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// The paths (relative to the work tree) of the index's gitlinks, the entries of mode 160000: the
+/// submodules `git status` and `git diff` recurse into, those `.gitmodules` names and those it does
+/// not (a repository committed inside another as an "embedded repository": git warns, and still
+/// recurses into it, reading its config). Read from the index file of `git_dir` (versions 2 to 4,
+/// SHA-1 or SHA-256 object names) and from any shared index a split index keeps beside it. Cached by
+/// each file's identity and size and modification time: an index can be megabytes, and the gate asks
+/// on every git command. `Err` when a file cannot be read as an index (the caller fails closed).
+pub fn gitlink_paths(git_dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut files = vec![git_dir.join("index")];
+    if let Ok(entries) = std::fs::read_dir(git_dir) {
+        for e in entries.flatten() {
+            if e.file_name()
+                .as_encoded_bytes()
+                .starts_with(b"sharedindex.")
+            {
+                files.push(e.path());
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for file in files {
+        found.extend(gitlinks_of(&file)?);
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
+}
+
+type IndexStamp = (u64, u64, u64, i64, i64);
+
+/// Each index file read: its stamp, and the gitlinks it held.
+type IndexCache = std::sync::Mutex<std::collections::HashMap<PathBuf, (IndexStamp, Vec<PathBuf>)>>;
+
+fn index_cache() -> &'static IndexCache {
+    static CACHE: std::sync::OnceLock<IndexCache> = std::sync::OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+fn gitlinks_of(file: &Path) -> Result<Vec<PathBuf>, String> {
+    let Ok(meta) = std::fs::metadata(file) else {
+        // No index yet (a fresh repository): no gitlinks.
+        return Ok(Vec::new());
+    };
+    let stamp = index_stamp(&meta);
+    if let Ok(map) = index_cache().lock() {
+        if let Some((seen, links)) = map.get(file) {
+            if *seen == stamp {
+                return Ok(links.clone());
+            }
+        }
+    }
+    let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let links = parse_gitlinks(&bytes).map_err(|why| format!("{}: {why}", file.display()))?;
+    if let Ok(mut map) = index_cache().lock() {
+        if map.len() > 256 {
+            map.clear();
+        }
+        map.insert(file.to_path_buf(), (stamp, links.clone()));
+    }
+    Ok(links)
+}
+
+#[cfg(unix)]
+fn index_stamp(meta: &std::fs::Metadata) -> IndexStamp {
+    use std::os::unix::fs::MetadataExt;
+    (
+        meta.dev(),
+        meta.ino(),
+        meta.size(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+    )
+}
+
+#[cfg(not(unix))]
+fn index_stamp(meta: &std::fs::Metadata) -> IndexStamp {
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+        .unwrap_or_default();
+    (
+        0,
+        0,
+        meta.len(),
+        modified.as_secs() as i64,
+        modified.subsec_nanos() as i64,
+    )
+}
+
+/// The gitlink paths of an index file's bytes. The object name's length is not in the file: an
+/// entry is tried with SHA-1's, then SHA-256's, and the one under which every entry parses and the
+/// entries end where the extensions (or the trailing checksum) begin is taken.
+fn parse_gitlinks(bytes: &[u8]) -> Result<Vec<PathBuf>, String> {
+    if bytes.len() < 12 || &bytes[..4] != b"DIRC" {
+        return Err("not an index (no DIRC signature)".into());
+    }
+    let be32 = |at: usize| -> Option<u32> {
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let version = be32(4).unwrap_or(0);
+    if !(2..=4).contains(&version) {
+        return Err(format!(
+            "index version {version}, which this reader does not know"
+        ));
+    }
+    let count = be32(8).unwrap_or(0) as usize;
+    let mut last_error = String::new();
+    for hash in [20usize, 32] {
+        match entries(bytes, version, count, hash) {
+            Ok((links, end)) if ends_cleanly(bytes, end, hash) => return Ok(links),
+            Ok(_) => last_error = "entries do not end where the index's tail begins".into(),
+            Err(why) => last_error = why,
+        }
+    }
+    Err(last_error)
+}
+
+/// Whether `end` is where an index's extensions or its final checksum of `hash` bytes begin.
+fn ends_cleanly(bytes: &[u8], end: usize, hash: usize) -> bool {
+    let mut at = end;
+    while at + hash < bytes.len() {
+        // An extension: a 4-byte signature and a 4-byte length, then its data.
+        let Some(len) = bytes
+            .get(at + 4..at + 8)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        else {
+            return false;
+        };
+        at += 8 + len;
+    }
+    at + hash == bytes.len()
+}
+
+fn entries(
+    bytes: &[u8],
+    version: u32,
+    count: usize,
+    hash: usize,
+) -> Result<(Vec<PathBuf>, usize), String> {
+    const GITLINK: u32 = 0o160000;
+    let short = || "an entry runs past the end of the file".to_string();
+    let mut at = 12;
+    let mut links = Vec::new();
+    let mut previous: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let start = at;
+        let mode = bytes
+            .get(at + 24..at + 28)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+            .ok_or_else(short)?;
+        at += 40 + hash;
+        let flags = bytes
+            .get(at..at + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+            .ok_or_else(short)?;
+        at += 2;
+        if version >= 3 && flags & 0x4000 != 0 {
+            at += 2;
+        }
+        let path = if version == 4 {
+            // A varint: how many bytes of the previous path to drop, then the rest of this one.
+            let mut strip: usize = 0;
+            loop {
+                let b = *bytes.get(at).ok_or_else(short)?;
+                at += 1;
+                strip = (strip << 7) | usize::from(b & 0x7f);
+                if b & 0x80 == 0 {
+                    break;
+                }
+                strip += 1;
+            }
+            let keep = previous
+                .len()
+                .checked_sub(strip)
+                .ok_or("a path strips more than it has")?;
+            let nul = bytes
+                .get(at..)
+                .and_then(|r| r.iter().position(|b| *b == 0))
+                .ok_or_else(short)?;
+            let mut path = previous[..keep].to_vec();
+            path.extend_from_slice(&bytes[at..at + nul]);
+            at += nul + 1;
+            path
+        } else {
+            let nul = bytes
+                .get(at..)
+                .and_then(|r| r.iter().position(|b| *b == 0))
+                .ok_or_else(short)?;
+            let path = bytes[at..at + nul].to_vec();
+            // Padded with 1 to 8 NULs to a multiple of 8 from the entry's start.
+            at = start + ((at + nul - start + 8) & !7);
+            path
+        };
+        if at > bytes.len() {
+            return Err(short());
+        }
+        if mode & 0o170000 == GITLINK {
+            let text = std::str::from_utf8(&path).map_err(|_| "a gitlink path is not UTF-8")?;
+            links.push(PathBuf::from(text));
+        }
+        previous = path;
+    }
+    Ok((links, at))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,5 +262,78 @@ mod tests {
             ["modules/a", "modules/a/modules/c", "modules/libs/b"].map(|r| git.join(r))
         );
         assert!(submodule_git_dirs(&git.join("nothing")).is_empty());
+    }
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@e")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@e")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    /// A repository holding a gitlink at `at`, and files around it, in index `version`.
+    fn repository_with_gitlink(version: &str, object_format: &str, at: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(
+            d,
+            &["init", "-q", &format!("--object-format={object_format}")],
+        );
+        git(d, &["config", "index.version", version]);
+        for f in ["a.txt", "deep/er/b.txt", "zz.txt"] {
+            std::fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
+            std::fs::write(d.join(f), f).unwrap();
+        }
+        let oid = if object_format == "sha256" {
+            "1".repeat(64)
+        } else {
+            "1".repeat(40)
+        };
+        git(d, &["add", "."]);
+        git(
+            d,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("160000,{oid},{at}"),
+            ],
+        );
+        dir
+    }
+
+    #[test]
+    fn gitlinks_are_read_from_the_index_in_every_version_and_object_format() {
+        if std::process::Command::new("git")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            return;
+        }
+        for version in ["2", "3", "4"] {
+            for format in ["sha1", "sha256"] {
+                let dir = repository_with_gitlink(version, format, "deep/embedded");
+                let got = gitlink_paths(&dir.path().join(".git")).unwrap();
+                assert_eq!(
+                    got,
+                    vec![PathBuf::from("deep/embedded")],
+                    "v{version} {format}"
+                );
+            }
+        }
+        // No index yet: none.
+        let fresh = tempfile::tempdir().unwrap();
+        git(fresh.path(), &["init", "-q"]);
+        assert_eq!(gitlink_paths(&fresh.path().join(".git")), Ok(Vec::new()));
+        // Not an index: an error, never "none".
+        std::fs::write(fresh.path().join(".git/index"), b"garbage").unwrap();
+        assert!(gitlink_paths(&fresh.path().join(".git")).is_err());
     }
 }

@@ -320,11 +320,14 @@ fn find_git_dir(dir: &Path) -> Discovered {
 struct Sources {
     configs: Vec<(PathBuf, bool)>,
     hooks: Vec<PathBuf>,
+    /// Why not every source could be found (an index that does not read as one).
+    unsure: Option<String>,
 }
 
 fn sources(dir: &Path, home: Option<&str>) -> Sources {
     let mut files = Vec::new();
     let mut hooks = Vec::new();
+    let mut unsure = None;
     let system = std::env::var_os("GIT_CONFIG_SYSTEM")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/etc/gitconfig"));
@@ -361,6 +364,32 @@ fn sources(dir: &Path, home: Option<&str>) -> Sources {
             files.push((sub.join("config.worktree"), false));
             hooks.push(sub.join("hooks"));
         }
+        // Every gitlink of the index, `.gitmodules` or not: git recurses into an embedded
+        // repository too, and reads its config (a `.git` directory in the work tree, or the
+        // directory a `.git` file names).
+        if let Some(work_tree) = git_dir.parent().filter(|_| git_dir.ends_with(".git")) {
+            match crate::git_layout::gitlink_paths(&git_dir) {
+                Ok(links) => {
+                    for link in links {
+                        let dot_git = work_tree.join(link).join(".git");
+                        let sub = if dot_git.is_file() {
+                            std::fs::read_to_string(&dot_git).ok().and_then(|t| {
+                                let named = t.strip_prefix("gitdir:")?.trim().to_string();
+                                Some(dot_git.parent()?.join(named))
+                            })
+                        } else {
+                            dot_git.is_dir().then_some(dot_git)
+                        };
+                        if let Some(sub) = sub {
+                            files.push((sub.join("config"), false));
+                            files.push((sub.join("config.worktree"), false));
+                            hooks.push(sub.join("hooks"));
+                        }
+                    }
+                }
+                Err(why) => unsure = Some(why),
+            }
+        }
         // Submodules not absorbed into `modules/` keep a `.git` directory in their work tree.
         if let Some(work_tree) = git_dir.parent().filter(|_| git_dir.ends_with(".git")) {
             if let Ok(text) = std::fs::read_to_string(work_tree.join(".gitmodules")) {
@@ -380,6 +409,7 @@ fn sources(dir: &Path, home: Option<&str>) -> Sources {
     Sources {
         configs: files,
         hooks,
+        unsure,
     }
 }
 
@@ -573,6 +603,11 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
     let key = dir.to_path_buf();
 
     let sources = sources(dir, home);
+    if let Some(why) = &sources.unsure {
+        return Some(format!(
+            "git's index could not be read for its submodules: {why}"
+        ));
+    }
     if let Ok(map) = cache().lock() {
         if let Some((seen, verdict)) = map.get(&key) {
             let fresh = seen.iter().all(|(p, t)| stamp(p) == *t)
@@ -727,6 +762,31 @@ mod tests {
         std::fs::write(module.join("config"), "[core]\n\tfsmonitor = ./x\n").unwrap();
         let why = runs_commands(dir.path(), None).expect("the submodule's fsmonitor is seen");
         assert!(why.contains("modules"), "{why}");
+        // An embedded repository: a gitlink the index holds and `.gitmodules` does not name.
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(d)
+                .output()
+                .unwrap()
+        };
+        git(&["init", "-q"]);
+        std::fs::create_dir_all(d.join("sub/.git")).unwrap();
+        git(&[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{},sub", "1".repeat(40)),
+        ]);
+        assert_eq!(runs_commands(d, None), None);
+        std::fs::write(d.join("sub/.git/config"), "[core]\n\tfsmonitor = touch x\n").unwrap();
+        let why = runs_commands(d, None).expect("the embedded repository's fsmonitor is seen");
+        assert!(why.contains("sub/.git/config"), "{why}");
+        // An index that does not read as one: asked, never taken as "no submodules".
+        std::fs::write(d.join(".git/index"), b"DIRC\0\0\0\x09").unwrap();
+        assert!(runs_commands(d, None).is_some_and(|w| w.contains("index")));
         // A submodule whose `.git` is still a directory in its work tree.
         let dir = repo_with_submodule_in_work_tree();
         std::fs::write(

@@ -235,8 +235,28 @@ const PYTEST: Grammar = Grammar {
     passthrough_checked: false,
 };
 
-/// Node options that load or run code, which `npm test -- ...` would pass to a `node` script.
+/// Node options that load or run code, or write a file of the option's choosing, which `npm test --
+/// ...` would pass to a `node` script (`--test-reporter=data:text/javascript,...` runs inline code;
+/// a config file names more options; `--test-reporter-destination=~/.bashrc` writes there).
 const NODE_CODE_OPTIONS: &[&str] = &[
+    "--test-reporter",
+    "--test-reporter-destination",
+    "--test-global-setup",
+    "--experimental-config-file",
+    "--experimental-default-config-file",
+    "--cpu-prof-dir",
+    "--heap-prof-dir",
+    "--diagnostic-dir",
+    "--report-dir",
+    "--report-directory",
+    "--report-filename",
+    "--tls-keylog",
+    "--logfile",
+    "--trace-event-file-pattern",
+    "--build-snapshot-config",
+    "--experimental-sea-config",
+    "--openssl-shared-config",
+    "--localstorage-file",
     "-r",
     "--require",
     "--import",
@@ -361,8 +381,12 @@ pub fn problem(prefix: &[&str], rest: &[String], expands: &[bool]) -> Option<Str
 }
 
 fn loads_code_into_node(arg: &str) -> bool {
-    let name = arg.split_once('=').map_or(arg, |(n, _)| n);
-    NODE_CODE_OPTIONS.contains(&name)
+    // Node reads `_` in an option's name as `-` (`--test_reporter`).
+    let name = arg
+        .split_once('=')
+        .map_or(arg, |(n, _)| n)
+        .replace('_', "-");
+    NODE_CODE_OPTIONS.contains(&name.as_str())
         || NODE_CODE_OPTIONS
             .iter()
             .any(|o| o.len() == 2 && !arg.starts_with("--") && arg.len() > 2 && arg.starts_with(o))
@@ -396,6 +420,11 @@ mod tests {
             ("npm test", "-- --require=./evil.js"),
             ("npm test", "-- -r ./evil.js"),
             ("npm run test", "-- --import ./x.mjs"),
+            ("npm run test", "-- --test-reporter=data:text/javascript,x"),
+            ("npm run test", "-- --test_reporter=./evil.mjs"),
+            ("npm test", "-- --test-reporter-destination=/root/.bashrc"),
+            ("npm test", "-- --experimental-config-file=evil.json"),
+            ("npm test", "-- --test-global-setup=./evil.mjs"),
             ("npm test", "--userconfig /tmp/npmrc"),
             ("make test", "-f /tmp/Makefile"),
             ("make test", "-C /tmp"),

@@ -551,6 +551,21 @@ impl FsPolicy {
 /// `.gitmodules` names (a submodule's own config runs in the host's `git status` of the parent).
 fn work_trees(root: &Path) -> Vec<PathBuf> {
     let mut out = vec![root.to_path_buf()];
+    // Every gitlink of the index too, named in `.gitmodules` or not: the host's `git status`
+    // recurses into an embedded repository and reads its config. (An index that does not read as
+    // one adds nothing here; the gate asks about every git command in such a repository.)
+    if root.join(".git").is_dir() {
+        for link in crate::git_layout::gitlink_paths(&root.join(".git")).unwrap_or_default() {
+            // Only paths inside the root, as git itself requires of an index entry.
+            if !link.components().all(|c| matches!(c, Component::Normal(_))) {
+                continue;
+            }
+            let p = root.join(link);
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
     let Ok(text) = std::fs::read_to_string(root.join(".gitmodules")) else {
         return out;
     };
@@ -918,6 +933,38 @@ mod tests {
         assert_eq!(p.check_write(&git.join("modules/libs/a/index")), Ok(()));
         assert_eq!(p.check_write(&root.join("libs/a/file.c")), Ok(()));
         assert_eq!(p.git_entries, vec![git.clone(), root.join("libs/a/.git")]);
+    }
+
+    #[test]
+    fn an_embedded_repositorys_config_and_hooks_are_protected_without_gitmodules() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = canon(dir.path());
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&root)
+                .output();
+            out.is_ok_and(|o| o.status.success())
+        };
+        if !git(&["init", "-q"]) {
+            return;
+        }
+        std::fs::create_dir_all(root.join("vendor/lib/.git/hooks")).unwrap();
+        std::fs::write(root.join("vendor/lib/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let gitlink = format!("160000,{},vendor/lib", "1".repeat(40));
+        assert!(git(&["update-index", "--add", "--cacheinfo", &gitlink]));
+        let p = FsPolicy::new(vec![root.clone()], None);
+        for protected in [
+            root.join("vendor/lib/.git/config"),
+            root.join("vendor/lib/.git/hooks/pre-commit"),
+        ] {
+            assert!(
+                matches!(p.check_write(&protected), Err(DenyRule::Protected(_))),
+                "{}",
+                protected.display()
+            );
+        }
+        assert_eq!(p.check_write(&root.join("vendor/lib/src.c")), Ok(()));
     }
 
     #[test]

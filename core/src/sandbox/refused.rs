@@ -25,6 +25,7 @@ pub enum Why {
     OtherProcesses,
     DeviceControl,
     Leases,
+    FileAttributes,
 }
 
 impl Why {
@@ -43,6 +44,9 @@ impl Why {
                 "no terminal input injection, console or loop device control in the sandbox"
             }
             Why::Leases => "no file leases in the sandbox (a lease stalls the host's next open)",
+            Why::FileAttributes => {
+                "no inode flags, versions or file-system attributes changed in the sandbox (a file's owner may change them through a descriptor opened for reading)"
+            }
         }
     }
 }
@@ -63,6 +67,8 @@ const SYS_KEXEC_FILE_LOAD: libc::c_long = 294;
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 const SYS_KEXEC_FILE_LOAD: libc::c_long = libc::SYS_kexec_file_load;
 const SYS_OPEN_TREE_ATTR: libc::c_long = 467;
+/// `file_setattr` (Linux 6.17): `FS_IOC_FSSETXATTR` by path.
+pub const SYS_FILE_SETATTR: libc::c_long = 469;
 pub const SYS_CLONE3: libc::c_long = 435;
 
 /// Calls refused whatever their arguments, with their names and why.
@@ -81,6 +87,7 @@ pub fn always() -> Vec<(libc::c_long, &'static str, Why)> {
         (SYS_FSMOUNT, "fsmount", Why::Mounts),
         (SYS_FSPICK, "fspick", Why::Mounts),
         (SYS_MOUNT_SETATTR, "mount_setattr", Why::Mounts),
+        (SYS_FILE_SETATTR, "file_setattr", Why::FileAttributes),
         (libc::SYS_setns, "setns", Why::Namespaces),
         (libc::SYS_add_key, "add_key", Why::Keyrings),
         (libc::SYS_keyctl, "keyctl", Why::Keyrings),
@@ -202,6 +209,55 @@ pub const REFUSED_IOCTLS: [(u32, u32, &str); 6] = [
     (0xffff_ff00, 0x4c00, "LOOP_*"),
 ];
 
+/// The file systems' own `ioctl` families (the type byte of the request, and a name): the generic
+/// `FS_IOC_*` and ext2/3/4's (`'f'`), inode versions (`'v'`), XFS's and `fsxattr` (`'X'`), btrfs's
+/// (with `FICLONE`), f2fs's. Their requests change inode flags (`chattr`'s `FS_IOC_SETFLAGS`: `+S`,
+/// `+A`, `+d` on a host file), versions, project ids, fs-verity (a file made read-only for good),
+/// encryption policies and keys, subvolumes and snapshots. The kernel lets a file's owner make most
+/// of them through a descriptor opened for reading: Landlock does not cover them, and only a
+/// read-only mount (a run's mount namespace) refused them. Refused in every family, bar the requests
+/// that only read and the clones into a file opened for writing (`FILE_SYSTEM_IOCTLS_KEPT`).
+pub const FILE_SYSTEM_IOCTL_FAMILIES: [(u32, &str); 5] = [
+    (0x6600, "FS_IOC/EXT4_IOC"),
+    (0x7600, "FS_IOC_*VERSION"),
+    (0x5800, "XFS_IOC/FS_IOC_FS*XATTR"),
+    (0x9400, "BTRFS_IOC"),
+    (0xf500, "F2FS_IOC"),
+];
+
+/// The requests of those families a run keeps: they read, or (`FICLONE`, `FICLONERANGE`: `cp`'s
+/// reflink copy) write only into a descriptor the run opened for writing.
+pub const FILE_SYSTEM_IOCTLS_KEPT: [(u32, &str); 15] = [
+    (0x8008_6601, "FS_IOC_GETFLAGS"),
+    (0x8004_6601, "FS_IOC32_GETFLAGS"),
+    (0x8008_7601, "FS_IOC_GETVERSION"),
+    (0x8004_7601, "FS_IOC32_GETVERSION"),
+    (0x801c_581f, "FS_IOC_FSGETXATTR"),
+    (0xc020_660b, "FS_IOC_FIEMAP"),
+    (0x400c_6615, "FS_IOC_GET_ENCRYPTION_POLICY"),
+    (0xc009_6616, "FS_IOC_GET_ENCRYPTION_POLICY_EX"),
+    (0xc080_661a, "FS_IOC_GET_ENCRYPTION_KEY_STATUS"),
+    (0x8010_661b, "FS_IOC_GET_ENCRYPTION_NONCE"),
+    (0xc004_6686, "FS_IOC_MEASURE_VERITY"),
+    (0xc028_6687, "FS_IOC_READ_VERITY_METADATA"),
+    (0x8100_9431, "FS_IOC_GETFSLABEL"),
+    (0x4004_9409, "FICLONE"),
+    (0x4020_940d, "FICLONERANGE"),
+];
+
+/// The requests of those families the filter does not send to the supervisor: `cp`'s reflink
+/// clones, one per file copied.
+pub const FILE_SYSTEM_IOCTLS_UNSEEN: [(u32, &str); 2] =
+    [(0x4004_9409, "FICLONE"), (0x4020_940d, "FICLONERANGE")];
+
+/// Whether `request` is one of the file systems' requests a run may not make (see above).
+pub fn changes_file_system_attributes(request: u32) -> Option<&'static str> {
+    let (_, family) = FILE_SYSTEM_IOCTL_FAMILIES
+        .iter()
+        .find(|(family, _)| request & 0xff00 == *family)?;
+    (!FILE_SYSTEM_IOCTLS_KEPT.iter().any(|(r, _)| *r == request)).then_some(*family)
+}
+
 /// `fcntl` commands that take or change a lock (their files are judged by the supervisor: a run locks
 /// only what it may write), and `F_SETLEASE`, refused outright.
 pub const LOCK_COMMANDS: [(libc::c_int, &str); 4] = [
@@ -281,6 +337,12 @@ pub fn judge(
         libc::SYS_mknodat => device_kind(args[2]).map(|k| (format!("mknodat({k})"), Why::Devices)),
         libc::SYS_ioctl => {
             let request = args[1] as u32;
+            if let Some(family) = changes_file_system_attributes(request) {
+                return Some((
+                    format!("ioctl({family}, {request:#x})"),
+                    Why::FileAttributes,
+                ));
+            }
             REFUSED_IOCTLS
                 .iter()
                 .find(|(mask, value, _)| request & mask == *value)
@@ -421,6 +483,33 @@ mod tests {
                 "{name}: {got:?}"
             );
         }
+        // The file systems' requests that change a file, by any descriptor; their reads pass.
+        for (request, name) in [
+            (0x4008_6602u32, "FS_IOC_SETFLAGS"),
+            (0x4004_6602, "FS_IOC32_SETFLAGS"),
+            (0x4008_7602, "FS_IOC_SETVERSION"),
+            (0x4008_6604, "EXT4_IOC_SETVERSION"),
+            (0x401c_5820, "FS_IOC_FSSETXATTR"),
+            (0x4080_6685, "FS_IOC_ENABLE_VERITY"),
+            (0x800c_6613, "FS_IOC_SET_ENCRYPTION_POLICY"),
+            (0x4010_6614, "FS_IOC_GET_ENCRYPTION_PWSALT"),
+            (0x0000_6609, "EXT4_IOC_MIGRATE"),
+            (0xc018_9436, "FIDEDUPERANGE"),
+            (0x5000_9401, "BTRFS_IOC_SNAP_CREATE"),
+        ] {
+            let got = ioctl(request as u64);
+            assert!(
+                matches!(&got, Some((_, Why::FileAttributes))),
+                "{name}: {got:?}"
+            );
+        }
+        for (request, name) in FILE_SYSTEM_IOCTLS_KEPT {
+            assert_eq!(ioctl(request as u64), None, "{name}");
+        }
+        assert!(matches!(
+            judge(SYS_FILE_SETATTR, &[0; 6], none),
+            Some((_, Why::FileAttributes))
+        ));
         // What terminals and programs use every day passes: window size, attributes, FIONREAD.
         for request in [
             libc::TIOCGWINSZ,
