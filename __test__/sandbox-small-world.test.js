@@ -593,3 +593,96 @@ test('file-system attributes are not changed through a descriptor: chattr-like i
   }
   assert.equal(inodeFlags(outside), before, 'the host file\'s flags changed');
 });
+
+// The run's standard descriptors are opened by the host before the run's mount namespace exists. One
+// that is the host's /dev/null stood on the host's writable /dev: where the kernel decides metadata
+// calls through a descriptor (the mounts read-only), a root run's `fchmod(0, 0640)` or `futimens(0)`
+// changed /dev/null for every program of the machine. Checked on the host, in every mode.
+test('the run\'s standard descriptors are not the host\'s /dev/null: metadata changes through them reach nothing of the host\'s', when(noSandbox, noPython), async () => {
+  const dir = fs.realpathSync(tempDir());
+  const was = deviceState('/dev/null');
+  // A script file, not a here-document: the program's own fd 0 must be the one the host gave.
+  const script = path.join(dir, 'fds.py');
+  fs.writeFileSync(script, [
+    'import os',
+    'for fd in (0, 1, 2):',
+    '    for name, call in (("chmod", lambda: os.chmod(fd, 0o640)), ("utime", lambda: os.utime(fd, (1, 1))), ("chown", lambda: os.chown(fd, -1, -1))):',
+    '        try:',
+    '            call(); print(fd, name, "made")',
+    '        except OSError as e:',
+    '            print(fd, name, "refused", e.errno)',
+    'print("done")',
+  ].join('\n'));
+  const attack = `python3 ${script}; python3 ${script} 2>/dev/null </dev/null`;
+  const modes = [['default', {}], ['no PID namespace', { AGENT_EXEC_NO_PID_NAMESPACE: '1' }], ['no mount namespace', { AGENT_EXEC_NO_MOUNT_NAMESPACE: '1' }]];
+  try {
+    for (const [mode, env] of modes) {
+      for (const stdio of [{}, { stdin: 'closed' }]) {
+        const host = `
+          const api = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+          api.exec({ command: ${JSON.stringify(attack)}, cwd: ${JSON.stringify(dir)}, ...${JSON.stringify(stdio)}, sandbox: { writableRoots: [${JSON.stringify(dir)}] } })
+            .then((r) => console.log(JSON.stringify({ output: r.output })), (e) => console.log(JSON.stringify({ error: e.message })));`;
+        const out = spawnSync(process.execPath, ['-e', host], { encoding: 'utf8', timeout: 60000, env: { ...process.env, ...env } });
+        const got = JSON.parse(out.stdout.trim().split('\n').pop() || 'null');
+        assert.ok(got && got.output !== undefined, `${mode}: ${out.stdout}${out.stderr}`);
+        assert.match(got.output, /done/, `${mode}: ${got.output}`);
+        assert.deepEqual(deviceState('/dev/null'), was, `${mode} ${JSON.stringify(stdio)}: the host's /dev/null changed\n${got.output}`);
+      }
+    }
+  } finally {
+    restoreDevice('/dev/null', was);
+  }
+});
+
+// Without namespaces of its own, a run reached the host's POSIX message queues by name: mq_unlink
+// removed another program's queue (the queue file system's own removal, which Landlock does not see).
+// And a file's write-lifetime hint is its owner's to set through any descriptor, on any mount.
+test('without namespaces of its own, a run removes no message queue of the host\'s, and sets no write hint on a host file', when(noSandbox, noPython), () => {
+  const base = fs.realpathSync(tempDir());
+  const dir = path.join(base, 'root');
+  fs.mkdirSync(dir);
+  const outside = path.join(base, 'outside.txt');
+  fs.writeFileSync(outside, 'host file');
+  const queue = `/agent-exec-test-${process.pid}`;
+  const mq = (what) => spawnSync('python3', ['-c', `import ctypes, os, sys
+rt = ctypes.CDLL("librt.so.1", use_errno=True)
+rt.mq_open.restype = ctypes.c_int
+if sys.argv[1] == "create":
+    print(rt.mq_open(sys.argv[2].encode(), os.O_CREAT | os.O_RDWR, 0o600, None) >= 0)
+elif sys.argv[1] == "exists":
+    print(rt.mq_open(sys.argv[2].encode(), os.O_RDONLY) >= 0)
+else:
+    print(rt.mq_unlink(sys.argv[2].encode()) == 0)`, what, queue], { encoding: 'utf8' }).stdout.trim();
+  const hint = () => spawnSync('python3', ['-c', `import fcntl, os, struct, sys
+print(struct.unpack("Q", fcntl.fcntl(os.open(sys.argv[1], os.O_RDONLY), 1035, b"\\0" * 8))[0])`, outside], { encoding: 'utf8' }).stdout.trim();
+  assert.equal(mq('create'), 'True');
+  const hintBefore = hint();
+  try {
+    const attack = py([
+      'import ctypes, fcntl, os, struct',
+      'rt = ctypes.CDLL("librt.so.1", use_errno=True)',
+      `r = rt.mq_unlink(${JSON.stringify(queue)}.encode())`,
+      'print("mq_unlink", "made" if r == 0 else f"refused {ctypes.get_errno()}")',
+      'try:',
+      `    fcntl.fcntl(os.open(${JSON.stringify(outside)}, os.O_RDONLY), 1036, struct.pack("Q", 3)); print("hint made")`,
+      'except OSError as e:',
+      '    print("hint refused", e.errno)',
+    ]);
+    for (const env of [{ AGENT_EXEC_NO_PID_NAMESPACE: '1' }, { AGENT_EXEC_NO_MOUNT_NAMESPACE: '1' }, {}]) {
+      const script = `
+        const api = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+        api.exec({ command: ${JSON.stringify(attack)}, cwd: ${JSON.stringify(dir)}, sandbox: { writableRoots: [${JSON.stringify(dir)}] } })
+          .then((r) => console.log(JSON.stringify({ output: r.output, denials: r.sandbox.denials })), (e) => console.log(JSON.stringify({ error: e.message })));`;
+      const out = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60000, env: { ...process.env, ...env } });
+      const got = JSON.parse(out.stdout.trim().split('\n').pop() || 'null');
+      assert.ok(got && got.output !== undefined, out.stdout + out.stderr);
+      assert.doesNotMatch(got.output, / made$/m, `${JSON.stringify(env)}: ${got.output}`);
+      assert.equal(mq('exists'), 'True', `${JSON.stringify(env)}: the host's queue was removed`);
+      assert.equal(hint(), hintBefore, `${JSON.stringify(env)}: the host file's write hint changed`);
+      assert.ok(got.denials.some((d) => d.detail === 'fcntl(F_SET_RW_HINT)'), JSON.stringify(got.denials));
+      if (Object.keys(env).length) assert.ok(got.denials.some((d) => d.detail === 'mq_unlink'), JSON.stringify(got.denials));
+    }
+  } finally {
+    mq('unlink');
+  }
+});

@@ -459,7 +459,47 @@ impl ChildPlan {
             )?;
             Self::mount_proc(ns.proc_options)?;
         }
+        self.reopen_null_in_view()?;
         self.finish()
+    }
+
+    /// Standard descriptors that are the host's `/dev/null` reopened in the run's view, once its
+    /// mounts are in place: the host opened them before the run's mount namespace existed, so they
+    /// still stand on the host's writable `/dev`, and where the kernel decides metadata calls through
+    /// a descriptor (every mount outside the roots read-only, see `seccomp::fd_metadata_calls`) a root
+    /// run's `fchmod(0, 0640)` or `futimens(0)` changed the host's `/dev/null` for every other
+    /// program. Reopened by name, they stand on the run's read-only bind like any `/dev/null` it opens.
+    /// Only with a mount namespace (without one, the supervisor judges those calls by path). The
+    /// calling process must have a descriptor table of its own.
+    pub fn reopen_null_in_view(&self) -> std::io::Result<()> {
+        if self.mounts.is_none() {
+            return Ok(());
+        }
+        for fd in 0..=2 {
+            // SAFETY: fstat fills a zeroed stat of an open descriptor (or fails for a closed one).
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            if unsafe { libc::fstat(fd, &mut st) } < 0
+                || st.st_mode & libc::S_IFMT != libc::S_IFCHR
+                || st.st_rdev != libc::makedev(1, 3)
+            {
+                continue;
+            }
+            // SAFETY: fcntl with an integer command reads nothing.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            if flags < 0 {
+                continue;
+            }
+            let access = flags & libc::O_ACCMODE;
+            // SAFETY: open reads the path; the new descriptor is ours until it is moved to `fd`.
+            let new = unsafe { libc::open(c"/dev/null".as_ptr(), access | libc::O_NOCTTY) };
+            check(new as libc::c_long, Step::Devices)?;
+            // SAFETY: dup2 onto a standard descriptor of this process's own table, then our copy
+            // closed.
+            let moved = unsafe { libc::dup2(new, fd) };
+            unsafe { libc::close(new) };
+            check(moved as libc::c_long, Step::Devices)?;
+        }
+        Ok(())
     }
 
     /// The process namespaces this plan enters, if any.

@@ -26,6 +26,7 @@ pub enum Why {
     DeviceControl,
     Leases,
     FileAttributes,
+    HostIpc,
 }
 
 impl Why {
@@ -44,6 +45,9 @@ impl Why {
                 "no terminal input injection, console or loop device control in the sandbox"
             }
             Why::Leases => "no file leases in the sandbox (a lease stalls the host's next open)",
+            Why::HostIpc => {
+                "no removal of the host's POSIX message queues (the run has no IPC namespace of its own)"
+            }
             Why::FileAttributes => {
                 "no inode flags, versions or file-system attributes changed in the sandbox (a file's owner may change them through a descriptor opened for reading)"
             }
@@ -170,6 +174,20 @@ pub fn other_process_calls() -> [(libc::c_long, &'static str, usize, Option<usiz
         (libc::SYS_move_pages, "move_pages", 0, None),
     ]
 }
+
+/// Calls that reach what the host's other programs share when the run has no namespaces of its own
+/// (no IPC namespace): sent to the supervisor only then, and refused. `mq_unlink` removes a POSIX
+/// message queue by name (the queue file system's own removal, which Landlock does not see); a run
+/// cannot make one there, so every queue it could remove is another program's.
+pub fn shared_without_namespaces() -> [(libc::c_long, &'static str, Why); 1] {
+    [(libc::SYS_mq_unlink, "mq_unlink", Why::HostIpc)]
+}
+
+/// `fcntl` commands that set a file's write-lifetime hint (`F_SET_RW_HINT`, and the older
+/// `F_SET_FILE_RW_HINT`): the kernel lets a file's owner set it through a descriptor opened for
+/// reading, on any mount, read-only ones included. Refused always.
+pub const RW_HINT_COMMANDS: [(libc::c_int, &str); 2] =
+    [(1036, "F_SET_RW_HINT"), (1038, "F_SET_FILE_RW_HINT")];
 
 /// A refusal of a change to another process: `is_caller` says whether a target id is the caller's own
 /// process or thread (those pass).
@@ -351,6 +369,16 @@ pub fn judge(
         libc::SYS_fcntl if args[1] as libc::c_int == libc::F_SETLEASE => {
             Some(("fcntl(F_SETLEASE)".into(), Why::Leases))
         }
+        libc::SYS_fcntl => RW_HINT_COMMANDS
+            .iter()
+            .find(|(cmd, _)| args[1] as libc::c_int == *cmd)
+            .map(|(_, name)| (format!("fcntl({name})"), Why::FileAttributes)),
+        nr if shared_without_namespaces().iter().any(|(n, _, _)| *n == nr) => {
+            shared_without_namespaces()
+                .into_iter()
+                .find(|(n, _, _)| *n == nr)
+                .map(|(_, name, why)| (name.to_string(), why))
+        }
         #[cfg(target_arch = "x86_64")]
         libc::SYS_mknod => device_kind(args[1]).map(|k| (format!("mknod({k})"), Why::Devices)),
         _ => None,
@@ -509,6 +537,15 @@ mod tests {
         assert!(matches!(
             judge(SYS_FILE_SETATTR, &[0; 6], none),
             Some((_, Why::FileAttributes))
+        ));
+        assert!(matches!(
+            judge(libc::SYS_fcntl, &[3, 1036, 0, 0, 0, 0], none),
+            Some((_, Why::FileAttributes))
+        ));
+        assert_eq!(judge(libc::SYS_fcntl, &[3, 1035, 0, 0, 0, 0], none), None);
+        assert!(matches!(
+            judge(libc::SYS_mq_unlink, &[0; 6], none),
+            Some((_, Why::HostIpc))
         ));
         // What terminals and programs use every day passes: window size, attributes, FIONREAD.
         for request in [

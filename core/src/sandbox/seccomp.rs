@@ -246,6 +246,13 @@ fn conditional_rules(
         }
         rules.insert(nr(call), vec![SeccompRule::new(conditions).expect("rule")]);
     }
+    // What the host's programs share without namespaces of the run's own (see `refused`).
+    for (call, _, _) in refused::shared_without_namespaces()
+        .into_iter()
+        .filter(|_| other_processes)
+    {
+        rules.insert(nr(call), Vec::new());
+    }
     for call in [libc::SYS_unshare, libc::SYS_clone] {
         let any_namespace = refused::namespace_flags_of(call)
             .map(|(flag, _)| all_set(0, flag as u64))
@@ -284,6 +291,7 @@ fn conditional_rules(
             .iter()
             .map(|(cmd, _)| *cmd)
             .chain([libc::F_SETLEASE])
+            .chain(refused::RW_HINT_COMMANDS.iter().map(|(cmd, _)| *cmd))
             .map(|cmd| rule(1, SeccompCmpOp::Eq, cmd as u64))
             .collect(),
     );
@@ -743,6 +751,10 @@ mod tests {
             // Changes to another process go to the supervisor; to the caller (0), or a read, do not.
             assert_eq!(call(libc::SYS_prlimit64, args(1, 0, 0x7000, 0, 0)), NOTIFY);
             assert_eq!(call(libc::SYS_prlimit64, args(1, 0, 0, 0, 0)), ALLOW);
+            // Without namespaces of its own, the host's message queues go to the supervisor.
+            assert_eq!(call(libc::SYS_mq_unlink, args(0x7000, 0, 0, 0, 0)), NOTIFY);
+            assert_eq!(call(libc::SYS_fcntl, args(3, 1036, 0x7000, 0, 0)), NOTIFY);
+            assert_eq!(call(libc::SYS_fcntl, args(3, 1035, 0x7000, 0, 0)), ALLOW);
             assert_eq!(call(libc::SYS_prlimit64, args(0, 0, 0x7000, 0, 0)), ALLOW);
             assert_eq!(call(libc::SYS_setpriority, args(0, 77, 5, 0, 0)), NOTIFY);
             assert_eq!(call(libc::SYS_setpriority, args(0, 0, 5, 0, 0)), ALLOW);
@@ -798,8 +810,8 @@ mod tests {
             );
             // The kernel checks and compiles it at every sandboxed spawn: keep it short.
             // (The device, lease and lock rules of the small world took it from about 330 to 400,
-            // the file systems' ioctl families to 440.)
-            assert!(p.len() < 450, "{} instructions", p.len());
+            // the file systems' ioctl families and the write hints to 455.)
+            assert!(p.len() < 470, "{} instructions", p.len());
         }
         let c3 = build_clone3_refusal().unwrap();
         assert_eq!(

@@ -596,6 +596,10 @@ extern "C" fn shell_main(arg: *mut c_void) -> ! {
                 fail(a, errno());
             }
         }
+        // In our own table now: the host's /dev/null reopened in the run's view.
+        if let Err(e) = plan.sandbox.reopen_null_in_view() {
+            fail(a, e.raw_os_error().unwrap_or(libc::EIO));
+        }
         if plan.terminal && libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
             fail(a, errno());
         }
