@@ -812,6 +812,18 @@ fn segment(
             note(&mut inexact, why);
         }
     }
+    // A package manager reads config files that can name programs and modules it then runs.
+    if super::program_names::any_in(&names, super::package_config::PACKAGE_MANAGERS) {
+        let why = match dir {
+            Some(_) => super::package_config::runs_commands(local.cwd, ctx.home),
+            None => Some(format!(
+                "after cd, {name} reads config files in a directory the analyzer did not check"
+            )),
+        };
+        if let Some(why) = why {
+            note(&mut inexact, why);
+        }
+    }
     let mut inner = None;
     let is_bash = names.iter().any(|n| n == "bash");
     let posix = matches!(name.as_str(), "sh" | "dash")
@@ -981,7 +993,12 @@ fn cd_target(
     }
     let searchable =
         std::fs::metadata(&logical).is_ok_and(|m| m.is_dir()) && searchable_dir(&logical);
-    searchable.then(|| resolve::real_file(&logical)).flatten()
+    let real = searchable.then(|| resolve::real_file(&logical)).flatten()?;
+    // Through a symbolic link, bash's working directory (logical: a later `cd ..` drops the last
+    // name) and the directory's real path part ways, and the analyzer would follow the real one:
+    // `cd lnk && cd .. && git diff` ran the config of a repository the analyzer never read. Not
+    // followed, so what comes after asks where it depends on the directory.
+    (real == logical).then_some(real)
 }
 
 /// Whether the user may search `dir` (execute permission on a directory).
@@ -1641,6 +1658,20 @@ mod tests {
             );
         }
         assert!(analyze("cd bin && ls", &c).chains[1][0].inexact.is_none());
+        // Through a symbolic link, bash's `cd ..` goes back up the link's name, the real path's
+        // parent is elsewhere: not followed.
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::create_dir(elsewhere.path().join("d")).unwrap();
+        symlink(elsewhere.path().join("d"), root.join("lnk")).unwrap();
+        let a = analyze("cd lnk && cd .. && git diff", &c);
+        let last = a.segments().last().unwrap();
+        assert!(
+            last.inexact
+                .as_deref()
+                .unwrap_or("")
+                .starts_with("after cd"),
+            "{last:?}"
+        );
     }
 
     /// bash evaluates a subscripted variable name given to its `test -v`, `printf -v` or

@@ -324,6 +324,59 @@ struct Sources {
     unsure: Option<String>,
 }
 
+/// The work tree of `git_dir`: the directory holding it when it is a `.git`, or, for a linked
+/// worktree's (`.git/worktrees/<name>`), the directory its `gitdir` file names the `.git` of. None
+/// for a bare repository.
+fn work_tree_of(git_dir: &Path) -> Option<PathBuf> {
+    if git_dir.ends_with(".git") {
+        return git_dir.parent().map(Path::to_path_buf);
+    }
+    let named = std::fs::read_to_string(git_dir.join("gitdir")).ok()?;
+    let dot_git = git_dir.join(named.trim());
+    dot_git.parent().map(Path::to_path_buf)
+}
+
+/// The git directories of the repositories embedded in `work_tree` (whose git directory is
+/// `git_dir`): each gitlink of its index with a repository at its path, and theirs in turn, a few
+/// levels deep and a few hundred at most (a walk must end whatever the tree holds; past the bound,
+/// an error, so the caller fails closed).
+fn embedded_repositories(work_tree: &Path, git_dir: &Path) -> Result<Vec<PathBuf>, String> {
+    const DEPTH: usize = 6;
+    const MOST: usize = 512;
+    let mut found: Vec<PathBuf> = Vec::new();
+    let mut level = vec![(work_tree.to_path_buf(), git_dir.to_path_buf())];
+    for _ in 0..DEPTH {
+        let mut next = Vec::new();
+        for (tree, dir) in level {
+            for link in crate::git_layout::gitlink_paths(&dir)? {
+                let dot_git = tree.join(&link).join(".git");
+                let sub = if dot_git.is_file() {
+                    std::fs::read_to_string(&dot_git).ok().and_then(|t| {
+                        let named = t.strip_prefix("gitdir:")?.trim().to_string();
+                        Some(dot_git.parent()?.join(named))
+                    })
+                } else {
+                    dot_git.is_dir().then_some(dot_git)
+                };
+                let Some(sub) = sub else { continue };
+                if found.contains(&sub) {
+                    continue;
+                }
+                if found.len() >= MOST {
+                    return Err(format!("more than {MOST} embedded repositories"));
+                }
+                found.push(sub.clone());
+                next.push((tree.join(&link), sub));
+            }
+        }
+        if next.is_empty() {
+            return Ok(found);
+        }
+        level = next;
+    }
+    Err(format!("repositories embedded more than {DEPTH} deep"))
+}
+
 fn sources(dir: &Path, home: Option<&str>) -> Sources {
     let mut files = Vec::new();
     let mut hooks = Vec::new();
@@ -364,27 +417,16 @@ fn sources(dir: &Path, home: Option<&str>) -> Sources {
             files.push((sub.join("config.worktree"), false));
             hooks.push(sub.join("hooks"));
         }
-        // Every gitlink of the index, `.gitmodules` or not: git recurses into an embedded
-        // repository too, and reads its config (a `.git` directory in the work tree, or the
-        // directory a `.git` file names).
-        if let Some(work_tree) = git_dir.parent().filter(|_| git_dir.ends_with(".git")) {
-            match crate::git_layout::gitlink_paths(&git_dir) {
-                Ok(links) => {
-                    for link in links {
-                        let dot_git = work_tree.join(link).join(".git");
-                        let sub = if dot_git.is_file() {
-                            std::fs::read_to_string(&dot_git).ok().and_then(|t| {
-                                let named = t.strip_prefix("gitdir:")?.trim().to_string();
-                                Some(dot_git.parent()?.join(named))
-                            })
-                        } else {
-                            dot_git.is_dir().then_some(dot_git)
-                        };
-                        if let Some(sub) = sub {
-                            files.push((sub.join("config"), false));
-                            files.push((sub.join("config.worktree"), false));
-                            hooks.push(sub.join("hooks"));
-                        }
+        // Every gitlink of the index, `.gitmodules` or not, and theirs in turn: git recurses into
+        // an embedded repository too, and reads its config (a `.git` directory in the work tree, or
+        // the directory a `.git` file names).
+        if let Some(work_tree) = work_tree_of(&git_dir) {
+            match embedded_repositories(&work_tree, &git_dir) {
+                Ok(subs) => {
+                    for sub in subs {
+                        files.push((sub.join("config"), false));
+                        files.push((sub.join("config.worktree"), false));
+                        hooks.push(sub.join("hooks"));
                     }
                 }
                 Err(why) => unsure = Some(why),
@@ -751,6 +793,74 @@ mod tests {
         std::fs::create_dir_all(top.join("badfile")).unwrap();
         std::fs::write(top.join("badfile/.git"), "nonsense\n").unwrap();
         assert!(runs_commands(&top.join("badfile"), None).is_some());
+    }
+
+    /// Run git in `dir` with a fixed identity; false when git is missing or fails.
+    fn git_in(dir: &Path, args: &[&str]) -> bool {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@e")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@e")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    /// A repository at `dir` with one commit.
+    fn committed(dir: &Path) -> bool {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("f"), "f").unwrap();
+        git_in(dir, &["init", "-q"])
+            && git_in(dir, &["add", "f"])
+            && git_in(dir, &["commit", "-qm", "f"])
+    }
+
+    #[test]
+    fn repositories_embedded_in_embedded_ones_and_in_linked_worktrees_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path().join("p");
+        if std::process::Command::new("git")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            return;
+        }
+        assert!(committed(&top));
+        // Two levels: p/sub is embedded in p, p/sub/subsub in p/sub.
+        assert!(committed(&top.join("sub/subsub")));
+        assert!(committed(&top.join("sub")));
+        assert!(git_in(&top.join("sub"), &["add", "subsub"]));
+        assert!(git_in(&top.join("sub"), &["commit", "-qm", "s"]));
+        assert!(git_in(&top, &["add", "sub"]));
+        assert_eq!(runs_commands(&top, None), None);
+        std::fs::write(
+            top.join("sub/subsub/.git/config"),
+            "[core]\n\tfsmonitor = touch x\n",
+        )
+        .unwrap();
+        let why = runs_commands(&top, None).expect("the nested repository's fsmonitor is seen");
+        assert!(why.contains("subsub/.git/config"), "{why}");
+        // A linked worktree's own index: a repository embedded there only.
+        let main = dir.path().join("w");
+        assert!(committed(&main));
+        let linked = dir.path().join("lw");
+        assert!(git_in(
+            &main,
+            &["worktree", "add", "-q", linked.to_str().unwrap()]
+        ));
+        assert!(committed(&linked.join("inner")));
+        assert!(git_in(&linked, &["add", "inner"]));
+        assert_eq!(runs_commands(&linked, None), None);
+        std::fs::write(
+            linked.join("inner/.git/config"),
+            "[core]\n\tfsmonitor = touch x\n",
+        )
+        .unwrap();
+        let why = runs_commands(&linked, None).expect("the worktree's embedded fsmonitor is seen");
+        assert!(why.contains("inner/.git/config"), "{why}");
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod git_config;
 pub mod glob;
 pub mod inline_eval;
 pub mod lexer;
+pub mod package_config;
 pub mod policy;
 pub mod program_names;
 pub mod readonly;

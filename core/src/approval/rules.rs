@@ -606,6 +606,24 @@ fn script_written_here(analysis: &Analysis, command: &str) -> Option<String> {
                 at + 1
             ));
         }
+        // A package manager's scripts and settings: `package.json`, `.npmrc`, `.yarnrc(.yml)`,
+        // `bunfig.toml`, however the line quotes or escapes the name (`pack''age.json`), since an
+        // earlier command may have written them with contents the text does not show (`find
+        // -fprintf package.json '{"scripts":{"\164est":...}}'`).
+        if super::program_names::any_in(&names, super::package_config::PACKAGE_MANAGERS) {
+            let plain: String = command
+                .chars()
+                .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+                .collect();
+            let config = ["package.json", ".npmrc", ".yarnrc", "bunfig.toml", "npmrc"]
+                .into_iter()
+                .find(|f| plain.contains(f));
+            if let Some(file) = config {
+                return Some(format!(
+                    "{first} reads {file}, which the same line names before it (it may have written it)"
+                ));
+            }
+        }
         if !super::runners::is_code_runner(first)
             && !super::runners::is_code_runner(&s.resolution.executable_name)
         {
@@ -1015,6 +1033,10 @@ mod tests {
             "printf 'import os' | tee x.py; python3 x.py",
             "printf 'exec r' | tee x.tcl; tclsh x.tcl",
             "printf 'all:' > Makefile; make",
+            "find . -maxdepth 0 -fprintf package.json '{\"scripts\":{\"\\164est\":\"x\"}}' && npm run test",
+            "sort -o pack''age.json x && npm run test",
+            "find . -maxdepth 0 -fprintf .npmrc 'node-options=--require=./e.js' && npm test",
+            "echo 'yarnPath: x.cjs' > .yarnrc.yml; yarn test",
         ] {
             assert_eq!(decide(cmd), Verdict::Ask, "{cmd}");
         }
@@ -1028,6 +1050,7 @@ mod tests {
             "mytool --price='$5'",
             "cd src && python3 manage.py test",
             "python3 x.py",
+            "npm run test",
         ] {
             assert_eq!(decide(cmd), Verdict::Allow, "{cmd}");
         }

@@ -235,6 +235,162 @@ const PYTEST: Grammar = Grammar {
     passthrough_checked: false,
 };
 
+/// The options a package manager's script may be passed after `--` (`npm test -- --watch`): what the
+/// common test runners (node's, jest, vitest, mocha) take to choose, shape and report tests. The
+/// script is often `node`, which hands every option it does not know to V8, and V8's flags include
+/// some that write files (`--redirect-code-traces-to`, `--logfile`, the profilers' outputs): any other
+/// option misses (fail closed), as do a reporter that is not a built-in name (a module path loads
+/// code) and an output file.
+const PASSTHROUGH_OPTIONS: &[&str] = &[
+    // node --test
+    "--test",
+    "--test-only",
+    "--test-name-pattern",
+    "--test-skip-pattern",
+    "--test-concurrency",
+    "--test-timeout",
+    "--test-shard",
+    "--test-force-exit",
+    "--test-update-snapshots",
+    "--experimental-test-coverage",
+    "--experimental-test-snapshots",
+    "--test-coverage-include",
+    "--test-coverage-exclude",
+    "--test-coverage-branches",
+    "--test-coverage-functions",
+    "--test-coverage-lines",
+    "--watch",
+    "--test-reporter",
+    // jest
+    "--watchall",
+    "--coverage",
+    "--collectcoverage",
+    "--ci",
+    "--runinband",
+    "-i",
+    "--verbose",
+    "--silent",
+    "--bail",
+    "-b",
+    "--testnamepattern",
+    "-t",
+    "--testpathpattern",
+    "--testpathignorepatterns",
+    "--updatesnapshot",
+    "-u",
+    "--onlychanged",
+    "-o",
+    "--detectopenhandles",
+    "--forceexit",
+    "--maxworkers",
+    "-w",
+    "--colors",
+    "--no-cache",
+    "--passwithnotests",
+    "--listtests",
+    "--changedsince",
+    "--findrelatedtests",
+    "--lastcommit",
+    "--logheapusage",
+    "--nostacktrace",
+    "--randomize",
+    "--seed",
+    "--shard",
+    "--testtimeout",
+    "--usestderr",
+    "--errorondeprecated",
+    "--no-watchman",
+    "--reporters",
+    // vitest
+    "--run",
+    "--update",
+    "--retry",
+    "--changed",
+    "--reporter",
+    "--no-file-parallelism",
+    "--pool",
+    "--project",
+    "--no-isolate",
+    // mocha
+    "--grep",
+    "-g",
+    "--fgrep",
+    "-f",
+    "--invert",
+    "-r",
+    "--timeout",
+    "--slow",
+    "-s",
+    "--recursive",
+    "--parallel",
+    "-j",
+    "--jobs",
+    "--exit",
+    "--retries",
+    "--forbid-only",
+    "--forbid-pending",
+    "--full-trace",
+    "--check-leaks",
+    "--sort",
+    "--dry-run",
+    "--color",
+    "--no-color",
+    "-R",
+    // any of them
+    "--help",
+    "-h",
+    "--version",
+    "--quiet",
+    "-q",
+    "-v",
+];
+
+/// Options whose value names a reporter: a built-in one by a plain name (`spec`, `dot`, `verbose`),
+/// a module by a path or package name with a `/`, `.` or `:` (code loaded).
+const REPORTER_OPTIONS: &[&str] = &["--test-reporter", "--reporter", "--reporters", "-R"];
+
+/// Why the words after `--` given to a package manager's script are not known to be harmless.
+fn passthrough_problem(words: &[String]) -> Option<String> {
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        i += 1;
+        if !w.starts_with('-') || w == "-" {
+            continue;
+        }
+        let (name, value) = w
+            .split_once('=')
+            .map_or((w.as_str(), None), |(n, v)| (n, Some(v)));
+        // `--testNamePattern` and `--test_name_pattern` as their programs read them.
+        let key = if name.starts_with("--") {
+            name.to_ascii_lowercase().replace('_', "-")
+        } else {
+            name.to_string()
+        };
+        if !PASSTHROUGH_OPTIONS.contains(&key.as_str()) {
+            return Some(format!(
+                "{name} to its script, an option no test runner's list here knows (node hands those to V8, whose flags can write files)"
+            ));
+        }
+        if REPORTER_OPTIONS.contains(&key.as_str()) {
+            let value = match value {
+                Some(v) => Some(v),
+                None => {
+                    i += 1;
+                    words.get(i - 1).map(String::as_str)
+                }
+            };
+            if let Some(v) =
+                value.filter(|v| v.contains(['/', '.', ':', '\\']) || v.starts_with('@'))
+            {
+                return Some(format!(
+                    "{name} {v} to its script: a reporter by path or package is code it loads"
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// Node options that load or run code, or write a file of the option's choosing, which `npm test --
 /// ...` would pass to a `node` script (`--test-reporter=data:text/javascript,...` runs inline code;
 /// a config file names more options; `--test-reporter-destination=~/.bashrc` writes there).
@@ -332,6 +488,9 @@ pub fn problem(prefix: &[&str], rest: &[String], expands: &[bool]) -> Option<Str
                         "`{runner}` passes {opt} to node, which loads code with it"
                     ));
                 }
+                if let Some(why) = passthrough_problem(&rest[i + 1..]) {
+                    return Some(format!("`{runner}` passes {why}"));
+                }
             }
             return None;
         }
@@ -425,6 +584,15 @@ mod tests {
             ("npm test", "-- --test-reporter-destination=/root/.bashrc"),
             ("npm test", "-- --experimental-config-file=evil.json"),
             ("npm test", "-- --test-global-setup=./evil.mjs"),
+            (
+                "npm run test",
+                "-- --redirect-code-traces --redirect-code-traces-to=/tmp/v --print-code",
+            ),
+            ("npm test", "-- --prof"),
+            ("npm test", "-- --reporter ./evil.js"),
+            ("npm test", "-- --reporter=mod/x"),
+            ("npm test", "-- -R @scope/reporter"),
+            ("npm test", "-- --outputFile=/root/.bashrc"),
             ("npm test", "--userconfig /tmp/npmrc"),
             ("make test", "-f /tmp/Makefile"),
             ("make test", "-C /tmp"),
@@ -462,6 +630,8 @@ mod tests {
             ("npm test", ""),
             ("npm test", "--silent"),
             ("npm run test", "-- --watch --coverage"),
+            ("npm test", "-- -t 'adds numbers' --runInBand src/a.test.js"),
+            ("npm test", "-- --reporter dot --test-name-pattern=x"),
             ("npm test", "-- src/a.test.js"),
             ("make test", "-j4 -k all"),
             ("make", "check --no-print-directory"),
