@@ -682,6 +682,7 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::git_layout::git_in;
 
     /// A minimal valid git directory (HEAD, objects, refs) at `git_dir`.
     fn git_dir_at(git_dir: &Path) {
@@ -793,19 +794,6 @@ mod tests {
         std::fs::create_dir_all(top.join("badfile")).unwrap();
         std::fs::write(top.join("badfile/.git"), "nonsense\n").unwrap();
         assert!(runs_commands(&top.join("badfile"), None).is_some());
-    }
-
-    /// Run git in `dir` with a fixed identity; false when git is missing or fails.
-    fn git_in(dir: &Path, args: &[&str]) -> bool {
-        std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@e")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@e")
-            .output()
-            .is_ok_and(|o| o.status.success())
     }
 
     /// A repository at `dir` with one commit.

@@ -1500,19 +1500,30 @@ fn names_no_path(target: &Path) -> bool {
 /// The caller's process and thread ids as its own `/proc` numbers them (its PID namespace's), for
 /// `/proc/self` and `/proc/thread-self` in its view.
 fn ids_in_own_namespace(pid: u32) -> Result<(u32, u32), i32> {
+    let (tgids, tids) = namespace_ids(pid)?;
+    match (tgids.last(), tids.last()) {
+        (Some(&tgid), Some(&tid)) => Ok((tgid, tid)),
+        _ => Err(libc::ESRCH),
+    }
+}
+
+/// The `NStgid:` and `NSpid:` lines of `/proc/<pid>/status`: the caller's process and thread ids in
+/// each PID namespace from the supervisor's down to its own.
+fn namespace_ids(pid: u32) -> Result<(Vec<u32>, Vec<u32>), i32> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .map_err(|e| e.raw_os_error().unwrap_or(libc::ESRCH))?;
-    let innermost = |key: &str| {
+    let ids = |key: &str| -> Vec<u32> {
         status
             .lines()
             .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| v.split_whitespace().last())
-            .and_then(|v| v.parse::<u32>().ok())
+            .map(|v| {
+                v.split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
     };
-    match (innermost("NStgid:"), innermost("NSpid:")) {
-        (Some(tgid), Some(tid)) => Ok((tgid, tid)),
-        _ => Err(libc::ESRCH),
-    }
+    Ok((ids("NStgid:"), ids("NSpid:")))
 }
 
 /// The process `/proc/<n>/...` names (in the caller's view), when `path` is beneath one.
@@ -1532,20 +1543,7 @@ fn proc_entry_of(path: &Path) -> Option<u32> {
 /// be told there, so none is: a pipe of the agent's, its terminal or an unsandboxed session's stdin
 /// was reopened for writing through `/proc/<agent>/fd/<n>`).
 fn may_look_into(pid: u32, n: u32) -> Result<bool, i32> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .map_err(|e| e.raw_os_error().unwrap_or(libc::ESRCH))?;
-    let ids = |key: &str| -> Vec<u32> {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .map(|v| {
-                v.split_whitespace()
-                    .filter_map(|x| x.parse().ok())
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let (tgids, tids) = (ids("NStgid:"), ids("NSpid:"));
+    let (tgids, tids) = namespace_ids(pid)?;
     let (Some(&tgid), Some(&tid)) = (tgids.last(), tids.last()) else {
         return Err(libc::ESRCH);
     };
