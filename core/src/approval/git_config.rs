@@ -365,6 +365,13 @@ fn embedded_repositories(work_tree: &Path, git_dir: &Path) -> Result<Vec<PathBuf
                 if found.len() >= MOST {
                     return Err(format!("more than {MOST} embedded repositories"));
                 }
+                // A git directory with a `commondir` (a worktree's) reads its config and hooks there.
+                if let Ok(common) = std::fs::read_to_string(sub.join("commondir")) {
+                    let common = sub.join(common.trim());
+                    if !found.contains(&common) {
+                        found.push(common);
+                    }
+                }
                 found.push(sub.clone());
                 next.push((tree.join(&link), sub));
             }
@@ -637,6 +644,10 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
             ));
         }
     }
+    // git enters the directory as the kernel resolves it (`git -C lnk` follows the link), and
+    // discovers its repository from the real path upward: so is it read here.
+    let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let dir = real.as_path();
     if let Discovered::Unsure(why) = find_git_dir(dir) {
         return Some(format!(
             "git's repository discovery stops on something unread: {why}"
@@ -849,6 +860,37 @@ mod tests {
         .unwrap();
         let why = runs_commands(&linked, None).expect("the worktree's embedded fsmonitor is seen");
         assert!(why.contains("inner/.git/config"), "{why}");
+        // A repository elsewhere with a program in its config, reached two ways.
+        let evil = dir.path().join("gB");
+        std::fs::create_dir_all(evil.join("sub")).unwrap();
+        assert!(git_in(&evil, &["init", "-q"]));
+        std::fs::write(evil.join(".git/config"), "[core]\n\tfsmonitor = touch x\n").unwrap();
+        // `git -C lnk` follows the link: the repository found from the real path is read.
+        let clean = dir.path().join("gA");
+        assert!(committed(&clean));
+        std::os::unix::fs::symlink(evil.join("sub"), clean.join("lnk")).unwrap();
+        let why = runs_commands(&clean.join("lnk"), None);
+        assert!(why.is_some_and(|w| w.contains("gB")), "through a link");
+        // An embedded repository whose `.git` file names a git directory whose `commondir` is there.
+        let outer = dir.path().join("gC");
+        assert!(committed(&outer));
+        let wt = dir.path().join("wt");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(wt.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(wt.join("commondir"), evil.join(".git").to_str().unwrap()).unwrap();
+        std::fs::create_dir_all(outer.join("emb")).unwrap();
+        std::fs::write(
+            outer.join("emb/.git"),
+            format!("gitdir: {}\n", wt.display()),
+        )
+        .unwrap();
+        let gitlink = format!("160000,{},emb", "1".repeat(40));
+        assert!(git_in(
+            &outer,
+            &["update-index", "--add", "--cacheinfo", &gitlink]
+        ));
+        let why = runs_commands(&outer, None);
+        assert!(why.is_some_and(|w| w.contains("gB")), "through a commondir");
     }
 
     #[test]

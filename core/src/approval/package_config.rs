@@ -64,7 +64,33 @@ const YARNRC_KEYS: &[&str] = &[
 ];
 
 /// `bunfig.toml` settings that load code before the program (`preload`, also under `[test]`).
-const BUNFIG_KEYS: &[&str] = &["preload", "plugins"];
+const BUNFIG_KEYS: &[&str] = &["preload", "plugins", "shell"];
+
+/// `pnpm-workspace.yaml` settings of the same kind (pnpm 10 reads its settings there too).
+const PNPM_WORKSPACE_KEYS: &[&str] = &[
+    "nodeoptions",
+    "scriptshell",
+    "pnpmfile",
+    "globalpnpmfile",
+    "hooks",
+    "shellemulator",
+];
+
+/// How a config file is read. An ini (`.npmrc`) is read line by line, a key's quotes decoded as npm's
+/// reader decodes them (`"node\u002doptions"` is `node-options`). A YAML or TOML file has flow
+/// mappings, explicit keys, dotted keys and inline tables (`{yarnPath: x}`, `test.preload = [...]`):
+/// rather than parse every form, its whole text is searched for the names, escapes decoded and `-`,
+/// `_` and case ignored, so a comment naming one asks too (fail closed).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    Ini,
+    Text,
+}
+
+/// Files whose presence alone makes a package manager load code: pnpm's `.pnpmfile.cjs` (hooks it
+/// runs on every command) and yarn 4's `.env.yarn` (variables, `NODE_OPTIONS` among them, put in every
+/// script's environment).
+const LOADED_FILES: &[&str] = &[".pnpmfile.cjs", ".pnpmfile.mjs", ".env.yarn"];
 
 /// Why a package manager run in `dir` may run a program its configuration names, if it may.
 pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
@@ -72,6 +98,12 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
         "NODE_OPTIONS",
         "npm_config_node_options",
         "npm_config_script_shell",
+        "npm_config_prefix",
+        "npm_config_globalconfig",
+        "npm_config_userconfig",
+        "NPM_CONFIG_PREFIX",
+        "NPM_CONFIG_GLOBALCONFIG",
+        "NPM_CONFIG_USERCONFIG",
     ] {
         if std::env::var_os(name).is_some_and(|v| !v.is_empty()) {
             return Some(format!(
@@ -79,7 +111,44 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
             ));
         }
     }
-    for (file, keys) in config_files(dir, home) {
+    for d in dir.ancestors() {
+        for name in LOADED_FILES {
+            let file = d.join(name);
+            if std::fs::symlink_metadata(&file).is_ok() {
+                return Some(format!(
+                    "{} makes the package manager load it (code or variables) on every command",
+                    file.display()
+                ));
+            }
+        }
+    }
+    let mut files = config_files(dir, home);
+    // Where npm finds its global config: the built-in places, and what a user or project file moves
+    // it to (`prefix`, `globalconfig`), read in turn.
+    let mut at = 0;
+    while at < files.len() {
+        let (file, _, reading) = files[at].clone();
+        at += 1;
+        if reading != Reading::Ini {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for (key, value) in ini_settings(&text) {
+            let moved = match key.as_str() {
+                "prefix" => Some(expand_home(&value, home).join("etc/npmrc")),
+                "globalconfig" | "userconfig" => Some(expand_home(&value, home)),
+                _ => None,
+            };
+            if let Some(m) = moved.filter(|m| !files.iter().any(|(f, _, _)| f == m)) {
+                if files.len() < 64 {
+                    files.push((m, NPMRC_KEYS, Reading::Ini));
+                }
+            }
+        }
+    }
+    for (file, keys, reading) in files {
         let text = match std::fs::read_to_string(&file) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -90,7 +159,11 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
                 ))
             }
         };
-        if let Some(key) = names_a_program(&text, keys) {
+        let found = match reading {
+            Reading::Ini => names_a_program(&text, keys),
+            Reading::Text => mentions(&text, keys),
+        };
+        if let Some(key) = found {
             return Some(format!(
                 "{} sets {key}, which makes the package manager run or load a program",
                 file.display()
@@ -102,19 +175,26 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
 
 /// The config files a package manager reads in `dir`: in it and in each directory above it, and in
 /// the user's home; each with the settings that matter in it.
-fn config_files(dir: &Path, home: Option<&str>) -> Vec<(PathBuf, &'static [&'static str])> {
+type ConfigFile = (PathBuf, &'static [&'static str], Reading);
+
+fn config_files(dir: &Path, home: Option<&str>) -> Vec<ConfigFile> {
     let home = home.map(Path::new);
-    let mut files = Vec::new();
+    let mut files: Vec<ConfigFile> = Vec::new();
     let mut add = |d: &Path| {
         let npmrc = if Some(d) == home {
             HOME_NPMRC_KEYS
         } else {
             NPMRC_KEYS
         };
-        files.push((d.join(".npmrc"), npmrc));
-        files.push((d.join(".yarnrc.yml"), YARNRC_KEYS));
-        files.push((d.join(".yarnrc"), YARNRC_KEYS));
-        files.push((d.join("bunfig.toml"), BUNFIG_KEYS));
+        files.push((d.join(".npmrc"), npmrc, Reading::Ini));
+        files.push((d.join(".yarnrc.yml"), YARNRC_KEYS, Reading::Text));
+        files.push((d.join(".yarnrc"), YARNRC_KEYS, Reading::Text));
+        files.push((d.join("bunfig.toml"), BUNFIG_KEYS, Reading::Text));
+        files.push((
+            d.join("pnpm-workspace.yaml"),
+            PNPM_WORKSPACE_KEYS,
+            Reading::Text,
+        ));
     };
     for d in dir.ancestors() {
         add(d);
@@ -123,9 +203,95 @@ fn config_files(dir: &Path, home: Option<&str>) -> Vec<(PathBuf, &'static [&'sta
         if !dir.starts_with(h) {
             add(h);
         }
-        files.push((h.join(".config/npm/npmrc"), HOME_NPMRC_KEYS));
+        files.push((h.join(".config/npm/npmrc"), HOME_NPMRC_KEYS, Reading::Ini));
+        files.push((h.join(".config/pnpm/rc"), HOME_NPMRC_KEYS, Reading::Ini));
+        files.push((h.join(".bunfig.toml"), BUNFIG_KEYS, Reading::Text));
+        files.push((h.join(".config/bunfig.toml"), BUNFIG_KEYS, Reading::Text));
+    }
+    // npm's global config where Node is commonly installed (more where a `prefix` moves it, above).
+    for global in ["/etc/npmrc", "/usr/etc/npmrc", "/usr/local/etc/npmrc"] {
+        files.push((PathBuf::from(global), NPMRC_KEYS, Reading::Ini));
     }
     files
+}
+
+/// `~/x` with the home put in; a relative path stays as it is.
+fn expand_home(value: &str, home: Option<&str>) -> PathBuf {
+    match (value.strip_prefix("~/"), home) {
+        (Some(rest), Some(h)) => Path::new(h).join(rest),
+        _ => PathBuf::from(value),
+    }
+}
+
+/// An ini text's `key = value` settings, keys as `ini_key` reads them.
+fn ini_settings(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            if line.starts_with(['#', ';', '[']) {
+                return None;
+            }
+            let (k, v) = line.split_once('=')?;
+            Some((ini_key(k), v.trim().trim_matches(['"', '\'']).to_string()))
+        })
+        .collect()
+}
+
+/// A key as npm's ini reader takes it: a double-quoted one decoded as JSON (`"node\u002doptions"`),
+/// a single-quoted one taken as written; then lowercased, `_` as `-`.
+fn ini_key(raw: &str) -> String {
+    let raw = raw.trim();
+    let decoded = if raw.len() >= 2 && raw.starts_with('"') && raw.ends_with('"') {
+        serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.trim_matches('"').to_string())
+    } else {
+        raw.trim_matches('\'').to_string()
+    };
+    decoded.to_ascii_lowercase().replace('_', "-")
+}
+
+/// The first of `keys` that `text` mentions anywhere, escapes (`\u0050`, `\x50`) decoded, and `-`,
+/// `_`, quotes and case ignored.
+fn mentions(text: &str, keys: &[&str]) -> Option<String> {
+    let decoded = decode_escapes(text);
+    let plain: String = decoded
+        .chars()
+        .filter(|c| !matches!(c, '-' | '_' | '"' | '\''))
+        .flat_map(char::to_lowercase)
+        .collect();
+    keys.iter()
+        .find(|k| plain.contains(&k.replace(['-', '_'], "")))
+        .map(|k| k.to_string())
+}
+
+/// `\uXXXX`, `\UXXXXXXXX` and `\xXX` escapes of YAML and TOML strings, decoded wherever they are.
+fn decode_escapes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let width = match (c, chars.peek()) {
+            ('\\', Some('u')) => 4,
+            ('\\', Some('U')) => 8,
+            ('\\', Some('x')) => 2,
+            _ => {
+                out.push(c);
+                continue;
+            }
+        };
+        let digits: String = chars.clone().skip(1).take(width).collect();
+        match u32::from_str_radix(&digits, 16)
+            .ok()
+            .and_then(char::from_u32)
+        {
+            Some(ch) if digits.len() == width => {
+                out.push(ch);
+                for _ in 0..=width {
+                    chars.next();
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// The first of `keys` that `text` sets, read as an ini, YAML or TOML line `key = value` or
@@ -141,11 +307,7 @@ fn names_a_program(text: &str, keys: &[&str]) -> Option<String> {
         let Some(at) = line.find(['=', ':', ' ', '\t']) else {
             continue;
         };
-        let key = line[..at]
-            .trim()
-            .trim_matches(['"', '\''])
-            .to_ascii_lowercase()
-            .replace('_', "-");
+        let key = ini_key(&line[..at]);
         // `//registry/:_authToken` and the like are per-registry credentials, not settings here.
         let key = key.rsplit(':').next().unwrap_or(&key).to_string();
         let plain = key.replace('-', "");
@@ -176,6 +338,15 @@ mod tests {
             (".npmrc", "NODE_OPTIONS = --require ./x\n"),
             (".npmrc", "script_shell=/tmp/x\n"),
             (".yarnrc.yml", "yarnPath: ./evil.cjs\n"),
+            (".yarnrc.yml", "{yarnPath: ./evil.cjs}\n"),
+            (".yarnrc.yml", "? yarnPath\n: ./evil.cjs\n"),
+            (".yarnrc.yml", "\"yarn\\u0050ath\": ./evil.cjs\n"),
+            (".npmrc", "\"node\\u002doptions\"=--require ./x.js\n"),
+            ("bunfig.toml", "test.preload = [\"./x.ts\"]\n"),
+            ("bunfig.toml", "test = { preload = [\"./x.ts\"] }\n"),
+            ("pnpm-workspace.yaml", "nodeOptions: \"--require ./x.js\"\n"),
+            (".pnpmfile.cjs", "module.exports = {}\n"),
+            (".env.yarn", "NODE_OPTIONS=--require ./x.js\n"),
             (".yarnrc", "yarn-path \"./evil.js\"\n"),
             ("bunfig.toml", "[test]\npreload = [\"./evil.ts\"]\n"),
         ] {
@@ -188,6 +359,25 @@ mod tests {
             );
             std::fs::remove_file(&at).unwrap();
         }
+        // A prefix or globalconfig moves npm's global config: that file is read too.
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(elsewhere.path().join("etc")).unwrap();
+        std::fs::write(
+            elsewhere.path().join("etc/npmrc"),
+            "node-options=--require x\n",
+        )
+        .unwrap();
+        let home0 = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home0.path().join(".npmrc"),
+            format!("prefix={}\n", elsewhere.path().display()),
+        )
+        .unwrap();
+        let why = runs_commands(&project, home0.path().to_str());
+        assert!(
+            why.is_some_and(|w| w.contains("etc/npmrc")),
+            "prefix's npmrc"
+        );
         // The user's own, too, for what loads code into every run; a prefix there is everyday.
         let home = tempfile::tempdir().unwrap();
         std::fs::write(home.path().join(".npmrc"), "prefix=~/.npm-global\n").unwrap();

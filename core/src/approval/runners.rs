@@ -277,7 +277,6 @@ const PASSTHROUGH_OPTIONS: &[&str] = &[
     "--testpathpattern",
     "--testpathignorepatterns",
     "--updatesnapshot",
-    "-u",
     "--onlychanged",
     "-o",
     "--detectopenhandles",
@@ -345,9 +344,47 @@ const PASSTHROUGH_OPTIONS: &[&str] = &[
     "-v",
 ];
 
-/// Options whose value names a reporter: a built-in one by a plain name (`spec`, `dot`, `verbose`),
-/// a module by a path or package name with a `/`, `.` or `:` (code loaded).
-const REPORTER_OPTIONS: &[&str] = &["--test-reporter", "--reporter", "--reporters", "-R"];
+/// Options whose value names a reporter, or vitest's worker pool: a module by any other name (mocha
+/// falls back to `require(path.resolve(name))`: `-R evilrep` loads `./evilrep.js`).
+const REPORTER_OPTIONS: &[&str] = &[
+    "--test-reporter",
+    "--reporter",
+    "--reporters",
+    "-R",
+    "--pool",
+];
+
+/// The built-in reporters and pools of node's test runner, jest, vitest and mocha: the only values
+/// those options may take.
+const BUILT_IN_REPORTERS: &[&str] = &[
+    "spec",
+    "tap",
+    "dot",
+    "junit",
+    "lcov",
+    "default",
+    "summary",
+    "github-actions",
+    "basic",
+    "verbose",
+    "json",
+    "tap-flat",
+    "hanging-process",
+    "html",
+    "list",
+    "min",
+    "nyan",
+    "landing",
+    "progress",
+    "doc",
+    "json-stream",
+    "markdown",
+    "xunit",
+    "threads",
+    "forks",
+    "vmThreads",
+    "vmForks",
+];
 
 /// Why the words after `--` given to a package manager's script are not known to be harmless.
 fn passthrough_problem(words: &[String]) -> Option<String> {
@@ -379,11 +416,9 @@ fn passthrough_problem(words: &[String]) -> Option<String> {
                     words.get(i - 1).map(String::as_str)
                 }
             };
-            if let Some(v) =
-                value.filter(|v| v.contains(['/', '.', ':', '\\']) || v.starts_with('@'))
-            {
+            if let Some(v) = value.filter(|v| !BUILT_IN_REPORTERS.contains(v)) {
                 return Some(format!(
-                    "{name} {v} to its script: a reporter by path or package is code it loads"
+                    "{name} {v} to its script: a reporter or pool that is not a built-in one is code it loads"
                 ));
             }
         }
@@ -593,6 +628,10 @@ mod tests {
             ("npm test", "-- --reporter=mod/x"),
             ("npm test", "-- -R @scope/reporter"),
             ("npm test", "-- --outputFile=/root/.bashrc"),
+            ("npm run test", "-- -R evilrep"),
+            ("npm run test", "-- --reporter=evilrep"),
+            ("npm run test", "-- -u ./evilui.js"),
+            ("npm run test", "-- --pool=./x.js"),
             ("npm test", "--userconfig /tmp/npmrc"),
             ("make test", "-f /tmp/Makefile"),
             ("make test", "-C /tmp"),
