@@ -693,6 +693,7 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(unix)]
     use crate::git_layout::git_in;
 
     /// A minimal valid git directory (HEAD, objects, refs) at `git_dir`.
@@ -808,6 +809,7 @@ mod tests {
     }
 
     /// A repository at `dir` with one commit.
+    #[cfg(unix)]
     fn committed(dir: &Path) -> bool {
         std::fs::create_dir_all(dir).unwrap();
         std::fs::write(dir.join("f"), "f").unwrap();
@@ -817,6 +819,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn repositories_embedded_in_embedded_ones_and_in_linked_worktrees_are_read() {
         let dir = tempfile::tempdir().unwrap();
         let top = dir.path().join("p");
