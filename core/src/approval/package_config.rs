@@ -94,23 +94,6 @@ const LOADED_FILES: &[&str] = &[".pnpmfile.cjs", ".pnpmfile.mjs", ".env.yarn"];
 
 /// Why a package manager run in `dir` may run a program its configuration names, if it may.
 pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
-    for name in [
-        "NODE_OPTIONS",
-        "npm_config_node_options",
-        "npm_config_script_shell",
-        "npm_config_prefix",
-        "npm_config_globalconfig",
-        "npm_config_userconfig",
-        "NPM_CONFIG_PREFIX",
-        "NPM_CONFIG_GLOBALCONFIG",
-        "NPM_CONFIG_USERCONFIG",
-    ] {
-        if std::env::var_os(name).is_some_and(|v| !v.is_empty()) {
-            return Some(format!(
-                "{name} in the environment makes the package manager run more than its script"
-            ));
-        }
-    }
     for d in dir.ancestors() {
         for name in LOADED_FILES {
             let file = d.join(name);
@@ -123,6 +106,25 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
         }
     }
     let mut files = config_files(dir, home);
+    // The agent's own environment is its owner's setup, not the command's (npm puts `npm_config_*`
+    // in the environment of every script it runs, an agent started by `npm start` included): the
+    // files it points npm at are read like the others.
+    for (name, under) in [
+        ("npm_config_prefix", "etc/npmrc"),
+        ("npm_config_globalconfig", ""),
+        ("npm_config_userconfig", ""),
+        ("NPM_CONFIG_PREFIX", "etc/npmrc"),
+        ("NPM_CONFIG_GLOBALCONFIG", ""),
+        ("NPM_CONFIG_USERCONFIG", ""),
+    ] {
+        if let Some(value) = std::env::var_os(name).filter(|v| !v.is_empty()) {
+            let file = match under {
+                "" => PathBuf::from(value),
+                under => PathBuf::from(value).join(under),
+            };
+            files.push((file, NPMRC_KEYS, Reading::Ini));
+        }
+    }
     // Where npm finds its global config: the built-in places, and what a user or project file moves
     // it to (`prefix`, `globalconfig`), read in turn.
     let mut at = 0;
