@@ -132,18 +132,13 @@ fn parse_gitlinks(bytes: &[u8]) -> Result<Vec<PathBuf>, String> {
     if bytes.len() < 12 || &bytes[..4] != b"DIRC" {
         return Err("not an index (no DIRC signature)".into());
     }
-    let be32 = |at: usize| -> Option<u32> {
-        bytes
-            .get(at..at + 4)
-            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    let version = be32(4).unwrap_or(0);
+    let version = be32(bytes, 4).unwrap_or(0);
     if !(2..=4).contains(&version) {
         return Err(format!(
             "index version {version}, which this reader does not know"
         ));
     }
-    let count = be32(8).unwrap_or(0) as usize;
+    let count = be32(bytes, 8).unwrap_or(0) as usize;
     let mut last_error = String::new();
     for hash in [20usize, 32] {
         match entries(bytes, version, count, hash) {
@@ -155,18 +150,22 @@ fn parse_gitlinks(bytes: &[u8]) -> Result<Vec<PathBuf>, String> {
     Err(last_error)
 }
 
+/// The big-endian 32-bit number at `at`, if the bytes hold one there.
+fn be32(bytes: &[u8], at: usize) -> Option<u32> {
+    bytes
+        .get(at..at + 4)
+        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
 /// Whether `end` is where an index's extensions or its final checksum of `hash` bytes begin.
 fn ends_cleanly(bytes: &[u8], end: usize, hash: usize) -> bool {
     let mut at = end;
     while at + hash < bytes.len() {
         // An extension: a 4-byte signature and a 4-byte length, then its data.
-        let Some(len) = bytes
-            .get(at + 4..at + 8)
-            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
-        else {
+        let Some(len) = be32(bytes, at + 4) else {
             return false;
         };
-        at += 8 + len;
+        at += 8 + len as usize;
     }
     at + hash == bytes.len()
 }
@@ -184,10 +183,7 @@ fn entries(
     let mut previous: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = at;
-        let mode = bytes
-            .get(at + 24..at + 28)
-            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-            .ok_or_else(short)?;
+        let mode = be32(bytes, at + 24).ok_or_else(short)?;
         at += 40 + hash;
         let flags = bytes
             .get(at..at + 2)

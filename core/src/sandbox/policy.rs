@@ -939,13 +939,7 @@ mod tests {
     fn an_embedded_repositorys_config_and_hooks_are_protected_without_gitmodules() {
         let dir = tempfile::tempdir().unwrap();
         let root = canon(dir.path());
-        let git = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .args(args)
-                .current_dir(&root)
-                .output();
-            out.is_ok_and(|o| o.status.success())
-        };
+        let git = |args: &[&str]| crate::git_layout::git_in(&root, args);
         if !git(&["init", "-q"]) {
             return;
         }

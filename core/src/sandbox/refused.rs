@@ -234,7 +234,8 @@ pub const REFUSED_IOCTLS: [(u32, u32, &str); 6] = [
 /// encryption policies and keys, subvolumes and snapshots. The kernel lets a file's owner make most
 /// of them through a descriptor opened for reading: Landlock does not cover them, and only a
 /// read-only mount (a run's mount namespace) refused them. Refused in every family, bar the requests
-/// that only read and the clones into a file opened for writing (`FILE_SYSTEM_IOCTLS_KEPT`).
+/// that only read (`FILE_SYSTEM_IOCTL_READS`) and the clones into a file opened for writing
+/// (`FILE_SYSTEM_IOCTLS_UNSEEN`).
 pub const FILE_SYSTEM_IOCTL_FAMILIES: [(u32, &str); 5] = [
     (0x6600, "FS_IOC/EXT4_IOC"),
     (0x7600, "FS_IOC_*VERSION"),
@@ -243,9 +244,9 @@ pub const FILE_SYSTEM_IOCTL_FAMILIES: [(u32, &str); 5] = [
     (0xf500, "F2FS_IOC"),
 ];
 
-/// The requests of those families a run keeps: they read, or (`FICLONE`, `FICLONERANGE`: `cp`'s
-/// reflink copy) write only into a descriptor the run opened for writing.
-pub const FILE_SYSTEM_IOCTLS_KEPT: [(u32, &str); 15] = [
+/// The requests of those families that only read: a run keeps them (they reach the supervisor, which
+/// lets them through).
+pub const FILE_SYSTEM_IOCTL_READS: [(u32, &str); 13] = [
     (0x8008_6601, "FS_IOC_GETFLAGS"),
     (0x8004_6601, "FS_IOC32_GETFLAGS"),
     (0x8008_7601, "FS_IOC_GETVERSION"),
@@ -259,12 +260,11 @@ pub const FILE_SYSTEM_IOCTLS_KEPT: [(u32, &str); 15] = [
     (0xc004_6686, "FS_IOC_MEASURE_VERITY"),
     (0xc028_6687, "FS_IOC_READ_VERITY_METADATA"),
     (0x8100_9431, "FS_IOC_GETFSLABEL"),
-    (0x4004_9409, "FICLONE"),
-    (0x4020_940d, "FICLONERANGE"),
 ];
 
-/// The requests of those families the filter does not send to the supervisor: `cp`'s reflink
-/// clones, one per file copied.
+/// The requests of those families a run keeps that the filter does not even send to the
+/// supervisor: `cp`'s reflink clones (`FICLONE`, `FICLONERANGE`), one per file copied, which write
+/// only into a descriptor the run opened for writing.
 pub const FILE_SYSTEM_IOCTLS_UNSEEN: [(u32, &str); 2] =
     [(0x4004_9409, "FICLONE"), (0x4020_940d, "FICLONERANGE")];
 
@@ -273,7 +273,11 @@ pub fn changes_file_system_attributes(request: u32) -> Option<&'static str> {
     let (_, family) = FILE_SYSTEM_IOCTL_FAMILIES
         .iter()
         .find(|(family, _)| request & 0xff00 == *family)?;
-    (!FILE_SYSTEM_IOCTLS_KEPT.iter().any(|(r, _)| *r == request)).then_some(*family)
+    let kept = FILE_SYSTEM_IOCTL_READS
+        .iter()
+        .chain(&FILE_SYSTEM_IOCTLS_UNSEEN)
+        .any(|(r, _)| *r == request);
+    (!kept).then_some(*family)
 }
 
 /// `fcntl` commands that take or change a lock (their files are judged by the supervisor: a run locks
@@ -332,7 +336,9 @@ pub fn judge(
     args: &[u64; 6],
     timex_modes: impl Fn(u64) -> Option<u32>,
 ) -> Option<(String, Why)> {
-    if let Some((_, name, why)) = always().into_iter().find(|(n, _, _)| *n == nr) {
+    // (The calls shared without namespaces reach the supervisor only in that mode: refused there.)
+    let mut refused_always = always().into_iter().chain(shared_without_namespaces());
+    if let Some((_, name, why)) = refused_always.find(|(n, _, _)| *n == nr) {
         return Some((name.to_string(), why));
     }
     if let Some((_, name, arg)) = timex_calls().into_iter().find(|(n, _, _)| *n == nr) {
@@ -373,12 +379,6 @@ pub fn judge(
             .iter()
             .find(|(cmd, _)| args[1] as libc::c_int == *cmd)
             .map(|(_, name)| (format!("fcntl({name})"), Why::FileAttributes)),
-        nr if shared_without_namespaces().iter().any(|(n, _, _)| *n == nr) => {
-            shared_without_namespaces()
-                .into_iter()
-                .find(|(n, _, _)| *n == nr)
-                .map(|(_, name, why)| (name.to_string(), why))
-        }
         #[cfg(target_arch = "x86_64")]
         libc::SYS_mknod => device_kind(args[1]).map(|k| (format!("mknod({k})"), Why::Devices)),
         _ => None,
@@ -531,7 +531,10 @@ mod tests {
                 "{name}: {got:?}"
             );
         }
-        for (request, name) in FILE_SYSTEM_IOCTLS_KEPT {
+        for (request, name) in FILE_SYSTEM_IOCTL_READS
+            .into_iter()
+            .chain(FILE_SYSTEM_IOCTLS_UNSEEN)
+        {
             assert_eq!(ioctl(request as u64), None, "{name}");
         }
         assert!(matches!(

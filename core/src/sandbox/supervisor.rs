@@ -1497,33 +1497,65 @@ fn names_no_path(target: &Path) -> bool {
     !t.contains(&b'/') && t.contains(&b':')
 }
 
-/// The caller's process and thread ids as its own `/proc` numbers them (its PID namespace's), for
-/// `/proc/self` and `/proc/thread-self` in its view.
-fn ids_in_own_namespace(pid: u32) -> Result<(u32, u32), i32> {
-    let (tgids, tids) = namespace_ids(pid)?;
-    match (tgids.last(), tids.last()) {
-        (Some(&tgid), Some(&tid)) => Ok((tgid, tid)),
-        _ => Err(libc::ESRCH),
-    }
+/// The caller's process and thread ids as its own `/proc` numbers them (its PID namespace's, for
+/// `/proc/self` and `/proc/thread-self` in its view), and whether that namespace is the run's own
+/// (below the supervisor's). Read once per walk, from `/proc/<pid>/status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CallerIds {
+    tgid: u32,
+    tid: u32,
+    own_namespace: bool,
 }
 
-/// The `NStgid:` and `NSpid:` lines of `/proc/<pid>/status`: the caller's process and thread ids in
-/// each PID namespace from the supervisor's down to its own.
-fn namespace_ids(pid: u32) -> Result<(Vec<u32>, Vec<u32>), i32> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .map_err(|e| e.raw_os_error().unwrap_or(libc::ESRCH))?;
-    let ids = |key: &str| -> Vec<u32> {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .map(|v| {
-                v.split_whitespace()
-                    .filter_map(|x| x.parse().ok())
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    Ok((ids("NStgid:"), ids("NSpid:")))
+impl CallerIds {
+    fn read(pid: u32) -> Result<CallerIds, i32> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .map_err(|e| e.raw_os_error().unwrap_or(libc::ESRCH))?;
+        // Each namespace's id, from the supervisor's down to the caller's own.
+        let ids = |key: &str| -> Vec<u32> {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .map(|v| {
+                    v.split_whitespace()
+                        .filter_map(|x| x.parse().ok())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (tgids, tids) = (ids("NStgid:"), ids("NSpid:"));
+        match (tgids.last(), tids.last()) {
+            (Some(&tgid), Some(&tid)) => Ok(CallerIds {
+                tgid,
+                tid,
+                own_namespace: tids.len() > 1,
+            }),
+            _ => Err(libc::ESRCH),
+        }
+    }
+
+    /// `read`, once for a walk: `ids` holds what was read already.
+    fn once(pid: u32, ids: &mut Option<CallerIds>) -> Result<CallerIds, i32> {
+        if let Some(known) = ids {
+            return Ok(*known);
+        }
+        let read = CallerIds::read(pid)?;
+        *ids = Some(read);
+        Ok(read)
+    }
+
+    /// Whether the caller may follow the links of process `n` (its `fd/*`, `cwd`, `root`, `exe`):
+    /// the kernel lets a process do so only where its ptrace rules allow, and the run's Landlock
+    /// domain allows only processes of its own domain. The supervisor is a thread of the agent's
+    /// process, which passes every such check for the agent itself and for the namespace's init, so
+    /// it checks for the caller: its own process and threads; in a PID namespace of the run's own,
+    /// every process but its init (pid 1, outside the run's Landlock domain); without one, nothing
+    /// else (which processes are the run's cannot be told there, so none is: a pipe of the agent's,
+    /// its terminal or an unsandboxed session's stdin was reopened for writing through
+    /// `/proc/<agent>/fd/<n>`).
+    fn may_look_into(&self, n: u32) -> bool {
+        n == self.tgid || n == self.tid || (self.own_namespace && n != 1)
+    }
 }
 
 /// The process `/proc/<n>/...` names (in the caller's view), when `path` is beneath one.
@@ -1532,23 +1564,6 @@ fn proc_entry_of(path: &Path) -> Option<u32> {
     (parts.next()?.as_os_str() == "proc")
         .then(|| parts.next()?.as_os_str().to_str()?.parse().ok())
         .flatten()
-}
-
-/// Whether the caller may follow the links of process `n` (its `fd/*`, `cwd`, `root`, `exe`): the
-/// kernel lets a process do so only where its ptrace rules allow, and the run's Landlock domain allows
-/// only processes of its own domain. The supervisor is a thread of the agent's process, which passes
-/// every such check for the agent itself and for the namespace's init, so it checks for the caller:
-/// its own process and threads; in a PID namespace of the run's own, every process but its init (pid 1,
-/// outside the run's Landlock domain); without one, nothing else (which processes are the run's cannot
-/// be told there, so none is: a pipe of the agent's, its terminal or an unsandboxed session's stdin
-/// was reopened for writing through `/proc/<agent>/fd/<n>`).
-fn may_look_into(pid: u32, n: u32) -> Result<bool, i32> {
-    let (tgids, tids) = namespace_ids(pid)?;
-    let (Some(&tgid), Some(&tid)) = (tgids.last(), tids.last()) else {
-        return Err(libc::ESRCH);
-    };
-    let own_namespace = tids.len() > 1;
-    Ok(n == tgid || n == tid || (own_namespace && n != 1))
 }
 
 /// Resolve `path` (absolute, in the caller's view) component by component as the kernel would, the
@@ -1618,6 +1633,7 @@ fn walk_noting(
     };
     let _identity = perform::CallerIdentity::assume()?;
     let mut links = 0;
+    let mut caller: Option<CallerIds> = None;
     while let Some(c) = pending.pop() {
         if c == "." || c.is_empty() {
             continue;
@@ -1627,7 +1643,7 @@ fn walk_noting(
             continue;
         }
         if out == Path::new("/proc") && (c == "self" || c == "thread-self") {
-            let (tgid, tid) = ids_in_own_namespace(pid)?;
+            let CallerIds { tgid, tid, .. } = CallerIds::once(pid, &mut caller)?;
             out = if c == "self" {
                 PathBuf::from(format!("/proc/{tgid}"))
             } else {
@@ -1647,7 +1663,7 @@ fn walk_noting(
                     return Err(libc::ELOOP);
                 }
                 if let Some(n) = proc_entry_of(&candidate) {
-                    if !may_look_into(pid, n)? {
+                    if !CallerIds::once(pid, &mut caller)?.may_look_into(n) {
                         return Err(libc::EACCES);
                     }
                 }
@@ -1759,17 +1775,24 @@ mod tests {
         assert_eq!(proc_entry_of(Path::new("/proc/self/fd/3")), None);
         assert_eq!(proc_entry_of(Path::new("/tmp/proc/42/fd")), None);
         // This test process is in the host's namespace: itself only.
-        assert_eq!(may_look_into(me(), me()), Ok(true));
-        assert_eq!(may_look_into(me(), 1), Ok(false));
-        let other = std::process::Command::new("sleep")
+        let ids = CallerIds::read(me()).unwrap();
+        assert!(!ids.own_namespace);
+        assert!(ids.may_look_into(me()));
+        assert!(!ids.may_look_into(1));
+        let mut other = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
             .unwrap();
-        let looked = may_look_into(me(), other.id());
-        let mut other = other;
+        let looked = ids.may_look_into(other.id());
         let _ = other.kill();
         let _ = other.wait();
-        assert_eq!(looked, Ok(false));
+        assert!(!looked);
+        // In a PID namespace of the run's own, its other processes but the init.
+        let nested = CallerIds {
+            own_namespace: true,
+            ..ids
+        };
+        assert!(nested.may_look_into(7) && !nested.may_look_into(1));
         // The kernel's answer for a lookup its ptrace rules refuse, through the whole walk.
         let link = format!("/proc/{}/fd/0", std::process::id());
         assert!(walk(me(), Path::new(&link), true, &[]).is_ok());
