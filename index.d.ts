@@ -716,8 +716,9 @@ export interface SandboxCapabilities {
 export interface SandboxDenial {
   /**
    * `write`, `mkdir`, `mknod`, `remove`, `rename`, `link`, `symlink`, `truncate`, `chmod`, `chown`,
-   * `utime`, `xattr`, `connect`, `send` (a datagram's destination), `network` or `syscall` (a system
-   * call no command needs).
+   * `utime`, `xattr`, `connect`, `send` (a datagram's destination), `lock`, `ipc` (another
+   * program's System V object, where the run has no IPC namespace), `network` or `syscall` (a
+   * system call no command needs).
    */
   operation: string
   path?: string

@@ -686,3 +686,126 @@ print(struct.unpack("Q", fcntl.fcntl(os.open(sys.argv[1], os.O_RDONLY), 1035, b"
     mq('unlink');
   }
 });
+
+// System V IPC objects are numbers any process can list and use as far as their modes allow, and
+// Landlock does not cover them. Without an IPC namespace of its own a run wrote into the host's
+// shared memory, set its semaphores, drained and removed its queues. The run's own objects must keep
+// working, and go when it ends (as its namespace's would).
+const SYSV = `import ctypes, json, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+IPC_CREAT, IPC_NOWAIT, IPC_RMID, SHM_RDONLY, GETVAL, SETVAL = 0o1000, 0o4000, 0, 0o10000, 12, 16
+def failed(p): return p is None or p == ctypes.c_void_p(-1).value
+def ids(kind, key):
+    for line in open("/proc/sysvipc/" + kind).read().splitlines()[1:]:
+        f = line.split()
+        if int(f[0]) == key: return int(f[1])
+    return None
+`;
+
+function sysvHost(what, arg) {
+  const code = `${SYSV}
+key = int(sys.argv[2])
+if sys.argv[1] == "create":
+    shm = libc.shmget(key, 4096, IPC_CREAT | 0o600)
+    p = libc.shmat(shm, None, 0); ctypes.memmove(p, b"host data", 9); libc.shmdt(ctypes.c_void_p(p))
+    sem = libc.semget(key, 1, IPC_CREAT | 0o600); libc.semctl(sem, 0, SETVAL, 7)
+    msg = libc.msgget(key, IPC_CREAT | 0o600)
+    libc.msgsnd(msg, struct.pack("l", 1) + b"host message", 12, IPC_NOWAIT)
+    print(json.dumps({"shm": shm, "sem": sem, "msg": msg}))
+elif sys.argv[1] == "state":
+    shm, sem, msg = ids("shm", key), ids("sem", key), ids("msg", key)
+    data = None
+    if shm is not None:
+        p = libc.shmat(shm, None, SHM_RDONLY); data = ctypes.string_at(p, 9).decode("latin1"); libc.shmdt(ctypes.c_void_p(p))
+    qnum = None
+    if msg is not None:
+        for line in open("/proc/sysvipc/msg").read().splitlines()[1:]:
+            f = line.split()
+            if int(f[1]) == msg: qnum = int(f[4])
+    val = libc.semctl(sem, 0, GETVAL) if sem is not None else None
+    print(json.dumps({"shm": shm, "data": data, "sem": sem, "value": val, "msg": msg, "messages": qnum}))
+elif sys.argv[1] == "any":
+    print(json.dumps([ids(k, key) for k in ("shm", "sem", "msg")]))
+else:
+    for kind, ctl in (("shm", libc.shmctl), ("msg", libc.msgctl)):
+        i = ids(kind, key)
+        if i is not None: ctl(i, IPC_RMID, None)
+    i = ids("sem", key)
+    if i is not None: libc.semctl(i, 0, IPC_RMID)
+    print("null")
+`;
+  const out = spawnSync('python3', ['-c', code, what, String(arg)], { encoding: 'utf8' });
+  assert.equal(out.status, 0, out.stderr);
+  return JSON.parse(out.stdout);
+}
+
+test('without an IPC namespace of its own, a run changes no System V object of the host\'s, and its own work and go with it', when(noSandbox, noPython), async () => {
+  const dir = fs.realpathSync(tempDir());
+  const hostKey = 0x5a000000 + (process.pid % 0x10000);
+  const ownKey = hostKey + 0x10000;
+  const host = sysvHost('create', hostKey);
+  const before = sysvHost('state', hostKey);
+  assert.equal(before.data, 'host data');
+  try {
+    const attack = py([
+      SYSV,
+      `HOST_KEY, OWN_KEY, SHM, SEM, MSG = ${hostKey}, ${ownKey}, ${host.shm}, ${host.sem}, ${host.msg}`,
+      'def say(name, ok): print(name, "made" if ok else f"refused {ctypes.get_errno()}")',
+      'p = libc.shmat(SHM, None, 0)',
+      'if not failed(p): ctypes.memmove(p, b"PWNED", 5)',
+      'say("shmat", not failed(p))',
+      'by_key = libc.shmget(HOST_KEY, 0, 0)',
+      'say("shmget", by_key >= 0)',
+      'say("shmget-create", libc.shmget(HOST_KEY, 4096, IPC_CREAT | 0o600) >= 0)',
+      'say("shmctl-rmid", libc.shmctl(SHM, IPC_RMID, None) == 0)',
+      'say("semctl-setval", libc.semctl(SEM, 0, SETVAL, 42) == 0)',
+      'say("semop", libc.semop(SEM, struct.pack("HhH", 0, 5, IPC_NOWAIT), 1) == 0)',
+      'say("semctl-rmid", libc.semctl(SEM, 0, IPC_RMID) == 0)',
+      'buf = ctypes.create_string_buffer(64)',
+      'say("msgrcv", libc.msgrcv(MSG, buf, 32, 0, IPC_NOWAIT) >= 0)',
+      'say("msgsnd", libc.msgsnd(MSG, struct.pack("l", 1) + b"run", 3, IPC_NOWAIT) == 0)',
+      'say("msgctl-rmid", libc.msgctl(MSG, IPC_RMID, None) == 0)',
+      // The run's own: a private segment, a keyed set, a queue.
+      'own = libc.shmget(0, 4096, IPC_CREAT | 0o600)',
+      'q = libc.shmat(own, None, 0)',
+      'ok = not failed(q) and (ctypes.memmove(q, b"run data", 8) or True) and ctypes.string_at(q, 8) == b"run data"',
+      'print("own shm", ok)',
+      'sem = libc.semget(OWN_KEY, 1, IPC_CREAT | 0o600)',
+      'print("own sem", sem >= 0 and libc.semop(sem, struct.pack("HhH", 0, 3, 0), 1) == 0 and libc.semctl(sem, 0, GETVAL) == 3 and libc.semget(OWN_KEY, 1, 0o600) == sem)',
+      'msg = libc.msgget(0, IPC_CREAT | 0o600)',
+      'print("own msg", msg >= 0 and libc.msgsnd(msg, struct.pack("l", 1) + b"mine", 4, 0) == 0 and libc.msgrcv(msg, buf, 32, 0, IPC_NOWAIT) == 4)',
+      'print("visible", ids("sem", OWN_KEY) is not None)',
+    ]);
+    const modes = [['no PID namespace', { AGENT_EXEC_NO_PID_NAMESPACE: '1' }], ['no mount namespace', { AGENT_EXEC_NO_MOUNT_NAMESPACE: '1' }], ['default', {}]];
+    for (const [mode, env] of modes) {
+      const script = `
+        const api = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+        api.exec({ command: ${JSON.stringify(attack)}, cwd: ${JSON.stringify(dir)}, sandbox: { writableRoots: [${JSON.stringify(dir)}] } })
+          .then((r) => console.log(JSON.stringify({ output: r.output, denials: r.sandbox.denials, mechanisms: r.sandbox.mechanisms })), (e) => console.log(JSON.stringify({ error: e.message })));`;
+      const out = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60000, env: { ...process.env, ...env } });
+      const got = JSON.parse(out.stdout.trim().split('\n').pop() || 'null');
+      assert.ok(got && got.output !== undefined, `${mode}: ${out.stdout}${out.stderr}`);
+      // (With a namespace of its own, the host's key makes the run's own object there.)
+      const reached = mode === 'default' ? got.output.replace(/^shmget-create made$/m, '') : got.output;
+      assert.doesNotMatch(reached, / made$/m, `${mode}: ${got.output}`);
+      for (const own of ['own shm', 'own sem', 'own msg']) {
+        assert.match(got.output, new RegExp(`^${own} True$`, 'm'), `${mode}: ${got.output}`);
+      }
+      assert.deepEqual(sysvHost('state', hostKey), before, `${mode}: the host's objects changed\n${got.output}`);
+      const shared = /visible True/.test(got.output);
+      if (mode !== 'default') {
+        assert.ok(shared, `${mode}: the run should share the host's IPC (no namespace): ${got.output}`);
+        // (glibc's semop is the kernel's semtimedop.)
+        for (const detail of ['shmat', 'shmget', 'shmctl', 'semctl', 'sem(timed)?op', 'msgrcv', 'msgsnd', 'msgctl']) {
+          assert.ok(got.denials.some((d) => d.operation === 'ipc' && new RegExp(`^${detail}\\(`).test(d.detail)), `${mode}: no ${detail} denial in ${JSON.stringify(got.denials)}`);
+        }
+      }
+      // What the run made goes with it.
+      await waitFor(() => sysvHost('any', ownKey).every((id) => id === null), { what: `${mode}: the run's keyed semaphore set removed after the run` });
+    }
+  } finally {
+    sysvHost('remove', hostKey);
+    sysvHost('remove', ownKey);
+  }
+});

@@ -353,8 +353,9 @@ fn no_empty_path(name: &str, paths: &[String], advice: &str) -> BindResult<()> {
 #[derive(Clone)]
 pub struct JsSandboxDenial {
     /// `write`, `mkdir`, `mknod`, `remove`, `rename`, `link`, `symlink`, `truncate`, `chmod`, `chown`,
-    /// `utime`, `xattr`, `connect`, `send` (a datagram's destination), `network` or `syscall` (a system
-    /// call no command needs).
+    /// `utime`, `xattr`, `connect`, `send` (a datagram's destination), `lock`, `ipc` (another
+    /// program's System V object, where the run has no IPC namespace), `network` or `syscall` (a
+    /// system call no command needs).
     pub operation: String,
     pub path: Option<String>,
     /// The system call and its flags or family, e.g. `openat(O_WRONLY|O_CREAT|O_TRUNC)`, `socket(AF_INET)`,

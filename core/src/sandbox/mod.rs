@@ -70,6 +70,8 @@ mod supervised_tests;
 #[cfg(target_os = "linux")]
 pub mod supervisor;
 #[cfg(target_os = "linux")]
+mod sysv_ipc;
+#[cfg(target_os = "linux")]
 pub mod unix_connect;
 #[cfg(target_os = "linux")]
 mod unix_send;
@@ -609,6 +611,9 @@ mod linux {
         dropped_env: std::sync::OnceLock<Vec<String>>,
         /// The proxy of a run whose network is by domain: ended with the run.
         proxy: Option<RunProxy>,
+        /// The run has no IPC namespace of its own: its System V objects are the host's kind (see
+        /// `sysv_ipc`).
+        shares_host_ipc: bool,
     }
 
     /// The port the proxy listens on where the run has a network namespace of its own (nothing else
@@ -1244,7 +1249,7 @@ mod linux {
         let has_own_dev = mounts.as_ref().is_some_and(|m| m.dev.is_some());
         if !own_pid_namespace {
             mechanisms.push(
-                "changes to other processes (limits, priority, CPUs, scheduling) refused: no PID namespace here"
+                "changes to other processes (limits, priority, CPUs, scheduling) refused, and System V IPC objects other than the run's own only read (removed when the run ends): no PID or IPC namespace here"
                     .into(),
             );
         }
@@ -1328,6 +1333,7 @@ mod linux {
             landlock_abi: super::landlock::abi_in_force(),
             dropped_env: std::sync::OnceLock::new(),
             proxy,
+            shares_host_ipc: !own_pid_namespace,
         })
     }
 
@@ -1423,6 +1429,7 @@ mod linux {
                 self.proxy.as_ref().map(|p| p.addr),
                 self.proxy.as_ref().map(|p| p.clients.clone()),
                 self.log.clone(),
+                self.shares_host_ipc,
             )
             .map_err(|e| unavailable(format!("the supervisor could not start: {e}")))?;
             Ok(())

@@ -253,6 +253,13 @@ fn conditional_rules(
     {
         rules.insert(nr(call), Vec::new());
     }
+    // System V IPC without an IPC namespace of the run's own (see `sysv_ipc`).
+    for (call, _) in super::sysv_ipc::CALLS
+        .into_iter()
+        .filter(|_| other_processes)
+    {
+        rules.insert(nr(call), Vec::new());
+    }
     for call in [libc::SYS_unshare, libc::SYS_clone] {
         let any_namespace = refused::namespace_flags_of(call)
             .map(|(flag, _)| all_set(0, flag as u64))
@@ -753,6 +760,10 @@ mod tests {
             assert_eq!(call(libc::SYS_prlimit64, args(1, 0, 0, 0, 0)), ALLOW);
             // Without namespaces of its own, the host's message queues go to the supervisor.
             assert_eq!(call(libc::SYS_mq_unlink, args(0x7000, 0, 0, 0, 0)), NOTIFY);
+            // ... and so does System V IPC (the supervisor keeps the objects the run made).
+            for (nr, _) in super::super::sysv_ipc::CALLS {
+                assert_eq!(call(nr, args(5, 0, 0, 0, 0)), NOTIFY);
+            }
             assert_eq!(call(libc::SYS_fcntl, args(3, 1036, 0x7000, 0, 0)), NOTIFY);
             assert_eq!(call(libc::SYS_fcntl, args(3, 1035, 0x7000, 0, 0)), ALLOW);
             assert_eq!(call(libc::SYS_prlimit64, args(0, 0, 0x7000, 0, 0)), ALLOW);
@@ -810,8 +821,22 @@ mod tests {
             );
             // The kernel checks and compiles it at every sandboxed spawn: keep it short.
             // (The device, lease and lock rules of the small world took it from about 330 to 400,
-            // the file systems' ioctl families and the write hints to 455.)
-            assert!(p.len() < 470, "{} instructions", p.len());
+            // the file systems' ioctl families and the write hints to 455; a run without
+            // namespaces of its own adds System V IPC's calls, to 510.)
+            assert!(p.len() < 520, "{} instructions", p.len());
+            let own_namespaces = build_filter(network, false, false).unwrap();
+            assert!(
+                own_namespaces.len() < 470,
+                "{} instructions",
+                own_namespaces.len()
+            );
+            // With an IPC namespace of its own the run's System V objects are its own: the kernel's.
+            for (nr, _) in super::super::sysv_ipc::CALLS {
+                assert_eq!(
+                    run(&own_namespaces, AUDIT_ARCH, nr, args(5, 0, 0, 0, 0)),
+                    ALLOW
+                );
+            }
         }
         let c3 = build_clone3_refusal().unwrap();
         assert_eq!(

@@ -131,6 +131,7 @@ pub fn spawn(
     proxy: Option<std::net::SocketAddr>,
     clients: Option<Arc<super::proxy::Clients>>,
     log: Arc<DenialLog>,
+    shares_host_ipc: bool,
 ) -> std::io::Result<()> {
     sync_wake_up(&listener);
     let runtime = tokio::runtime::Handle::current();
@@ -145,6 +146,7 @@ pub fn spawn(
         in_flight: Arc::new(AtomicUsize::new(0)),
         blocking: runtime.clone(),
         caller: Arc::new(perform::Caller::default()),
+        ipc: shares_host_ipc.then(super::sysv_ipc::RunObjects::default),
     };
     notify_wait::wait_on(listener, move || server.serve_pending(), &runtime)?;
     Ok(())
@@ -163,6 +165,9 @@ struct Server {
     blocking: tokio::runtime::Handle,
     /// The run's root and umask, for the calls made for it.
     caller: Arc<perform::Caller>,
+    /// The System V objects the run made, where it has no IPC namespace of its own (removed when
+    /// the server goes, that is when the run's last process has).
+    ipc: Option<super::sysv_ipc::RunObjects>,
 }
 
 impl Server {
@@ -201,6 +206,14 @@ impl Server {
             answer(&self.listener, req.id, Answer::Continue);
             return;
         }
+        if let Some(judgment) = self
+            .ipc
+            .as_ref()
+            .and_then(|ipc| ipc.judge(req.data.nr as libc::c_long, &req.data.args))
+        {
+            self.answer_ipc(req, judgment);
+            return;
+        }
         // The run's root, opened once (its processes cannot change it), for every lookup and call.
         let root = self
             .caller
@@ -237,6 +250,26 @@ impl Server {
             }
             verdict @ (Verdict::Connect { .. } | Verdict::Send(_)) => self.hand_over(req, verdict),
         }
+    }
+
+    fn answer_ipc(&self, req: libc::seccomp_notif, judgment: super::sysv_ipc::Judgment) {
+        use super::sysv_ipc::Judgment;
+        let reply = match judgment {
+            Judgment::Continue => Answer::Continue,
+            Judgment::Value(v) => Answer::Value(v),
+            Judgment::Fail(errno) => Answer::Error(errno),
+            Judgment::Refuse(detail) => {
+                self.log.record(denial(
+                    "ipc",
+                    None,
+                    detail,
+                    "another program's System V IPC object: read only (the run has no IPC namespace of its own)".into(),
+                    req.pid,
+                ));
+                Answer::Error(libc::EACCES)
+            }
+        };
+        answer(&self.listener, req.id, reply);
     }
 
     /// A connect or a send can block (a full listener or receiver), so not here; and a run may hold
