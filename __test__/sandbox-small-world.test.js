@@ -809,3 +809,41 @@ test('without an IPC namespace of its own, a run changes no System V object of t
     sysvHost('remove', ownKey);
   }
 });
+
+// Without a mount namespace a run has no devpts of its own: its /dev/ptmx is the host's, and the
+// machine's pool of ptys is one (kernel.pty.max). A run opening it in a loop left the host's next
+// openpty failing. The run now stops where the kernel's own reserve for the host begins.
+test('without a devpts of its own, a run cannot take the machine\'s last ptys', when(noSandbox, noPython), () => {
+  const dir = fs.realpathSync(tempDir());
+  const read = (name) => Number(fs.readFileSync(`/proc/sys/kernel/pty/${name}`, 'utf8'));
+  const max = read('max');
+  const kept = Math.min(read('reserve'), Math.floor(max / 4));
+  const hog = py([
+    'import os, resource',
+    'soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)',
+    'resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))',
+    'fds = []',
+    'while True:',
+    '    try:',
+    '        fds.append(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY))',
+    '    except OSError as e:',
+    '        nr = int(open("/proc/sys/kernel/pty/nr").read())',
+    '        print("stopped", e.errno, len(fds), nr)',
+    '        break',
+  ]);
+  const script = `
+    const api = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+    api.exec({ command: ${JSON.stringify(hog)}, cwd: ${JSON.stringify(dir)}, sandbox: { writableRoots: [${JSON.stringify(dir)}], limits: { openFiles: ${max + 512} } } })
+      .then((r) => console.log(JSON.stringify({ output: r.output, denials: r.sandbox.denials })), (e) => console.log(JSON.stringify({ error: e.message })));`;
+  const out = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 120000, env: { ...process.env, AGENT_EXEC_NO_MOUNT_NAMESPACE: '1' } });
+  const got = JSON.parse(out.stdout.trim().split('\n').pop() || 'null');
+  assert.ok(got && got.output !== undefined, out.stdout + out.stderr);
+  const m = /^stopped (\d+) (\d+) (\d+)$/m.exec(got.output);
+  assert.ok(m, got.output);
+  const [errno, opened, nr] = m.slice(1).map(Number);
+  assert.equal(errno, 28, `ENOSPC expected: ${got.output}`);
+  assert.ok(opened > 0, 'the run opens ptys of its own');
+  // What was left for the host when the run stopped (a little slack for other programs' ptys).
+  assert.ok(max - nr >= kept - 16, `${max - nr} ptys were left of ${max}, ${kept} are kept for the host: ${got.output}`);
+  assert.ok(got.denials.some((d) => d.path === '/dev/ptmx' && /pty pool/.test(d.rule)), JSON.stringify(got.denials));
+});

@@ -659,6 +659,33 @@ fn under_any(path: &Path, dirs: &[PathBuf]) -> bool {
     dirs.iter().any(|d| path.starts_with(d))
 }
 
+/// Whether an open of `path` makes a new pty: the pty multiplexer, by either of its names.
+pub fn is_pty_multiplexer(path: &Path) -> bool {
+    path == Path::new("/dev/ptmx") || path == Path::new("/dev/pts/ptmx")
+}
+
+/// Whether the machine's pool of ptys is down to what is kept for the host. A run without a devpts
+/// of its own (no mount namespace) opens the host's `/dev/ptmx`, and the pool is one for the whole
+/// machine (`kernel.pty.max`): a run opening it in a loop left the host's next `openpty` failing.
+/// The kernel keeps `kernel.pty.reserve` ptys of the pool for the host's own devpts against
+/// containers' instances; a run sharing the host's instance is held to the same, but to at most a
+/// quarter of the pool (a small `max` still leaves the run ptys). Unreadable counts (no `/proc`)
+/// leave the kernel's own limit in force.
+pub fn host_pty_pool_is_low() -> bool {
+    let read = |name: &str| {
+        std::fs::read_to_string(format!("/proc/sys/kernel/pty/{name}"))
+            .ok()?
+            .trim()
+            .parse::<u64>()
+            .ok()
+    };
+    let (Some(nr), Some(max)) = (read("nr"), read("max")) else {
+        return false;
+    };
+    let kept = read("reserve").unwrap_or(0).min(max / 4);
+    nr + kept >= max
+}
+
 pub fn is_writable_device(path: &Path) -> bool {
     WRITABLE_DEVICES.iter().any(|d| path == Path::new(d))
         || WRITABLE_DEVICE_DIRS

@@ -1082,6 +1082,23 @@ fn decide(
                 ),
             );
         }
+        if op == "write"
+            && !policy.own_devpts
+            && super::policy::is_pty_multiplexer(&path)
+            && super::policy::host_pty_pool_is_low()
+        {
+            // ENOSPC: what the kernel answers when the pool is empty.
+            return Verdict::Deny(
+                libc::ENOSPC,
+                denial(
+                    op,
+                    Some(path.display().to_string()),
+                    detail,
+                    "the machine's pty pool is down to the part kept for the host (kernel.pty.reserve; the run has no devpts of its own)".into(),
+                    pid,
+                ),
+            );
+        }
         // A file, link or node made where a protected path's parent should be, or a directory moved
         // there: the protected path would then be reached through it, somewhere nothing protects.
         // (An existing directory is not replaced by a file, link or node: `O_TMPFILE` names one.)
