@@ -502,3 +502,70 @@ for (const [mode, env] of [
     }
   });
 }
+
+// The supervisor's thread is in the host's mount namespace, where the kernel's own check (a mount
+// point is not renamed or removed: EBUSY) sees only the host's mounts. A rename it made for a run
+// detached the run's mount: a denyRead file (an empty file mounted over it) moved to a name nothing
+// hid, and the next run read it.
+test('a hidden file is not renamed or removed from under the mount that hides it, so a later run cannot read it', when(noSandbox), async () => {
+  const dir = root();
+  fs.writeFileSync(path.join(dir, '.env'), 'SECRET=hunter2\n');
+  const sandbox = { writableRoots: [dir], denyRead: ['.env'] };
+  const first = await run({ command: 'mv .env moved; mv -T .env other 2>&1; rm -f .env; ln -f .env linked; cat .env; echo done', cwd: dir, sandbox });
+  assert.match(first.output, /done/);
+  assert.equal(fs.readFileSync(path.join(dir, '.env'), 'utf8'), 'SECRET=hunter2\n', first.output);
+  for (const name of ['moved', 'other', 'linked']) assert.ok(!fs.existsSync(path.join(dir, name)), `${name} was made: ${first.output}`);
+  const second = await run({ command: 'cat moved other linked .env 2>/dev/null; echo end', cwd: dir, sandbox });
+  assert.doesNotMatch(second.output, /hunter2/);
+});
+
+// The host writes its session logs and makes its runs' temp dirs by name under its temp dir. With a
+// root holding the temp dir, a run renamed them (with a mount namespace: from under the empty mount
+// that covers them) or put a link in their place, and the host then wrote the next run's output
+// wherever the link pointed, or another run read a concurrent run's temp files.
+for (const [mode, env] of [['own mount namespace', {}], ['no mount namespace', { AGENT_EXEC_NO_MOUNT_NAMESPACE: '1' }]]) {
+  test(`the host's own log and temp directories under a root are not the run's to move or replace (${mode})`, when(noSandbox), () => {
+    const base = root();
+    const tmp = path.join(base, 'tmp');
+    const canary = path.join(base, 'canary');
+    fs.mkdirSync(tmp);
+    fs.mkdirSync(canary);
+    fs.chmodSync(base, 0o755);
+    fs.chmodSync(tmp, 0o1777);
+    const uid = process.getuid();
+    const logs = path.join(tmp, `agent-exec-${uid}`);
+    const sandboxBase = path.join(tmp, `agent-exec-sandbox-${uid}`);
+    const attack = [
+      'touch "$TMPDIR/own-file" && echo own ok',
+      `mv ${logs} ${tmp}/logs-moved`, `rm -rf ${logs}`, `ln -s ${canary} ${logs}`,
+      `mv ${sandboxBase} ${tmp}/base-moved`, `ln -s ${canary} ${sandboxBase}/planted`,
+      `touch ${logs}/planted.log`, 'echo attacked',
+    ].map((c) => `${c} 2>/dev/null`).join('; ');
+    const script = `
+      const api = require(${JSON.stringify(path.join(__dirname, '..', 'js', 'index.js'))});
+      (async () => {
+        // A first run with output enough for a log, so the log directory exists before the attack.
+        const warm = await api.exec({ command: 'seq 1 300000', cwd: ${JSON.stringify(tmp)}, sandbox: { writableRoots: [${JSON.stringify(tmp)}] } });
+        const a = await api.exec({ command: ${JSON.stringify(attack)}, cwd: ${JSON.stringify(tmp)}, sandbox: { writableRoots: [${JSON.stringify(tmp)}] } });
+        const after = await api.exec({ command: 'seq 1 300000', cwd: ${JSON.stringify(tmp)}, sandbox: { writableRoots: [${JSON.stringify(tmp)}] } });
+        console.log(JSON.stringify({ warm: warm.outputFile, output: a.output, denials: a.sandbox.denials, log: after.outputFile }));
+      })().catch((e) => console.log(JSON.stringify({ error: e.message })));`;
+    const out = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 120000, env: { ...process.env, ...env, TMPDIR: tmp } });
+    const got = JSON.parse(out.stdout.trim().split('\n').pop() || 'null');
+    try {
+      assert.ok(got && got.output !== undefined, out.stdout + out.stderr);
+      assert.ok(got.warm && got.warm.startsWith(logs + path.sep), `the warm-up run's log ${got.warm} is not in ${logs}`);
+      assert.match(got.output, /own ok/, 'the run\'s own temp dir stays its own');
+      assert.deepEqual(fs.readdirSync(canary), [], `the host wrote through a planted link: ${got.output}`);
+      for (const d of [logs, sandboxBase]) {
+        const st = fs.lstatSync(d);
+        assert.ok(st.isDirectory() && !st.isSymbolicLink(), `${d} was replaced`);
+      }
+      assert.ok(!fs.existsSync(path.join(tmp, 'logs-moved')) && !fs.existsSync(path.join(tmp, 'base-moved')), fs.readdirSync(tmp).join(' '));
+      assert.ok(!fs.existsSync(path.join(logs, 'planted.log')), 'the run wrote into the session logs');
+      assert.ok(got.log && got.log.startsWith(logs + path.sep), `the next log ${got.log} is not in ${logs}`);
+    } finally {
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+}

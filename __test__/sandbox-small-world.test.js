@@ -644,7 +644,8 @@ test('without namespaces of its own, a run removes no message queue of the host\
   const outside = path.join(base, 'outside.txt');
   fs.writeFileSync(outside, 'host file');
   const queue = `/agent-exec-test-${process.pid}`;
-  const mq = (what) => spawnSync('python3', ['-c', `import ctypes, os, sys
+  const mq = (what) => mqNamed(what, queue);
+  const mqNamed = (what, name) => spawnSync('python3', ['-c', `import ctypes, os, sys
 rt = ctypes.CDLL("librt.so.1", use_errno=True)
 rt.mq_open.restype = ctypes.c_int
 if sys.argv[1] == "create":
@@ -652,7 +653,7 @@ if sys.argv[1] == "create":
 elif sys.argv[1] == "exists":
     print(rt.mq_open(sys.argv[2].encode(), os.O_RDONLY) >= 0)
 else:
-    print(rt.mq_unlink(sys.argv[2].encode()) == 0)`, what, queue], { encoding: 'utf8' }).stdout.trim();
+    print(rt.mq_unlink(sys.argv[2].encode()) == 0)`, what, name], { encoding: 'utf8' }).stdout.trim();
   const hint = () => spawnSync('python3', ['-c', `import fcntl, os, struct, sys
 print(struct.unpack("Q", fcntl.fcntl(os.open(sys.argv[1], os.O_RDONLY), 1035, b"\\0" * 8))[0])`, outside], { encoding: 'utf8' }).stdout.trim();
   assert.equal(mq('create'), 'True');
@@ -663,6 +664,12 @@ print(struct.unpack("Q", fcntl.fcntl(os.open(sys.argv[1], os.O_RDONLY), 1035, b"
       'rt = ctypes.CDLL("librt.so.1", use_errno=True)',
       `r = rt.mq_unlink(${JSON.stringify(queue)}.encode())`,
       'print("mq_unlink", "made" if r == 0 else f"refused {ctypes.get_errno()}")',
+      // A queue made in the host's namespace stayed there although Landlock refused the open; one
+      // of the host's opened for reading is drained by mq_receive.
+      `r = rt.mq_open(${JSON.stringify(queue + '-run')}.encode(), os.O_CREAT | os.O_RDWR, 0o600, None)`,
+      'print("mq_open create", "made" if r >= 0 else f"refused {ctypes.get_errno()}")',
+      `r = rt.mq_open(${JSON.stringify(queue)}.encode(), os.O_RDONLY)`,
+      'print("mq_open read", "made" if r >= 0 else f"refused {ctypes.get_errno()}")',
       'try:',
       `    fcntl.fcntl(os.open(${JSON.stringify(outside)}, os.O_RDONLY), 1036, struct.pack("Q", 3)); print("hint made")`,
       'except OSError as e:',
@@ -678,12 +685,17 @@ print(struct.unpack("Q", fcntl.fcntl(os.open(sys.argv[1], os.O_RDONLY), 1035, b"
       assert.ok(got && got.output !== undefined, out.stdout + out.stderr);
       assert.doesNotMatch(got.output, / made$/m, `${JSON.stringify(env)}: ${got.output}`);
       assert.equal(mq('exists'), 'True', `${JSON.stringify(env)}: the host's queue was removed`);
+      assert.equal(mqNamed('exists', queue + '-run'), 'False', `${JSON.stringify(env)}: the run made a queue in the host's namespace`);
       assert.equal(hint(), hintBefore, `${JSON.stringify(env)}: the host file's write hint changed`);
       assert.ok(got.denials.some((d) => d.detail === 'fcntl(F_SET_RW_HINT)'), JSON.stringify(got.denials));
-      if (Object.keys(env).length) assert.ok(got.denials.some((d) => d.detail === 'mq_unlink'), JSON.stringify(got.denials));
+      if (Object.keys(env).length) {
+        assert.ok(got.denials.some((d) => d.detail === 'mq_unlink'), JSON.stringify(got.denials));
+        assert.ok(got.denials.some((d) => d.detail === 'mq_open'), JSON.stringify(got.denials));
+      }
     }
   } finally {
     mq('unlink');
+    mqNamed('unlink', queue + '-run');
   }
 });
 

@@ -111,6 +111,17 @@ impl RawSpool {
 
     fn open_file(&self) -> Result<(PathBuf, BufWriter<File>), AgentError> {
         ensure_private_dir(&self.dir)?;
+        #[cfg(unix)]
+        {
+            let (path, file) = create_log_in(&self.dir, &log_name_prefix(self.kept))?;
+            Ok((path, BufWriter::with_capacity(64 * 1024, file)))
+        }
+        #[cfg(not(unix))]
+        self.open_temp_file()
+    }
+
+    #[cfg(not(unix))]
+    fn open_temp_file(&self) -> Result<(PathBuf, BufWriter<File>), AgentError> {
         let file = tempfile::Builder::new()
             .prefix(&log_name_prefix(self.kept))
             .suffix(".log")
@@ -179,6 +190,73 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), AgentError> {
     })
 }
 
+/// Make a new log file in `dir`, named `<prefix><random>.log`, mode 0600, never through a link:
+/// the directory is opened without following a link at its name and must be this user's (or a
+/// sticky one, as `/tmp` is), and the file is made there by name, exclusively. The default
+/// directory's path is predictable (`/tmp/agent-exec-<uid>`): another user could have made it
+/// first to read the logs, and a sandboxed run whose roots hold it once replaced it with a link, so
+/// the host wrote the next run's output wherever the link pointed.
+#[cfg(unix)]
+fn create_log_in(dir: &Path, prefix: &str) -> Result<(PathBuf, File), AgentError> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let refuse = |why: String| {
+        AgentError::new(
+            ErrorCode::Internal,
+            format!(
+                "cannot create an output log in {}: {why}; remove it, or give the host another logDir",
+                dir.display()
+            ),
+        )
+    };
+    let handle = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(dir)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::ENOTDIR) => {
+                refuse("it is a symbolic link or not a directory".into())
+            }
+            _ => refuse(e.to_string()),
+        })?;
+    let meta = handle.metadata().map_err(|e| refuse(e.to_string()))?;
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
+    // The sticky bit (S_ISVTX, whose type differs between platforms).
+    const STICKY: u32 = 0o1000;
+    if meta.uid() != me && meta.mode() & STICKY == 0 {
+        return Err(refuse(format!(
+            "it belongs to user {}, not to this process's user {me}",
+            meta.uid()
+        )));
+    }
+    for _ in 0..16 {
+        let mut bytes = [0u8; 8];
+        getrandom::fill(&mut bytes).map_err(|e| refuse(e.to_string()))?;
+        let suffix: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let name = format!("{prefix}{suffix}.log");
+        let c_name = std::ffi::CString::new(name.as_str()).map_err(|e| refuse(e.to_string()))?;
+        // SAFETY: openat reads the name; the directory's fd is open.
+        let fd = unsafe {
+            libc::openat(
+                handle.as_raw_fd(),
+                c_name.as_ptr(),
+                libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                0o600 as libc::c_uint,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: a new fd we own from here on.
+            return Ok((dir.join(name), unsafe { File::from_raw_fd(fd) }));
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EEXIST) {
+            return Err(refuse(e.to_string()));
+        }
+    }
+    Err(refuse("no free name after 16 tries".into()))
+}
+
 /// How a log file's name starts: `run-<host pid>-` for a log that goes with the host (the watchdog
 /// removes those of a host that died, by that prefix), plain `run-` for one kept on purpose.
 pub fn log_name_prefix(kept: bool) -> String {
@@ -201,6 +279,40 @@ pub fn default_log_dir() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_log_is_never_made_through_a_link_or_in_another_users_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere");
+        std::fs::create_dir(&target).unwrap();
+        let logs = dir.path().join("logs");
+        std::os::unix::fs::symlink(&target, &logs).unwrap();
+        let mut s = RawSpool::new(logs.clone());
+        s.push(b"output");
+        s.spill();
+        assert!(s.path().is_none());
+        assert!(
+            s.failure().unwrap().contains("symbolic link"),
+            "{:?}",
+            s.failure()
+        );
+        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+        // A directory of this user's: the log is made there, private.
+        let real = dir.path().join("real");
+        let mut s = RawSpool::new(real.clone());
+        s.push(b"output");
+        s.spill();
+        s.finish();
+        let made = s.path().unwrap();
+        assert_eq!(made.parent(), Some(real.as_path()));
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(made).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(std::fs::read(made).unwrap(), b"output");
+    }
 
     #[test]
     fn small_output_never_touches_disk() {

@@ -41,6 +41,18 @@ pub fn profile(policy: &FsPolicy, network: bool) -> (String, Vec<(String, String
         protected.push(format!("(subpath (param \"{key}\"))"));
         params.push((key, p.display().to_string()));
     }
+    // The host's own directories in a root: not the run's, but for its own temp dir (see
+    // `FsPolicy::host_dirs`).
+    let mut host_dirs = Vec::new();
+    for (i, d) in policy.host_dirs.iter().enumerate() {
+        let key = format!("HOST_DIR_{i}");
+        host_dirs.push(format!("(subpath (param \"{key}\"))"));
+        params.push((key, d.display().to_string()));
+    }
+    let own_tmp = policy.own_tmp.as_ref().map(|t| {
+        params.push(("OWN_TMP".into(), t.display().to_string()));
+        "(require-not (subpath (param \"OWN_TMP\")))"
+    });
     let mut text = String::from("(version 1)\n(allow default)\n");
     text.push_str("(deny file-write*\n  (require-all\n");
     for a in &allowed {
@@ -49,6 +61,13 @@ pub fn profile(policy: &FsPolicy, network: bool) -> (String, Vec<(String, String
     text.push_str("  ))\n");
     if !protected.is_empty() {
         text.push_str(&format!("(deny file-write* {})\n", protected.join(" ")));
+    }
+    if !host_dirs.is_empty() {
+        text.push_str(&format!(
+            "(deny file-write* (require-all (require-any {}) {}))\n",
+            host_dirs.join(" "),
+            own_tmp.unwrap_or("")
+        ));
     }
     if !network {
         text.push_str("(deny network-outbound (remote ip))\n");
@@ -95,7 +114,7 @@ pub fn prepare(
     spec: &super::SandboxSpec,
     cwd: &std::path::Path,
     home: Option<&std::path::Path>,
-    _log_dir: Option<&std::path::Path>,
+    log_dir: Option<&std::path::Path>,
     _name: &str,
     _tracked_by: Option<u8>,
 ) -> Result<Armed, crate::error::AgentError> {
@@ -132,13 +151,15 @@ pub fn prepare(
     let tmp_path = tmp.path().to_path_buf();
     roots.push(tmp_path.clone());
     let env = super::sandbox_env(&tmp_path, spec.network);
+    let host_dirs: Vec<&std::path::Path> = tmp_path.parent().into_iter().chain(log_dir).collect();
     Ok(Armed {
         env,
         tmp,
         policy: FsPolicy::new(roots, home)
             .with_unix_sockets(super::resolve_unix_sockets(spec)?)
             .with_deny_write(&spec.deny_write)
-            .map_err(crate::error::AgentError::invalid_option)?,
+            .map_err(crate::error::AgentError::invalid_option)?
+            .with_host_dirs(&host_dirs, &tmp_path),
         network: spec.network,
         dropped_env: std::sync::OnceLock::new(),
     })
@@ -218,7 +239,20 @@ mod tests {
             deny_write_globs: Default::default(),
             protected_index: Default::default(),
             own_devpts: false,
+            host_dirs: Vec::new(),
+            own_tmp: None,
         }
+    }
+
+    #[test]
+    fn the_hosts_own_directories_are_not_written_but_for_the_runs_temp_dir() {
+        let mut p = policy();
+        p.host_dirs = vec![PathBuf::from("/tmp/x/agent-exec-sandbox-501")];
+        p.own_tmp = Some(PathBuf::from("/tmp/x/agent-exec-sandbox-501/run"));
+        let (text, params) = profile(&p, true);
+        assert!(text.contains("(deny file-write* (require-all (require-any (subpath (param \"HOST_DIR_0\"))) (require-not (subpath (param \"OWN_TMP\")))))"), "{text}");
+        assert!(params.contains(&("HOST_DIR_0".into(), "/tmp/x/agent-exec-sandbox-501".into())));
+        assert!(!profile(&policy(), true).0.contains("HOST_DIR"));
     }
 
     #[test]

@@ -804,10 +804,12 @@ mod linux {
         let tmp = private_tmp()?;
         let tmp_path = tmp.path().to_path_buf();
         roots.push(tmp_path.clone());
+        let host_dirs: Vec<&Path> = tmp_path.parent().into_iter().chain(log_dir).collect();
         let mut policy = FsPolicy::new(roots, home)
             .with_unix_sockets(sockets)
             .with_deny_write(&spec.deny_write)
-            .map_err(AgentError::invalid_option)?;
+            .map_err(AgentError::invalid_option)?
+            .with_host_dirs(&host_dirs, &tmp_path);
         let mut mechanisms = vec![
             format!("landlock (ABI {})", super::landlock::abi_in_force()),
             "seccomp supervisor".to_string(),

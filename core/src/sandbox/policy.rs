@@ -276,6 +276,13 @@ pub struct FsPolicy {
     /// (see `child::DevPlan`), whose modes (`mesg n`, a test's `chmod` of its pty) are its to change.
     /// Otherwise it is the host's, where every terminal of the user's lives.
     pub own_devpts: bool,
+    /// The host's own directories inside the writable roots (the session logs, the sandbox's temp
+    /// dirs, when a root holds the temp dir): not the run's, but for its own temp dir in one. The
+    /// host writes its logs and makes its runs' temp dirs there by name: one moved aside or replaced
+    /// by a link made the host write a run's output wherever the link pointed.
+    pub host_dirs: Vec<PathBuf>,
+    /// The run's own private temp dir, whose contents are its own wherever it lies.
+    pub own_tmp: Option<PathBuf>,
 }
 
 /// Globs of paths no write may touch, compiled once per run.
@@ -407,7 +414,22 @@ impl FsPolicy {
             deny_write_globs: WriteGlobs::default(),
             protected_index: Default::default(),
             own_devpts: false,
+            host_dirs: Vec::new(),
+            own_tmp: None,
         }
+    }
+
+    /// The same policy, with the host's own directories `dirs` (see `host_dirs`) and the run's
+    /// temp dir `own_tmp`. Directories that do not exist yet are named as they will be made.
+    pub fn with_host_dirs(mut self, dirs: &[&Path], own_tmp: &Path) -> FsPolicy {
+        for dir in dirs {
+            let dir = real_or_named(dir);
+            if under_any(&dir, &self.writable_roots) && !self.host_dirs.contains(&dir) {
+                self.host_dirs.push(dir);
+            }
+        }
+        self.own_tmp = Some(real_or_named(own_tmp));
+        self
     }
 
     /// The same policy, with the caller's `denyWrite` entries: paths (absolute, or relative to each
@@ -496,6 +518,7 @@ impl FsPolicy {
         self.protected
             .iter()
             .chain(&self.git_entries)
+            .chain(&self.host_dirs)
             .find(|p| {
                 let p = p.as_os_str().as_encoded_bytes();
                 p.len() > at.len() + 1 && p.starts_with(at) && p[at.len()] == b'/'
@@ -532,6 +555,15 @@ impl FsPolicy {
         // The `.git` entry itself: renaming, removing or replacing it would repoint the repository.
         if let Some(p) = self.git_entries.iter().find(|p| path == p.as_path()) {
             return Err(DenyRule::Protected(p.clone()));
+        }
+        if let Some(d) = self.host_dirs.iter().find(|d| path.starts_with(d)) {
+            let own = self
+                .own_tmp
+                .as_ref()
+                .is_some_and(|t| path.starts_with(t) && path != t.as_path());
+            if !own {
+                return Err(DenyRule::Protected(d.clone()));
+            }
         }
         if under_any(path, &self.writable_roots) || is_writable_device(path) {
             return Ok(());
@@ -652,6 +684,19 @@ fn protected_in_git_dir(git_dir: &Path) -> Vec<PathBuf> {
         out.extend(PROTECTED_GIT_ENTRIES.iter().map(|n| sub.join(n)));
     }
     out
+}
+
+/// `path` with its links resolved, or, where it does not exist yet, its parent's with its name.
+fn real_or_named(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => std::fs::canonicalize(parent)
+            .unwrap_or_else(|_| normalize(parent))
+            .join(name),
+        _ => normalize(path),
+    }
 }
 
 /// Is `path` one of `dirs` or beneath one (by whole components)?
@@ -1063,6 +1108,43 @@ mod tests {
         assert_eq!(
             p.check_write(Path::new("/dev/shmx")),
             Err(DenyRule::OutsideWritableRoots)
+        );
+    }
+
+    #[test]
+    fn the_hosts_own_directories_in_a_root_are_not_the_runs_but_its_temp_dir_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let base = root.join("agent-exec-sandbox-0");
+        let own = base.join("run-1");
+        std::fs::create_dir_all(&own).unwrap();
+        // The log directory is not made yet: named as it will be.
+        let logs = root.join("agent-exec-0");
+        let p = FsPolicy::new(vec![root.clone(), own.clone()], None)
+            .with_host_dirs(&[&base, &logs, Path::new("/elsewhere/logs")], &own);
+        assert_eq!(p.host_dirs, vec![base.clone(), logs.clone()]);
+        for refused in [
+            base.clone(),
+            base.join("run-2/secret"),
+            base.join("new"),
+            logs.clone(),
+            logs.join("run-9-x.log"),
+            own.clone(),
+        ] {
+            assert!(
+                matches!(p.check_change(&refused), Err(DenyRule::Protected(_))),
+                "{refused:?}"
+            );
+        }
+        assert_eq!(p.check_write(&own.join("f")), Ok(()));
+        assert_eq!(p.check_change(&own.join("d/e")), Ok(()));
+        assert_eq!(p.check_write(&root.join("other")), Ok(()));
+        // A link where the log directory's parent would be is on the way to it.
+        let deep = root.join("a/agent-exec-0");
+        let q = FsPolicy::new(vec![root.clone()], None).with_host_dirs(&[&deep], &own);
+        assert_eq!(
+            q.on_the_way_to_protected(&root.join("a")),
+            Some(deep.as_path())
         );
     }
 

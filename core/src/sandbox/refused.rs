@@ -46,7 +46,7 @@ impl Why {
             }
             Why::Leases => "no file leases in the sandbox (a lease stalls the host's next open)",
             Why::HostIpc => {
-                "no removal of the host's POSIX message queues (the run has no IPC namespace of its own)"
+                "no use of the host's POSIX message queues (the run has no IPC namespace of its own)"
             }
             Why::FileAttributes => {
                 "no inode flags, versions or file-system attributes changed in the sandbox (a file's owner may change them through a descriptor opened for reading)"
@@ -176,11 +176,16 @@ pub fn other_process_calls() -> [(libc::c_long, &'static str, usize, Option<usiz
 }
 
 /// Calls that reach what the host's other programs share when the run has no namespaces of its own
-/// (no IPC namespace): sent to the supervisor only then, and refused. `mq_unlink` removes a POSIX
-/// message queue by name (the queue file system's own removal, which Landlock does not see); a run
-/// cannot make one there, so every queue it could remove is another program's.
-pub fn shared_without_namespaces() -> [(libc::c_long, &'static str, Why); 1] {
-    [(libc::SYS_mq_unlink, "mq_unlink", Why::HostIpc)]
+/// (no IPC namespace): sent to the supervisor only then, and refused. POSIX message queues are the
+/// IPC namespace's, named like files but not files to Landlock: `mq_unlink` removed another
+/// program's queue; `mq_open` with `O_CREAT` made a queue in the host's namespace before Landlock
+/// refused the open (the queue stayed, counted against the user's `RLIMIT_MSGQUEUE` until the
+/// agent's own queues failed), and one opened for reading is drained by `mq_receive`.
+pub fn shared_without_namespaces() -> [(libc::c_long, &'static str, Why); 2] {
+    [
+        (libc::SYS_mq_unlink, "mq_unlink", Why::HostIpc),
+        (libc::SYS_mq_open, "mq_open", Why::HostIpc),
+    ]
 }
 
 /// `fcntl` commands that set a file's write-lifetime hint (`F_SET_RW_HINT`, and the older
@@ -546,10 +551,12 @@ mod tests {
             Some((_, Why::FileAttributes))
         ));
         assert_eq!(judge(libc::SYS_fcntl, &[3, 1035, 0, 0, 0, 0], none), None);
-        assert!(matches!(
-            judge(libc::SYS_mq_unlink, &[0; 6], none),
-            Some((_, Why::HostIpc))
-        ));
+        for call in [libc::SYS_mq_unlink, libc::SYS_mq_open] {
+            assert!(matches!(
+                judge(call, &[0; 6], none),
+                Some((_, Why::HostIpc))
+            ));
+        }
         // What terminals and programs use every day passes: window size, attributes, FIONREAD.
         for request in [
             libc::TIOCGWINSZ,

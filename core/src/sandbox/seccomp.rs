@@ -760,6 +760,7 @@ mod tests {
             assert_eq!(call(libc::SYS_prlimit64, args(1, 0, 0, 0, 0)), ALLOW);
             // Without namespaces of its own, the host's message queues go to the supervisor.
             assert_eq!(call(libc::SYS_mq_unlink, args(0x7000, 0, 0, 0, 0)), NOTIFY);
+            assert_eq!(call(libc::SYS_mq_open, args(0x7000, 0, 0, 0, 0)), NOTIFY);
             // ... and so does System V IPC (the supervisor keeps the objects the run made).
             for (nr, _) in super::super::sysv_ipc::CALLS {
                 assert_eq!(call(nr, args(5, 0, 0, 0, 0)), NOTIFY);

@@ -296,6 +296,9 @@ fn make(
             unsafe { libc::mknodat(dir, name, *mode as libc::mode_t, *dev as libc::dev_t) }
         }),
         (Act::Unlink { flags }, [Target::Path(p)]) => at(root, p, |dir, name| {
+            if let Err(e) = not_a_mount_point(dir, name) {
+                return fail_with(e);
+            }
             // SAFETY: as above.
             unsafe { libc::unlinkat(dir, name, *flags) }
         }),
@@ -305,6 +308,11 @@ fn make(
         }),
         (Act::Rename { flags }, [Target::Path(from), Target::Path(to)]) => {
             at2(root, from, to, |fd, fname, td, tname| {
+                if let Err(e) =
+                    not_a_mount_point(fd, fname).and_then(|()| not_a_mount_point(td, tname))
+                {
+                    return fail_with(e);
+                }
                 // SAFETY: renameat2 reads the names; both dirs are open.
                 unsafe {
                     libc::syscall(libc::SYS_renameat2, fd, fname, td, tname, *flags) as libc::c_int
@@ -663,6 +671,49 @@ fn parent_and_name(root: &OwnedFd, path: &Path) -> Result<(OwnedFd, CString), i3
         (Some(parent), Some(name)) => Ok((pinned_dir(root, parent)?, c_name(name)?)),
         _ => Ok((pinned_dir(root, Path::new("/"))?, c_name(OsStr::new("."))?)),
     }
+}
+
+/// `Ok` unless `name` in `dir` is a mount point of the run's view (`EBUSY`, the kernel's answer to
+/// a rename or removal of one). `dir` was reached from the run's root, so the lookup crosses the
+/// run's mounts: the files and directories hidden from it (an empty file or directory mounted over
+/// them), its read-only binds and its roots. The kernel's own check sees only the mounts of the
+/// caller's namespace, and the supervisor's thread is in the host's: a rename made here detached the
+/// run's mount, so a hidden `.env` moved to a name nothing hid, and the directories covered in the
+/// run's view (other runs' temp dirs, the session logs) could be moved or replaced by the run.
+/// A name that is not there is left to the call itself.
+fn not_a_mount_point(dir: RawFd, name: *const libc::c_char) -> Result<(), i32> {
+    // SAFETY: statx writes one struct statx; all-zero is a valid value of it.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated name and a struct statx alive for the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_statx,
+            dir,
+            name,
+            libc::AT_SYMLINK_NOFOLLOW | libc::AT_NO_AUTOMOUNT,
+            libc::STATX_TYPE,
+            &mut stx as *mut libc::statx,
+        )
+    };
+    if rc < 0 {
+        return match errno() {
+            libc::ENOENT | libc::ENOTDIR => Ok(()),
+            e => Err(e),
+        };
+    }
+    // The attribute is the VFS's own (Linux 5.8; Landlock needs 5.13): unknown, assume a mount.
+    let mount_root = libc::STATX_ATTR_MOUNT_ROOT as u64;
+    if stx.stx_attributes_mask & mount_root == 0 || stx.stx_attributes & mount_root != 0 {
+        return Err(libc::EBUSY);
+    }
+    Ok(())
+}
+
+/// Fail a call closure with `errno` (as the call itself would have: -1 and errno set).
+fn fail_with(errno: i32) -> libc::c_int {
+    // SAFETY: errno is this thread's own.
+    unsafe { *libc::__errno_location() = errno };
+    -1
 }
 
 fn at(
