@@ -479,7 +479,12 @@ fn split_authority(authority: &str, default: u16) -> Option<(String, u16)> {
 }
 
 /// An address on the public internet: not loopback, private, link-local, shared, documentation,
-/// unspecified, broadcast or multicast.
+/// unspecified, broadcast or multicast, nor one of the special-purpose ranges. IPv6 is judged the
+/// other way round, since its special ranges keep growing and several carry an IPv4 address inside
+/// (NAT64, 6to4, Teredo, IPv4-compatible: `64:ff9b::a9fe:a9fe` reaches 169.254.169.254 through a
+/// NAT64 gateway): only global unicast (`2000::/3`) outside the special blocks is global, and an
+/// IPv4 address is taken out only where its meaning is fixed (mapped, or the well-known NAT64
+/// prefix that DNS64 hands IPv6-only hosts) and judged as IPv4.
 fn is_global(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
@@ -494,6 +499,9 @@ fn is_global(ip: IpAddr) -> bool {
                 || o[0] == 0
                 || (o[0] == 100 && (o[1] & 0xc0) == 64)
                 || (o[0] == 198 && (o[1] & 0xfe) == 18)
+                // IETF protocol assignments (192.0.0.0/24) and the 6to4 relays (192.88.99.0/24).
+                || (o[0] == 192 && o[1] == 0 && o[2] == 0)
+                || (o[0] == 192 && o[1] == 88 && o[2] == 99)
                 || o[0] >= 240)
         }
         IpAddr::V6(v6) => {
@@ -501,12 +509,19 @@ fn is_global(ip: IpAddr) -> bool {
                 return is_global(IpAddr::V4(v4));
             }
             let s = v6.segments();
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (s[0] & 0xfe00) == 0xfc00
-                || (s[0] & 0xffc0) == 0xfe80
-                || s[0] == 0x2001 && s[1] == 0x0db8)
+            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                let o = v6.octets();
+                return is_global(IpAddr::V4(std::net::Ipv4Addr::new(
+                    o[12], o[13], o[14], o[15],
+                )));
+            }
+            // Global unicast, less: the IETF protocol block (Teredo, benchmarking, ORCHID:
+            // 2001::/23), documentation (2001:db8::/32, 3fff::/20) and 6to4 (2002::/16).
+            (s[0] & 0xe000) == 0x2000
+                && !(s[0] == 0x2001 && s[1] < 0x0200)
+                && !(s[0] == 0x2001 && s[1] == 0x0db8)
+                && s[0] != 0x2002
+                && !(s[0] == 0x3fff && s[1] < 0x1000)
         }
     }
 }
@@ -587,10 +602,41 @@ mod tests {
             "fe80::1",
             "fd00::1",
             "::ffff:10.0.0.1",
+            // Outside round, 2026-11-27: IPv4 inside IPv6, and the special ranges.
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b::a00:1",
+            "64:ff9b:1::a00:1",
+            "::a9fe:a9fe",
+            "::127.0.0.1",
+            "2002:7f00:1::1",
+            "2001::1",
+            "2001:0:4136:e378::1",
+            "2001:2::1",
+            "2001:10::1",
+            "2001:db8::1",
+            "3fff::1",
+            "100::1",
+            "fec0::1",
+            "ff02::1",
+            "::",
+            "192.0.0.8",
+            "192.0.0.170",
+            "192.88.99.1",
+            "198.18.0.1",
+            "240.0.0.1",
+            "255.255.255.255",
         ] {
             assert!(!is_global(ip.parse().unwrap()), "{ip}");
         }
-        for ip in ["1.1.1.1", "140.82.112.3", "2606:4700::1111"] {
+        for ip in [
+            "1.1.1.1",
+            "140.82.112.3",
+            "2606:4700::1111",
+            "2a00:1450:4001::1",
+            "64:ff9b::8c52:7003",
+            "::ffff:1.1.1.1",
+            "2001:4860:4860::8888",
+        ] {
             assert!(is_global(ip.parse().unwrap()), "{ip}");
         }
     }
