@@ -54,6 +54,9 @@ pub struct Segment {
     pub keywords: Vec<String>,
     /// How many leading words those keywords (and a `function` name) take.
     pub keyword_words: usize,
+    /// The directory the command runs in, where the analyzer followed it (not after a `cd` it
+    /// did not follow): relative file names in its arguments are taken from there.
+    pub dir: Option<PathBuf>,
 }
 
 impl Segment {
@@ -876,6 +879,7 @@ fn segment(
         runs: d.runs,
         keywords,
         keyword_words,
+        dir,
     }
 }
 

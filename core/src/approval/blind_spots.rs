@@ -55,16 +55,71 @@ fn program(s: &Segment) -> Option<String> {
 fn inline_code(s: &Segment) -> Option<String> {
     let name = program(s)?;
     let typed = s.effective_argv.first()?;
-    program_text_in(typed, &name, &s.effective_argv[1..], true)
+    program_text_in(typed, &name, &s.effective_argv[1..], true, s.dir.as_deref())
 }
 
 /// A file name that is a stream, not a file a person could read first: standard input, a
-/// descriptor, a FIFO of the process's own (`-`, `/dev/stdin`, `/dev/fd/N`, `/proc/self/fd/N`).
-pub(crate) fn is_stream(f: &str) -> bool {
-    matches!(f, "-" | "/dev/stdin" | "/dev/tty")
-        || f.starts_with("/dev/fd/")
-        || f.starts_with("/dev/pts/")
-        || (f.starts_with("/proc/") && f.contains("/fd/"))
+/// descriptor, a FIFO of the process's own (`-`, `/dev/stdin`, `/dev/fd/N`, `/proc/self/fd/N`), by
+/// any spelling (`/dev//stdin`, `/dev/./fd/0`, `/dev/../dev/stdin`), or a name that leads to one:
+/// a link (`s -> /dev/stdin`, `fds -> /proc/self/fd` then `fds/0`, made by an earlier command),
+/// followed from `dir` (the command's directory, where the analyzer knows it) for a relative
+/// name, or a device, FIFO or socket found there.
+pub(crate) fn is_stream(f: &str, dir: Option<&std::path::Path>) -> bool {
+    use std::path::{Path, PathBuf};
+    if f == "-" {
+        return true;
+    }
+    let named = |p: &Path| {
+        let t = p.to_string_lossy();
+        t == "/dev/stdin"
+            || t == "/dev/tty"
+            || t.starts_with("/dev/fd/")
+            || t.starts_with("/dev/pts/")
+            || (t.starts_with("/proc/") && t.contains("/fd/"))
+    };
+    let mut at: PathBuf = match dir {
+        _ if f.starts_with('/') => PathBuf::from(f),
+        Some(d) => d.join(f),
+        None => return false,
+    };
+    for _ in 0..40 {
+        let lexical = crate::sandbox::policy::normalize(&at);
+        if named(&lexical) {
+            return true;
+        }
+        let (Some(parent), Some(name)) = (lexical.parent(), lexical.file_name()) else {
+            return false;
+        };
+        // The directories on the way, links followed (`fds/0` with `fds -> /proc/self/fd`).
+        let Ok(parent) = std::fs::canonicalize(parent) else {
+            return false;
+        };
+        let here = parent.join(name);
+        if named(&here) {
+            return true;
+        }
+        match std::fs::read_link(&here) {
+            Ok(target) => at = parent.join(target),
+            Err(_) => return is_special_file(&here),
+        }
+    }
+    // A chain of links too long to follow: not a file a person reads first.
+    true
+}
+
+/// A device, FIFO or socket: what a program reads as a stream, not as a file.
+#[cfg(unix)]
+fn is_special_file(p: &std::path::Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(p).is_ok_and(|m| {
+        let t = m.file_type();
+        t.is_char_device() || t.is_fifo() || t.is_socket() || t.is_block_device()
+    })
+}
+
+#[cfg(not(unix))]
+fn is_special_file(_: &std::path::Path) -> bool {
+    false
 }
 
 /// Why the program `typed` (resolved to `resolved`) with arguments `args` runs program text no
@@ -76,7 +131,9 @@ pub(crate) fn program_text_in(
     resolved: &str,
     args: &[String],
     anywhere: bool,
+    dir: Option<&std::path::Path>,
 ) -> Option<String> {
+    let is_stream = |f: &str| is_stream(f, dir);
     let names = super::program_names::names(typed, resolved);
     let is = |list: &[&str]| names.iter().any(|n| list.contains(&n.as_str()));
     let name = resolved.to_string();
@@ -187,7 +244,7 @@ pub(crate) fn program_text_in(
         return None;
     }
     for n in &names {
-        if let Some(why) = program_from_stdin(n, args) {
+        if let Some(why) = program_from_stdin(n, args, dir) {
             return Some(why);
         }
     }
@@ -251,7 +308,12 @@ pub(crate) fn program_text_in(
 /// (or the script is `-`), as python does: `echo 'unlink "F"' | perl`, `node - <<EOF`. The options
 /// walked are the ones that take a separate value, so that value is not read as the script;
 /// `--version` and `--help` run nothing.
-fn program_from_stdin(name: &str, args: &[String]) -> Option<String> {
+fn program_from_stdin(
+    name: &str,
+    args: &[String],
+    dir: Option<&std::path::Path>,
+) -> Option<String> {
+    let is_stream = |f: &str| is_stream(f, dir);
     // tclsh8.6 is tclsh (see `program_names`).
     let names = super::program_names::names(name, "");
     let name = ["tclsh", "wish"]

@@ -111,7 +111,7 @@ pub fn describe(argv: &[String]) -> Option<String> {
         .iter()
         .find_map(|n| describe_as(n, argv));
     by_option.or_else(|| {
-        super::blind_spots::program_text_in(program, &name, &argv[1..], false)
+        super::blind_spots::program_text_in(program, &name, &argv[1..], false, None)
             .map(|why| format!("{name} program text: {why}"))
     })
 }

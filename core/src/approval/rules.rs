@@ -952,6 +952,47 @@ mod tests {
         assert_eq!(open.decide(&a("python3 -c 1")).verdict, Verdict::Allow);
     }
 
+    /// Standard input named as a script by any spelling, or through a link an earlier command
+    /// made, is the program text on the input again (an outside round ran `rm` this way).
+    #[cfg(unix)]
+    #[test]
+    fn standard_input_named_by_any_path_is_program_text_on_the_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = std::fs::canonicalize(dir.path()).unwrap();
+        std::os::unix::fs::symlink("/dev/stdin", cwd.join("s")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/fd", cwd.join("fds")).unwrap();
+        std::os::unix::fs::symlink("s", cwd.join("s2")).unwrap();
+        std::fs::write(cwd.join("plain.py"), "print(1)\n").unwrap();
+        let rules = set(&["Bash(rm:*)"], &[], &["Bash(*)"]);
+        let decide = |cmd: &str| {
+            let ctx = Context {
+                cwd: &cwd,
+                path: Some("/usr/bin:/bin"),
+                home: Some(crate::approval::TEST_HOME),
+            };
+            rules.decide_command(&analyze(cmd, &ctx), cmd).verdict
+        };
+        for script in [
+            "/dev//stdin",
+            "/dev/./fd/0",
+            "//dev/stdin",
+            "/dev/../dev/stdin",
+            "/proc/./self/fd/0",
+            "./s",
+            "s2",
+            "fds/0",
+            "./fds/../fds/0",
+        ] {
+            for program in ["python3", "perl", "ruby", "awk -f", "node"] {
+                // (The text does not name rm: a name the rules cover is asked anyway.)
+                let cmd = format!("{program} {script} <<'EOF'\nsystem('m'.'r')\nEOF");
+                assert_eq!(decide(&cmd), Verdict::Ask, "{cmd}");
+            }
+        }
+        // A plain script file is what it is: the rules decide as before.
+        assert_eq!(decide("python3 plain.py"), Verdict::Allow);
+    }
+
     #[test]
     fn a_covered_program_named_where_the_rules_cannot_see_it_run_is_asked() {
         let rules = set(&["Bash(touch:*)"], &[], &["Bash(*)"]);
