@@ -827,6 +827,29 @@ fn segment(
             note(&mut inexact, why);
         }
     }
+    // cargo: a project's config can name the program it runs as rustc (in every command).
+    if names.iter().any(|n| n == "cargo") {
+        let why = match dir {
+            Some(_) => super::package_config::cargo_runs_commands(local.cwd, ctx.home),
+            None => Some(
+                "after cd, cargo reads config files in a directory the analyzer did not check"
+                    .into(),
+            ),
+        };
+        if let Some(why) = why {
+            note(&mut inexact, why);
+        }
+    }
+    // `python -m MODULE` looks in the current directory first: `./pip/__main__.py` ran as
+    // `python3 -m pip list` under `Bash(python3 -m pip:*)`.
+    if names
+        .iter()
+        .any(|n| n.starts_with("python") || n.starts_with("pypy"))
+    {
+        if let Some(why) = module_in_cwd(&effective_argv[1..], dir.as_deref()) {
+            note(&mut inexact, why);
+        }
+    }
     let mut inner = None;
     let is_bash = names.iter().any(|n| n == "bash");
     let posix = matches!(name.as_str(), "sh" | "dash")
@@ -881,6 +904,45 @@ fn segment(
         keyword_words,
         dir,
     }
+}
+
+/// Why `python ... -m MODULE` (the interpreter's arguments `args`) may run a module of the current
+/// directory `dir` instead of the one installed, if it may: `MODULE`'s first part names a file or
+/// directory there. Unknown after an untracked `cd`.
+fn module_in_cwd(args: &[String], dir: Option<&Path>) -> Option<String> {
+    let mut i = 0;
+    let module = loop {
+        let a = args.get(i)?;
+        if a == "-m" {
+            break args.get(i + 1)?.as_str();
+        }
+        if let Some(m) = a.strip_prefix("-m") {
+            break m;
+        }
+        // The first word that is not an option is the script: no module.
+        if !a.starts_with('-') || a == "-" || a == "--" || a == "-c" {
+            return None;
+        }
+        // The options that take the next word as their value.
+        i += if matches!(a.as_str(), "-W" | "-X") {
+            2
+        } else {
+            1
+        };
+    };
+    let first = module.split('.').next().unwrap_or(module);
+    let Some(dir) = dir else {
+        return Some(format!(
+            "after cd, python -m {module} may find {first} in a directory the analyzer did not check"
+        ));
+    };
+    let here = [dir.join(format!("{first}.py")), dir.join(first)]
+        .into_iter()
+        .find(|p| std::fs::symlink_metadata(p).is_ok())?;
+    Some(format!(
+        "python -m {module} runs {} (the current directory comes first on its path)",
+        here.display()
+    ))
 }
 
 /// Where a compound command stands while its keywords are read in order.

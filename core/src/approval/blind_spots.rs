@@ -100,7 +100,17 @@ pub(crate) fn is_stream(f: &str, dir: Option<&std::path::Path>) -> bool {
         }
         match std::fs::read_link(&here) {
             Ok(target) => at = parent.join(target),
-            Err(_) => return is_special_file(&here),
+            // A device that reads as nothing or as noise is no program text (`python3 /dev/null`).
+            Err(_) => {
+                let quiet = [
+                    "/dev/null",
+                    "/dev/zero",
+                    "/dev/full",
+                    "/dev/random",
+                    "/dev/urandom",
+                ];
+                return !quiet.iter().any(|q| here == Path::new(q)) && is_special_file(&here);
+            }
         }
     }
     // A chain of links too long to follow: not a file a person reads first.

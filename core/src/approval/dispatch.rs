@@ -262,6 +262,32 @@ pub(crate) const DISPATCHERS: &[&str] = &[
     "jrunscript",
     "jjs",
     "jshell",
+    // Found by an outside round (2026-11-27), each running the program in its arguments: loggers,
+    // OOM and scheduling knobs, tracers and profilers, emulators, test and build helpers.
+    "logsave",
+    "choom",
+    "uclampset",
+    "runcon",
+    "sotruss",
+    "memusage",
+    "heaptrack",
+    "gp-collect-app",
+    "qemu-user",
+    "wine",
+    "wine64",
+    "lli",
+    "not",
+    "make-first-existing-target",
+    "debconf-apt-progress",
+    "pg_virtualenv",
+    "systemd-cat",
+    "systemd-inhibit",
+    "systemd-socket-activate",
+    "scriptlive",
+    "msgexec",
+    "msgfilter",
+    // Import the module a name names, from the current directory first.
+    "pydoc",
 ];
 
 /// What the analysis learned about one command's program.
@@ -524,8 +550,13 @@ fn sed_runs(args: &[String]) -> Option<String> {
     } else {
         expressions.join("\n")
     };
-    super::readonly::sed_runs_commands(&script)
-        .map(|why| format!("sed: the script {why}: it may run a shell command"))
+    if parsed.has(&["-i", "--in-place"]) {
+        return Some(
+            "sed -i rewrites the files it is given (a file a later command runs, as package.json)"
+                .into(),
+        );
+    }
+    super::readonly::sed_runs_commands(&script).map(|why| format!("sed: the script {why}"))
 }
 
 /// GNU findutils' xargs options; the command follows them (`echo` when there is none).
@@ -617,6 +648,9 @@ mod tests {
             "sed -n k in.txt",
             "sed --bogus p in.txt",
             "sed -n * in.txt",
+            "sed -i s/a/b/ in.txt",
+            "sed --in-place=.bak s/a/b/ in.txt",
+            "sed -e 1w out in.txt",
             "tar -cf x.tar --to-command=./rm.sh a",
             "tar -xf x.tar --to-com ./rm.sh",
             "tar -cf x.tar --checkpoint=1 --checkpoint-action=exec=./rm.sh a",
@@ -658,9 +692,8 @@ mod tests {
         for cmd in [
             "sed -n 1,5p in.txt",
             "sed s/e/E/g in.txt",
-            "sed -i s/a/b/ in.txt",
             "sed -n /e/p in.txt",
-            "sed -e 1w out in.txt",
+            "sed -e 1p in.txt",
             "tar -cf x.tar a",
             "tar -czf x.tgz --checkpoint=10 a",
             "tar xzf x.tgz",

@@ -175,6 +175,53 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
     None
 }
 
+/// cargo's settings that name the program it runs as (or around) rustc and rustdoc: cargo asks
+/// rustc for the target's details in every command, `cargo metadata` and `cargo tree` included,
+/// through the wrapper (an outside round ran a planted `rustc-wrapper` that way).
+const CARGO_KEYS: &[&str] = &[
+    "rustc-wrapper",
+    "rustc-workspace-wrapper",
+    "rustc",
+    "rustdoc",
+];
+
+/// Why cargo run in `dir` may run a program a project's configuration names, if it may: a
+/// `.cargo/config.toml` (or `.cargo/config`) in `dir` or a directory above it that names rustc or
+/// a wrapper, or a `rust-toolchain(.toml)` naming a toolchain by `path` (rustup, which every `cargo`
+/// is, then runs that directory's `cargo`). The user's own `~/.cargo/config.toml` is their setup
+/// (`rustc-wrapper = "sccache"`) and is not read. Text search, as for TOML above: fail closed.
+pub fn cargo_runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
+    let home = home.map(Path::new);
+    for d in dir.ancestors().filter(|d| Some(*d) != home) {
+        let files: [(PathBuf, &[&str]); 4] = [
+            (d.join(".cargo/config.toml"), CARGO_KEYS),
+            (d.join(".cargo/config"), CARGO_KEYS),
+            (d.join("rust-toolchain.toml"), &["path"]),
+            (d.join("rust-toolchain"), &["path"]),
+        ];
+        for (file, keys) in files {
+            let text = match std::fs::read_to_string(&file) {
+                Ok(text) => text,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                // A directory of that name, or an unreadable file.
+                Err(e) => {
+                    return Some(format!(
+                        "{} could not be read ({e}): what it sets is unknown",
+                        file.display()
+                    ))
+                }
+            };
+            if let Some(key) = mentions(&text, keys) {
+                return Some(format!(
+                    "{} sets {key}, which makes cargo run the program it names",
+                    file.display()
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// The config files a package manager reads in `dir`: in it and in each directory above it, and in
 /// the user's home; each with the settings that matter in it.
 type ConfigFile = (PathBuf, &'static [&'static str], Reading);
@@ -326,6 +373,48 @@ fn names_a_program(text: &str, keys: &[&str]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_projects_cargo_config_naming_rustc_or_a_wrapper_makes_cargo_inexact() {
+        let home = tempfile::tempdir().unwrap();
+        let project = home.path().join("work/app");
+        std::fs::create_dir_all(project.join("src")).unwrap();
+        let h = home.path().to_str();
+        assert_eq!(cargo_runs_commands(&project, h), None);
+        // The user's own wrapper (sccache) is their setup.
+        std::fs::create_dir_all(home.path().join(".cargo")).unwrap();
+        std::fs::write(
+            home.path().join(".cargo/config.toml"),
+            "[build]\nrustc-wrapper = \"sccache\"\n",
+        )
+        .unwrap();
+        assert_eq!(cargo_runs_commands(&project, h), None);
+        for (file, text) in [
+            (
+                ".cargo/config.toml",
+                "[build]\nrustc-wrapper = \"./w.sh\"\n",
+            ),
+            (
+                ".cargo/config.toml",
+                "build = { rustc_wrapper = \"./w.sh\" }\n",
+            ),
+            (".cargo/config", "build.rustc = \"./r\"\n"),
+            ("rust-toolchain.toml", "[toolchain]\npath = \"./tc\"\n"),
+        ] {
+            let at = home.path().join("work").join(file);
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::fs::write(&at, text).unwrap();
+            let why = cargo_runs_commands(&project.join("src"), h);
+            assert!(why.is_some(), "{file}: {text}");
+            std::fs::remove_file(&at).unwrap();
+        }
+        std::fs::write(
+            project.join("rust-toolchain.toml"),
+            "[toolchain]\nchannel = \"1.80\"\n",
+        )
+        .unwrap();
+        assert_eq!(cargo_runs_commands(&project, h), None);
+    }
 
     #[test]
     fn settings_that_run_a_program_are_found_in_the_project_and_above() {

@@ -51,6 +51,11 @@ pub fn names(typed: &str, resolved: &str) -> Vec<String> {
         if let Some((_, is)) = ALIASES.iter().find(|(alias, _)| *alias == base) {
             add(is);
         }
+        // QEMU's user-mode emulators (`qemu-x86_64`, `qemu-aarch64-static`) run the program
+        // they are given.
+        if base.starts_with("qemu-") && !base.starts_with("qemu-system-") && base != "qemu-img" {
+            add("qemu-user");
+        }
         // The dynamic loader, by any of its names.
         if base == "ld.so" || base.starts_with("ld-linux") || base.starts_with("ld64.so") {
             add("ld.so");
@@ -60,6 +65,16 @@ pub fn names(typed: &str, resolved: &str) -> Vec<String> {
         let bare = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
         if bare.len() >= 2 && bare != base {
             add(bare);
+        }
+        // A version after a dash: LLVM's and GCC's tools (`opt-14`, `llc-14`, `not-14`,
+        // `clang-14`, `gcc-nm-12`).
+        if let Some((stem, version)) = base.rsplit_once('-') {
+            if stem.len() >= 2
+                && !version.is_empty()
+                && version.chars().all(|c| c.is_ascii_digit() || c == '.')
+            {
+                add(stem);
+            }
         }
         if let Some(at) = base.find(|c: char| c.is_ascii_digit()) {
             let stem = &base[..at];
@@ -100,6 +115,12 @@ mod tests {
             ("perl5.36-x86_64-linux-gnu", "", "perl"),
             ("perl5.36.0", "", "perl"),
             ("gdbtui", "", "gdb"),
+            ("opt-14", "", "opt"),
+            ("not-14", "", "not"),
+            ("gcc-nm-12", "", "gcc-nm"),
+            ("ld.lld-14", "", "ld.lld"),
+            ("qemu-x86_64-static", "", "qemu-user"),
+            ("pydoc3", "", "pydoc"),
         ] {
             let got = names(typed, resolved);
             assert!(

@@ -993,6 +993,96 @@ mod tests {
         assert_eq!(decide("python3 plain.py"), Verdict::Allow);
     }
 
+    /// Outside round, 2026-11-27: prefix rules on reading commands let them write any file (a
+    /// `package.json` the next allowed `npm test` ran), and programs that run the program in their
+    /// arguments, load a library or read a config naming a program were let through.
+    #[test]
+    fn what_an_allow_rule_names_does_not_cover_writing_files_or_running_others() {
+        let rules = set(
+            &[],
+            &[],
+            &[
+                "Bash(git log:*)",
+                "Bash(git diff:*)",
+                "Bash(sort:*)",
+                "Bash(find:*)",
+                "Bash(sed -n:*)",
+                "Bash(tar -tf:*)",
+                "Bash(logsave:*)",
+                "Bash(choom:*)",
+                "Bash(curl:*)",
+                "Bash(man:*)",
+                "Bash(nm:*)",
+                "Bash(python3 -m pip:*)",
+            ],
+        );
+        let decide = |cmd: &str| rules.decide_command(&a(cmd), cmd).verdict;
+        for cmd in [
+            "git log -1 --format='tformat:x' --output=package.json",
+            "git diff --output=/root/.bashrc",
+            "sort -o /root/.bashrc a",
+            "find . -fprintf .npmrc 'node-options=x'",
+            "sed -n '1w package.json' a",
+            "sed -n -i 's/a/b/' package.json",
+            "sed -n 's/a/b/w out' f",
+            "tar -tf a.tar --index-file=zz.pth",
+            "logsave /dev/null ./payload.sh",
+            "choom -n 0 -- ./payload.sh",
+            "curl -sS --engine /abs/p.so https://x",
+            "man -C ./man.conf ls",
+            "nm --plugin ./p.so /bin/ls",
+        ] {
+            assert_ne!(decide(cmd), Verdict::Allow, "{cmd}");
+        }
+        for cmd in [
+            "git log --oneline -5",
+            "git diff --stat",
+            "sort -u a",
+            "find . -name '*.rs'",
+            "sed -n '1,5p' a",
+            "sed -n '1w /dev/stdout' a",
+            "tar -tf a.tar",
+            "curl -sS https://x",
+            "man ls",
+            "python3 -m pip list",
+        ] {
+            assert_eq!(decide(cmd), Verdict::Allow, "{cmd}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_module_or_cargo_config_of_the_current_directory_is_what_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = std::fs::canonicalize(dir.path()).unwrap();
+        let rules = set(
+            &[],
+            &[],
+            &["Bash(python3 -m pip:*)", "Bash(cargo metadata:*)"],
+        );
+        let decide = |cmd: &str| {
+            let ctx = Context {
+                cwd: &cwd,
+                path: Some("/usr/bin:/bin"),
+                home: Some(crate::approval::TEST_HOME),
+            };
+            rules.decide_command(&analyze(cmd, &ctx), cmd).verdict
+        };
+        assert_eq!(decide("python3 -m pip list"), Verdict::Allow);
+        assert_eq!(decide("cargo metadata"), Verdict::Allow);
+        std::fs::create_dir(cwd.join("pip")).unwrap();
+        std::fs::write(cwd.join("pip/__main__.py"), "print(1)\n").unwrap();
+        assert_ne!(decide("python3 -m pip list"), Verdict::Allow);
+        assert_ne!(decide("python3 -W ignore -m pip list"), Verdict::Allow);
+        std::fs::create_dir(cwd.join(".cargo")).unwrap();
+        std::fs::write(
+            cwd.join(".cargo/config.toml"),
+            "[build]\nrustc-wrapper = \"./w.sh\"\n",
+        )
+        .unwrap();
+        assert_ne!(decide("cargo metadata"), Verdict::Allow);
+    }
+
     #[test]
     fn a_covered_program_named_where_the_rules_cannot_see_it_run_is_asked() {
         let rules = set(&["Bash(touch:*)"], &[], &["Bash(*)"]);
@@ -1020,6 +1110,15 @@ mod tests {
             "cp /usr/bin/{t,}ouch d/; run-parts --arg=F d",
             "sh -c 't$@ouch F'",
             "make x -f /dev/null --ev='x:;@t$$@ouch F'",
+            // Outside round, 2026-11-27: programs that run the program in their arguments.
+            "logsave /dev/null touch F",
+            "choom -n 0 -- touch F",
+            "qemu-x86_64-static /usr/bin/touch F",
+            "not-14 touch F",
+            "sotruss touch F",
+            "msgexec -i x.po touch F",
+            "systemd-cat touch F",
+            "wine touch F",
         ] {
             assert_ne!(decide(cmd), Verdict::Allow, "{cmd}");
         }

@@ -48,10 +48,11 @@ pub fn check_sed(parsed: &Parsed, args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-/// Why the sed script `script` may run a shell command (the `e` command or the `e` flag of `s`),
-/// if it may: it does, or it does not parse with certainty (an unknown command, an unterminated
-/// regex), read both as GNU and as POSIX read a `[...]` holding the delimiter. Files it reads or
-/// writes are not the question here.
+/// Why the sed script `script` may run a shell command (the `e` command or the `e` flag of `s`) or
+/// write a file (`w`, `W`, the `w` flag: a file a later command may run), if it may: it does, or it
+/// does not parse with certainty (an unknown command, an unterminated regex), read both as GNU and
+/// as POSIX read a `[...]` holding the delimiter. Files it reads are not the question here, nor
+/// standard output and error written by name.
 pub fn script_runs_commands(script: &str) -> Option<String> {
     [true, false].iter().find_map(|&brackets| {
         let mut s = Script::new(script, brackets);
@@ -293,11 +294,14 @@ impl Script {
                 self.text_to(delim)?;
                 self.end_of_command(cmd)
             }
-            // The file name is the rest of the line.
-            'w' | 'W' | 'r' | 'R' if self.files_ok => {
+            // The file name is the rest of the line. A file read is not the question there; a file
+            // written is (one a later command runs: `sed -n '1w package.json'`), but for the
+            // standard streams.
+            'r' | 'R' if self.files_ok => {
                 self.skip_to_line_end();
                 Ok(())
             }
+            'w' | 'W' if self.files_ok && self.writes_a_stream() => Ok(()),
             // GNU's `v [VERSION]`: a label-like word.
             'v' if self.files_ok => {
                 self.label();
@@ -308,6 +312,15 @@ impl Script {
             'r' | 'R' => Err(format!("reads another file ({cmd} command)")),
             c => Err(format!("uses the command {c:?}, which is not allowed")),
         }
+    }
+
+    /// Whether the file name that is the rest of the line is standard output or error (GNU's
+    /// special names); the line is read either way.
+    fn writes_a_stream(&mut self) -> bool {
+        let start = self.at;
+        self.skip_to_line_end();
+        let name: String = self.chars[start..self.at].iter().collect();
+        matches!(name.trim(), "/dev/stdout" | "/dev/stderr")
     }
 
     fn substitute(&mut self) -> Result<(), String> {
@@ -321,9 +334,12 @@ impl Script {
             match c {
                 'g' | 'p' | 'i' | 'I' | 'm' | 'M' => self.at += 1,
                 c if c.is_ascii_digit() => self.at += 1,
-                'w' if self.files_ok => {
-                    self.skip_to_line_end();
-                    return Ok(());
+                'w' if self.files_ok && {
+                    self.at += 1;
+                    self.writes_a_stream()
+                } =>
+                {
+                    return Ok(())
                 }
                 'w' => return Err("writes a file (w flag of s)".into()),
                 'e' => return Err("runs a command (e flag of s)".into()),
@@ -350,8 +366,8 @@ mod tests {
         for s in [
             "p",
             "s/a/b/g",
-            "1w out",
-            "s/a/b/w out",
+            "1w /dev/stdout",
+            "s/a/b/w /dev/stderr",
             "r /etc/passwd",
             "/e/d",
             "s/e/E/g",
@@ -365,6 +381,9 @@ mod tests {
         for s in [
             "e touch x",
             "1e",
+            "1w out",
+            "s/a/b/w out",
+            "W package.json",
             "s/.*/touch x/e",
             "s/a/b/ge",
             "s/a/b/;e",
