@@ -136,7 +136,7 @@ test('a sandboxed command cannot change another process (the agent itself): with
   const before = agentState(host);
   const r = await changeAnotherProcess(host, { AGENT_EXEC_NO_PID_NAMESPACE: '1' });
   assert.ok(!r.sandbox.mechanisms.some((m) => /^PID, IPC and UTS namespaces/.test(m)), r.sandbox.mechanisms.join('; '));
-  assert.ok(r.sandbox.mechanisms.some((m) => /^changes to other processes .* refused: no PID namespace here$/.test(m)), r.sandbox.mechanisms.join('; '));
+  assert.ok(r.sandbox.mechanisms.some((m) => /^changes to other processes .* refused, and System V IPC .*: no PID or IPC namespace here$/.test(m)), r.sandbox.mechanisms.join("; "));
   for (const call of ['prlimit', 'prlimit-cpu', 'setpriority', 'affinity']) {
     assert.match(r.output, new RegExp(`^${call} refused 1$`, 'm'), r.output);
   }
