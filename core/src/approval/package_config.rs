@@ -151,15 +151,10 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
         }
     }
     for (file, keys, reading) in files {
-        let text = match std::fs::read_to_string(&file) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                return Some(format!(
-                    "{} could not be read ({e}): what it sets is unknown",
-                    file.display()
-                ))
-            }
+        let text = match read_config(&file) {
+            Ok(Some(text)) => text,
+            Ok(None) => continue,
+            Err(why) => return Some(why),
         };
         let found = match reading {
             Reading::Ini => names_a_program(&text, keys),
@@ -200,16 +195,10 @@ pub fn cargo_runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
             (d.join("rust-toolchain"), &["path"]),
         ];
         for (file, keys) in files {
-            let text = match std::fs::read_to_string(&file) {
-                Ok(text) => text,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                // A directory of that name, or an unreadable file.
-                Err(e) => {
-                    return Some(format!(
-                        "{} could not be read ({e}): what it sets is unknown",
-                        file.display()
-                    ))
-                }
+            let text = match read_config(&file) {
+                Ok(Some(text)) => text,
+                Ok(None) => continue,
+                Err(why) => return Some(why),
             };
             if let Some(key) = mentions(&text, keys) {
                 return Some(format!(
@@ -220,6 +209,19 @@ pub fn cargo_runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
         }
     }
     None
+}
+
+/// A config file's text, `None` where there is none; a file that is there but cannot be read (a
+/// directory of that name, no permission) is an error naming it: what it sets is unknown.
+fn read_config(file: &Path) -> Result<Option<String>, String> {
+    match std::fs::read_to_string(file) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!(
+            "{} could not be read ({e}): what it sets is unknown",
+            file.display()
+        )),
+    }
 }
 
 /// The config files a package manager reads in `dir`: in it and in each directory above it, and in
