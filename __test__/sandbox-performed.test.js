@@ -515,8 +515,30 @@ test('a hidden file is not renamed or removed from under the mount that hides it
   assert.match(first.output, /done/);
   assert.equal(fs.readFileSync(path.join(dir, '.env'), 'utf8'), 'SECRET=hunter2\n', first.output);
   for (const name of ['moved', 'other', 'linked']) assert.ok(!fs.existsSync(path.join(dir, name)), `${name} was made: ${first.output}`);
+  // The refusals are recorded.
+  assert.ok(first.sandbox.denials.some((d) => d.operation === 'rename' && d.path === path.join(dir, '.env') && /mount point/.test(d.rule)), JSON.stringify(first.sandbox.denials));
+  assert.ok(first.sandbox.denials.some((d) => d.operation === 'remove' && d.path === path.join(dir, '.env')), JSON.stringify(first.sandbox.denials));
   const second = await run({ command: 'cat moved other linked .env 2>/dev/null; echo end', cwd: dir, sandbox });
   assert.doesNotMatch(second.output, /hunter2/);
+});
+
+// Second round: the directory that holds a hidden file was moved whole; the mount moved with it in
+// that run, but the next run hides names, and the new one was not among them.
+test('a directory holding a hidden file is copied, not moved, so the file stays hidden at its name', when(noSandbox), async () => {
+  const dir = root();
+  fs.mkdirSync(path.join(dir, 'config/deep'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'config/deep/secret.json'), 'USER_SECRET\n');
+  fs.writeFileSync(path.join(dir, 'config/plain.txt'), 'plain\n');
+  const sandbox = { writableRoots: [dir], denyRead: ['config/deep/secret.json'] };
+  const first = await run({ command: 'mv config cfg2; python3 -c "import os; os.rename(\'cfg2\', \'cfg3\') if os.path.exists(\'cfg2\') else os.rename(\'config\', \'cfg3\')" 2>&1; echo done', cwd: dir, sandbox });
+  assert.match(first.output, /done/);
+  assert.equal(fs.readFileSync(path.join(dir, 'config/deep/secret.json'), 'utf8'), 'USER_SECRET\n', first.output);
+  const second = await run({ command: 'cat cfg2/deep/secret.json cfg3/deep/secret.json config/deep/secret.json 2>/dev/null; echo end', cwd: dir, sandbox });
+  assert.doesNotMatch(second.output, /USER_SECRET/);
+  assert.match(second.output, /end/);
+  // The rest stays where it was (mv's copy stops at the file it may not read).
+  assert.equal(fs.readFileSync(path.join(dir, 'config/plain.txt'), 'utf8'), 'plain\n', first.output);
+  assert.ok(first.sandbox.denials.length === 0 || first.sandbox.denials.every((d) => d.operation !== 'rename' || /copied, not moved/.test(d.rule)), JSON.stringify(first.sandbox.denials));
 });
 
 // The host writes its session logs and makes its runs' temp dirs by name under its temp dir. With a

@@ -186,6 +186,23 @@ pub(crate) fn program_text_in(
             "{name} -M puts program text of its own into the program"
         ));
     }
+    // perl's debugger runs the commands on its input (`printf 'unlink q(x)' | perl -d s.pl`).
+    if is(&["perl"])
+        && args
+            .iter()
+            .take_while(|a| a.starts_with('-') && *a != "--" && *a != "-")
+            // (A cluster that starts with an option taking an attached value, `-Mdiagnostics`,
+            // `-i.old`, is that value.)
+            .any(|a| {
+                !a.starts_with("--")
+                    && a[1..].starts_with(|c: char| {
+                        c.is_ascii_alphabetic() && !"MmIxeEVCliF".contains(c)
+                    })
+                    && a[1..].contains('d')
+            })
+    {
+        return Some(format!("{name} -d runs the debugger commands on its input"));
+    }
     // node loads a module an option names; a `data:` URL is program text.
     if is(&["node", "nodejs", "bun"]) {
         let mut value_next = false;
@@ -231,6 +248,13 @@ pub(crate) fn program_text_in(
             if !a.starts_with("--") && a.len() > 1 && a.ends_with('c') {
                 code = true;
                 break;
+            }
+            // `-i`: after the script, Python reads more program text from its input
+            // (`echo "import os; ..." | python3 -i empty.py`), bundled too (`-Si`).
+            if !a.starts_with("--") && a.len() > 1 && a[1..].contains('i') {
+                return Some(format!(
+                    "{name} -i runs the program text on its input after the script"
+                ));
             }
             if a == "-m" || (!a.starts_with("--") && a.ends_with('m') && a.len() > 1) {
                 // Modules that run program text from their arguments or input (`-m timeit -s

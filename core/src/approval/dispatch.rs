@@ -288,6 +288,9 @@ pub(crate) const DISPATCHERS: &[&str] = &[
     "msgfilter",
     // Import the module a name names, from the current directory first.
     "pydoc",
+    // Second round: a debugger, a terminal wrapper.
+    "lldb",
+    "luit",
 ];
 
 /// What the analysis learned about one command's program.
@@ -355,6 +358,12 @@ pub fn dispatch(name: &str, argv: &[String], expands: &[bool]) -> Dispatch {
                 d.runs.push(argv[i..].to_vec());
             }
         }
+    } else if name == "service" && argv.get(1).is_some_and(|s| s.contains('/')) {
+        // `service NAME` runs /etc/init.d/NAME: a name with a slash reaches any script.
+        d.inexact = Some(format!(
+            "service {}: a name with a slash runs a script outside /etc/init.d",
+            argv[1]
+        ));
     } else if name == "git" && git_runs_config(&argv[1..]) {
         d.inexact = Some(
             "git -c / --config-env / --exec-path can make git run any command (aliases, pagers, hooks)"

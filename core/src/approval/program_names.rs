@@ -33,7 +33,69 @@ const ALIASES: &[(&str, &str)] = &[
     ("gdbtui", "gdb"),
     // busybox's make.
     ("mim", "make"),
+    // rustup's names for a debugger and for rustc (every rustup proxy is one file).
+    ("rust-gdb", "gdb"),
+    ("rust-gdbgui", "gdb"),
+    ("rust-lldb", "lldb"),
+    ("clippy-driver", "rustc"),
+    // Debian's names for the real valgrind, gold and the ELF tools.
+    ("valgrind.bin", "valgrind"),
+    ("gold", "ld.gold"),
 ];
+
+/// The first part of a GNU target triplet: a binutils or GCC tool named for a target
+/// (`x86_64-linux-gnu-nm`, `aarch64-linux-gnu-ld.bfd`, `x86_64-w64-mingw32-ar`) is that tool.
+const TRIPLET_ARCHES: &[&str] = &[
+    "x86_64",
+    "i386",
+    "i486",
+    "i586",
+    "i686",
+    "aarch64",
+    "arm",
+    "armv7l",
+    "armhf",
+    "riscv64",
+    "powerpc",
+    "powerpc64",
+    "powerpc64le",
+    "ppc64le",
+    "s390x",
+    "mips",
+    "mipsel",
+    "mips64",
+    "mips64el",
+    "loongarch64",
+    "sparc64",
+    "alpha",
+    "m68k",
+    "sh4",
+    "hppa",
+    "ia64",
+];
+
+/// The tool a target-prefixed name stands for: the part after the triplet (two to four parts,
+/// an architecture first and an OS or ABI last).
+fn after_triplet(base: &str) -> Option<&str> {
+    let parts: Vec<&str> = base.split('-').collect();
+    if parts.len() < 3 || !TRIPLET_ARCHES.contains(&parts[0]) {
+        return None;
+    }
+    let os_like = |p: &str| {
+        [
+            "linux", "gnu", "mingw", "elf", "eabi", "darwin", "none", "musl", "w64",
+        ]
+        .iter()
+        .any(|k| p.contains(k))
+    };
+    (2..=4.min(parts.len() - 1))
+        .rev()
+        .find(|&k| os_like(parts[k - 1]))
+        .map(|k| {
+            let at: usize = parts[..k].iter().map(|p| p.len() + 1).sum();
+            &base[at..]
+        })
+}
 
 /// Every name the program `typed` (as written, a path or a name) is known by, given what `PATH`
 /// resolved it to (`resolved`: the executable's own name, or empty): the typed basename first.
@@ -50,6 +112,13 @@ pub fn names(typed: &str, resolved: &str) -> Vec<String> {
         add(base);
         if let Some((_, is)) = ALIASES.iter().find(|(alias, _)| *alias == base) {
             add(is);
+        }
+        // A tool named for its target is the tool, by every name of its own (`x86_64-linux-gnu-gcc-nm-12`
+        // is gcc-nm, `x86_64-linux-gnu-gp-collect-app` is gp-collect-app).
+        if let Some(tool) = after_triplet(base) {
+            for n in names(tool, "") {
+                add(&n);
+            }
         }
         // QEMU's user-mode emulators (`qemu-x86_64`, `qemu-aarch64-static`) run the program
         // they are given.
@@ -120,6 +189,17 @@ mod tests {
             ("gcc-nm-12", "", "gcc-nm"),
             ("ld.lld-14", "", "ld.lld"),
             ("qemu-x86_64-static", "", "qemu-user"),
+            ("x86_64-linux-gnu-nm", "", "nm"),
+            ("x86_64-linux-gnu-ld.bfd", "", "ld.bfd"),
+            ("x86_64-linux-gnu-gcc-nm-12", "", "gcc-nm"),
+            ("x86_64-pc-linux-gnu-ranlib", "", "ranlib"),
+            ("x86_64-w64-mingw32-ar", "", "ar"),
+            ("x86_64-linux-gnu-gp-collect-app", "", "gp-collect-app"),
+            ("arm-linux-gnueabihf-objdump", "", "objdump"),
+            ("gold", "", "ld.gold"),
+            ("rust-gdb", "rustup", "gdb"),
+            ("clippy-driver", "rustup", "rustc"),
+            ("valgrind.bin", "", "valgrind"),
             ("pydoc3", "", "pydoc"),
         ] {
             let got = names(typed, resolved);

@@ -1031,6 +1031,14 @@ mod tests {
             "curl -sS --engine /abs/p.so https://x",
             "man -C ./man.conf ls",
             "nm --plugin ./p.so /bin/ls",
+            // Second round: git's other subcommands that take --output, curl's output options,
+            // tools named for their target, multi-call names.
+            "git shortlog --output=venv/lib/python3.11/site-packages/evil.pth",
+            "git log --outp=x",
+            "curl -s file:///tmp/src.json -o package.json",
+            "curl -sO https://x/package.json",
+            "x86_64-linux-gnu-nm --plugin ./evil.so o.o",
+            "logsave /dev/null ./del victim",
         ] {
             assert_ne!(decide(cmd), Verdict::Allow, "{cmd}");
         }
@@ -1116,6 +1124,21 @@ mod tests {
             "qemu-x86_64-static /usr/bin/touch F",
             "not-14 touch F",
             "sotruss touch F",
+            // Second round.
+            "rustup run stable touch F",
+            "rust-gdb -batch -ex 'shell touch F'",
+            "x86_64-linux-gnu-gp-collect-app touch F",
+            "gprofng collect app touch F",
+            "valgrind.bin touch F",
+            "service ../../usr/bin/touch F",
+            "pip --python ./x list",
+            "gpg-zip --tar ./x -d y",
+            "clippy-driver -C linker=./x x.rs",
+            "rpcgen -Y ./ev -h t.x",
+            "luit touch F",
+            "echo \"import os\" | python3 -i /dev/null",
+            "printf 'x' | perl -d empty.pl",
+            "tomlq -y -i '.a' v.toml",
             "msgexec -i x.po touch F",
             "systemd-cat touch F",
             "wine touch F",

@@ -1012,6 +1012,21 @@ fn decide(
             Err(errno) => return Verdict::Fail(errno),
         };
         let seen = in_view(pid, &path);
+        // A mount point of the run's view is not the run's to move or remove: the supervisor's
+        // thread is in the host's namespace, where the kernel would let the rename through and
+        // detach the run's mount (a hidden file then lies at a name nothing hides).
+        if (op == "remove" || (op == "rename" && i <= 1)) && perform::is_mount_point(&seen) {
+            return Verdict::Deny(
+                libc::EBUSY,
+                denial(
+                    op,
+                    Some(path.display().to_string()),
+                    detail,
+                    MOUNT_POINT_RULE.into(),
+                    pid,
+                ),
+            );
+        }
         // A set-user-ID or set-group-ID file of the run's would run with its owner's identity for
         // whoever runs it later (root's, when the run is root's); a set-group-ID directory only
         // passes its group on, and stays allowed.
@@ -1241,6 +1256,15 @@ fn moved_tree_refusal(from: &Path, to: &Path, policy: &FsPolicy, pid: u32) -> Op
                 ));
             }
             let below = at.join(entry.file_name());
+            // A hidden file (an empty file mounted over it) or another mount of the run's view:
+            // the mount would move with the directory in this run, but the next run hides names,
+            // and the new one is not among them.
+            if perform::is_mount_point(&seen(&below)) {
+                return Some(format!(
+                    "a directory holding a mount point of the run's view ({}: a hidden or read-only path) is copied, not moved",
+                    below.display()
+                ));
+            }
             let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
             if is_dir && super::host_repos::is_hosts_git_dir(&below, seen) {
                 return Some(format!(
@@ -1271,6 +1295,9 @@ fn moved_tree_refusal(from: &Path, to: &Path, policy: &FsPolicy, pid: u32) -> Op
     }
     None
 }
+
+/// The rule a rename or removal of a mount point of the run's view is refused by.
+const MOUNT_POINT_RULE: &str = "a mount point of the run's view (a hidden file or directory, a read-only bind, a root) is not moved or removed";
 
 /// The rule a call that would make a file (or socket) named `.git` is refused by.
 const GIT_FILE_RULE: &str = "a .git file would repoint git to a repository of the command's making";

@@ -680,8 +680,36 @@ fn parent_and_name(root: &OwnedFd, path: &Path) -> Result<(OwnedFd, CString), i3
 /// caller's namespace, and the supervisor's thread is in the host's: a rename made here detached the
 /// run's mount, so a hidden `.env` moved to a name nothing hid, and the directories covered in the
 /// run's view (other runs' temp dirs, the session logs) could be moved or replaced by the run.
-/// A name that is not there is left to the call itself.
+/// (The supervisor's judgment refuses and records these first, see `is_mount_point`; this is the
+/// check at the call itself.) A name that is not there is left to the call itself.
 fn not_a_mount_point(dir: RawFd, name: *const libc::c_char) -> Result<(), i32> {
+    // SAFETY: the callers pass a NUL-terminated name that lives for the call.
+    let name = unsafe { std::ffi::CStr::from_ptr(name) };
+    match mount_root_at(dir, name) {
+        Ok(true) => Err(libc::EBUSY),
+        Ok(false) => Ok(()),
+        Err(libc::ENOENT | libc::ENOTDIR) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether `path` (absolute, in the supervisor's view: `/proc/<pid>/root/...` for the caller's) is
+/// a mount point, its last link not followed. Unknown (an error) counts as one.
+pub(super) fn is_mount_point(path: &Path) -> bool {
+    let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return true;
+    };
+    match mount_root_at(libc::AT_FDCWD, &c) {
+        Ok(root) => root,
+        Err(libc::ENOENT | libc::ENOTDIR) => false,
+        Err(_) => true,
+    }
+}
+
+/// `statx`'s `STATX_ATTR_MOUNT_ROOT` of `name` in `dir`, not following a last link. The attribute
+/// is the VFS's own (Linux 5.8; Landlock needs 5.13): a kernel that does not tell is taken to say
+/// yes.
+fn mount_root_at(dir: RawFd, name: &std::ffi::CStr) -> Result<bool, i32> {
     // SAFETY: statx writes one struct statx; all-zero is a valid value of it.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
     // SAFETY: a NUL-terminated name and a struct statx alive for the call.
@@ -689,24 +717,17 @@ fn not_a_mount_point(dir: RawFd, name: *const libc::c_char) -> Result<(), i32> {
         libc::syscall(
             libc::SYS_statx,
             dir,
-            name,
+            name.as_ptr(),
             libc::AT_SYMLINK_NOFOLLOW | libc::AT_NO_AUTOMOUNT,
             libc::STATX_TYPE,
             &mut stx as *mut libc::statx,
         )
     };
     if rc < 0 {
-        return match errno() {
-            libc::ENOENT | libc::ENOTDIR => Ok(()),
-            e => Err(e),
-        };
+        return Err(errno());
     }
-    // The attribute is the VFS's own (Linux 5.8; Landlock needs 5.13): unknown, assume a mount.
     let mount_root = libc::STATX_ATTR_MOUNT_ROOT as u64;
-    if stx.stx_attributes_mask & mount_root == 0 || stx.stx_attributes & mount_root != 0 {
-        return Err(libc::EBUSY);
-    }
-    Ok(())
+    Ok(stx.stx_attributes_mask & mount_root == 0 || stx.stx_attributes & mount_root != 0)
 }
 
 /// Fail a call closure with `errno` (as the call itself would have: -1 and errno set).
