@@ -345,3 +345,52 @@ test('with $HOME inside a root, what the user\'s next python3, git or cloud CLI 
     assert.match(refused, new RegExp(`${path.join(home, entry).replace(/[.]/g, '\\.')}.* protected path`), refused);
   }
 });
+
+// Third outside round: the tools passed relative denyRead entries and the model's workdir (or the
+// directory the last run reported) to the runtime, which read them against that directory:
+// `denyRead: ['.env']` and a command in `sub/` hid `sub/.env`, and `cat ../.env` read the secret.
+// A cwd inside a hidden place read what was hidden; a relative root in the MCP server's config
+// followed the model's cwd (`cwd: "/"` made the whole file system writable).
+test('the tools pin relative read paths to the host\'s cwd, and a cwd inside a hidden place is refused', when(noSandbox, noHiding), async () => {
+  const api = require('../js/index.js');
+  const proj = fs.realpathSync(tempDir('agent-exec-pin-'));
+  fs.mkdirSync(path.join(proj, 'sub'));
+  fs.mkdirSync(path.join(proj, 'keys'));
+  fs.writeFileSync(path.join(proj, '.env'), 'ENVSECRET\n');
+  fs.writeFileSync(path.join(proj, 'keys', 'id'), 'KEYSECRET\n');
+  const sandbox = { denyRead: ['.env', 'keys'] };
+  const exec = api.createExecTool({ cwd: proj, sandbox });
+  const fromSub = await exec.execute('1', { command: 'cat ../.env ../keys/id 2>&1; echo end', workdir: path.join(proj, 'sub') });
+  const out = fromSub.content[0].text;
+  assert.match(out, /end/);
+  assert.doesNotMatch(out, /ENVSECRET|KEYSECRET/);
+  // A workdir inside a hidden place: refused, nothing read.
+  const inside = await exec.execute('2', { command: 'cat id; echo end', workdir: path.join(proj, 'keys') }).then((r) => r.content[0].text, (e) => `error: ${e.code} ${e.message}`);
+  assert.doesNotMatch(inside, /KEYSECRET/);
+  assert.match(inside, /ERR_INVALID_CWD|hides from the command/, inside);
+  // Claude Code's tools: a run that moves into sub/ leaves the next one there (tracked cwd).
+  const cc = api.createClaudeCodeTools({ cwd: proj, sandbox: { filesystem: { denyRead: ['.env', 'keys'] } }, onPermissionRequest: () => 'allow' });
+  try {
+    await cc.bash.execute('1', { command: 'cd sub' });
+    const r = await cc.bash.execute('2', { command: 'pwd; cat ../.env 2>&1; echo end' });
+    const text = r.content[0].text;
+    assert.match(text, /end/);
+    assert.match(text, /\/sub$/m, 'the cwd was tracked');
+    assert.doesNotMatch(text, /ENVSECRET/);
+    // A forged report of the run's last directory, into a hidden place: the next run is refused.
+    await cc.bash.execute('3', { command: `trap - EXIT; echo ${path.join(proj, 'keys')} > "$AGENT_EXEC_CWD_FILE"` });
+    const forged = await cc.bash.execute('4', { command: 'cat id 2>&1; echo end' }).then((x) => x.content[0].text, (e) => `error: ${e.code} ${e.message}`);
+    assert.doesNotMatch(forged, /KEYSECRET/);
+  } finally {
+    await cc.dispose();
+  }
+  // The MCP server's config: relative paths are the host's, against its cwd.
+  const { readServerConfig } = require('../js/mcp/config.js');
+  const cfg = path.join(proj, 'mcp.json');
+  fs.writeFileSync(cfg, JSON.stringify({ cwd: proj, sandbox: { writableRoots: ['.'], denyRead: ['.env', '~/.x'] } }));
+  const server = readServerConfig(['--config', cfg]).sandbox;
+  assert.deepEqual(server.writableRoots, [proj]);
+  assert.deepEqual(server.denyRead, [path.join(proj, '.env'), '~/.x']);
+  const r = await api.exec({ command: 'touch /etc/agent-exec-pin-probe 2>&1; echo end', cwd: '/', sandbox: server });
+  assert.ok(!fs.existsSync('/etc/agent-exec-pin-probe'), r.output);
+});

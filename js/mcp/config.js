@@ -6,6 +6,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
+const { pinSandboxPaths } = require('../tools/shared.js');
 
 class ConfigError extends Error {}
 
@@ -143,7 +144,9 @@ function readServerConfig(args) {
   if (values.writable) sandbox.writableRoots = values.writable.map((w) => path.resolve(cwd, w));
   if (values.network) sandbox.network = true;
   if (sandbox === true) sandbox = {};
-  if (sandbox && !Array.isArray(sandbox.writableRoots)) sandbox.writableRoots = [cwd];
+  // Every path of the configuration is the host's, against the server's cwd: each run's cwd is the
+  // model's (a relative root `.` with the model's `cwd: "/"` made the whole file system writable).
+  if (sandbox) sandbox = pinSandboxPaths(sandbox, cwd);
 
   const rulesFromFile = fileApproval.rules && typeof fileApproval.rules === 'object' ? fileApproval.rules : null;
   const allowReadOnly = values['allow-read-only'] ?? fileApproval.allowReadOnly ?? false;

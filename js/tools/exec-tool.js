@@ -244,14 +244,12 @@ function formatApprovalPending({ id, host, nodeId, cwd, command, allowedDecision
   return lines.join('\n');
 }
 
-/** The sandbox's writable roots, fixed when the tool is made: the host's roots (relative ones beneath
- *  the host's cwd), or that cwd. Never the model's `workdir`, never a directory a run `cd`'d into. */
+/** The sandbox's writable roots and read paths, fixed when the tool is made: the host's roots
+ *  (relative ones beneath the host's cwd), or that cwd. Never the model's `workdir`, never a
+ *  directory a run `cd`'d into (see `shared.pinSandboxPaths`). */
 function pinnedSandbox(sandbox, hostCwd) {
   if (!sandbox) return null;
-  const config = sandbox === true ? {} : { ...sandbox };
-  const roots = Array.isArray(config.writableRoots) ? config.writableRoots : [hostCwd];
-  config.writableRoots = roots.map((r) => (typeof r === 'string' ? path.resolve(hostCwd, r) : r));
-  return config;
+  return shared.pinSandboxPaths(sandbox, hostCwd);
 }
 
 /** The model-chosen directory, when it lies outside every writable root: the run can read there only. */

@@ -204,7 +204,27 @@ function exitReasonOf(s) {
 const TIMEOUT_GUIDANCE =
   'The command was terminated, but external side effects may already have completed. Verify the resulting state before retrying. Do not automatically rerun non-idempotent commands. Use a higher timeout only when the command is known to be safe to retry.';
 
+/**
+ * A tool's sandbox options with every path the host gave relative to its cwd made absolute against
+ * that cwd, when the tool is made: the writable roots (none means the cwd itself), `denyRead` and
+ * `allowRead`. The runtime reads relative paths against the cwd of each run, which for a tool is the
+ * model's `workdir` or the directory the last run reported: `denyRead: ['.env']` with the next
+ * command in `sub/` hid `sub/.env` and let `../.env` be read. `~` stays for the runtime; `denyWrite`'s
+ * relative entries already apply in each writable root.
+ */
+function pinSandboxPaths(sandbox, hostCwd) {
+  const path = require('node:path');
+  const config = sandbox === true ? {} : { ...sandbox };
+  const pin = (p) => (typeof p === 'string' && !p.startsWith('~') ? path.resolve(hostCwd, p) : p);
+  config.writableRoots = (Array.isArray(config.writableRoots) ? config.writableRoots : [hostCwd]).map(pin);
+  for (const key of ['denyRead', 'allowRead']) {
+    if (Array.isArray(config[key])) config[key] = config[key].map(pin);
+  }
+  return config;
+}
+
 module.exports = {
+  pinSandboxPaths,
   readEnvInt,
   clamp,
   defaultYieldMs,

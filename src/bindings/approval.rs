@@ -388,6 +388,9 @@ struct Where {
     cwd: PathBuf,
     path: Option<String>,
     home: Option<String>,
+    /// A locale of the command's environment in which bash may read bytes as other characters
+    /// than the analysis (as `exec` judges it: any of LC_ALL, LC_CTYPE, LANG outside UTF-8).
+    locale: Option<String>,
 }
 
 fn parse_where<'a>(
@@ -398,8 +401,20 @@ fn parse_where<'a>(
         cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
         path: std::env::var("PATH").ok(),
         home: std::env::var("HOME").ok(),
+        locale: None,
+    };
+    let mut locale_vars: Vec<(&str, Option<String>)> = ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .map(|k| (*k, std::env::var(k).ok()))
+        .collect();
+    let pick_locale = |vars: &[(&str, Option<String>)]| {
+        vars.iter().find_map(|(_, v)| {
+            v.clone()
+                .filter(|v| !crate::approval::env_names::reads_like_utf8(v))
+        })
     };
     let Some(o) = options else {
+        w.locale = pick_locale(&locale_vars);
         return Ok((w, None));
     };
     match o.get_type()? {
@@ -434,7 +449,13 @@ fn parse_where<'a>(
         if let Some(h) = ef.string("HOME", ErrorCode::InvalidEnv)? {
             w.home = Some(h);
         }
+        for (k, v) in locale_vars.iter_mut() {
+            if let Some(given) = ef.string(k, ErrorCode::InvalidEnv)? {
+                *v = Some(given);
+            }
+        }
     }
+    w.locale = pick_locale(&locale_vars);
     Ok((w, Some(f)))
 }
 
@@ -463,7 +484,8 @@ pub fn analyze_command(env: &Env, command: Unknown, options: Option<Unknown>) ->
             path: w.path.as_deref(),
             home: w.home.as_deref(),
         },
-    );
+    )
+    .in_locale(w.locale.as_deref());
     Ok(without_nulls(analysis_json(&a)))
 }
 
@@ -475,7 +497,7 @@ pub fn analyze_command(env: &Env, command: Unknown, options: Option<Unknown>) ->
 pub fn evaluate_command(env: &Env, command: Unknown, options: Option<Unknown>) -> Result<Value> {
     let command = command_string(env, command)?;
     let (w, _) = parse_where(env, &options).map_err(|e| e.into_napi(env))?;
-    let opts = match options {
+    let mut opts = match options {
         Some(o) if o.get_type()? == ValueType::Object => {
             parse_approval(env, o).map_err(|e| e.into_napi(env))?.0
         }
@@ -484,6 +506,8 @@ pub fn evaluate_command(env: &Env, command: Unknown, options: Option<Unknown>) -
             ..Default::default()
         },
     };
+    // As `exec` judges the command: in the locale its environment gives.
+    opts.run_locale = opts.run_locale.or(w.locale);
     let p = gate::prepare(
         &command,
         &w.cwd,
@@ -691,7 +715,8 @@ pub fn check_permission_rules(
             path: w.path.as_deref(),
             home: w.home.as_deref(),
         },
-    );
+    )
+    .in_locale(w.locale.as_deref());
     // The gate's own decision, text checks included: a host asking the rules gets what the gate
     // would do, never a looser answer.
     let d = set.decide_command(&analysis, &command);

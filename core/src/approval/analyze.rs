@@ -840,6 +840,19 @@ fn segment(
             note(&mut inexact, why);
         }
     }
+    // Maven: the project's `.mvn/jvm.config` and `extensions.xml` load code in every command.
+    if names
+        .iter()
+        .any(|n| matches!(n.as_str(), "mvn" | "mvnd" | "mvnDebug"))
+    {
+        let why = match dir {
+            Some(_) => super::package_config::maven_runs_commands(local.cwd),
+            None => Some("after cd, mvn reads a .mvn directory the analyzer did not check".into()),
+        };
+        if let Some(why) = why {
+            note(&mut inexact, why);
+        }
+    }
     // `python -m MODULE` looks in the current directory first: `./pip/__main__.py` ran as
     // `python3 -m pip list` under `Bash(python3 -m pip:*)`.
     if names
@@ -906,6 +919,229 @@ fn segment(
     }
 }
 
+/// Python's standard library, top level (`sys.stdlib_module_names` of 3.11, private ones left out):
+/// a file or package of one of these names in the current directory is imported in its place by
+/// `python -m` (`./argparse.py` ran in `python3 -m json.tool`).
+const PYTHON_STDLIB: &[&str] = &[
+    "abc",
+    "aifc",
+    "antigravity",
+    "argparse",
+    "array",
+    "ast",
+    "asynchat",
+    "asyncio",
+    "asyncore",
+    "atexit",
+    "audioop",
+    "base64",
+    "bdb",
+    "binascii",
+    "bisect",
+    "builtins",
+    "bz2",
+    "cProfile",
+    "calendar",
+    "cgi",
+    "cgitb",
+    "chunk",
+    "cmath",
+    "cmd",
+    "code",
+    "codecs",
+    "codeop",
+    "collections",
+    "colorsys",
+    "compileall",
+    "concurrent",
+    "configparser",
+    "contextlib",
+    "contextvars",
+    "copy",
+    "copyreg",
+    "crypt",
+    "csv",
+    "ctypes",
+    "curses",
+    "dataclasses",
+    "datetime",
+    "dbm",
+    "decimal",
+    "difflib",
+    "dis",
+    "distutils",
+    "doctest",
+    "email",
+    "encodings",
+    "ensurepip",
+    "enum",
+    "errno",
+    "faulthandler",
+    "fcntl",
+    "filecmp",
+    "fileinput",
+    "fnmatch",
+    "fractions",
+    "ftplib",
+    "functools",
+    "gc",
+    "genericpath",
+    "getopt",
+    "getpass",
+    "gettext",
+    "glob",
+    "graphlib",
+    "grp",
+    "gzip",
+    "hashlib",
+    "heapq",
+    "hmac",
+    "html",
+    "http",
+    "idlelib",
+    "imaplib",
+    "imghdr",
+    "imp",
+    "importlib",
+    "inspect",
+    "io",
+    "ipaddress",
+    "itertools",
+    "json",
+    "keyword",
+    "lib2to3",
+    "linecache",
+    "locale",
+    "logging",
+    "lzma",
+    "mailbox",
+    "mailcap",
+    "marshal",
+    "math",
+    "mimetypes",
+    "mmap",
+    "modulefinder",
+    "msilib",
+    "msvcrt",
+    "multiprocessing",
+    "netrc",
+    "nis",
+    "nntplib",
+    "nt",
+    "ntpath",
+    "nturl2path",
+    "numbers",
+    "opcode",
+    "operator",
+    "optparse",
+    "os",
+    "ossaudiodev",
+    "pathlib",
+    "pdb",
+    "pickle",
+    "pickletools",
+    "pipes",
+    "pkgutil",
+    "platform",
+    "plistlib",
+    "poplib",
+    "posix",
+    "posixpath",
+    "pprint",
+    "profile",
+    "pstats",
+    "pty",
+    "pwd",
+    "py_compile",
+    "pyclbr",
+    "pydoc",
+    "pydoc_data",
+    "pyexpat",
+    "queue",
+    "quopri",
+    "random",
+    "re",
+    "readline",
+    "reprlib",
+    "resource",
+    "rlcompleter",
+    "runpy",
+    "sched",
+    "secrets",
+    "select",
+    "selectors",
+    "shelve",
+    "shlex",
+    "shutil",
+    "signal",
+    "site",
+    "smtpd",
+    "smtplib",
+    "sndhdr",
+    "socket",
+    "socketserver",
+    "spwd",
+    "sqlite3",
+    "sre_compile",
+    "sre_constants",
+    "sre_parse",
+    "ssl",
+    "stat",
+    "statistics",
+    "string",
+    "stringprep",
+    "struct",
+    "subprocess",
+    "sunau",
+    "symtable",
+    "sys",
+    "sysconfig",
+    "syslog",
+    "tabnanny",
+    "tarfile",
+    "telnetlib",
+    "tempfile",
+    "termios",
+    "textwrap",
+    "this",
+    "threading",
+    "time",
+    "timeit",
+    "tkinter",
+    "token",
+    "tokenize",
+    "tomllib",
+    "trace",
+    "traceback",
+    "tracemalloc",
+    "tty",
+    "turtle",
+    "turtledemo",
+    "types",
+    "typing",
+    "unicodedata",
+    "unittest",
+    "urllib",
+    "uu",
+    "uuid",
+    "venv",
+    "warnings",
+    "wave",
+    "weakref",
+    "webbrowser",
+    "winreg",
+    "winsound",
+    "wsgiref",
+    "xdrlib",
+    "xml",
+    "xmlrpc",
+    "zipapp",
+    "zipfile",
+    "zipimport",
+    "zlib",
+    "zoneinfo",
+];
+
 /// Why `python ... -m MODULE` (the interpreter's arguments `args`) may run a module of the current
 /// directory `dir` instead of the one installed, if it may: `MODULE`'s first part names a file or
 /// directory there. Unknown after an untracked `cd`.
@@ -936,13 +1172,40 @@ fn module_in_cwd(args: &[String], dir: Option<&Path>) -> Option<String> {
             "after cd, python -m {module} may find {first} in a directory the analyzer did not check"
         ));
     };
-    let here = [dir.join(format!("{first}.py")), dir.join(first)]
+    if let Some(here) = [dir.join(format!("{first}.py")), dir.join(first)]
         .into_iter()
-        .find(|p| std::fs::symlink_metadata(p).is_ok())?;
-    Some(format!(
-        "python -m {module} runs {} (the current directory comes first on its path)",
-        here.display()
-    ))
+        .find(|p| std::fs::symlink_metadata(p).is_ok())
+    {
+        return Some(format!(
+            "python -m {module} runs {} (the current directory comes first on its path)",
+            here.display()
+        ));
+    }
+    // Any module it imports is found there first too: the standard library's names are the ones
+    // every module imports. (A directory that cannot be listed fails closed.)
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Some(format!(
+            "python -m {module}: {} could not be listed, and its modules come first on the path",
+            dir.display()
+        ));
+    };
+    entries.flatten().find_map(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        // A module file, or a regular package (a directory without `__init__.py` is a namespace
+        // portion, which the standard library's own module still wins over).
+        let stem = match name.strip_suffix(".py") {
+            Some(stem) => stem,
+            None if e.path().join("__init__.py").exists() => &name,
+            None => return None,
+        };
+        PYTHON_STDLIB.contains(&stem).then(|| {
+            format!(
+                "python -m {module} would import {} from the current directory in place of the standard library's {stem}",
+                e.path().display()
+            )
+        })
+    })
 }
 
 /// Where a compound command stands while its keywords are read in order.
@@ -1176,6 +1439,13 @@ fn skip_wrapper(
             ("env", "-C" | "--chdir") => note(
                 inexact,
                 "env --chdir runs the command in another directory, whose files and repository were not checked",
+            ),
+            // Without PATH, execvp looks the command up on the C library's default path
+            // (`/bin:/usr/bin`), not the one the analyzer resolved it with: `env -u PATH rm` ran
+            // /usr/bin/rm where PATH found an allowlisted `rm`.
+            ("env", "-u" | "--unset") if opt.value.as_deref() == Some("PATH") => note(
+                inexact,
+                "env -u PATH looks the command up on the C library's default path, which the analyzer does not model",
             ),
             _ => {}
         }

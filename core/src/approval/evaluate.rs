@@ -64,14 +64,31 @@ fn match_pattern<'p>(segment: &Segment, rules: &AllowRules<'p>) -> Option<&'p St
         None => not_there_yet(&segment.resolution.raw_executable)?,
     };
     let path = path.as_str();
+    // One file behind many names (rustup: `cargo`, `rustfmt`, `rust-gdb` and `rustup run` are all
+    // `rustup`) is a different program under each: an entry names the one it was written for.
+    let invoked = basename(&segment.resolution.raw_executable);
+    let multi_call = is_multi_call(basename(path));
     rules
         .patterns
         .iter()
         .filter(|p| is_path_pattern(p))
+        .filter(|p| !multi_call || glob_matches(basename(p), invoked, None))
         .find(|p| {
             glob_matches(p, path, rules.home)
                 || canonical_pattern(p, rules.home).is_some_and(|c| glob_matches(&c, path, None))
         })
+}
+
+/// Programs that are one file behind many names, each name a different tool.
+const MULTI_CALL: &[&str] = &["rustup", "rustup-init"];
+
+/// Whether the file named `name` (its real basename) is one of `MULTI_CALL`.
+pub fn is_multi_call(name: &str) -> bool {
+    MULTI_CALL.contains(&name)
+}
+
+fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }
 
 /// `raw` when it is an absolute path with no `.` or `..` component and nothing at it (not even a

@@ -468,6 +468,18 @@ pub fn always_grant(p: &Prepared) -> AlwaysGrant {
             )
         })
         .or_else(|| {
+            // A file behind many names: its entry would be its real path, which no name matches
+            // but its own (see `evaluate::is_multi_call`).
+            entries
+                .iter()
+                .find(|path| super::evaluate::is_multi_call(path.rsplit('/').next().unwrap_or(path)))
+                .map(|path| {
+                    format!(
+                        "{path} is one program behind many names (cargo, rustc, rustfmt, rust-gdb...), each a different tool; allow once, or add an entry for the name you use (its link, e.g. ~/.cargo/bin/cargo) by hand"
+                    )
+                })
+        })
+        .or_else(|| {
             // The allowlist reads `*`, `?` and a leading `~` as a pattern, and has no escape: the
             // path would be stored as one that matches other files (`x*` matches `xevil`).
             entries

@@ -131,7 +131,7 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
                 end_word!();
                 if pending_heredocs.is_empty() {
                     // A trailing newline ends the command; anything after it is a second command line.
-                    if chars[i + 1..].iter().all(|c| c.is_whitespace()) {
+                    if chars[i + 1..].iter().all(|&c| is_bash_blank(c)) {
                         break;
                     }
                     return Err(unsupported("\n"));
@@ -141,7 +141,7 @@ pub fn lex(input: &str) -> Result<Vec<Token>, String> {
                     i = read_heredoc_body(&chars, i, &delim, strip_tabs, expands)?;
                 }
                 tokens.push(Token::Heredoc);
-                if chars[i..].iter().any(|c| !c.is_whitespace()) {
+                if chars[i..].iter().any(|&c| !is_bash_blank(c)) {
                     return Err(unsupported("\n"));
                 }
                 break;
@@ -397,7 +397,10 @@ fn parse_heredoc_start(
                 quoted = true;
                 i += 2;
             }
-            c if c.is_whitespace() || "|&;<>()".contains(c) => break,
+            // bash's blanks only: a Unicode space (U+00A0, U+2028...) is a word character to it,
+            // so `EOF<U+00A0>` is the delimiter whole (taking it as `EOF` made a line after the
+            // real end of the heredoc look like part of its body).
+            c if is_bash_blank(c) || "|&;<>()".contains(c) => break,
             _ => {
                 delim.push(c);
                 i += 1;
@@ -495,6 +498,13 @@ fn has_substitution(line: &str) -> bool {
         }
     }
     false
+}
+
+/// What bash splits words at outside quotes: space, tab and newline (its `IFS`-independent parser
+/// blanks). Nothing else, however white it looks: Rust's `char::is_whitespace` also takes Unicode
+/// spaces, which bash reads as parts of a word.
+pub(crate) fn is_bash_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n')
 }
 
 #[cfg(test)]

@@ -211,6 +211,23 @@ pub fn cargo_runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
     None
 }
 
+/// Why Maven run in `dir` may load code the project's `.mvn/` names, if it may: `jvm.config` holds
+/// options for the JVM that runs Maven itself (`-agentpath:./x.so` loaded native code in a plain
+/// `mvn -v`), and `extensions.xml` names core extensions loaded at start. Maven reads them from the
+/// nearest `.mvn` in `dir` or above it; any such file makes the command inexact (fail closed).
+pub fn maven_runs_commands(dir: &Path) -> Option<String> {
+    let found = dir.ancestors().find_map(|d| {
+        ["jvm.config", "extensions.xml"]
+            .iter()
+            .map(|n| d.join(".mvn").join(n))
+            .find(|f| std::fs::symlink_metadata(f).is_ok())
+    })?;
+    Some(format!(
+        "{} gives Maven's own JVM options or extensions, which load code before any goal",
+        found.display()
+    ))
+}
+
 /// A config file's text, `None` where there is none; a file that is there but cannot be read (a
 /// directory of that name, no permission) is an error naming it: what it sets is unknown.
 fn read_config(file: &Path) -> Result<Option<String>, String> {

@@ -1091,6 +1091,63 @@ mod tests {
         assert_ne!(decide("cargo metadata"), Verdict::Allow);
     }
 
+    /// Third round: what a command in a project directory imports or reads before any goal.
+    #[cfg(unix)]
+    #[test]
+    fn a_standard_module_or_a_maven_jvm_config_of_the_current_directory_is_what_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = std::fs::canonicalize(dir.path()).unwrap();
+        let rules = set(
+            &[],
+            &[],
+            &[
+                "Bash(python3 -m json.tool:*)",
+                "Bash(mvn -v:*)",
+                "Bash(env:*)",
+                "Bash(ls:*)",
+            ],
+        );
+        let decide = |cmd: &str| {
+            let ctx = Context {
+                cwd: &cwd,
+                path: Some("/usr/bin:/bin"),
+                home: Some(crate::approval::TEST_HOME),
+            };
+            rules.decide_command(&analyze(cmd, &ctx), cmd).verdict
+        };
+        assert_eq!(decide("python3 -m json.tool x.json"), Verdict::Allow);
+        // A directory without __init__.py is a namespace portion: the standard library wins.
+        std::fs::create_dir(cwd.join("email")).unwrap();
+        assert_eq!(decide("python3 -m json.tool x.json"), Verdict::Allow);
+        std::fs::write(cwd.join("email/__init__.py"), "").unwrap();
+        assert_ne!(decide("python3 -m json.tool x.json"), Verdict::Allow);
+        std::fs::remove_dir_all(cwd.join("email")).unwrap();
+        std::fs::write(cwd.join("argparse.py"), "print(1)\n").unwrap();
+        assert_ne!(decide("python3 -m json.tool x.json"), Verdict::Allow);
+        std::fs::remove_file(cwd.join("argparse.py")).unwrap();
+        assert_eq!(decide("python3 -m json.tool x.json"), Verdict::Allow);
+        assert_eq!(decide("mvn -v"), Verdict::Allow);
+        std::fs::create_dir(cwd.join(".mvn")).unwrap();
+        std::fs::write(cwd.join(".mvn/jvm.config"), "-agentpath:./ev.so\n").unwrap();
+        assert_ne!(decide("mvn -v"), Verdict::Allow);
+        // env without PATH looks the program up on the C library's default path.
+        assert_eq!(decide("env ls"), Verdict::Allow);
+        for cmd in [
+            "env -u PATH ls",
+            "env -uPATH ls",
+            "env --unset=PATH ls",
+            "env --un=PATH ls",
+        ] {
+            assert_ne!(decide(cmd), Verdict::Allow, "{cmd}");
+        }
+        // bash's blanks are space, tab and newline: a Unicode space is part of a heredoc's
+        // delimiter, so the line after it runs.
+        for space in ['\u{a0}', '\u{2028}', '\u{3000}', '\u{2009}'] {
+            let cmd = format!("ls <<EOF{space}\nEOF{space}\ntouch canary\nEOF");
+            assert_ne!(decide(&cmd), Verdict::Allow, "{cmd:?}");
+        }
+    }
+
     #[test]
     fn a_covered_program_named_where_the_rules_cannot_see_it_run_is_asked() {
         let rules = set(&["Bash(touch:*)"], &[], &["Bash(*)"]);

@@ -470,21 +470,37 @@ mod linux {
     use super::*;
 
     /// The paths `spec` and the default credential set hide, for the homes the run can name (its
-    /// HOME, ours, the user's passwd entry) and the other people's on this machine, minus those the
-    /// run works in (its cwd or a writable root is inside one: hiding it would hide the run's own
-    /// work).
+    /// HOME, ours, the user's passwd entry) and the other people's on this machine, minus those a
+    /// writable root is inside (hiding one would hide the run's own work; the roots are the host's
+    /// choice). The cwd is not such a choice: a tool's cwd is the model's `workdir`, or the directory
+    /// the last run reported under `trackCwd`, which that run could write at will (see
+    /// `cwd_not_hidden`).
     fn secrets_to_hide(
         spec: &SandboxSpec,
         homes: &[std::path::PathBuf],
-        real_cwd: &Path,
         roots: &[std::path::PathBuf],
     ) -> Vec<super::hidden::Hide> {
         super::hidden::plan(homes, &spec.deny_read, &spec.allow_read)
             .into_iter()
-            .filter(|h| {
-                !real_cwd.starts_with(&h.path) && !roots.iter().any(|r| r.starts_with(&h.path))
-            })
+            .filter(|h| !roots.iter().any(|r| r.starts_with(&h.path)))
             .collect()
+    }
+
+    /// A run whose cwd lies in a place the sandbox hides from it is refused: it would read there
+    /// what is hidden (a model's `workdir` of `~/.ssh`, or a tracked cwd a run forged, unlocked the
+    /// keys), and the place is not there in its view anyway.
+    fn cwd_not_hidden(real_cwd: &Path, hidden: &[&Path]) -> Result<(), AgentError> {
+        match hidden.iter().find(|h| real_cwd.starts_with(h)) {
+            Some(h) => Err(AgentError::new(
+                crate::error::ErrorCode::InvalidCwd,
+                format!(
+                    "The cwd {} is inside {}, which the sandbox hides from the command (a credential location, denyRead, other runs' temp dirs or the session logs). Run the command in another directory; a place the host means the run to work in is a writable root or an allowRead path.",
+                    real_cwd.display(),
+                    h.display()
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// The homes whose credentials a run may not read: its HOME, ours, the user's passwd entry, and
@@ -505,13 +521,11 @@ mod linux {
     fn read_by_entry(
         spec: &SandboxSpec,
         homes: &[std::path::PathBuf],
-        real_cwd: &Path,
         roots: &[std::path::PathBuf],
     ) -> Option<Arc<Vec<std::path::PathBuf>>> {
         let mut candidates = super::hidden::in_homes(homes);
         candidates.extend(spec.deny_read.iter().cloned());
-        let mut works_in = roots.to_vec();
-        works_in.push(real_cwd.to_path_buf());
+        let works_in = roots.to_vec();
         super::read_grants::granted(super::read_grants::Inputs {
             candidates,
             allow_read: spec.allow_read.clone(),
@@ -998,7 +1012,7 @@ mod linux {
             .cloned()
             .collect();
         let homes = homes_to_cover(home);
-        let read_by_entry = read_by_entry(spec, &homes, &real_cwd, &lasting_roots);
+        let read_by_entry = read_by_entry(spec, &homes, &lasting_roots);
         if read_by_entry.is_some() {
             mechanisms.push(
                 "credential locations unreadable by Landlock too (files read beneath each entry of the directories on the way to them: what appears there while the run lives stays unreadable)".into(),
@@ -1084,7 +1098,14 @@ mod linux {
         };
 
         // What the run may not read: credentials in every home it can name, and `denyRead`.
-        let unreadable = secrets_to_hide(spec, &homes, &real_cwd, &policy.writable_roots);
+        let unreadable = secrets_to_hide(spec, &homes, &policy.writable_roots);
+        cwd_not_hidden(
+            &real_cwd,
+            &unreadable
+                .iter()
+                .map(|h| h.path.as_path())
+                .collect::<Vec<_>>(),
+        )?;
         if !mount_ns {
             if !spec.deny_read.is_empty() {
                 return Err(unavailable(
@@ -1166,18 +1187,21 @@ mod linux {
             };
             let mut hidden = Vec::new();
             // Covered by an empty directory: every other run's temp dir (the run's own is brought
-            // back) and the session logs, unless the run works inside one of them.
+            // back) and the session logs, unless a writable root is inside one of them (a cwd
+            // there is refused, as in a hidden credential location).
             let tmp_parent = tmp_path.parent().map(Path::to_path_buf);
             for dir in tmp_parent.iter().map(PathBuf::as_path).chain(log_dir) {
                 let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
                 let own = tmp_path.starts_with(&dir);
-                let works_in = real_cwd.starts_with(&dir)
-                    || policy
-                        .writable_roots
-                        .iter()
-                        .any(|r| r.starts_with(&dir) && !(own && r.starts_with(&tmp_path)));
+                let works_in = policy
+                    .writable_roots
+                    .iter()
+                    .any(|r| r.starts_with(&dir) && !(own && r.starts_with(&tmp_path)));
                 if !dir.is_dir() || works_in {
                     continue;
+                }
+                if !(own && real_cwd.starts_with(&tmp_path)) {
+                    cwd_not_hidden(&real_cwd, &[dir.as_path()])?;
                 }
                 let mut keep = Vec::new();
                 if own {

@@ -121,6 +121,14 @@ enum ConnectTo {
 /// Connects and sends a run may have waiting at once (each holds a blocking thread).
 const MAX_IN_FLIGHT: usize = 16;
 
+/// The same for all runs together: half the runtime's blocking pool (tokio's default is 512
+/// threads). Forty runs of sixteen waiting FIFO opens each took the whole pool, and another
+/// session's FIFO open then hung until its timeout.
+const MAX_IN_FLIGHT_ALL_RUNS: usize = 256;
+
+/// Blocking calls made for every run of this process, waiting now.
+static IN_FLIGHT_ALL_RUNS: AtomicUsize = AtomicUsize::new(0);
+
 /// Start supervising `listener`: its notifications are answered on a thread of the run's own while
 /// there are few runs, else on the current runtime (see `notify_wait` for why), and connects and
 /// sends made for the caller, which can block, on the runtime's blocking pool.
@@ -281,6 +289,12 @@ impl Server {
             answer(&self.listener, req.id, Answer::Error(libc::EAGAIN));
             return;
         }
+        if IN_FLIGHT_ALL_RUNS.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT_ALL_RUNS {
+            IN_FLIGHT_ALL_RUNS.fetch_sub(1, Ordering::AcqRel);
+            self.in_flight.fetch_sub(1, Ordering::AcqRel);
+            answer(&self.listener, req.id, Answer::Error(libc::EAGAIN));
+            return;
+        }
         let job = BlockingJob {
             listener: self.listener.clone(),
             id: req.id,
@@ -327,6 +341,7 @@ impl Drop for BlockingJob {
             answer(&self.listener, self.id, Answer::Error(libc::EAGAIN));
         }
         self.in_flight.fetch_sub(1, Ordering::AcqRel);
+        IN_FLIGHT_ALL_RUNS.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

@@ -221,7 +221,7 @@ function sandboxPolicy(sandbox, hostCwd, files = { writable: [], denyWrite: [], 
     if (files[key].length) options[key] = [...(Array.isArray(options[key]) ? options[key] : []), ...files[key]];
   }
   return {
-    options: { ...options, writableRoots: roots.map((r) => (typeof r === 'string' ? path.resolve(hostCwd, r) : r)) },
+    options: shared.pinSandboxPaths({ ...options, writableRoots: roots }, hostCwd),
     // Claude Code's form: a command name or a prefix rule body (`docker`, `git push:*`, `npm run *`).
     excludedRules: stringList('sandbox.excludedCommands', excludedCommands).map((c) => (c.startsWith('Bash(') ? c : `Bash(${/[*:]/.test(c) ? c : `${c}:*`})`)),
     allowUnsandboxed: allowUnsandboxedCommands ?? true,
