@@ -85,8 +85,13 @@ pub fn identity_at(dir: RawFd, name: &CStr) -> Result<Option<DirId>, i32> {
     statx_identity(dir, name, libc::AT_SYMLINK_NOFOLLOW)
 }
 
-/// `statx` of `name` in `dir` with `flags`: the identity, if the file system tells a birth time.
-fn statx_identity(dir: RawFd, name: &CStr, flags: libc::c_int) -> Result<Option<DirId>, i32> {
+/// `statx` of `name` in `dir` with `flags`, asking for `mask`.
+pub(super) fn statx_at(
+    dir: RawFd,
+    name: &CStr,
+    flags: libc::c_int,
+    mask: libc::c_uint,
+) -> Result<libc::statx, i32> {
     // SAFETY: statx writes one struct statx; all-zero is a valid value of it.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
     // SAFETY: a NUL-terminated name and a struct statx alive for the call. (The system call, not
@@ -97,7 +102,7 @@ fn statx_identity(dir: RawFd, name: &CStr, flags: libc::c_int) -> Result<Option<
             dir,
             name.as_ptr(),
             flags,
-            libc::STATX_BTIME | libc::STATX_INO,
+            mask,
             &mut stx as *mut libc::statx,
         )
     };
@@ -106,6 +111,12 @@ fn statx_identity(dir: RawFd, name: &CStr, flags: libc::c_int) -> Result<Option<
             .raw_os_error()
             .unwrap_or(libc::EIO));
     }
+    Ok(stx)
+}
+
+/// `statx` of `name` in `dir` with `flags`: the identity, if the file system tells a birth time.
+fn statx_identity(dir: RawFd, name: &CStr, flags: libc::c_int) -> Result<Option<DirId>, i32> {
+    let stx = statx_at(dir, name, flags, libc::STATX_BTIME | libc::STATX_INO)?;
     if stx.stx_mask & libc::STATX_BTIME == 0 {
         return Ok(None);
     }

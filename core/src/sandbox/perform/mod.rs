@@ -710,22 +710,8 @@ pub(super) fn is_mount_point(path: &Path) -> bool {
 /// is the VFS's own (Linux 5.8; Landlock needs 5.13): a kernel that does not tell is taken to say
 /// yes.
 fn mount_root_at(dir: RawFd, name: &std::ffi::CStr) -> Result<bool, i32> {
-    // SAFETY: statx writes one struct statx; all-zero is a valid value of it.
-    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: a NUL-terminated name and a struct statx alive for the call.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_statx,
-            dir,
-            name.as_ptr(),
-            libc::AT_SYMLINK_NOFOLLOW | libc::AT_NO_AUTOMOUNT,
-            libc::STATX_TYPE,
-            &mut stx as *mut libc::statx,
-        )
-    };
-    if rc < 0 {
-        return Err(errno());
-    }
+    let flags = libc::AT_SYMLINK_NOFOLLOW | libc::AT_NO_AUTOMOUNT;
+    let stx = super::host_repos::statx_at(dir, name, flags, libc::STATX_TYPE)?;
     let mount_root = libc::STATX_ATTR_MOUNT_ROOT as u64;
     Ok(stx.stx_attributes_mask & mount_root == 0 || stx.stx_attributes & mount_root != 0)
 }
