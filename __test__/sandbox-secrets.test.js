@@ -394,3 +394,45 @@ test('the tools pin relative read paths to the host\'s cwd, and a cwd inside a h
   const r = await api.exec({ command: 'touch /etc/agent-exec-pin-probe 2>&1; echo end', cwd: '/', sandbox: server });
   assert.ok(!fs.existsSync('/etc/agent-exec-pin-probe'), r.output);
 });
+
+// Fourth outside round: what the host obeys stays the host's. A run under a root holding the
+// approvals file allowlisted `*` there; `host: 'node'` left a configured sandbox for the host's
+// hook, unasked; a forged report of the run's last directory, into a hidden place, left every later
+// command of the scope refused.
+test('the approvals file, the sandbox host and the tracked directory stay the host\'s', when(noSandbox, noHiding), async () => {
+  const api = require('../js/index.js');
+  const proj = fs.realpathSync(tempDir('agent-exec-hostown-'));
+  fs.mkdirSync(path.join(proj, 'keys'));
+  fs.writeFileSync(path.join(proj, 'keys', 'id'), 'KEYSECRET\n');
+  const approvals = path.join(proj, 'approvals.json');
+  fs.writeFileSync(approvals, JSON.stringify({ version: 1, agents: {} }));
+  const before = fs.readFileSync(approvals, 'utf8');
+  const r = await api.exec({
+    command: `printf '{"version":1,"agents":{"*":{"allowlist":[{"pattern":"*"}]}}}' > ${approvals}; echo done`,
+    cwd: proj,
+    sandbox: { writableRoots: [proj] },
+    approval: { security: 'full', ask: 'off', approvalsFile: approvals },
+  });
+  assert.match(r.output, /done/);
+  assert.equal(fs.readFileSync(approvals, 'utf8'), before, r.output);
+  assert.ok(r.sandbox.denials.some((d) => d.path === approvals), JSON.stringify(r.sandbox.denials));
+  // host: 'node' with a sandbox configured is refused, and the hook never runs.
+  let hooked = 0;
+  const exec = api.createExecTool({ cwd: proj, sandbox: {}, runOnNode: async () => { hooked++; return { exitCode: 0, output: '' }; } });
+  await assert.rejects(exec.execute('1', { command: 'true', host: 'node' }), /exec host not allowed/);
+  await assert.rejects(exec.execute('2', { command: 'true', host: ' Node ' }), /exec host not allowed/);
+  assert.equal(hooked, 0);
+  // A forged tracked directory into a hidden place is not taken: the next command runs where the
+  // last honest one ended.
+  const cc = api.createClaudeCodeTools({ cwd: proj, sandbox: { filesystem: { denyRead: ['keys'] } }, onPermissionRequest: () => 'allow' });
+  try {
+    await cc.bash.execute('1', { command: `trap - EXIT; echo ${path.join(proj, 'keys')} > "$AGENT_EXEC_CWD_FILE"` });
+    const next = await cc.bash.execute('2', { command: 'pwd; cat id 2>&1; echo end' });
+    const text = next.content[0].text;
+    assert.match(text, new RegExp(`^${proj}$`, 'm'), text);
+    assert.match(text, /end/);
+    assert.doesNotMatch(text, /KEYSECRET/);
+  } finally {
+    await cc.dispose();
+  }
+});

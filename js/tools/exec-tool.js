@@ -396,7 +396,9 @@ function createExecTool(defaults = {}) {
     const requestedHost = typeof params.host === 'string' ? params.host.trim().toLowerCase() : undefined;
     const configuredHost = defaults.host ?? 'auto';
     let host = ['auto', 'sandbox', 'gateway', 'node'].includes(requestedHost) ? requestedHost : configuredHost;
-    const overrideRefused = configuredHost === 'auto' ? host === 'gateway' && sandboxHost : host !== configuredHost;
+    // With a sandbox configured, auto is the sandbox: the model may not leave it for the gateway or
+    // a node (OpenClaw refuses both; `host: 'node'` ran unsandboxed and unasked on the host's hook).
+    const overrideRefused = configuredHost === 'auto' ? (host === 'gateway' || host === 'node') && sandboxHost : host !== configuredHost;
     if (requestedHost && overrideRefused) {
       throw new Error(
         `exec host not allowed (requested ${host}; configured host is ${configuredHost}; set tools.exec.host=${host} to allow this override).`,

@@ -789,6 +789,13 @@ fn segment(
         };
     }
     let resolution = resolve_with(raw, &local, path_var, cache);
+    // `/proc/self/exe` is bash to the bash that runs it, and node to the analyzer: a program named
+    // through a process's own `/proc` entry (or a link to one) is not the file resolved here.
+    if raw.contains('/') {
+        if let Some(why) = through_proc(raw, local.cwd, ctx.home) {
+            note(&mut inexact, why);
+        }
+    }
     // The program by every name it is known by (`rbash` is bash, `editor` is vim, `linux64` is
     // setarch): each list below is checked against all of them.
     let names = super::program_names::names(raw, &resolution.executable_name);
@@ -1545,6 +1552,41 @@ pub fn resolve(raw: &str, ctx: &Context<'_>) -> Resolution {
         .map(str::to_string)
         .or_else(|| std::env::var("PATH").ok());
     resolve_with(raw, ctx, path.as_deref(), &mut Lookups::default())
+}
+
+/// Why the program path `raw` (with a `/`) may be a different file to the shell that runs it than
+/// to the analyzer: on its way (links followed from `cwd`, one hop at a time) it goes through
+/// `/proc`, whose `self`, `thread-self`, `<pid>`, `exe`, `cwd` and `fd` entries are the reading
+/// process's own.
+fn through_proc(raw: &str, cwd: &Path, home: Option<&str>) -> Option<String> {
+    let expanded = match (raw.strip_prefix('~'), home) {
+        (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => format!("{h}{rest}"),
+        _ => raw.to_string(),
+    };
+    let mut at = cwd.join(&expanded);
+    let why = || {
+        Some(format!(
+            "{raw} is named through /proc, whose entries are the running process's own (the shell's, not the analyzer's)"
+        ))
+    };
+    for _ in 0..40 {
+        let lexical = crate::sandbox::policy::normalize(&at);
+        if lexical.starts_with("/proc") || lexical.starts_with("/dev/fd") {
+            return why();
+        }
+        let (Some(parent), Some(name)) = (lexical.parent(), lexical.file_name()) else {
+            return None;
+        };
+        let parent = std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
+        if parent.starts_with("/proc") {
+            return why();
+        }
+        match std::fs::read_link(parent.join(name)) {
+            Ok(target) => at = parent.join(target),
+            Err(_) => return None,
+        }
+    }
+    Some(format!("{raw} is a chain of links too long to follow"))
 }
 
 fn resolve_with(

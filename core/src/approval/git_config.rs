@@ -196,9 +196,41 @@ fn runs_program(e: &Entry, trusted: bool) -> Option<String> {
     };
     let value = e.value.as_deref().unwrap_or("true");
     if e.section == "alias" {
-        return value
-            .starts_with('!')
-            .then(|| format!("{name} is a shell alias"));
+        if value.trim_start().starts_with('!') {
+            return Some(format!("{name} is a shell alias"));
+        }
+        // An alias of git's own words: its options are the command line's (`ls-remote
+        // --upload-pack=...`, `log --output=...`, `-c core.pager=...`), judged as typed ones are.
+        // The words are split on blanks with quotes taken out (fail closed: a quoted blank only
+        // makes more words).
+        let words: Vec<String> = value
+            .split_whitespace()
+            .map(|w| w.replace(['\'', '"'], ""))
+            .collect();
+        let mut argv = vec!["git".to_string()];
+        argv.extend(words.iter().cloned());
+        let own_options = words.iter().any(|w| {
+            w == "-c"
+                || w == "-C"
+                || [
+                    "--config-env",
+                    "--exec-path",
+                    "--git-dir",
+                    "--work-tree",
+                    "-c",
+                ]
+                .iter()
+                .any(|o| w.starts_with(o))
+        });
+        let runs = super::command_options::runs(&["git".to_string()], &argv);
+        return (own_options || runs.is_some()).then(|| {
+            format!(
+                "{name} = {value}: {}",
+                runs.unwrap_or_else(|| {
+                    "git options that change the repository or the configuration".into()
+                })
+            )
+        });
     }
     let generic = format!("{}.{}", e.section, e.key);
     // `submodule.<name>.update = !command` runs it on `git submodule update`.
@@ -960,6 +992,11 @@ mod tests {
             "[pager]\n\tlog = ./x\n",
             "[alias]\n\tx = !./x\n",
             "[alias]\n\tx = \"!./x\"\n",
+            // An alias of git's own words with an option that runs a command or writes a file.
+            "[alias]\n\tlr = ls-remote --upload-pack='touch c' .\n",
+            "[alias]\n\tlo = log --output=c\n",
+            "[alias]\n\tst = grep -O'touch c' x\n",
+            "[alias]\n\tcp = -c core.pager=./x log\n",
             "[filter \"x\"]\n\tclean = ./x\n",
             "[core]\n\thooksPath = .hooks\n",
             "[core]\n\tsshCommand = ./x\n",

@@ -798,6 +798,72 @@ const TWO_WORD: &[&str] = &[
     "poetry", "gh", "npx",
 ];
 
+/// Interpreters that run program text given on their command line or in a file the rule does
+/// not name (with versions and other names: `gawk`, `php8.2`, `lua5.4`).
+const INTERPRETERS: &[&str] = &[
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+    "busybox",
+    "php",
+    "deno",
+    "lua",
+    "luajit",
+    "tclsh",
+    "wish",
+    "Rscript",
+    "R",
+    "jshell",
+    "osascript",
+    "pwsh",
+    "groovy",
+    "kotlin",
+    "scala",
+    "pypy",
+    "python",
+    "node",
+    "nodejs",
+    "perl",
+    "ruby",
+    "irb",
+    "julia",
+    "guile",
+    "racket",
+    "sbcl",
+    "clisp",
+    "ghci",
+    "runghc",
+    "erl",
+    "elixir",
+    "swift",
+];
+
+/// Subcommands that run whatever command or package they are given.
+const RUNS_ANY_COMMAND: &[(&str, &str)] = &[
+    ("uv", "run"),
+    ("uvx", "run"),
+    ("poetry", "run"),
+    ("pipenv", "run"),
+    ("pdm", "run"),
+    ("hatch", "run"),
+    ("rye", "run"),
+    ("bundle", "exec"),
+    ("npm", "exec"),
+    ("npm", "x"),
+    ("pnpm", "exec"),
+    ("pnpm", "dlx"),
+    ("yarn", "dlx"),
+    ("yarn", "exec"),
+    ("bun", "x"),
+    ("go", "run"),
+    ("rustup", "run"),
+    ("pyenv", "exec"),
+    ("conda", "run"),
+    ("nix", "run"),
+    ("nix-shell", "--run"),
+];
+
 /// The narrowest rule per segment that would allow it again: `Bash(npm run test:*)`, `Bash(ls:*)`.
 pub fn suggest_rules(analysis: &Analysis) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -827,7 +893,20 @@ pub fn suggest_rules(analysis: &Analysis) -> Vec<String> {
             .copied()
             .collect::<Vec<_>>()
             .join(" ");
-        let rule = if WRAPPERS.contains(&name) || s.blocked.is_some() {
+        // A prefix rule on a program that runs any program text or command it is given (an
+        // interpreter, `uv run`, `npm exec`) would allow everything after it: `Bash(awk:*)`, kept
+        // after an `awk -f x.awk` was allowed always, let `awk 'BEGIN{system(...)}'` through. Those
+        // get the exact command, as the allowlist withholds them; so does a command whose prefix
+        // could not be read whole (`git -C /tmp status` is not `Bash(git:*)`).
+        let interpreter =
+            super::program_names::any_in(&super::program_names::names(name, ""), INTERPRETERS);
+        let runs_anything = interpreter
+            || words
+                .get(..2)
+                .is_some_and(|w| RUNS_ANY_COMMAND.contains(&(w[0], w[1])));
+        let cut_short = take > words.len();
+        let rule = if WRAPPERS.contains(&name) || s.blocked.is_some() || runs_anything || cut_short
+        {
             format!("Bash({})", shell_join(argv))
         } else {
             format!("Bash({prefix}:*)")
@@ -1196,6 +1275,10 @@ mod tests {
             "echo \"import os\" | python3 -i /dev/null",
             "printf 'x' | perl -d empty.pl",
             "tomlq -y -i '.a' v.toml",
+            // Fourth round: a program named through /proc is the shell's own file to the shell.
+            "/proc/self/exe -c 'touch F'",
+            "/proc/thread-self/exe -c 'touch F'",
+            "/proc/self/cwd/touch F",
             "msgexec -i x.po touch F",
             "systemd-cat touch F",
             "wine touch F",
@@ -1348,6 +1431,19 @@ mod tests {
             suggest_rules(&a("bash -c 'ls && pwd'")),
             vec!["Bash(bash -c 'ls && pwd')"]
         );
+        // A program that runs any program text or command gets its exact command: `Bash(awk:*)`
+        // allowed `awk 'BEGIN{system(...)}'` once an `awk -f x.awk` was allowed always.
+        for (cmd, rule) in [
+            ("awk -f x.awk f", "Bash(awk -f x.awk f)"),
+            ("php x.php", "Bash(php x.php)"),
+            ("deno run x.ts", "Bash(deno run x.ts)"),
+            ("uv run pytest", "Bash(uv run pytest)"),
+            ("npm exec eslint", "Bash(npm exec eslint)"),
+            ("git -C /tmp status", "Bash(git -C /tmp status)"),
+        ] {
+            assert_eq!(suggest_rules(&a(cmd)), vec![rule.to_string()], "{cmd}");
+        }
+        assert_eq!(suggest_rules(&a("npm test")), vec!["Bash(npm test:*)"]);
     }
 
     #[test]

@@ -199,6 +199,11 @@ impl Armed {
         Vec::new()
     }
 
+    /// Nothing is hidden from reads on macOS yet (denyRead is refused there).
+    pub fn hides(&self, _dir: &std::path::Path) -> bool {
+        false
+    }
+
     /// Seatbelt reports denials to the system log only, so none are listed here.
     pub fn report(
         &self,

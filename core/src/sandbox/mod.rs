@@ -427,6 +427,10 @@ impl Armed {
         match *self {}
     }
 
+    pub fn hides(&self, _dir: &Path) -> bool {
+        match *self {}
+    }
+
     pub fn report(&self, _exit_code: Option<i32>, _exit_signal: Option<&str>) -> SandboxReport {
         match *self {}
     }
@@ -628,6 +632,9 @@ mod linux {
         /// The run has no IPC namespace of its own: its System V objects are the host's kind (see
         /// `sysv_ipc`).
         shares_host_ipc: bool,
+        /// The places hidden from the run (credential locations, denyRead, other runs' temp dirs
+        /// and the session logs).
+        hidden_paths: Vec<PathBuf>,
     }
 
     /// The port the proxy listens on where the run has a network namespace of its own (nothing else
@@ -1099,6 +1106,8 @@ mod linux {
 
         // What the run may not read: credentials in every home it can name, and `denyRead`.
         let unreadable = secrets_to_hide(spec, &homes, &policy.writable_roots);
+        // Every place hidden from the run, for `hides` (a cwd a run reports from one is forged).
+        let mut hidden_paths: Vec<PathBuf> = unreadable.iter().map(|h| h.path.clone()).collect();
         cwd_not_hidden(
             &real_cwd,
             &unreadable
@@ -1210,6 +1219,7 @@ mod linux {
                         is_dir: true,
                     });
                 }
+                hidden_paths.push(dir.clone());
                 hidden.push(super::child::HiddenDir {
                     path: c_path(&dir, "a hidden directory")?,
                     mode: 0o700,
@@ -1360,6 +1370,7 @@ mod linux {
             dropped_env: std::sync::OnceLock::new(),
             proxy,
             shares_host_ipc: !own_pid_namespace,
+            hidden_paths,
         })
     }
 
@@ -1459,6 +1470,13 @@ mod linux {
             )
             .map_err(|e| unavailable(format!("the supervisor could not start: {e}")))?;
             Ok(())
+        }
+
+        /// Whether `dir` lies in a place hidden from the run: a directory the run could not have
+        /// been in, so a cwd it reports there is forged (see `session::run`).
+        pub fn hides(&self, dir: &Path) -> bool {
+            let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+            self.hidden_paths.iter().any(|h| real.starts_with(h))
         }
 
         /// The run's `cgroup.procs` files, for the kill path.

@@ -148,7 +148,7 @@ pub const PROTECTED_AT_ANY_DEPTH: [&str; 16] = [
 /// programs load as their configuration (git's, gdb's and tmux's start-up commands among them), so it
 /// is the host's whole, not a list of the ones known to run commands. And `~/.cargo/env`, which
 /// `.profile` and `.bashrc` source.
-pub const PROTECTED_HOME_ENTRIES: [&str; 68] = [
+pub const PROTECTED_HOME_ENTRIES: [&str; 70] = [
     ".gitconfig",
     ".ssh",
     ".npmrc",
@@ -222,6 +222,11 @@ pub const PROTECTED_HOME_ENTRIES: [&str; 68] = [
     ".condarc",
     ".cache/pre-commit",
     ".npm/_npx",
+    // The approvals this runtime and OpenClaw obey (`exec-approvals.json` and the gateway's
+    // `openclaw.json`, the MCP server's own file): a run that wrote `{"pattern": "*"}` there had its
+    // next elevated command run outside the sandbox unasked.
+    ".openclaw",
+    ".agent-exec",
 ];
 
 /// Why a write was refused.

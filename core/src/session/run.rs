@@ -590,7 +590,15 @@ async fn drive(
         Some(report) => session.target.final_cwd(report).await,
         None => None,
     };
-    if let Some(dir) = &final_cwd {
+    // A sandboxed run's report of where it ended is its own writing: a directory hidden from it is
+    // one it could not have been in (a forged report left every later run of the scope refused).
+    let forged = |dir: &str| {
+        session
+            .sandbox
+            .as_ref()
+            .is_some_and(|s| s.hides(std::path::Path::new(dir)))
+    };
+    if let Some(dir) = final_cwd.as_deref().filter(|d| !forged(d)) {
         session
             .registry
             .set_scope_cwd(session.meta.scope_key.as_deref(), dir.into());

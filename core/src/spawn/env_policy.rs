@@ -124,6 +124,9 @@ const RULES: &[(Name, Class)] = &[
     // git: its config (GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_DIR's config), helpers, hooks, diff
     // drivers. Every GIT_ variable but the identity and prompt ones below.
     (Prefix("GIT_"), RunsCode),
+    // The runtime's own switches and hooks (`AGENT_EXEC_OUTER_BASH_ENV`, which the tracked-cwd
+    // start-up file sources as BASH_ENV; the sandbox's modes): the host's to set, never the model's.
+    (Prefix("AGENT_EXEC_"), RunsCode),
 ];
 
 /// git variables a model may set: who commits, and whether git may prompt.
