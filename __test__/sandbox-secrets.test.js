@@ -416,6 +416,38 @@ test('the approvals file, the sandbox host and the tracked directory stay the ho
   assert.match(r.output, /done/);
   assert.equal(fs.readFileSync(approvals, 'utf8'), before, r.output);
   assert.ok(r.sandbox.denials.some((d) => d.path === approvals), JSON.stringify(r.sandbox.denials));
+  // Fifth round: the tools' own configuration under a root (an exec tool's approvals file, a
+  // Claude Code settings file, the MCP server's config), and the home's `bin` and corepack cache.
+  const toolApprovals = path.join(proj, 'cfg', 'approvals.json');
+  fs.mkdirSync(path.dirname(toolApprovals));
+  fs.writeFileSync(toolApprovals, before);
+  const tool = api.createExecTool({ cwd: proj, sandbox: {}, approvalsFile: toolApprovals });
+  const wrote = await tool.execute('w', { command: `echo '{}' > ${toolApprovals}; echo done` });
+  assert.match(wrote.content[0].text, /done/);
+  assert.equal(fs.readFileSync(toolApprovals, 'utf8'), before, wrote.content[0].text);
+  fs.writeFileSync(path.join(proj, 'sb.json'), JSON.stringify({ sandbox: { enabled: true } }));
+  const ccFile = api.createClaudeCodeTools({ cwd: proj, settingsFile: 'sb.json', onPermissionRequest: () => 'allow' });
+  try {
+    await ccFile.bash.execute('s', { command: `echo '{"sandbox":{"enabled":false}}' > sb.json` });
+  } finally {
+    await ccFile.dispose();
+  }
+  assert.equal(JSON.parse(fs.readFileSync(path.join(proj, 'sb.json'), 'utf8')).sandbox.enabled, true);
+  const { readServerConfig } = require('../js/mcp/config.js');
+  const mcpConfig = path.join(proj, 'agent-exec.json');
+  fs.writeFileSync(mcpConfig, JSON.stringify({ cwd: proj, sandbox: {} }));
+  assert.ok(readServerConfig(['--config', mcpConfig]).sandbox.denyWrite.includes(mcpConfig));
+  const home = path.join(proj, 'home');
+  fs.mkdirSync(home);
+  const planted = await api.exec({
+    command: 'mkdir -p ~/bin ~/.cache/node/corepack/v1 2>&1; printf x > ~/bin/git 2>&1; echo done',
+    cwd: home,
+    env: { HOME: home },
+    sandbox: { writableRoots: [home] },
+  });
+  assert.match(planted.output, /done/);
+  assert.ok(!fs.existsSync(path.join(home, 'bin', 'git')), planted.output);
+  assert.ok(!fs.existsSync(path.join(home, '.cache', 'node', 'corepack', 'v1')), planted.output);
   // host: 'node' with a sandbox configured is refused, and the hook never runs.
   let hooked = 0;
   const exec = api.createExecTool({ cwd: proj, sandbox: {}, runOnNode: async () => { hooked++; return { exitCode: 0, output: '' }; } });

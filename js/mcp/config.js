@@ -6,7 +6,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
-const { pinSandboxPaths } = require('../tools/shared.js');
+const { pinSandboxPaths, protectHostFiles } = require('../tools/shared.js');
 
 class ConfigError extends Error {}
 
@@ -175,6 +175,11 @@ function readServerConfig(args) {
     allowReadOnly,
   };
   checkPolicy(approval, cwd);
+  // The server's own config and approvals are the host's: a run under a root holding them could
+  // otherwise turn the sandbox off for the next start, or allowlist what it likes.
+  if (sandbox) {
+    sandbox = protectHostFiles(sandbox, [values.config ? path.resolve(values.config) : '', approval.approvalsFile]);
+  }
 
   const timeoutSec = count('--timeout', values.timeout ?? file.timeoutSec) ?? 1800;
   const maxOutputChars = Math.max(1000, count('--max-output', values['max-output'] ?? file.maxOutputChars) ?? 30000);

@@ -369,7 +369,12 @@ function createExecTool(defaults = {}) {
   const profile = profileOf(defaults);
   const allowBackground = defaults.allowBackground ?? true;
   const yieldDefault = shared.defaultYieldMs(defaults.backgroundMs, profile.yieldMs);
-  const sandboxConfig = pinnedSandbox(defaults.sandbox, path.resolve(defaults.cwd || process.cwd()));
+  // The approvals file this tool obeys (the elevated path reads it) is the host's, wherever it lies.
+  const sandboxConfig = shared.protectHostFiles(
+    pinnedSandbox(defaults.sandbox, path.resolve(defaults.cwd || process.cwd())),
+    // (The default file, under $OPENCLAW_HOME or $HOME, is protected by the runtime itself.)
+    [defaults.approvalsFile || ''],
+  );
   // OpenClaw's sandbox host as it is there: a container of the agent's (a Docker Engine API). Given,
   // it is what host=sandbox (and auto) means; else agent-exec's own sandbox.
   const containerConfig = defaults.container ? { ...defaults.container } : null;

@@ -223,8 +223,27 @@ function pinSandboxPaths(sandbox, hostCwd) {
   return config;
 }
 
+/**
+ * The same sandbox options with `files` (the host's own configuration: an approvals file, a settings
+ * file, a server config) added to `denyWrite`: a run under a root holding one could otherwise change
+ * what the host obeys next (allowlist `*`, turn the sandbox off for the next start). `~` is the home.
+ */
+function protectHostFiles(sandbox, files) {
+  const path = require('node:path');
+  const os = require('node:os');
+  const wanted = files
+    .filter((f) => typeof f === 'string' && f.length > 0)
+    .map((f) => path.resolve(f.replace(/^~(?=$|\/)/, os.homedir())));
+  if (!sandbox || wanted.length === 0) return sandbox;
+  const config = sandbox === true ? {} : { ...sandbox };
+  const existing = Array.isArray(config.denyWrite) ? config.denyWrite : [];
+  config.denyWrite = [...existing, ...wanted.filter((f) => !existing.includes(f))];
+  return config;
+}
+
 module.exports = {
   pinSandboxPaths,
+  protectHostFiles,
   readEnvInt,
   clamp,
   defaultYieldMs,

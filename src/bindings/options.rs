@@ -249,15 +249,21 @@ pub fn parse_exec_options<'a>(env: &Env, options: Unknown<'a>) -> BindResult<Par
         // The writable roots are the host's: its `cwd` option (or the process's cwd), never the
         // directory a previous run `cd`'d into (the tracked cwd below replaced `req.cwd`).
         spec.pin_roots(&host_cwd);
-        // The approvals file this gate obeys stays the host's wherever it lies (a run under the
-        // roots could otherwise allowlist `*` for every later command).
-        if let Some((opts, _)) = approval.as_ref() {
-            let file = opts
-                .approvals_file
-                .clone()
-                .unwrap_or_else(agent_exec_core::approval::store::default_path);
-            spec.deny_write
-                .push(host_cwd.join(file).to_string_lossy().into_owned());
+        // The approvals file this gate obeys, and OpenClaw's default one (under $OPENCLAW_HOME or
+        // $HOME, which a tool's elevated path reads), stay the host's wherever they lie (a run under
+        // the roots could otherwise allowlist `*` for every later command).
+        let mut files = vec![agent_exec_core::approval::store::default_path()];
+        if let Some(file) = approval
+            .as_ref()
+            .and_then(|(o, _)| o.approvals_file.clone())
+        {
+            files.push(file);
+        }
+        for file in files {
+            let file = host_cwd.join(file).to_string_lossy().into_owned();
+            if !spec.deny_write.contains(&file) {
+                spec.deny_write.push(file);
+            }
         }
     }
     if let Some(force) = f.boolean("ptyForceFallback")? {

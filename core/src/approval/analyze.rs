@@ -1373,7 +1373,17 @@ fn git_problem(args: &[String], ctx: &Context<'_>) -> Option<String> {
         }
         i += 1;
     }
-    super::git_config::runs_commands(&dir, ctx.home)
+    if let Some(why) = super::git_config::runs_commands(&dir, ctx.home) {
+        return Some(why);
+    }
+    // An alias runs what it names with these arguments after it, which are not judged as the
+    // aliased command's (`git rx -x CMD` with `alias.rx = rebase`; `git p` with `alias.p = push`
+    // under a deny rule on `git push`).
+    let (_, sub) = super::command_options::subcommand("git", args)?;
+    let sub = sub.to_lowercase();
+    super::git_config::alias_names(&dir, ctx.home)
+        .contains(&sub)
+        .then(|| format!("git {sub} is an alias: it runs the command it names with these arguments, which are not judged as that command's"))
 }
 
 /// `sh -c 'script'`: only a plain `-c` first option is recognised; every other way of starting a
@@ -1563,30 +1573,52 @@ fn through_proc(raw: &str, cwd: &Path, home: Option<&str>) -> Option<String> {
         (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => format!("{h}{rest}"),
         _ => raw.to_string(),
     };
-    let mut at = cwd.join(&expanded);
     let why = || {
         Some(format!(
             "{raw} is named through /proc, whose entries are the running process's own (the shell's, not the analyzer's)"
         ))
     };
-    for _ in 0..40 {
-        let lexical = crate::sandbox::policy::normalize(&at);
-        if lexical.starts_with("/proc") || lexical.starts_with("/dev/fd") {
-            return why();
+    let in_proc = |p: &Path| p.starts_with("/proc") || p.starts_with("/dev/fd");
+    // Every link on the way, a component at a time and `..` taken physically, as the kernel walks
+    // it (a directory link `cw -> /proc/self/cwd` is as much the process's own as the last one):
+    // never resolved in the analyzer's process.
+    let mut at = cwd.join(&expanded);
+    let mut hops = 0;
+    'walk: loop {
+        let mut prefix = PathBuf::from("/");
+        let parts: Vec<std::ffi::OsString> = at
+            .components()
+            .filter_map(|c| match c {
+                std::path::Component::Normal(n) => Some(n.to_os_string()),
+                std::path::Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect();
+        for (i, part) in parts.iter().enumerate() {
+            if part == ".." {
+                prefix.pop();
+                continue;
+            }
+            prefix.push(part);
+            if in_proc(&prefix) {
+                return why();
+            }
+            let Ok(target) = std::fs::read_link(&prefix) else {
+                continue;
+            };
+            hops += 1;
+            if hops > 40 {
+                return Some(format!("{raw} is a chain of links too long to follow"));
+            }
+            let mut next = prefix.parent().unwrap_or(Path::new("/")).join(target);
+            for rest in &parts[i + 1..] {
+                next.push(rest);
+            }
+            at = next;
+            continue 'walk;
         }
-        let (Some(parent), Some(name)) = (lexical.parent(), lexical.file_name()) else {
-            return None;
-        };
-        let parent = std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
-        if parent.starts_with("/proc") {
-            return why();
-        }
-        match std::fs::read_link(parent.join(name)) {
-            Ok(target) => at = parent.join(target),
-            Err(_) => return None,
-        }
+        return None;
     }
-    Some(format!("{raw} is a chain of links too long to follow"))
 }
 
 fn resolve_with(

@@ -281,6 +281,14 @@ const TABLE: &[CommandOptions] = &[
         runs: "makes a directory of programs a toolchain, which every later cargo and rustc runs",
     },
     CommandOptions {
+        programs: &["git"],
+        subcommands: &["merge", "pull"],
+        long: &["--strategy"],
+        short: &['s'],
+        prefix: &[],
+        runs: "runs the merge strategy program it names (git-merge-NAME, found on PATH)",
+    },
+    CommandOptions {
         programs: &["gprofng"],
         subcommands: &["collect"],
         long: &[],

@@ -291,6 +291,20 @@ pub(crate) const DISPATCHERS: &[&str] = &[
     // Second round: a debugger, a terminal wrapper.
     "lldb",
     "luit",
+    // Fifth round: programs that read commands from their input (a heredoc), shell escapes
+    // included (`\!` in psql, `syscmd` in m4, `!` in dc and sftp), and schedulers that run them
+    // later.
+    "psql",
+    "mysql",
+    "mariadb",
+    "m4",
+    "dc",
+    "sftp",
+    "ftp",
+    "lftp",
+    "at",
+    "batch",
+    "crontab",
 ];
 
 /// What the analysis learned about one command's program.

@@ -653,6 +653,40 @@ fn cache() -> &'static Mutex<HashMap<PathBuf, Cached>> {
     CACHE.get_or_init(Default::default)
 }
 
+/// The alias names git run in `dir` knows (lowercase, as git compares them), from every config file
+/// it reads and their includes. A git command whose subcommand is one of them runs what the alias
+/// says with the command's own arguments after it (`alias.rx = rebase`, then `git rx -x CMD`): the
+/// analyzer does not re-read that as the aliased command, so such a command is inexact.
+pub fn alias_names(dir: &Path, home: Option<&str>) -> Vec<String> {
+    fn read(path: &Path, home: Option<&str>, depth: usize, out: &mut Vec<String>) {
+        if depth > 10 {
+            return;
+        }
+        let Ok(bytes) = std::fs::read(path) else {
+            return;
+        };
+        for e in parse(&String::from_utf8_lossy(&bytes)) {
+            if e.section == "alias" && !out.contains(&e.key) {
+                out.push(e.key.clone());
+            }
+            let include = (e.section == "include" || e.section == "includeif") && e.key == "path";
+            if let (true, Some(p)) = (include, e.value.as_deref()) {
+                let target = match (p.strip_prefix("~/"), home) {
+                    (Some(rest), Some(h)) => Path::new(h).join(rest),
+                    _ => path.parent().unwrap_or(Path::new("/")).join(p),
+                };
+                read(&target, home, depth + 1, out);
+            }
+        }
+    }
+    let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut out = Vec::new();
+    for (file, _) in sources(&real, home).configs {
+        read(&file, home, 0, &mut out);
+    }
+    out
+}
+
 /// Why git run in `dir` could run a program its configuration names, or `None` when no config
 /// file it reads can.
 pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {

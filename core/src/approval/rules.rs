@@ -794,8 +794,63 @@ impl RuleSet {
 
 /// Programs whose second word is the real action (`npm run test`, `git commit`).
 const TWO_WORD: &[&str] = &[
-    "npm", "pnpm", "yarn", "bun", "git", "cargo", "go", "docker", "kubectl", "make", "pip", "uv",
-    "poetry", "gh", "npx",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "git",
+    "cargo",
+    "go",
+    "docker",
+    "kubectl",
+    "make",
+    "pip",
+    "uv",
+    "poetry",
+    "gh",
+    "npx",
+    // Fifth round: CLIs whose subcommands differ in kind (`terraform version` is not `terraform
+    // apply`): a rule on the whole program allowed them all.
+    "terraform",
+    "tofu",
+    "helm",
+    "podman",
+    "gcloud",
+    "aws",
+    "az",
+    "mvn",
+    "gradle",
+    "gradlew",
+    "tox",
+    "conda",
+    "brew",
+    "apt",
+    "apt-get",
+    "dnf",
+    "yum",
+    "systemctl",
+    "rustup",
+    "deno",
+    "bundle",
+    "rails",
+    "rake",
+    "composer",
+    "dotnet",
+    "flutter",
+    "dart",
+    "mix",
+    "pulumi",
+    "wrangler",
+    "vercel",
+    "firebase",
+    "heroku",
+    "flyctl",
+    "pip3",
+    "pipenv",
+    "pdm",
+    "hatch",
+    "nix",
+    "direnv",
 ];
 
 /// Interpreters that run program text given on their command line or in a file the rule does
@@ -862,6 +917,30 @@ const RUNS_ANY_COMMAND: &[(&str, &str)] = &[
     ("conda", "run"),
     ("nix", "run"),
     ("nix-shell", "--run"),
+    // Fifth round: subcommands whose own arguments say what runs (a container's command, a
+    // package's install scripts, a generator's directives).
+    ("docker", "run"),
+    ("docker", "exec"),
+    ("docker", "compose"),
+    ("podman", "run"),
+    ("podman", "exec"),
+    ("kubectl", "exec"),
+    ("kubectl", "run"),
+    ("kubectl", "apply"),
+    ("npm", "install"),
+    ("npm", "i"),
+    ("npm", "ci"),
+    ("pnpm", "install"),
+    ("pnpm", "add"),
+    ("yarn", "add"),
+    ("pip", "install"),
+    ("pip3", "install"),
+    ("go", "generate"),
+    ("go", "install"),
+    ("cargo", "install"),
+    ("direnv", "exec"),
+    ("terraform", "apply"),
+    ("git", "config"),
 ];
 
 /// The narrowest rule per segment that would allow it again: `Bash(npm run test:*)`, `Bash(ls:*)`.
@@ -1444,6 +1523,53 @@ mod tests {
             assert_eq!(suggest_rules(&a(cmd)), vec![rule.to_string()], "{cmd}");
         }
         assert_eq!(suggest_rules(&a("npm test")), vec!["Bash(npm test:*)"]);
+        // Fifth round: subcommands whose arguments say what runs, and CLIs whose subcommands
+        // differ in kind.
+        for (cmd, rule) in [
+            ("terraform version", "Bash(terraform version:*)"),
+            ("npm install --offline", "Bash(npm install --offline)"),
+            ("docker run alpine true", "Bash(docker run alpine true)"),
+            ("kubectl exec p -- true", "Bash(kubectl exec p -- true)"),
+        ] {
+            assert_eq!(suggest_rules(&a(cmd)), vec![rule.to_string()], "{cmd}");
+        }
+    }
+
+    /// Fifth round: a git alias runs the command it names with the arguments after it; a link to
+    /// a /proc directory is the running process's; programs that read commands from their input.
+    #[cfg(unix)]
+    #[test]
+    fn a_git_alias_a_proc_directory_link_and_commands_on_the_input_are_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = std::fs::canonicalize(dir.path()).unwrap();
+        assert!(crate::git_layout::git_in(&cwd, &["init", "-q"]));
+        assert!(crate::git_layout::git_in(
+            &cwd,
+            &["config", "alias.rx", "rebase"]
+        ));
+        std::os::unix::fs::symlink("/proc/self/cwd", cwd.join("cw")).unwrap();
+        let rules = set(
+            &["Bash(git push:*)"],
+            &[],
+            &["Bash(git:*)", "Bash(psql:*)", "Bash(*)"],
+        );
+        let decide = |cmd: &str| {
+            let ctx = Context {
+                cwd: &cwd,
+                path: Some("/usr/bin:/bin"),
+                home: Some(crate::approval::TEST_HOME),
+            };
+            rules.decide_command(&analyze(cmd, &ctx), cmd).verdict
+        };
+        assert_ne!(decide("git rx -x 'touch x' --root"), Verdict::Allow);
+        assert_ne!(decide("git RX -x 'touch x' --root"), Verdict::Allow);
+        assert_eq!(decide("git status"), Verdict::Allow);
+        assert_ne!(decide("cw/usr/bin/ls"), Verdict::Allow);
+        assert_ne!(decide("./cw/../cw/usr/bin/ls"), Verdict::Allow);
+        assert_ne!(
+            decide("psql -d x <<'EOF'\n\\! touch m\nEOF"),
+            Verdict::Allow
+        );
     }
 
     #[test]

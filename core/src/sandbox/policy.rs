@@ -70,7 +70,7 @@ pub const PROTECTED_RC_FILES: [&str; 10] = [
 /// an agent's own settings and MCP servers, a package manager's hooks and the program it runs
 /// instead of itself: yarn 1's `yarn-path`, pnpm's `.pnpmfile.cjs`, bun's `preload`, mise's `enter`
 /// hooks and `_.source`, cargo's `rustc-wrapper` and runners).
-pub const PROTECTED_IN_ROOTS: [&str; 33] = [
+pub const PROTECTED_IN_ROOTS: [&str; 51] = [
     ".claude",
     ".mcp.json",
     ".vscode",
@@ -104,6 +104,27 @@ pub const PROTECTED_IN_ROOTS: [&str; 33] = [
     ".hg/hgrc",
     ".cargo/config.toml",
     ".cargo/config",
+    // Outside round five, 2026-11-27: other agents' and editors' settings of the same kind (MCP
+    // servers, hooks, plugins loaded at start, lint and test commands), other version control
+    // systems' repository configs, and start-up files interpreters read from their cwd.
+    ".opencode",
+    "opencode.jsonc",
+    ".qwen",
+    ".kilocode",
+    ".kiro",
+    ".continue",
+    ".crush.json",
+    ".aider.conf.yml",
+    ".openhands",
+    ".windsurf",
+    ".clinerules",
+    ".sl/config",
+    ".jj/repo/config.toml",
+    ".pijul/config",
+    ".Rprofile",
+    ".irbrc",
+    ".pryrc",
+    ".bazelrc",
 ];
 
 /// Names that host tools look for in the directory they run in and every directory above it, and
@@ -148,7 +169,7 @@ pub const PROTECTED_AT_ANY_DEPTH: [&str; 16] = [
 /// programs load as their configuration (git's, gdb's and tmux's start-up commands among them), so it
 /// is the host's whole, not a list of the ones known to run commands. And `~/.cargo/env`, which
 /// `.profile` and `.bashrc` source.
-pub const PROTECTED_HOME_ENTRIES: [&str; 70] = [
+pub const PROTECTED_HOME_ENTRIES: [&str; 87] = [
     ".gitconfig",
     ".ssh",
     ".npmrc",
@@ -227,6 +248,26 @@ pub const PROTECTED_HOME_ENTRIES: [&str; 70] = [
     // next elevated command run outside the sandbox unasked.
     ".openclaw",
     ".agent-exec",
+    // Outside round five: `~/bin` (Debian's `.profile` puts it first on PATH), the files shells,
+    // sessions and mail delivery run, the shims and frameworks rc files source, and corepack's
+    // cache (a cached package manager is run again without a check).
+    "bin",
+    ".bash_completion",
+    ".local/share/bash-completion",
+    ".xsession",
+    ".pam_environment",
+    ".forward",
+    ".local/share/dbus-1",
+    ".asdf",
+    ".oh-my-zsh",
+    ".fzf.bash",
+    ".fzf.zsh",
+    ".p10k.zsh",
+    ".sdkman",
+    ".volta",
+    ".rbenv",
+    ".local/share/mise",
+    ".cache/node/corepack",
 ];
 
 /// Why a write was refused.

@@ -179,6 +179,13 @@ function splitRules(rules, cwd) {
  * `filesystem`, `network`, ...). The writable roots are fixed here, beneath the host's cwd: never the
  * model's `cd`.
  */
+/** The settings file the tools were made from is the host's: a run may not rewrite it for the next
+ *  tool set (`"sandbox": {"enabled": false}` and rules of its own). */
+function withSettingsProtected(policy, settingsFile) {
+  if (!policy || !settingsFile) return policy;
+  return { ...policy, options: shared.protectHostFiles(policy.options, [settingsFile]) };
+}
+
 function sandboxPolicy(sandbox, hostCwd, files = { writable: [], denyWrite: [], denyRead: [], allowRead: [] }, prompts = false) {
   if (sandbox === undefined || sandbox === null || sandbox === false) return null;
   if (sandbox !== true && (typeof sandbox !== 'object' || Array.isArray(sandbox))) {
@@ -329,7 +336,7 @@ function readConfig(options = {}) {
     progressEveryMs: Math.max(50, msSetting('progressEveryMs', options.progressEveryMs, null, 1000)),
     onProgress: options.onProgress,
     killGraceMs: options.killGraceMs,
-    sandbox: sandboxPolicy(options.sandbox ?? file.sandbox, cwd, files, typeof options.onNetworkRequest === 'function'),
+    sandbox: withSettingsProtected(sandboxPolicy(options.sandbox ?? file.sandbox, cwd, files, typeof options.onNetworkRequest === 'function'), options.settingsFile ? path.resolve(cwd, options.settingsFile) : null),
     // Permission rules of other tools that change nothing of the shell's (WebFetch, mcp__..., globs the
     // sandbox cannot hide): kept so a host can say so.
     unappliedRules: unapplied,
