@@ -505,8 +505,10 @@ impl FsPolicy {
                     patterns.push(text);
                 } else {
                     // Links resolved where the path exists, as the supervisor resolves what it checks.
+                    // Outside the roots everything is read-only already (no bind is needed: the
+                    // host's own files, such as its approvals file, are named for every run).
                     let p = std::fs::canonicalize(&p).unwrap_or(p);
-                    if !self.protected.contains(&p) {
+                    if under_any(&p, &self.writable_roots) && !self.protected.contains(&p) {
                         self.protected.push(p);
                     }
                 }
