@@ -1014,6 +1014,16 @@ mod tests {
         )
     }
 
+    /// The rules' verdict on `cmd` analysed in directory `cwd`.
+    fn verdict_in(rules: &RuleSet, cwd: &Path, cmd: &str) -> Verdict {
+        let ctx = Context {
+            cwd,
+            path: Some("/usr/bin:/bin"),
+            home: Some(crate::approval::TEST_HOME),
+        };
+        rules.decide_command(&analyze(cmd, &ctx), cmd).verdict
+    }
+
     fn set(deny: &[&str], ask: &[&str], allow: &[&str]) -> RuleSet {
         let p = |v: &[&str]| v.iter().map(|r| Rule::parse(r).unwrap()).collect();
         RuleSet {
@@ -1122,14 +1132,7 @@ mod tests {
         std::os::unix::fs::symlink("s", cwd.join("s2")).unwrap();
         std::fs::write(cwd.join("plain.py"), "print(1)\n").unwrap();
         let rules = set(&["Bash(rm:*)"], &[], &["Bash(*)"]);
-        let decide = |cmd: &str| {
-            let ctx = Context {
-                cwd: &cwd,
-                path: Some("/usr/bin:/bin"),
-                home: Some(crate::approval::TEST_HOME),
-            };
-            rules.decide_command(&analyze(cmd, &ctx), cmd).verdict
-        };
+        let decide = |cmd: &str| verdict_in(&rules, &cwd, cmd);
         for script in [
             "/dev//stdin",
             "/dev/./fd/0",
@@ -1226,14 +1229,7 @@ mod tests {
             &[],
             &["Bash(python3 -m pip:*)", "Bash(cargo metadata:*)"],
         );
-        let decide = |cmd: &str| {
-            let ctx = Context {
-                cwd: &cwd,
-                path: Some("/usr/bin:/bin"),
-                home: Some(crate::approval::TEST_HOME),
-            };
-            rules.decide_command(&analyze(cmd, &ctx), cmd).verdict
-        };
+        let decide = |cmd: &str| verdict_in(&rules, &cwd, cmd);
         assert_eq!(decide("python3 -m pip list"), Verdict::Allow);
         assert_eq!(decide("cargo metadata"), Verdict::Allow);
         std::fs::create_dir(cwd.join("pip")).unwrap();
@@ -1265,14 +1261,7 @@ mod tests {
                 "Bash(ls:*)",
             ],
         );
-        let decide = |cmd: &str| {
-            let ctx = Context {
-                cwd: &cwd,
-                path: Some("/usr/bin:/bin"),
-                home: Some(crate::approval::TEST_HOME),
-            };
-            rules.decide_command(&analyze(cmd, &ctx), cmd).verdict
-        };
+        let decide = |cmd: &str| verdict_in(&rules, &cwd, cmd);
         assert_eq!(decide("python3 -m json.tool x.json"), Verdict::Allow);
         // A directory without __init__.py is a namespace portion: the standard library wins.
         std::fs::create_dir(cwd.join("email")).unwrap();
@@ -1553,14 +1542,7 @@ mod tests {
             &[],
             &["Bash(git:*)", "Bash(psql:*)", "Bash(*)"],
         );
-        let decide = |cmd: &str| {
-            let ctx = Context {
-                cwd: &cwd,
-                path: Some("/usr/bin:/bin"),
-                home: Some(crate::approval::TEST_HOME),
-            };
-            rules.decide_command(&analyze(cmd, &ctx), cmd).verdict
-        };
+        let decide = |cmd: &str| verdict_in(&rules, &cwd, cmd);
         assert_ne!(decide("git rx -x 'touch x' --root"), Verdict::Allow);
         assert_ne!(decide("git RX -x 'touch x' --root"), Verdict::Allow);
         assert_eq!(decide("git status"), Verdict::Allow);
