@@ -1014,7 +1014,8 @@ mod tests {
         )
     }
 
-    /// The rules' verdict on `cmd` analysed in directory `cwd`.
+    /// The rules' verdict on `cmd` analysed in directory `cwd` (the tests that make one are Unix's).
+    #[cfg(unix)]
     fn verdict_in(rules: &RuleSet, cwd: &Path, cmd: &str) -> Verdict {
         let ctx = Context {
             cwd,
