@@ -822,43 +822,11 @@ fn segment(
             note(&mut inexact, why);
         }
     }
-    // A package manager reads config files that can name programs and modules it then runs.
-    if super::program_names::any_in(&names, super::package_config::PACKAGE_MANAGERS) {
-        let why = match dir {
-            Some(_) => super::package_config::runs_commands(local.cwd, ctx.home),
-            None => Some(format!(
-                "after cd, {name} reads config files in a directory the analyzer did not check"
-            )),
-        };
-        if let Some(why) = why {
-            note(&mut inexact, why);
-        }
-    }
-    // cargo: a project's config can name the program it runs as rustc (in every command).
-    if names.iter().any(|n| n == "cargo") {
-        let why = match dir {
-            Some(_) => super::package_config::cargo_runs_commands(local.cwd, ctx.home),
-            None => Some(
-                "after cd, cargo reads config files in a directory the analyzer did not check"
-                    .into(),
-            ),
-        };
-        if let Some(why) = why {
-            note(&mut inexact, why);
-        }
-    }
-    // Maven: the project's `.mvn/jvm.config` and `extensions.xml` load code in every command.
-    if names
-        .iter()
-        .any(|n| matches!(n.as_str(), "mvn" | "mvnd" | "mvnDebug"))
-    {
-        let why = match dir {
-            Some(_) => super::package_config::maven_runs_commands(local.cwd),
-            None => Some("after cd, mvn reads a .mvn directory the analyzer did not check".into()),
-        };
-        if let Some(why) = why {
-            note(&mut inexact, why);
-        }
+    // Package managers, cargo and Maven read config files of the project that can name programs
+    // and modules they then run (see `package_config`).
+    let followed = dir.as_ref().map(|_| local.cwd);
+    if let Some(why) = super::package_config::runs_from_config(&names, &name, followed, ctx.home) {
+        note(&mut inexact, why);
     }
     // `python -m MODULE` looks in the current directory first: `./pip/__main__.py` ran as
     // `python3 -m pip list` under `Bash(python3 -m pip:*)`.
@@ -1373,15 +1341,17 @@ fn git_problem(args: &[String], ctx: &Context<'_>) -> Option<String> {
         }
         i += 1;
     }
-    if let Some(why) = super::git_config::runs_commands(&dir, ctx.home) {
-        return Some(why);
+    let checked = super::git_config::check(&dir, ctx.home);
+    if checked.runs.is_some() {
+        return checked.runs;
     }
     // An alias runs what it names with these arguments after it, which are not judged as the
     // aliased command's (`git rx -x CMD` with `alias.rx = rebase`; `git p` with `alias.p = push`
     // under a deny rule on `git push`).
     let (_, sub) = super::command_options::subcommand("git", args)?;
     let sub = sub.to_lowercase();
-    super::git_config::alias_names(&dir, ctx.home)
+    checked
+        .aliases
         .contains(&sub)
         .then(|| format!("git {sub} is an alias: it runs the command it names with these arguments, which are not judged as that command's"))
 }
@@ -1582,42 +1552,10 @@ fn through_proc(raw: &str, cwd: &Path, home: Option<&str>) -> Option<String> {
     // Every link on the way, a component at a time and `..` taken physically, as the kernel walks
     // it (a directory link `cw -> /proc/self/cwd` is as much the process's own as the last one):
     // never resolved in the analyzer's process.
-    let mut at = cwd.join(&expanded);
-    let mut hops = 0;
-    'walk: loop {
-        let mut prefix = PathBuf::from("/");
-        let parts: Vec<std::ffi::OsString> = at
-            .components()
-            .filter_map(|c| match c {
-                std::path::Component::Normal(n) => Some(n.to_os_string()),
-                std::path::Component::ParentDir => Some("..".into()),
-                _ => None,
-            })
-            .collect();
-        for (i, part) in parts.iter().enumerate() {
-            if part == ".." {
-                prefix.pop();
-                continue;
-            }
-            prefix.push(part);
-            if in_proc(&prefix) {
-                return why();
-            }
-            let Ok(target) = std::fs::read_link(&prefix) else {
-                continue;
-            };
-            hops += 1;
-            if hops > 40 {
-                return Some(format!("{raw} is a chain of links too long to follow"));
-            }
-            let mut next = prefix.parent().unwrap_or(Path::new("/")).join(target);
-            for rest in &parts[i + 1..] {
-                next.push(rest);
-            }
-            at = next;
-            continue 'walk;
-        }
-        return None;
+    match resolve::walk_links(&cwd.join(&expanded), in_proc) {
+        resolve::LinkWalk::Hit => why(),
+        resolve::LinkWalk::TooLong => Some(format!("{raw} is a chain of links too long to follow")),
+        resolve::LinkWalk::End(_) => None,
     }
 }
 

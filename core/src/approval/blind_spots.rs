@@ -65,6 +65,7 @@ fn inline_code(s: &Segment) -> Option<String> {
 /// followed from `dir` (the command's directory, where the analyzer knows it) for a relative
 /// name, or a device, FIFO or socket found there.
 pub(crate) fn is_stream(f: &str, dir: Option<&std::path::Path>) -> bool {
+    use super::resolve::{walk_links, LinkWalk};
     use std::path::{Path, PathBuf};
     if f == "-" {
         return true;
@@ -77,44 +78,32 @@ pub(crate) fn is_stream(f: &str, dir: Option<&std::path::Path>) -> bool {
             || t.starts_with("/dev/pts/")
             || (t.starts_with("/proc/") && t.contains("/fd/"))
     };
-    let mut at: PathBuf = match dir {
+    let at: PathBuf = match dir {
         _ if f.starts_with('/') => PathBuf::from(f),
         Some(d) => d.join(f),
         None => return false,
     };
-    for _ in 0..40 {
-        let lexical = crate::sandbox::policy::normalize(&at);
-        if named(&lexical) {
-            return true;
-        }
-        let (Some(parent), Some(name)) = (lexical.parent(), lexical.file_name()) else {
-            return false;
-        };
-        // The directories on the way, links followed (`fds/0` with `fds -> /proc/self/fd`).
-        let Ok(parent) = std::fs::canonicalize(parent) else {
-            return false;
-        };
-        let here = parent.join(name);
-        if named(&here) {
-            return true;
-        }
-        match std::fs::read_link(&here) {
-            Ok(target) => at = parent.join(target),
-            // A device that reads as nothing or as noise is no program text (`python3 /dev/null`).
-            Err(_) => {
-                let quiet = [
-                    "/dev/null",
-                    "/dev/zero",
-                    "/dev/full",
-                    "/dev/random",
-                    "/dev/urandom",
-                ];
-                return !quiet.iter().any(|q| here == Path::new(q)) && is_special_file(&here);
-            }
+    // Read with `..` taken lexically (`/dev/../dev/stdin`, `fds/../fds/0`) and, where that differs,
+    // physically, as the kernel walks it: a stream either way counts (fail closed).
+    let lexical = crate::sandbox::policy::normalize(&at);
+    if named(&lexical) || (lexical != at && walk_links(&at, named) == LinkWalk::Hit) {
+        return true;
+    }
+    match walk_links(&lexical, named) {
+        // A chain of links too long to follow is not a file a person reads first either.
+        LinkWalk::Hit | LinkWalk::TooLong => true,
+        // A device that reads as nothing or as noise is no program text (`python3 /dev/null`).
+        LinkWalk::End(end) => {
+            let quiet = [
+                "/dev/null",
+                "/dev/zero",
+                "/dev/full",
+                "/dev/random",
+                "/dev/urandom",
+            ];
+            !quiet.iter().any(|q| end == Path::new(q)) && is_special_file(&end)
         }
     }
-    // A chain of links too long to follow: not a file a person reads first.
-    true
 }
 
 /// A device, FIFO or socket: what a program reads as a stream, not as a file.

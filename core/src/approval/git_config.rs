@@ -597,12 +597,14 @@ fn hook_in(hooks: &Path, seen: &mut Vec<(PathBuf, Option<Stamp>)>) -> Option<Str
     None
 }
 
-/// Check one file and what it includes; every file looked at is added to `seen` with its mtime.
+/// Check one file and what it includes; every file looked at is added to `seen` with its mtime,
+/// and every alias it defines to `aliases`.
 fn check_file(
     path: &Path,
     trusted: bool,
     home: Option<&str>,
     seen: &mut Vec<(PathBuf, Option<Stamp>)>,
+    aliases: &mut Vec<String>,
     depth: usize,
 ) -> Option<String> {
     if depth > 10 {
@@ -632,13 +634,16 @@ fn check_file(
         if let Some(why) = runs_program(&e, trusted) {
             return Some(format!("{why} ({})", path.display()));
         }
+        if e.section == "alias" && !aliases.contains(&e.key) {
+            aliases.push(e.key.clone());
+        }
         let include = (e.section == "include" || e.section == "includeif") && e.key == "path";
         if let (true, Some(p)) = (include, e.value.as_deref()) {
             let target = match (p.strip_prefix("~/"), home) {
                 (Some(rest), Some(h)) => Path::new(h).join(rest),
                 _ => path.parent().unwrap_or(Path::new("/")).join(p),
             };
-            if let Some(why) = check_file(&target, trusted, home, seen, depth + 1) {
+            if let Some(why) = check_file(&target, trusted, home, seen, aliases, depth + 1) {
                 return Some(why);
             }
         }
@@ -646,50 +651,38 @@ fn check_file(
     None
 }
 
-type Cached = (Vec<(PathBuf, Option<Stamp>)>, Option<String>);
+type Cached = (Vec<(PathBuf, Option<Stamp>)>, Checked);
+
+/// What git's configuration in a directory was found to hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Checked {
+    /// Why git could run a program its configuration names, if it could.
+    pub runs: Option<String>,
+    /// The alias names it defines (lowercase, as git compares them), read up to the first setting
+    /// that runs a program. A git command whose subcommand is one runs what the alias says with the
+    /// command's own arguments after it (`alias.rx = rebase`, then `git rx -x CMD`), which the
+    /// analyzer does not re-read as the aliased command.
+    pub aliases: Vec<String>,
+}
 
 fn cache() -> &'static Mutex<HashMap<PathBuf, Cached>> {
     static CACHE: std::sync::OnceLock<Mutex<HashMap<PathBuf, Cached>>> = std::sync::OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 
-/// The alias names git run in `dir` knows (lowercase, as git compares them), from every config file
-/// it reads and their includes. A git command whose subcommand is one of them runs what the alias
-/// says with the command's own arguments after it (`alias.rx = rebase`, then `git rx -x CMD`): the
-/// analyzer does not re-read that as the aliased command, so such a command is inexact.
-pub fn alias_names(dir: &Path, home: Option<&str>) -> Vec<String> {
-    fn read(path: &Path, home: Option<&str>, depth: usize, out: &mut Vec<String>) {
-        if depth > 10 {
-            return;
-        }
-        let Ok(bytes) = std::fs::read(path) else {
-            return;
-        };
-        for e in parse(&String::from_utf8_lossy(&bytes)) {
-            if e.section == "alias" && !out.contains(&e.key) {
-                out.push(e.key.clone());
-            }
-            let include = (e.section == "include" || e.section == "includeif") && e.key == "path";
-            if let (true, Some(p)) = (include, e.value.as_deref()) {
-                let target = match (p.strip_prefix("~/"), home) {
-                    (Some(rest), Some(h)) => Path::new(h).join(rest),
-                    _ => path.parent().unwrap_or(Path::new("/")).join(p),
-                };
-                read(&target, home, depth + 1, out);
-            }
-        }
-    }
-    let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let mut out = Vec::new();
-    for (file, _) in sources(&real, home).configs {
-        read(&file, home, 0, &mut out);
-    }
-    out
-}
-
 /// Why git run in `dir` could run a program its configuration names, or `None` when no config
 /// file it reads can.
 pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
+    check(dir, home).runs
+}
+
+/// What git run in `dir` reads in its configuration: whether it could run a program (see
+/// `runs_commands`), and the aliases it defines.
+pub fn check(dir: &Path, home: Option<&str>) -> Checked {
+    let unsure = |why: String| Checked {
+        runs: Some(why),
+        aliases: Vec::new(),
+    };
     // Variables that move git's discovery or name programs it runs, in the host's environment (the
     // model's are judged as assignments): what git would then do is not what is checked here.
     for name in [
@@ -705,7 +698,7 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
         "GIT_SSH_COMMAND",
     ] {
         if std::env::var_os(name).is_some_and(|v| !v.is_empty()) {
-            return Some(format!(
+            return unsure(format!(
                 "{name} in the environment changes which repository or program git uses"
             ));
         }
@@ -715,7 +708,7 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
     let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let dir = real.as_path();
     if let Discovered::Unsure(why) = find_git_dir(dir) {
-        return Some(format!(
+        return unsure(format!(
             "git's repository discovery stops on something unread: {why}"
         ));
     }
@@ -723,12 +716,12 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
 
     let sources = sources(dir, home);
     if let Some(why) = &sources.unsure {
-        return Some(format!(
+        return unsure(format!(
             "git's index could not be read for its submodules: {why}"
         ));
     }
     if let Ok(map) = cache().lock() {
-        if let Some((seen, verdict)) = map.get(&key) {
+        if let Some((seen, checked)) = map.get(&key) {
             let fresh = seen.iter().all(|(p, t)| stamp(p) == *t)
                 && sources
                     .configs
@@ -737,23 +730,25 @@ pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
                     .chain(&sources.hooks)
                     .all(|f| seen.iter().any(|(p, _)| p == f));
             if fresh {
-                return verdict.clone();
+                return checked.clone();
             }
         }
     }
     let mut seen = Vec::new();
-    let verdict = sources
+    let mut aliases = Vec::new();
+    let runs = sources
         .configs
         .iter()
-        .find_map(|(f, trusted)| check_file(f, *trusted, home, &mut seen, 0))
+        .find_map(|(f, trusted)| check_file(f, *trusted, home, &mut seen, &mut aliases, 0))
         .or_else(|| sources.hooks.iter().find_map(|h| hook_in(h, &mut seen)));
+    let checked = Checked { runs, aliases };
     if let Ok(mut map) = cache().lock() {
         if map.len() > 1024 {
             map.clear();
         }
-        map.insert(key, (seen, verdict.clone()));
+        map.insert(key, (seen, checked.clone()));
     }
-    verdict
+    checked
 }
 
 #[cfg(test)]

@@ -92,6 +92,35 @@ enum Reading {
 /// script's environment).
 const LOADED_FILES: &[&str] = &[".pnpmfile.cjs", ".pnpmfile.mjs", ".env.yarn"];
 
+/// Why the program known as `names` (typed as `name`), run in `dir`, may run a program or load
+/// code that a config file of the project names, for the programs whose files are read here:
+/// package managers (`runs_commands`), cargo (`cargo_runs_commands`) and Maven
+/// (`maven_runs_commands`). `dir` is `None` after a `cd` the analyzer did not follow: the files
+/// there are unknown.
+pub fn runs_from_config(
+    names: &[String],
+    name: &str,
+    dir: Option<&Path>,
+    home: Option<&str>,
+) -> Option<String> {
+    let is = |list: &[&str]| crate::approval::program_names::any_in(names, list);
+    let check: fn(&Path, Option<&str>) -> Option<String> = if is(PACKAGE_MANAGERS) {
+        runs_commands
+    } else if is(&["cargo"]) {
+        cargo_runs_commands
+    } else if is(&["mvn", "mvnd", "mvnDebug"]) {
+        |dir, _| maven_runs_commands(dir)
+    } else {
+        return None;
+    };
+    match dir {
+        Some(dir) => check(dir, home),
+        None => Some(format!(
+            "after cd, {name} reads config files in a directory the analyzer did not check"
+        )),
+    }
+}
+
 /// Why a package manager run in `dir` may run a program its configuration names, if it may.
 pub fn runs_commands(dir: &Path, home: Option<&str>) -> Option<String> {
     for d in dir.ancestors() {

@@ -100,6 +100,64 @@ pub fn real_file(p: &Path) -> Option<PathBuf> {
     std::fs::canonicalize(p).ok()
 }
 
+/// How a walk of a path's links (see `walk_links`) ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LinkWalk {
+    /// A place on the way was one the caller looks for.
+    Hit,
+    /// The path the walk came to, every link replaced.
+    End(PathBuf),
+    /// More than 40 links: not a path a person reads.
+    TooLong,
+}
+
+/// Walk the absolute `path` as the kernel does, a component at a time, each link replaced by its
+/// target and `..` taken physically, asking `hit` of every place on the way (links are read with
+/// `readlink`, never resolved all at once: `/proc/self` and its kin are then read as the analyzer's
+/// own process, and the question is usually whether the path goes through them at all).
+pub fn walk_links(path: &Path, hit: impl Fn(&Path) -> bool) -> LinkWalk {
+    let mut at = path.to_path_buf();
+    let mut hops = 0;
+    'walk: loop {
+        let mut prefix = PathBuf::from("/");
+        if hit(&prefix) {
+            return LinkWalk::Hit;
+        }
+        let parts: Vec<std::ffi::OsString> = at
+            .components()
+            .filter_map(|c| match c {
+                std::path::Component::Normal(n) => Some(n.to_os_string()),
+                std::path::Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect();
+        for (i, part) in parts.iter().enumerate() {
+            if part == ".." {
+                prefix.pop();
+                continue;
+            }
+            prefix.push(part);
+            if hit(&prefix) {
+                return LinkWalk::Hit;
+            }
+            let Ok(target) = std::fs::read_link(&prefix) else {
+                continue;
+            };
+            hops += 1;
+            if hops > 40 {
+                return LinkWalk::TooLong;
+            }
+            let mut next = prefix.parent().unwrap_or(Path::new("/")).join(target);
+            for rest in &parts[i + 1..] {
+                next.push(rest);
+            }
+            at = next;
+            continue 'walk;
+        }
+        return LinkWalk::End(prefix);
+    }
+}
+
 /// Real names that are the same program under another name (Debian's alternatives).
 const IMPLEMENTATIONS: &[(&str, &[&str])] = &[
     ("awk", &["mawk", "gawk", "nawk", "original-awk"]),

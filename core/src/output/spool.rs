@@ -231,10 +231,7 @@ fn create_log_in(dir: &Path, prefix: &str) -> Result<(PathBuf, File), AgentError
         )));
     }
     for _ in 0..16 {
-        let mut bytes = [0u8; 8];
-        getrandom::fill(&mut bytes).map_err(|e| refuse(e.to_string()))?;
-        let suffix: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        let name = format!("{prefix}{suffix}.log");
+        let name = format!("{prefix}{}.log", crate::util::uuid_v4());
         let c_name = std::ffi::CString::new(name.as_str()).map_err(|e| refuse(e.to_string()))?;
         // SAFETY: openat reads the name; the directory's fd is open.
         let fd = unsafe {

@@ -1604,18 +1604,8 @@ impl CallerIds {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
             .map_err(|e| e.raw_os_error().unwrap_or(libc::ESRCH))?;
         // Each namespace's id, from the supervisor's down to the caller's own.
-        let ids = |key: &str| -> Vec<u32> {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(key))
-                .map(|v| {
-                    v.split_whitespace()
-                        .filter_map(|x| x.parse().ok())
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let (tgids, tids) = (ids("NStgid:"), ids("NSpid:"));
+        let tgids = unix_connect::status_numbers(&status, "NStgid:");
+        let tids = unix_connect::status_numbers(&status, "NSpid:");
         match (tgids.last(), tids.last()) {
             (Some(&tgid), Some(&tid)) => Ok(CallerIds {
                 tgid,

@@ -32,6 +32,18 @@ pub enum Kind {
     Queue,
 }
 
+impl Kind {
+    /// The system call of this kind that ends in `call` (`ctl` of shared memory is `shmctl`).
+    fn call(self, call: &str) -> String {
+        let prefix = match self {
+            Kind::SharedMemory => "shm",
+            Kind::Semaphores => "sem",
+            Kind::Queue => "msg",
+        };
+        format!("{prefix}{call}")
+    }
+}
+
 /// The calls sent to the supervisor in this mode, as a report names them.
 pub const CALLS: [(libc::c_long, &str); 11] = [
     (libc::SYS_shmget, "shmget"),
@@ -145,11 +157,7 @@ impl RunObjects {
             return Judgment::Continue;
         }
         if !self.owns(kind, id) {
-            let name = match kind {
-                Kind::SharedMemory => "shmctl",
-                Kind::Semaphores => "semctl",
-                Kind::Queue => "msgctl",
-            };
+            let name = kind.call("ctl");
             return Judgment::Refuse(format!("{name}(id {id}, {})", command_name(cmd)));
         }
         if cmd & !IPC_64 != libc::IPC_RMID {
@@ -200,11 +208,7 @@ impl RunObjects {
             match call(flags & !libc::IPC_CREAT) {
                 Ok(id) if self.owns(kind, id) => return Judgment::Value(id as i64),
                 Ok(id) => {
-                    let name = match kind {
-                        Kind::SharedMemory => "shmget",
-                        Kind::Semaphores => "semget",
-                        Kind::Queue => "msgget",
-                    };
+                    let name = kind.call("get");
                     return Judgment::Refuse(format!("{name}(key {key:#x}: id {id})"));
                 }
                 Err(libc::ENOENT) if flags & libc::IPC_CREAT != 0 => continue,

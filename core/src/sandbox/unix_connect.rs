@@ -57,10 +57,22 @@ pub fn parse(addr: &[u8]) -> Address {
 /// The process (thread group) a thread belongs to: `pidfd_open` takes only a group leader.
 pub fn thread_group(tid: u32) -> Option<u32> {
     let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status_numbers(&status, "Tgid:").first().copied()
+}
+
+/// The numbers of the line of `/proc/<pid>/status` text `status` that starts with `key` (`Uid:`
+/// gives the real, effective, saved and file-system ids; `NSpid:` one pid per namespace, the
+/// reader's first); none where there is no such line.
+pub fn status_numbers(status: &str, key: &str) -> Vec<u32> {
     status
         .lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|v| v.trim().parse().ok())
+        .find_map(|l| l.strip_prefix(key))
+        .map(|v| {
+            v.split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 pub fn errno() -> i32 {

@@ -191,17 +191,11 @@ impl Caller {
         let Ok(status) = std::fs::read_to_string(format!("/proc/{tgid}/status")) else {
             return false;
         };
+        // The real, effective and saved ids (not the file-system one).
         let ids = |key: &str| -> Vec<u32> {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(key))
-                .map(|v| {
-                    v.split_whitespace()
-                        .take(3)
-                        .filter_map(|x| x.parse().ok())
-                        .collect()
-                })
-                .unwrap_or_default()
+            let mut all = unix_connect::status_numbers(&status, key);
+            all.truncate(3);
+            all
         };
         cred.pid as u32 == tgid
             && ids("Uid:").contains(&cred.uid)
