@@ -171,6 +171,34 @@ test('allowReadOnly: writing forms of read-only tools are asked, and a denial le
   assert.equal(asked.length, writers.length, 'sort in.txt ran without asking');
 });
 
+test('prefix rules: options that make an allowed program write any file or load code are asked (outside round six)', async () => {
+  const dir = tempDir();
+  fs.writeFileSync(path.join(dir, 'data.txt'), 'import os\n');
+  const target = path.join(dir, 'planted.pth');
+  const asked = [];
+  const approval = {
+    rules: { allow: ['Bash(curl:*)', 'Bash(pip3 show:*)', 'Bash(openssl req:*)', 'Bash(git cherry-pick:*)'] },
+    onApproval: async (req) => (asked.push(req.command), 'deny'),
+  };
+  const writers = [
+    `curl -sS -T data.txt file://${target}`,
+    `curl -sST data.txt file://${target}`,
+    `curl -sS --upl data.txt file://${target}`,
+    `pip3 show --log ${target} zz`,
+    `openssl req -config evil.cnf -new -x509 -nodes -subj /CN=x -keyout /dev/null`,
+    'git cherry-pick --strategy=pwn side',
+  ];
+  for (const command of writers) {
+    const r = await execDenied({ command, cwd: dir, approval });
+    assert.equal(r.reason, 'exec denied: user denied', command);
+    assert.equal(fs.existsSync(target), false, `${command} wrote ${target}`);
+  }
+  assert.deepEqual(asked, writers);
+  // The same rule still lets the program's ordinary use through.
+  const e = api.evaluateCommand(`curl -sS file://${path.join(dir, 'data.txt')}`, { rules: approval.rules });
+  assert.equal(e.decision, 'allow', JSON.stringify(e));
+});
+
 test('evaluateCommand: wrapper options are walked as getopt walks them (env -vu tr rm is rm, not a safe tr)', () => {
   const dir = tempDir();
   const opts = policy(dir);

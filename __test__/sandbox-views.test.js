@@ -335,6 +335,42 @@ test('a package of a monorepo cannot make a repository the host\'s git would fin
   assert.ok(r.sandbox.denials.some((d) => d.path === path.join(pkg, '.git') && /host's work tree/.test(d.rule)), JSON.stringify(r.sandbox.denials));
 });
 
+test('no repository is made in a directory of the host\'s that is no work tree: the host\'s git run below it would obey it', when(noSandbox), async () => {
+  // Outside round six: a root that is no work tree (or $HOME) took `git init .`, and the host's next
+  // `git status` in a directory below ran the run's core.fsmonitor. git finds a repository walking up.
+  const root = fs.realpathSync(tempDir('agent-exec-views-plain-'));
+  const canary = path.join(fs.realpathSync(tempDir('agent-exec-views-canary-')), 'ran');
+  fs.mkdirSync(path.join(root, 'docs'));
+  fs.mkdirSync(path.join(root, 'bare'));
+  const fsmonitor = `echo fsmonitor >> ${canary}; false`;
+  const r = await run({
+    command: [
+      `{ git init -q . && git config core.fsmonitor '${fsmonitor}'; } 2>/dev/null; echo "init:$?"`,
+      // A repository made where that is allowed, moved into the host's directory.
+      `{ git init -q mine && git -C mine config core.fsmonitor '${fsmonitor}' && mv mine/.git .git; } 2>/dev/null; echo "moved:$?"`,
+      // A bare layout, its config first (before the directory is a repository by its content).
+      `printf '[core]\\n\\tbare = false\\n\\tworktree = ..\\n\\tfsmonitor = "${fsmonitor}"\\n' > bare/config`,
+      '{ mkdir -p bare/objects bare/refs && echo "ref: refs/heads/main" > bare/HEAD; } 2>/dev/null; echo "head:$?"',
+      // Where a repository is the run's own: a directory it makes, and its temp dir.
+      'mkdir app && git -C app init -q && git -C app -c user.name=r -c user.email=r@r commit -q --allow-empty -m a && echo app-ok',
+      'cd "$TMPDIR" && git init -q && echo tmp-ok',
+    ].join('; '),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.match(r.output, /init:[1-9]/, r.output);
+  assert.match(r.output, /moved:[1-9]/, r.output);
+  assert.match(r.output, /head:[1-9]/, r.output);
+  assert.match(r.output, /app-ok\ntmp-ok\n$/, r.output);
+  assert.equal(fs.existsSync(path.join(root, '.git')), false, 'a .git was made at the root');
+  assert.equal(fs.existsSync(path.join(root, 'bare', 'HEAD')), false, 'a bare layout was completed');
+  for (const dir of [root, path.join(root, 'docs'), path.join(root, 'bare')]) hostGit(dir, 'status');
+  assert.equal(fs.existsSync(canary), false, 'the host\'s git obeyed a repository the run made in the host\'s directory');
+  const refused = r.sandbox.denials.map((d) => `${d.path} ${d.rule}`).join('\n');
+  assert.match(refused, new RegExp(`${root}/\\.git .*a directory of the host's`), refused);
+  assert.match(refused, new RegExp(`${root}/bare/HEAD .*a directory of the host's`), refused);
+});
+
 test('a host work tree cannot be swapped for the run\'s; a repository an earlier run made stays the runs\'; a directory moved in from the temp dir is copied', when(noSandbox), async () => {
   const root = fs.realpathSync(tempDir('agent-exec-views-swap-'));
   const canary = path.join(fs.realpathSync(tempDir('agent-exec-views-canary-')), 'ran');

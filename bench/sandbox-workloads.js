@@ -86,11 +86,17 @@ function prepareInputs(base, quick) {
       { name: `${files} file creations in a shell loop`, command: `for i in $(seq ${files}); do : > f$i; done` },
       { name: '`tar x` of 5051 entries, then `find | wc -l`', command: `tar xf ${tarball} && find . | wc -l` },
       {
-        name: '`git init && git add && git commit`, 2000 files',
-        setup: (dir) => fs.cpSync(repo, dir, { recursive: true }),
+        name: '`git add && git commit` of 2000 files in a new repository',
+        // The repository is the host's, made before the run as a project's is: since 2026-11-27 a
+        // sandboxed `git init` in a directory of the host's is refused (the host's git run there or
+        // below would obey the repository's config), so the run commits into it as an agent does.
+        setup: (dir) => {
+          fs.cpSync(repo, dir, { recursive: true });
+          execFileSync('git', ['init', '-q'], { cwd: dir });
+        },
         // The sources by name: srt puts placeholders over dotfiles (`.bashrc`...) in the directory,
         // which `git add -A` refuses.
-        command: 'git init -q && git add src* && git -c user.name=bench -c user.email=bench@localhost commit -qm bench',
+        command: 'git add src* && git -c user.name=bench -c user.email=bench@localhost commit -qm bench',
       },
       {
         name: '`npm install` of a local tarball of ~200 files',

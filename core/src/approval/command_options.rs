@@ -282,9 +282,18 @@ const TABLE: &[CommandOptions] = &[
     },
     CommandOptions {
         programs: &["git"],
-        subcommands: &["merge", "pull"],
+        subcommands: &["merge", "pull", "rebase"],
         long: &["--strategy"],
         short: &['s'],
+        prefix: &[],
+        runs: "runs the merge strategy program it names (git-merge-NAME, found on PATH)",
+    },
+    // (Their `-s` is `--signoff`.)
+    CommandOptions {
+        programs: &["git"],
+        subcommands: &["cherry-pick", "revert"],
+        long: &["--strategy"],
+        short: &[],
         prefix: &[],
         runs: "runs the merge strategy program it names (git-merge-NAME, found on PATH)",
     },
@@ -351,6 +360,14 @@ const TABLE: &[CommandOptions] = &[
         short: &[],
         prefix: &["-engine", "-pre", "-post", "-provider"],
         runs: "loads the engine or provider it is given (a shared library's code)",
+    },
+    CommandOptions {
+        programs: &["openssl"],
+        subcommands: &[],
+        long: &[],
+        short: &[],
+        prefix: &["-config"],
+        runs: "reads the configuration it is given, which loads the providers and engines it names (a shared library's code)",
     },
     CommandOptions {
         programs: &["jshell"],
@@ -610,6 +627,33 @@ const TABLE: &[CommandOptions] = &[
         short: &['o', 'O', 'D', 'c', 'J'],
         prefix: &[],
         runs: "writes the file it is given",
+    },
+    // Outside round six: an upload to a `file:` URL writes that file, with the content of the file
+    // (or standard input) it uploads.
+    CommandOptions {
+        programs: &["curl"],
+        subcommands: &[],
+        long: &["--upload-file"],
+        short: &['T'],
+        prefix: &[],
+        runs: "uploads the file it is given, and to a file: URL that writes any local file",
+    },
+    // pip's general options, in every subcommand (`pip show --log f` appends text the line chose).
+    CommandOptions {
+        programs: &["pip", "pip3"],
+        subcommands: &[],
+        long: &["--log", "--log-file", "--local-log", "--cache-dir", "--report"],
+        short: &[],
+        prefix: &[],
+        runs: "writes (appends to) the file or directory it is given",
+    },
+    CommandOptions {
+        programs: &["kubectl"],
+        subcommands: &[],
+        long: &["--log-file", "--log-dir"],
+        short: &[],
+        prefix: &[],
+        runs: "writes its log to the file or directory it is given",
     },
 ];
 
@@ -980,6 +1024,24 @@ mod tests {
             "less -o log f",
             "less --log-file=log f",
             "yq -i .a=1 f.yaml",
+            // Outside round six.
+            "curl -sS -T data.txt file:///tmp/x",
+            "curl -Tdata.txt file:///tmp/x",
+            "curl --upload-file data.txt file:///tmp/x",
+            "curl --upl data.txt file:///tmp/x",
+            "openssl req -config evil.cnf -new -x509",
+            "openssl ca -config evil.cnf",
+            "pip3 show --log test.sh zz",
+            "pip list --log=x",
+            "pip3 freeze --log-file x",
+            "pip list --cache-dir d",
+            "pip install --report r.json x",
+            "git cherry-pick --strategy=pwn side",
+            "git cherry-pick --strat=pwn side",
+            "git revert --strategy pwn HEAD",
+            "git rebase -s pwn main",
+            "git rebase --strategy=pwn main",
+            "kubectl get pods --log-file=/tmp/x",
         ] {
             let name = line.split_whitespace().next().unwrap();
             assert!(check(name, line).is_some(), "{line}");
@@ -1039,6 +1101,12 @@ mod tests {
             "tar -tf a.tar",
             "less -R f",
             "yq .a f.yaml",
+            "curl -sS https://x -H 'Accept: text/plain'",
+            "openssl x509 -in c.pem -noout -text",
+            "pip3 show requests",
+            "git cherry-pick -s side",
+            "git revert -s HEAD",
+            "git rebase -i main",
         ] {
             let name = line.split_whitespace().next().unwrap();
             assert_eq!(check(name, line), None, "{line}");

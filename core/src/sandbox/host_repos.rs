@@ -251,10 +251,12 @@ pub fn host_dir_under_runs(
 /// What a write must not do to the host's repositories, if `path` (in the caller's view; `seen` turns
 /// such a path into one the supervisor can look at) breaks it: the rule's words for the report.
 /// `op` is the supervisor's operation name; `makes_git` says the call makes an entry named `.git`.
+/// `own_tmp`: the run's private temp dir, the run's own although the host made it.
 pub fn refusal(
     op: &str,
     path: &Path,
     makes_git: bool,
+    own_tmp: Option<&Path>,
     seen: impl Fn(&Path) -> PathBuf,
 ) -> Option<String> {
     for git_dir in git_dirs_whose_metadata(path, &seen) {
@@ -289,8 +291,25 @@ pub fn refusal(
                 work_tree.display()
             ));
         }
+        // git finds a repository by walking up from where it runs: one made in a directory of the
+        // host's (a root that is no work tree, `$HOME`) would be found by the host's git run there
+        // or in any directory below, all of them the host's (an agent's `git status` at start-up,
+        // a shell prompt's). A repository in a directory the run made is the run's own.
+        let dir = path.parent()?;
+        if hosts_dir(dir, own_tmp, &seen) {
+            return Some(format!(
+                "a repository made in {}, a directory of the host's: the host's git run there or below would obey its configuration (make it in a new directory, or outside the sandbox)",
+                dir.display()
+            ));
+        }
     }
     None
+}
+
+/// Whether `dir` (caller's view) is a directory of the host's: there, and made neither by a run nor
+/// for this run as its private temp dir (`own_tmp`).
+fn hosts_dir(dir: &Path, own_tmp: Option<&Path>, seen: &impl Fn(&Path) -> PathBuf) -> bool {
+    own_tmp != Some(dir) && whose(&seen(dir)) == Whose::Host
 }
 
 /// The git directories whose metadata `path` is (or is inside): the one named `.git` (see
@@ -349,11 +368,17 @@ pub fn core_taken_away(path: &Path, seen: impl Fn(&Path) -> PathBuf) -> Option<S
     })
 }
 
-/// A file named `HEAD` made inside a host work tree, outside every git directory: with `objects`
-/// and `refs` beside it, git takes its directory for a (bare) repository and obeys its `config`
-/// when run there, as it would a `.git` of the run's. A git directory's own `HEAD` (under a `.git`,
-/// or in a git directory of the host's by content) stays writable (`git checkout`).
-pub fn head_outside_git_dirs(path: &Path, seen: impl Fn(&Path) -> PathBuf) -> Option<String> {
+/// A file named `HEAD` made inside a host work tree, or in a directory of the host's, outside every
+/// git directory: with `objects` and `refs` beside it, git takes its directory for a (bare)
+/// repository and obeys its `config` when run there or below, as it would a `.git` of the run's
+/// (the `config` may be written first, before the directory is a repository by its content). A git
+/// directory's own `HEAD` (under a `.git`, or in a git directory of the host's by content) stays
+/// writable (`git checkout`). `own_tmp`: as for `refusal`.
+pub fn head_outside_git_dirs(
+    path: &Path,
+    own_tmp: Option<&Path>,
+    seen: impl Fn(&Path) -> PathBuf,
+) -> Option<String> {
     if path.file_name() != Some(OsStr::new("HEAD"))
         || path.components().any(|c| c.as_os_str() == ".git")
     {
@@ -363,11 +388,18 @@ pub fn head_outside_git_dirs(path: &Path, seen: impl Fn(&Path) -> PathBuf) -> Op
     if is_hosts_git_dir(dir, &seen) {
         return None;
     }
-    let work_tree = host_work_tree_around(path, &seen)?;
-    Some(format!(
-        "a HEAD file inside the host's work tree {}: a directory with HEAD, objects and refs is a repository to git, whose config the host's git would obey",
-        work_tree.display()
-    ))
+    if let Some(work_tree) = host_work_tree_around(path, &seen) {
+        return Some(format!(
+            "a HEAD file inside the host's work tree {}: a directory with HEAD, objects and refs is a repository to git, whose config the host's git would obey",
+            work_tree.display()
+        ));
+    }
+    hosts_dir(dir, own_tmp, &seen).then(|| {
+        format!(
+            "a HEAD file in {}, a directory of the host's: a directory with HEAD, objects and refs is a repository to git, whose config the host's git run there or below would obey",
+            dir.display()
+        )
+    })
 }
 
 /// A directory moved (renamed) from outside one of the host's work trees into it, if `to` is in
@@ -524,7 +556,7 @@ mod tests {
         made_by_a_run(&own);
         std::fs::create_dir_all(own.join("hooks")).unwrap();
         let same = |p: &Path| p.to_path_buf();
-        let refused = |op: &str, p: &Path, makes_git: bool| refusal(op, p, makes_git, same);
+        let refused = |op: &str, p: &Path, makes_git: bool| refusal(op, p, makes_git, None, same);
         assert!(
             hosts(&host, &same),
             "the host's git dir was not seen as the host's"
@@ -547,6 +579,27 @@ mod tests {
             "{why}"
         );
         assert!(refused("mkdir", &root.join("fresh/.git"), true).is_none());
+        // Outside every work tree, a repository made in a directory of the host's (git finds it
+        // walking up from the host's directories below it), or its bare layout's HEAD; not in a
+        // directory a run made, nor in the run's own temp dir.
+        let plain = root.join("plain");
+        std::fs::create_dir_all(plain.join("docs")).unwrap();
+        let why =
+            refused("mkdir", &plain.join(".git"), true).expect("a repository in the host's dir");
+        assert!(why.contains("a directory of the host's"), "{why}");
+        assert!(refused("rename", &plain.join(".git"), true).is_some());
+        let seen = |p: &Path| p.to_path_buf();
+        assert!(head_outside_git_dirs(&plain.join("HEAD"), None, seen).is_some());
+        assert!(head_outside_git_dirs(&plain.join("docs/HEAD"), None, seen).is_some());
+        let tmp = Some(plain.as_path());
+        assert!(refusal("mkdir", &plain.join(".git"), true, tmp, same).is_none());
+        assert!(head_outside_git_dirs(&plain.join("HEAD"), tmp, seen).is_none());
+        let runs = root.join("scaffold");
+        made_by_a_run(&runs);
+        assert!(refused("mkdir", &runs.join(".git"), true).is_none());
+        assert!(head_outside_git_dirs(&runs.join("HEAD"), None, seen).is_none());
+        // A git directory's own HEAD stays writable (git checkout).
+        assert!(head_outside_git_dirs(&host.join("HEAD"), None, seen).is_none());
         // The host's work tree itself, moved or removed whole (then replaced by one of the run's).
         assert!(refused("rename", &root.join("vendor/lib"), false).is_some());
         assert!(refused("remove", &root.join("vendor/lib"), false).is_some());
@@ -568,7 +621,7 @@ mod tests {
         let demo = root.join("demo/.git");
         made_by_a_run(&demo);
         assert!(!hosts(&demo, &same), "a run's repository became the host's");
-        assert!(refusal("write", &demo.join("config"), false, same).is_none());
+        assert!(refusal("write", &demo.join("config"), false, None, same).is_none());
         // It is removed, and the host makes a repository at the same path: the host's (its HEAD
         // is the host's, even where the file system hands the freed inode out again in the same
         // clock tick, so the directory's identity repeats).
@@ -579,7 +632,7 @@ mod tests {
             hosts(&demo, &same),
             "a path a run once used adopted the host's repository"
         );
-        assert!(refusal("write", &demo.join("hooks/pre-commit"), false, same).is_some());
+        assert!(refusal("write", &demo.join("hooks/pre-commit"), false, None, same).is_some());
         // The host's git filling an empty directory the run made: the host's HEAD, the host's
         // repository. One whose HEAD the run made stays the run's.
         let filled = root.join("filled/.git");
@@ -622,7 +675,7 @@ mod tests {
         std::fs::create_dir_all(top.join("outside/x")).unwrap();
         std::fs::create_dir_all(top.join("packages/foo/src/config")).unwrap();
         let same = |p: &Path| p.to_path_buf();
-        let refused = |op: &str, p: &Path, makes_git: bool| refusal(op, p, makes_git, same);
+        let refused = |op: &str, p: &Path, makes_git: bool| refusal(op, p, makes_git, None, same);
         assert!(refused("write", &top.join("remote.git/hooks/pre-receive"), false).is_some());
         assert!(refused("write", &top.join(".repos/lib/config"), false).is_some());
         assert!(refused("write", &top.join("remote.git/refs/heads/x"), false).is_none());

@@ -70,7 +70,7 @@ pub const PROTECTED_RC_FILES: [&str; 10] = [
 /// an agent's own settings and MCP servers, a package manager's hooks and the program it runs
 /// instead of itself: yarn 1's `yarn-path`, pnpm's `.pnpmfile.cjs`, bun's `preload`, mise's `enter`
 /// hooks and `_.source`, cargo's `rustc-wrapper` and runners).
-pub const PROTECTED_IN_ROOTS: [&str; 51] = [
+pub const PROTECTED_IN_ROOTS: [&str; 60] = [
     ".claude",
     ".mcp.json",
     ".vscode",
@@ -125,6 +125,18 @@ pub const PROTECTED_IN_ROOTS: [&str; 51] = [
     ".irbrc",
     ".pryrc",
     ".bazelrc",
+    // Outside round six: every name an editor's project-local start-up reads beside `.exrc` and
+    // `.nvim.lua` (Vim's `exrc` reads `.vimrc`, `_vimrc`, `_exrc`, gvim `.gvimrc` and `_gvimrc`,
+    // Neovim `.nvimrc`; lazy.nvim a `.lazy.lua` spec; Emacs evaluates `.dir-locals.el`).
+    ".vimrc",
+    "_vimrc",
+    "_exrc",
+    ".gvimrc",
+    "_gvimrc",
+    ".nvimrc",
+    ".lazy.lua",
+    ".dir-locals.el",
+    ".dir-locals-2.el",
 ];
 
 /// Names that host tools look for in the directory they run in and every directory above it, and
@@ -1001,6 +1013,13 @@ mod tests {
             ".envrc",
             ".husky/pre-commit",
             ".pre-commit-config.yaml",
+            // What an editor opening the project reads (outside round six: a `.vimrc` ran).
+            ".exrc",
+            ".vimrc",
+            ".gvimrc",
+            ".nvimrc",
+            "_vimrc",
+            ".dir-locals.el",
         ] {
             assert!(
                 matches!(

@@ -31,6 +31,9 @@ pub(in crate::sandbox) struct CallerIdentity {
 
 impl CallerIdentity {
     pub(in crate::sandbox) fn assume() -> Result<CallerIdentity, i32> {
+        if NONE_EFFECTIVE.with(std::cell::Cell::get) {
+            return Ok(CallerIdentity { restore: None });
+        }
         let mut header = CapHeader {
             version: CAPABILITY_VERSION_3,
             pid: 0,
@@ -65,8 +68,16 @@ impl CallerIdentity {
     pub(in crate::sandbox) fn assume_for_good() {
         if let Ok(identity) = Self::assume() {
             std::mem::forget(identity);
+            NONE_EFFECTIVE.with(|n| n.set(true));
         }
     }
+}
+
+thread_local! {
+    /// Set once this thread has given up its effective capabilities for good (`assume_for_good`):
+    /// each `assume` then needs no `capget` (two a created file, issue 36). `with_capabilities`
+    /// clears it while it raises them, and sets it again only once they are given up again.
+    static NONE_EFFECTIVE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Run `f` with this thread's permitted capabilities effective, then give them up again: for a
@@ -87,11 +98,15 @@ pub(in crate::sandbox) fn with_capabilities<T>(f: impl FnOnce() -> T) -> T {
     for d in &mut raised {
         d.effective = d.permitted;
     }
+    // Not known to be without capabilities while they are raised (nor after, should `f` unwind
+    // with them raised: the next `assume` looks again and gives them up).
+    let none_before = NONE_EFFECTIVE.with(|n| n.replace(false));
     // SAFETY: capset reads the header and two data structs; raising within the permitted set.
     unsafe { libc::syscall(libc::SYS_capset, &mut header, raised.as_ptr()) };
     let result = f();
     // SAFETY: as above, back to the sets read before.
-    unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) };
+    let restored = unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) } == 0;
+    NONE_EFFECTIVE.with(|n| n.set(none_before && restored));
     result
 }
 
