@@ -199,6 +199,41 @@ test('prefix rules: options that make an allowed program write any file or load 
   assert.equal(e.decision, 'allow', JSON.stringify(e));
 });
 
+test('prefix rules: a rule on a reader covers its reading uses, not the forms that write, delete or run (outside round seven)', async () => {
+  const dir = tempDir();
+  fs.writeFileSync(path.join(dir, 'package.json'), '{"name":"x"}');
+  fs.writeFileSync(path.join(dir, 'in.txt'), 'a\na\n');
+  fs.writeFileSync(path.join(dir, 'victim'), 'v');
+  fs.writeFileSync(path.join(dir, 'args'), '--plugin ./p.so\n');
+  const asked = [];
+  const approval = {
+    rules: { allow: ['Bash(xxd:*)', 'Bash(uniq:*)', 'Bash(find:*)', 'Bash(nm:*)', 'Bash(awk:*)'], deny: ['Bash(rm:*)'] },
+    onApproval: async (req) => (asked.push(req.command), 'deny'),
+  };
+  const payload = Buffer.from('{"scripts":{"test":"touch canary"}}').toString('hex');
+  const writers = [
+    `xxd -r -p - package.json <<'E'\n${payload}\nE`,
+    'uniq in.txt package.json',
+    'find . -name victim -delete',
+    'nm @args /bin/true',
+    `awk 'BEGIN{system("touch canary")}'`,
+  ];
+  for (const command of writers) {
+    const r = await execDenied({ command, cwd: dir, approval });
+    assert.equal(r.reason, 'exec denied: user denied', command);
+  }
+  assert.deepEqual(asked, writers);
+  assert.equal(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'), '{"name":"x"}');
+  assert.equal(fs.existsSync(path.join(dir, 'victim')), true, 'find -delete ran past the deny rule on rm');
+  assert.equal(fs.existsSync(path.join(dir, 'canary')), false);
+  // Their reading uses still run unasked.
+  const read = await native.exec({ command: 'uniq -c in.txt && xxd -l 4 in.txt && find . -name victim', cwd: dir, approval });
+  track(read.pid);
+  assert.equal(read.status, 'completed', read.output);
+  assert.match(read.output, /2 a/);
+  assert.equal(asked.length, writers.length);
+});
+
 test('evaluateCommand: wrapper options are walked as getopt walks them (env -vu tr rm is rm, not a safe tr)', () => {
   const dir = tempDir();
   const opts = policy(dir);

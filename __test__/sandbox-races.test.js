@@ -146,6 +146,65 @@ async function rootWithHostHook() {
   return { root, hook };
 }
 
+test('a regular file swapped for a link by another run while the supervisor judges its rename or link into the host\'s git directory puts no link there', when(noSandbox, noPython), async () => {
+  // One run's calls are judged and made one at a time, so a race needs a second run on the same
+  // root (an agent's parallel sessions): it keeps exchanging `src` between a regular file and a
+  // link out of the roots while the first renames and links `src` into a repository of the host's
+  // nested in the root (its .git is no mount of its own; a root's own repository's is, and a
+  // rename into it from outside fails EXDEV in the kernel).
+  const root = repoRoot();
+  assert.equal(spawnSync('git', ['init', '-q', path.join(root, 'lib')]).status, 0);
+  const out = fs.realpathSync(tempDir('agent-exec-races-out-'));
+  const victim = path.join(out, 'victim');
+  fs.writeFileSync(victim, 'original\n');
+  const setup = [
+    'def ready():',
+    '    if not os.path.lexists("src"):',
+    '        open("src", "w").close()',
+    '    if not os.path.lexists("alt"):',
+    '        os.symlink(' + JSON.stringify(victim) + ', "alt")',
+    'ready()',
+  ];
+  const swapper = run({
+    command: py([
+      ...setup,
+      'n = 0',
+      'while not os.path.exists("stop") and time.monotonic() < deadline:',
+      '    libc.syscall(316, -100, b"src", -100, b"alt", 2)',
+      '    n += 1',
+      '    if n % 64 == 0:',
+      '        ready()',
+      'print("swapped", n)',
+    ]),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  const r = await heldRace(root, [
+    ...setup,
+    'def planted():',
+    '    return any(os.path.islink(os.path.join("lib/.git", n)) for n in ("COMMIT_EDITMSG", "ORIG_HEAD"))',
+    'def attempt():',
+    '    ready()',
+    '    libc.rename(b"src", b"lib/.git/COMMIT_EDITMSG")',
+    '    libc.link(b"src", b"lib/.git/ORIG_HEAD")',
+    '    try:',
+    '        os.unlink("lib/.git/ORIG_HEAD")',
+    '    except OSError:',
+    '        pass',
+    'tries = race(planted, attempt)',
+    'open("stop", "w").close()',
+    'print("tries", tries, "planted" if planted() else "held")',
+  ]);
+  const swapped = await swapper;
+  assert.match(swapped.output, /swapped [1-9]/, swapped.output);
+  assert.match(r.output, /tries \d+ held/, r.output);
+  for (const n of ['COMMIT_EDITMSG', 'ORIG_HEAD']) {
+    const st = fs.lstatSync(path.join(root, 'lib', '.git', n), { throwIfNoEntry: false });
+    assert.ok(!st || st.isFile(), `${n} is a link`);
+  }
+  assert.equal(fs.readFileSync(victim, 'utf8'), 'original\n');
+});
+
 test('a path rewritten while the supervisor judges a chmod turns no host hook on', when(noSandbox, noPython), async () => {
   const { root, hook } = await rootWithHostHook();
   const r = await heldRace(root, [

@@ -371,6 +371,124 @@ test('no repository is made in a directory of the host\'s that is no work tree: 
   assert.match(refused, new RegExp(`${root}/bare/HEAD .*a directory of the host's`), refused);
 });
 
+test('below a root that is above the projects, each work tree of the host\'s keeps its editor, agent and hook configs; no other VCS repository is made in the host\'s directories', when(noSandbox), async () => {
+  // Outside round seven: with the root at ~/code, ~/code/app/.vscode/tasks.json and .claude/ were
+  // writable (only the root's own top was protected).
+  const root = fs.realpathSync(tempDir('agent-exec-views-above-'));
+  const app = path.join(root, 'app');
+  fs.mkdirSync(path.join(app, '.vscode'), { recursive: true });
+  assert.equal(hostGit(app, 'init', '-q').status, 0);
+  fs.writeFileSync(path.join(app, '.vscode', 'tasks.json'), '{}');
+  fs.mkdirSync(path.join(root, 'docs'));
+  const r = await run({
+    command: [
+      '{ echo planted > app/.vscode/tasks.json; } 2>/dev/null',
+      '{ mkdir -p app/.claude && echo planted > app/.claude/settings.json; } 2>/dev/null',
+      '{ echo planted > app/.envrc; } 2>/dev/null',
+      '{ ln -s /tmp app/.hg; } 2>/dev/null',
+      '{ mkdir -p docs/.jj/repo; } 2>/dev/null; { mkdir docs/.sl; } 2>/dev/null',
+      // Deeper in the work tree, they are the project's files.
+      'mkdir -p app/src/.vscode && echo ok > app/src/.vscode/x && echo deeper-ok',
+    ].join('; '),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.match(r.output, /deeper-ok\n$/, r.output);
+  assert.equal(fs.readFileSync(path.join(app, '.vscode', 'tasks.json'), 'utf8'), '{}');
+  assert.deepEqual(planted(root, ['app/.claude/settings.json', 'app/.envrc', 'app/.hg', 'docs/.jj', 'docs/.sl']), []);
+  const refused = r.sandbox.denials.map((d) => `${d.path} ${d.rule}`).join('\n');
+  assert.match(refused, /app\/\.hg .*(top of the host's work tree|a directory of the host's)/, refused);
+  for (const rel of ['app/.vscode/tasks.json', 'app/.envrc', 'app/.claude']) {
+    assert.match(refused, new RegExp(`${path.join(root, rel).replace(/\./g, '\\.')} .*top of the host's work tree`), refused);
+  }
+  assert.match(refused, /docs\/\.jj .*a directory of the host's/, refused);
+});
+
+test('nothing but regular files and directories is put in the host\'s git directory: the host\'s git writes there by name and would follow a link out of the roots', when(noSandbox, noPython), async () => {
+  // Outside round seven: links at .git/COMMIT_EDITMSG, FETCH_HEAD and logs/* made the host's next
+  // git commit, fetch and stash write outside the roots (a reflog linked to a shell start-up file
+  // appended the run's commit subject to it).
+  const root = repoRoot();
+  assert.equal(hostGit(root, 'commit', '-q', '--allow-empty', '-m', 'base').status, 0);
+  const out = fs.realpathSync(tempDir('agent-exec-views-out-'));
+  const victims = ['v0', 'v1', 'v2', 'v3', 'v4', 'v5'].map((v) => path.join(out, v));
+  for (const v of victims) fs.writeFileSync(v, 'original\n');
+  const [v0, v1, v2, v3, v4, v5] = victims;
+  const r = await run({
+    command: [
+      `{ ln -sf ${v0} .git/COMMIT_EDITMSG; } 2>/dev/null`,
+      `{ ln -sf ${v1} .git/logs/HEAD; } 2>/dev/null`,
+      `{ ln -s ${v2} l2 && mv l2 .git/FETCH_HEAD; } 2>/dev/null`,
+      `{ mkdir -p d/refs && ln -s ${v3} d/refs/stash && rm -rf .git/logs/refs && mv d/refs .git/logs/refs; } 2>/dev/null`,
+      `python3 -c 'import os; os.symlink("${v4}", "l4"); os.link("l4", ".git/ORIG_HEAD", follow_symlinks=False)' 2>/dev/null`,
+      '{ mkfifo .git/MERGE_MSG; } 2>/dev/null',
+      `{ ln -s ${v5} .git/objects/info/alternates2; } 2>/dev/null`,
+      // The run's own git still works in the host's repository (its lock files renamed into place).
+      'git -c user.name=r -c user.email=r@r commit -q --allow-empty -m inside && echo x > f && git add f && git -c user.name=r -c user.email=r@r commit -qm f && echo commit-ok',
+    ].join('; '),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.match(r.output, /commit-ok\n$/, r.output);
+  for (const rel of ['COMMIT_EDITMSG', 'logs/HEAD', 'FETCH_HEAD', 'ORIG_HEAD', 'MERGE_MSG', 'logs/refs/stash']) {
+    const p = path.join(root, '.git', rel);
+    const st = fs.lstatSync(p, { throwIfNoEntry: false });
+    assert.ok(!st || st.isFile(), `${rel} is a ${st && (st.isSymbolicLink() ? 'link' : 'special file')}`);
+  }
+  // The host's git, afterwards: every victim outside the roots is as it was.
+  assert.equal(hostGit(root, 'commit', '-q', '--allow-empty', '-m', 'host commit').status, 0);
+  fs.writeFileSync(path.join(root, 'f'), 'changed\n');
+  hostGit(root, 'stash', '-q');
+  for (const v of victims) assert.equal(fs.readFileSync(v, 'utf8'), 'original\n', `${v} was written through a link`);
+  const refused = r.sandbox.denials.map((d) => `${d.path} ${d.rule}`).join('\n');
+  assert.match(refused, /\.git\/COMMIT_EDITMSG a symbolic link inside the host's git directory/, refused);
+  assert.match(refused, /\.git\/FETCH_HEAD a directory or special file moved in/, refused);
+  assert.match(refused, /l4 a link to what is no regular file, as .*\.git\/ORIG_HEAD, inside the host's git directory/, refused);
+  assert.match(refused, /\.git\/MERGE_MSG a FIFO, socket or device node/, refused);
+});
+
+test('no repository takes the place of a directory of the host\'s: removed, moved away, replaced or exchanged, its path stays the host\'s', when(noSandbox, noPython), async () => {
+  // Outside round seven: `mv src src.old; mv mine src` (mine/.git configured) in a root that is no
+  // work tree ran the run's core.fsmonitor in the host's next `git status` in src.
+  const root = fs.realpathSync(tempDir('agent-exec-views-vacated-'));
+  const canary = path.join(fs.realpathSync(tempDir('agent-exec-views-canary-')), 'ran');
+  for (const d of ['src', 'lib', 'app', 'web']) {
+    fs.mkdirSync(path.join(root, d, 'sub'), { recursive: true });
+    fs.writeFileSync(path.join(root, d, 'f'), 'host\n');
+  }
+  fs.rmSync(path.join(root, 'web', 'sub'), { recursive: true });
+  fs.rmSync(path.join(root, 'web', 'f'));
+  const mine = (dir) => `git init -q ${dir} && git -C ${dir} config core.fsmonitor 'echo ${dir} >> ${canary}; false'`;
+  const r = await run({
+    command: [
+      `{ ${mine('m1')} && mv src src.old && mv m1 src; } 2>/dev/null; echo "moved:$(test -d src/.git && echo repo || echo none)"`,
+      `{ rm -rf lib && mkdir lib && ${mine('lib')}; } 2>/dev/null; echo "remade:$(test -d lib/.git && echo repo || echo none)"`,
+      `{ ${mine('m3')}; } 2>/dev/null; python3 -c 'import ctypes; print("exchange:%d" % ctypes.CDLL(None).renameat2(-100, b"app", -100, b"m3", 2))'`,
+      // An empty directory of the host's replaced by a rename.
+      `{ ${mine('m4')}; } 2>/dev/null; python3 -c 'import ctypes; print("replace:%d" % ctypes.CDLL(None).rename(b"m4", b"web"))'`,
+      // Building in place of what a run removed still works, and so does a repository elsewhere.
+      'rm -rf src.old && mkdir src.old && echo y > src.old/y && echo rebuilt',
+      'mkdir fresh && git init -q fresh/repo && echo fresh-ok',
+    ].join('; '),
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.match(r.output, /moved:none\n/, r.output);
+  assert.match(r.output, /remade:none\n/, r.output);
+  assert.match(r.output, /exchange:-1\n/, r.output);
+  assert.match(r.output, /replace:-1\n/, r.output);
+  assert.match(r.output, /rebuilt\nfresh-ok\n$/, r.output);
+  for (const d of ['src', 'lib', 'app', 'web']) {
+    assert.equal(fs.existsSync(path.join(root, d, '.git')), false, `${d}/.git`);
+    hostGit(path.join(root, d), 'status');
+    if (fs.existsSync(path.join(root, d, 'sub'))) hostGit(path.join(root, d, 'sub'), 'status');
+  }
+  assert.equal(fs.existsSync(canary), false, fs.existsSync(canary) ? fs.readFileSync(canary, 'utf8') : '');
+  const refused = r.sandbox.denials.map((d) => `${d.path} ${d.rule}`).join('\n');
+  assert.match(refused, /where the host's directory .*src was until a run removed it or moved it away/, refused);
+  assert.match(refused, /where the host's directory .*lib was/, refused);
+});
+
 test('a host work tree cannot be swapped for the run\'s; a repository an earlier run made stays the runs\'; a directory moved in from the temp dir is copied', when(noSandbox), async () => {
   const root = fs.realpathSync(tempDir('agent-exec-views-swap-'));
   const canary = path.join(fs.realpathSync(tempDir('agent-exec-views-canary-')), 'ran');

@@ -291,6 +291,15 @@ pub(crate) const DISPATCHERS: &[&str] = &[
     // Second round: a debugger, a terminal wrapper.
     "lldb",
     "luit",
+    // Seventh round: LLVM's tools that run a program or object code, and the JDK's that act on
+    // another JVM (`jcmd PID JVMTI.agent_load`) or debug one.
+    "llvm-reduce",
+    "bugpoint",
+    "llvm-jitlink",
+    "llvm-rtdyld",
+    "llvm-exegesis",
+    "jcmd",
+    "jdb",
     // Fifth round: programs that read commands from their input (a heredoc), shell escapes
     // included (`\!` in psql, `syscmd` in m4, `!` in dc and sftp), and schedulers that run them
     // later.
@@ -383,6 +392,9 @@ pub fn dispatch(name: &str, argv: &[String], expands: &[bool]) -> Dispatch {
             "git -c / --config-env / --exec-path can make git run any command (aliases, pagers, hooks)"
                 .into(),
         );
+    }
+    if d.inexact.is_none() {
+        d.inexact = super::readonly::not_reading(argv, expands);
     }
     d
 }

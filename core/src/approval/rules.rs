@@ -1220,6 +1220,72 @@ mod tests {
         }
     }
 
+    /// Outside round seven: a rule on a reader (a program with a read-only grammar) let its writing
+    /// and running forms through (`xxd -r -p - package.json`, `uniq in out`, `rg --pre ./x`, awk's
+    /// `system`, `find -delete`, `date -s`). A rule naming a reader covers its reading uses: every
+    /// grammar's own example, and the common forms below, still pass.
+    #[test]
+    fn a_rule_on_a_reader_covers_its_reading_uses_only() {
+        let names: Vec<&str> = super::super::readonly::grammars().map(|g| g.name).collect();
+        let allow: Vec<String> = names.iter().map(|n| format!("Bash({n}:*)")).collect();
+        let allow: Vec<&str> = allow.iter().map(String::as_str).collect();
+        let rules = set(&[], &[], &allow);
+        let decide = |cmd: &str| rules.decide_command(&a(cmd), cmd).verdict;
+        for g in super::super::readonly::grammars() {
+            let cmd = std::iter::once(g.name)
+                .chain(g.example.iter().copied())
+                .map(|w| {
+                    if w.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_./=,:+%".contains(c))
+                    {
+                        w.to_string()
+                    } else {
+                        format!("'{}'", w.replace('\'', "'\\''"))
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            if matches!(
+                g.name,
+                "cd" | "type" | "echo" | "printf" | "test" | "true" | "false" | "pwd"
+            ) {
+                continue;
+            }
+            assert_eq!(decide(&cmd), Verdict::Allow, "{cmd}");
+        }
+        for cmd in [
+            "xxd -r -p - package.json",
+            "uniq in.txt out.txt",
+            "uniq *",
+            "rg --pre ./x foo",
+            "awk 'BEGIN{system(\"x\")}'",
+            "awk '{print > \"out\"}' f",
+            "find . -name x -delete",
+            "date -s 2020-01-01",
+            "tree -o out",
+            "file -C -m magic",
+            "sort -o out a",
+        ] {
+            assert_ne!(decide(cmd), Verdict::Allow, "{cmd}");
+        }
+        for cmd in [
+            "grep -rn foo src",
+            "grep foo *",
+            "cat *.txt",
+            "ls -la",
+            "find . -name '*.rs'",
+            "awk '{print $1}' f",
+            "uniq -c a",
+            "wc -l *",
+            "du -sh *",
+            "date +%s",
+            "jq -r .a f.json",
+            "cat f | sort | uniq -c",
+        ] {
+            assert_eq!(decide(cmd), Verdict::Allow, "{cmd}");
+        }
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_module_or_cargo_config_of_the_current_directory_is_what_runs() {

@@ -74,6 +74,50 @@ pub fn note_made(id: DirId, git: bool) {
     made.index.insert(id);
 }
 
+/// Paths where a directory of the host's was until a run removed it or moved it away, newest last
+/// (`index` holds the same paths). The host's tools know their directories by path: a directory a
+/// run makes there later is the run's by identity, but the host's git run at that path (an agent's,
+/// a shell prompt's) would obey a repository made in it (outside round seven: `mv src src.old;
+/// mv mine src`, with `mine/.git` configured, ran the run's `core.fsmonitor` in the host's next `git
+/// status` in `src`).
+struct Vacated {
+    order: VecDeque<PathBuf>,
+    index: HashSet<PathBuf>,
+}
+
+static VACATED: Mutex<Option<Vacated>> = Mutex::new(None);
+/// Vacated paths kept: a run that removes more forgets the oldest.
+const VACATED_KEPT: usize = 65_536;
+
+/// Note that a run removes or moves away the host's directory at `path` (caller's view).
+pub fn note_vacated(path: &Path) {
+    let mut vacated = VACATED.lock().unwrap_or_else(|e| e.into_inner());
+    let vacated = vacated.get_or_insert_with(|| Vacated {
+        order: VecDeque::new(),
+        index: HashSet::new(),
+    });
+    if vacated.index.contains(path) {
+        return;
+    }
+    if vacated.order.len() >= VACATED_KEPT {
+        if let Some(old) = vacated.order.pop_front() {
+            vacated.index.remove(&old);
+        }
+    }
+    vacated.order.push_back(path.to_path_buf());
+    vacated.index.insert(path.to_path_buf());
+}
+
+/// The path at or above `path` where a directory of the host's was until a run removed it or moved
+/// it away, if any.
+pub fn vacated_at_or_above(path: &Path) -> Option<PathBuf> {
+    let vacated = VACATED.lock().unwrap_or_else(|e| e.into_inner());
+    let vacated = vacated.as_ref()?;
+    path.ancestors()
+        .find(|a| vacated.index.contains(*a))
+        .map(Path::to_path_buf)
+}
+
 fn made_by_runs(id: &DirId) -> bool {
     let made = MADE_BY_RUNS.lock().unwrap_or_else(|e| e.into_inner());
     made.as_ref().is_some_and(|m| m.index.contains(id))
@@ -221,6 +265,50 @@ pub fn tool_config_in_hosts_dir(
     None
 }
 
+/// The rule a write to `path` (caller's view) breaks when it makes or changes, at the top of a work
+/// tree of the host's inside the roots, what the host's editors, agents and hooks run there
+/// (`policy::PROTECTED_IN_ROOTS`: `.vscode/`, `.claude/`, `.envrc`, `.husky/`...). The top of each
+/// root has these protected by path from the start; a root above the projects (`~/code`, a
+/// monorepo's parent) had its projects' own writable (outside round seven). `root`: the writable
+/// root `path` is in; `on_the_way`: the call makes a file, link or node, or moves a directory, at
+/// its name, so an entry on the way to a protected one (`.hg` for `.hg/hgrc`) counts too.
+/// Judged by name first: only a name of the list below some directory costs a look at whether that
+/// directory's `.git` is the host's.
+pub fn project_config_in_work_tree(
+    path: &Path,
+    root: &Path,
+    on_the_way: bool,
+    seen: impl Fn(&Path) -> PathBuf,
+) -> Option<String> {
+    // The list's entries by component, split once.
+    static ENTRIES: std::sync::OnceLock<Vec<(&'static str, Vec<&'static OsStr>)>> =
+        std::sync::OnceLock::new();
+    let entries = ENTRIES.get_or_init(|| {
+        super::policy::PROTECTED_IN_ROOTS
+            .iter()
+            .map(|e| (*e, Path::new(e).iter().collect()))
+            .collect()
+    });
+    let below: Vec<&OsStr> = path.strip_prefix(root).ok()?.iter().collect();
+    for k in 0..below.len() {
+        let rest = &below[k..];
+        let entry = entries
+            .iter()
+            .find(|(_, parts)| rest.starts_with(parts) || (on_the_way && parts.starts_with(rest)));
+        let Some((entry, _)) = entry else {
+            continue;
+        };
+        let dir: PathBuf = root.join(below[..k].iter().collect::<PathBuf>());
+        if hosts(&dir.join(".git"), &seen) {
+            return Some(format!(
+                "{entry} at the top of the host's work tree {}: what editors, agents and hooks run there",
+                dir.display()
+            ));
+        }
+    }
+    None
+}
+
 /// Why a rename may not move the directory `from` to `to` (both in the caller's view), if it would
 /// put a directory of the host's under one a run made: a tool's config the run writes in its own
 /// directory would then be found by the host's tools walking up from the host's (`mv crates c2;
@@ -302,13 +390,41 @@ pub fn refusal(
                 dir.display()
             ));
         }
+        if let Some(was) = vacated_at_or_above(dir) {
+            return Some(vacated_rule(&was));
+        }
     }
     None
 }
 
+/// The words for a repository made or moved where the host's directory `was`.
+fn vacated_rule(was: &Path) -> String {
+    format!(
+        "a repository where the host's directory {} was until a run removed it or moved it away: the host's git run at that path would obey its configuration",
+        was.display()
+    )
+}
+
+/// Why a directory holding a repository (its `.git`, or itself one by content: `holds_repository`)
+/// may not be moved to `to` (caller's view), where the host's directory was (or is, replaced by the
+/// move), as for `refusal`.
+pub fn repository_moved_to_vacated(to: &Path, holds_repository: bool) -> Option<String> {
+    if !holds_repository {
+        return None;
+    }
+    Some(vacated_rule(
+        &vacated_at_or_above(to).unwrap_or_else(|| to.to_path_buf()),
+    ))
+}
+
+/// Whether `dir` (a path the supervisor can look at) is a git directory by its content.
+pub fn is_git_dir_at(dir: &Path) -> bool {
+    is_git_dir(dir)
+}
+
 /// Whether `dir` (caller's view) is a directory of the host's: there, and made neither by a run nor
 /// for this run as its private temp dir (`own_tmp`).
-fn hosts_dir(dir: &Path, own_tmp: Option<&Path>, seen: &impl Fn(&Path) -> PathBuf) -> bool {
+pub fn hosts_dir(dir: &Path, own_tmp: Option<&Path>, seen: &impl Fn(&Path) -> PathBuf) -> bool {
     own_tmp != Some(dir) && whose(&seen(dir)) == Whose::Host
 }
 
@@ -348,6 +464,45 @@ fn is_git_dir(dir: &Path) -> bool {
 /// `objects`: a bare repository, the target of a `gitdir:` file), that no run of this host made.
 pub fn is_hosts_git_dir(dir: &Path, seen: impl Fn(&Path) -> PathBuf) -> bool {
     is_git_dir(&seen(dir)) && hosts(dir, &seen)
+}
+
+/// The git directory of the host's that `path` (caller's view) lies in, if any: below the nearest
+/// `.git` above it when that is the host's, or below a git directory of the host's by content (a
+/// bare repository, a `gitdir:` target).
+/// `within`: the writable root `path` is in (a git directory around the path is at or below it, or
+/// the root lies inside one: looked at up to the root only).
+pub fn inside_hosts_git_dir(
+    path: &Path,
+    within: Option<&Path>,
+    seen: impl Fn(&Path) -> PathBuf,
+) -> Option<PathBuf> {
+    for dir in path.ancestors().skip(1) {
+        if within.is_some_and(|root| !dir.starts_with(root)) {
+            return None;
+        }
+        if dir.file_name() == Some(OsStr::new(".git")) {
+            return hosts(dir, &seen).then(|| dir.to_path_buf());
+        }
+        if is_hosts_git_dir(dir, &seen) {
+            return Some(dir.to_path_buf());
+        }
+    }
+    None
+}
+
+/// What may not be put inside a host's git directory: the host's git writes its files there by
+/// name, following links (`COMMIT_EDITMSG`, `FETCH_HEAD`, `MERGE_MSG`, the reflogs under `logs/`),
+/// so a link the run made there had the host's next `git commit`, `fetch` or `stash` write, with the
+/// host's rights, wherever it pointed (outside round seven: a reflog linked to a shell start-up
+/// file appended the run's commit subject to it). Git itself makes only regular files and
+/// directories there, so only those are made: no link, FIFO, socket or device node, and no
+/// directory or special file moved in (a moved directory could hold links; it is copied instead,
+/// each entry judged). `made`: the name the call makes; `kind`: what it makes there.
+pub fn special_in_hosts_git_dir(git_dir: &Path, kind: &str) -> String {
+    format!(
+        "{kind} inside the host's git directory {}: the host's git writes its files there by name and would follow it",
+        git_dir.display()
+    )
 }
 
 /// The entries that make a directory a git directory to git (with `refs`), and to this module's
@@ -393,6 +548,9 @@ pub fn head_outside_git_dirs(
             "a HEAD file inside the host's work tree {}: a directory with HEAD, objects and refs is a repository to git, whose config the host's git would obey",
             work_tree.display()
         ));
+    }
+    if let Some(was) = vacated_at_or_above(dir) {
+        return Some(vacated_rule(&was));
     }
     hosts_dir(dir, own_tmp, &seen).then(|| {
         format!(
@@ -610,6 +768,73 @@ mod tests {
         let during = root.join("late/.git");
         std::fs::create_dir_all(during.join("hooks")).unwrap();
         assert!(refused("write", &during.join("hooks/pre-commit"), false).is_some());
+    }
+
+    #[test]
+    fn what_editors_and_agents_run_is_the_hosts_at_the_top_of_each_of_its_work_trees_below_a_root()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let same = |p: &Path| p.to_path_buf();
+        let app = root.join("app");
+        std::fs::create_dir_all(app.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("notes")).unwrap();
+        let mine = root.join("mine/.git");
+        made_by_a_run(&mine);
+        let check = |rel: &str, on_the_way: bool| {
+            project_config_in_work_tree(&root.join(rel), &root, on_the_way, same)
+        };
+        for rel in [
+            "app/.vscode/tasks.json",
+            "app/.claude/settings.json",
+            "app/.envrc",
+            "app/.husky/pre-commit",
+            "app/.vscode",
+            "app/.hg/hgrc",
+        ] {
+            let why = check(rel, false).unwrap_or_else(|| panic!("{rel}"));
+            assert!(why.contains(&app.display().to_string()), "{why}");
+        }
+        // On the way to a protected entry: a file or link in its place, not a directory.
+        assert!(check("app/.hg", true).is_some());
+        assert!(check("app/.hg", false).is_none());
+        // Deeper in the work tree, in a directory that is no work tree, in the run's own
+        // repository: ordinary files.
+        for rel in [
+            "app/src/.vscode/x",
+            "app/src/main.rs",
+            "notes/.vscode/tasks.json",
+            "mine/.vscode/tasks.json",
+            "app/.git/config",
+        ] {
+            assert_eq!(check(rel, true), None, "{rel}");
+        }
+    }
+
+    #[test]
+    fn where_a_directory_of_the_hosts_was_no_repository_is_made_or_moved() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let same = |p: &Path| p.to_path_buf();
+        let src = root.join("src");
+        assert_eq!(vacated_at_or_above(&src.join("sub")), None);
+        note_vacated(&src);
+        assert_eq!(vacated_at_or_above(&src.join("sub")), Some(src.clone()));
+        assert_eq!(vacated_at_or_above(&root.join("srcx")), None);
+        // The run makes src again: its own by identity, but a repository there is refused.
+        made_by_a_run(&src.join("sub"));
+        let why = refusal("mkdir", &src.join("sub/.git"), true, None, same).expect("refused");
+        assert!(
+            why.contains("until a run removed it or moved it away"),
+            "{why}"
+        );
+        assert!(head_outside_git_dirs(&src.join("HEAD"), None, same).is_some());
+        assert!(repository_moved_to_vacated(&src, true).is_some());
+        assert!(repository_moved_to_vacated(&src, false).is_none());
+        // Elsewhere, a repository of the run's own is as before.
+        let fresh = root.join("fresh");
+        made_by_a_run(&fresh);
+        assert!(refusal("mkdir", &fresh.join(".git"), true, None, same).is_none());
     }
 
     #[test]

@@ -147,9 +147,10 @@ pub const PROTECTED_IN_ROOTS: [&str; 60] = [
 /// `rustc-wrapper` and runners of a `.cargo/config.toml`, yarn the `yarnPath` of a `.yarnrc.yml`,
 /// npm the `script-shell` and `node-options` of a package's `.npmrc`, pnpm a `.pnpmfile.cjs`, bun
 /// the `preload` of a `bunfig.toml`, mise the tools and hooks of its configs, hg the hooks of a
-/// repository's `.hg/hgrc` (so no `.hg` is made or replaced in a directory of the host's). A directory name (`.cargo`, `.mise`) covers what is inside and
+/// repository's `.hg/hgrc` (so no `.hg` is made or replaced in a directory of the host's; `.jj`, `.sl` and
+/// `.pijul` likewise). A directory name (`.cargo`, `.mise`) covers what is inside and
 /// the name itself (a link named so would put the config elsewhere).
-pub const PROTECTED_AT_ANY_DEPTH: [&str; 16] = [
+pub const PROTECTED_AT_ANY_DEPTH: [&str; 19] = [
     ".cargo",
     "rust-toolchain",
     "rust-toolchain.toml",
@@ -166,6 +167,12 @@ pub const PROTECTED_AT_ANY_DEPTH: [&str; 16] = [
     ".mise",
     ".tool-versions",
     ".hg",
+    // The other version control systems that find their repository walking up, as git and hg do,
+    // and obey its config (pagers, editors, diff tools): a `.jj` whose `repo` is a file names a
+    // repository elsewhere, past the `.jj/repo/config.toml` protected at the top of a root.
+    ".jj",
+    ".sl",
+    ".pijul",
 ];
 
 /// In a home directory a root holds, besides the shell start-up files: what runs programs on its own

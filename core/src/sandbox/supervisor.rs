@@ -979,6 +979,10 @@ fn decide(
     let set_id = set_id_mode(nr, &a, how);
     // The first path judged (a rename's source, when its destination is judged).
     let mut resolved: Option<PathBuf> = None;
+    // A rename or link that makes a name inside a host's git directory (see `perform::Job`).
+    let mut regular_only = false;
+    // Directories of the host's the call removes or moves away (see `host_repos::note_vacated`).
+    let mut vacating: Vec<PathBuf> = Vec::new();
     for (i, arg) in paths.into_iter().enumerate() {
         let raw = if arg.addr == 0 {
             Vec::new()
@@ -1172,6 +1176,13 @@ fn decide(
                 // of the host's, at any depth.
                 super::host_repos::tool_config_in_hosts_dir(&path, policy.home.as_deref(), seen)
             })
+            .or_else(|| {
+                // An editor's, agent's or hook manager's config at the top of a work tree of the
+                // host's below a root's top (a root above the projects).
+                let root = outermost_containing(&policy.writable_roots, &path)?;
+                let on_the_way = makes_entry.contains(&i) && op != "mkdir";
+                super::host_repos::project_config_in_work_tree(&path, root, on_the_way, seen)
+            })
             .map(|rule| {
                 let errno = if changes_metadata(op) {
                     libc::EPERM
@@ -1198,6 +1209,15 @@ fn decide(
                     .then(|| head(&path))
                     .flatten()
                     .map(|rule| (libc::EPERM, rule))
+            })
+            .or_else(|| {
+                // A link, node, or a directory or special file moved in, inside a host's git
+                // directory (see `host_repos::special_in_hosts_git_dir`).
+                let root = outermost_containing(&policy.writable_roots, &path);
+                let from = resolved.as_deref();
+                let (inside, rule) = made_in_hosts_git_dir(op, i, &path, from, swaps, root, pid);
+                regular_only |= inside;
+                rule.map(|rule| (libc::EPERM, rule))
             })
             .or_else(|| {
                 // A directory a rename moves, judged by what is below it and where that would
@@ -1227,16 +1247,79 @@ fn decide(
                 denial(op, Some(path.display().to_string()), detail, rule, pid),
             );
         }
+        // (A rename's destination that is a directory is replaced, or exchanged.)
+        let takes_away = op == "remove" || op == "rename";
+        if takes_away
+            && std::fs::symlink_metadata(in_view(pid, &path)).is_ok_and(|m| m.is_dir())
+            && super::host_repos::hosts_dir(&path, own_tmp, &|p: &Path| in_view(pid, p))
+        {
+            vacating.push(path.clone());
+        }
         if proc_link.is_none() && !by_fd {
             targets.push(perform::Target::Path(path.clone()));
         }
         resolved.get_or_insert(path);
     }
+    // Noted when the call is judged (made or not): the path is only the more guarded.
+    for path in &vacating {
+        super::host_repos::note_vacated(path);
+    }
     Verdict::Perform(Box::new(perform::Job {
         act,
         targets,
         as_named,
+        regular_only,
     }))
+}
+
+/// Whether the name `op` makes lies inside a host's git directory (a rename or link there is then
+/// made on the regular file checked, see `perform::Job::regular_only`), and the rule it breaks if it
+/// puts there what git itself never makes: a link or node (`symlink`, `mknod`: judged at the name
+/// made, `i == 0`), or, judged at a call's second path (`i == 1`, when both are resolved), a link
+/// to what is no regular file (`linkat` of a symlink makes another), or a rename of what is no
+/// regular file (a directory could hold links), either way for an exchange. `resolved`: the call's
+/// first path; `root`: the writable root the path is in.
+fn made_in_hosts_git_dir(
+    op: &str,
+    i: usize,
+    path: &Path,
+    resolved: Option<&Path>,
+    swaps: bool,
+    root: Option<&Path>,
+    pid: u32,
+) -> (bool, Option<String>) {
+    let seen = |p: &Path| in_view(pid, p);
+    let regular = |p: &Path| std::fs::symlink_metadata(seen(p)).is_ok_and(|m| m.is_file());
+    let git_dir_of = |made: &Path| super::host_repos::inside_hosts_git_dir(made, root, seen);
+    let rule =
+        |git_dir: &Path, kind: &str| super::host_repos::special_in_hosts_git_dir(git_dir, kind);
+    // (made, what it is made from, if that must be a regular file)
+    let made: Vec<(&Path, Option<&Path>)> = match (op, i, resolved) {
+        ("symlink" | "mknod", 0, _) => vec![(path, None)],
+        ("link", 1, Some(new)) => vec![(new, Some(path))],
+        ("rename", 1, Some(from)) if swaps => vec![(path, Some(from)), (from, Some(path))],
+        ("rename", 1, Some(from)) => vec![(path, Some(from))],
+        _ => return (false, None),
+    };
+    let mut inside = false;
+    for (name, source) in made {
+        let Some(git_dir) = git_dir_of(name) else {
+            continue;
+        };
+        inside = true;
+        let kind = match (op, source) {
+            ("symlink", _) => "a symbolic link".to_string(),
+            ("mknod", _) => "a FIFO, socket or device node".to_string(),
+            // (The denial names the link's source: say where it was to be linked.)
+            ("link", Some(source)) if !regular(source) => {
+                format!("a link to what is no regular file, as {},", name.display())
+            }
+            (_, Some(source)) if !regular(source) => "a directory or special file moved in".into(),
+            _ => continue,
+        };
+        return (true, Some(rule(&git_dir, &kind)));
+    }
+    (inside, None)
 }
 
 /// Entries below a directory a rename moves that the supervisor reads before it gives up (and
@@ -1255,6 +1338,17 @@ fn moved_tree_refusal(from: &Path, to: &Path, policy: &FsPolicy, pid: u32) -> Op
     let seen = |p: &Path| in_view(pid, p);
     if !std::fs::symlink_metadata(seen(from)).is_ok_and(|m| m.is_dir()) {
         return None;
+    }
+    // Moved to where the host's directory was (see `host_repos::note_vacated`): no repository
+    // with it, at any depth.
+    let replaces_hosts = std::fs::symlink_metadata(seen(to)).is_ok_and(|m| m.is_dir())
+        && super::host_repos::hosts_dir(to, policy.own_tmp.as_deref(), &seen);
+    let into_vacated = replaces_hosts || super::host_repos::vacated_at_or_above(to).is_some();
+    let moved_repository = |holds: bool| super::host_repos::repository_moved_to_vacated(to, holds);
+    if into_vacated {
+        if let Some(rule) = moved_repository(super::host_repos::is_git_dir_at(&seen(from))) {
+            return Some(rule);
+        }
     }
     if super::host_repos::is_hosts_git_dir(from, seen) {
         return Some(format!(
@@ -1294,6 +1388,13 @@ fn moved_tree_refusal(from: &Path, to: &Path, policy: &FsPolicy, pid: u32) -> Op
                     "a directory holding the host's git directory {} is copied, not moved",
                     below.display()
                 ));
+            }
+            if into_vacated {
+                let repository = entry.file_name() == ".git"
+                    || (is_dir && super::host_repos::is_git_dir_at(&seen(&below)));
+                if let Some(rule) = moved_repository(repository) {
+                    return Some(rule);
+                }
             }
             if entry.file_name() == ".git" && super::host_repos::hosts(&below, &seen) {
                 return Some(format!(
@@ -1425,6 +1526,7 @@ fn decide_bind(req: &libc::seccomp_notif, policy: &FsPolicy, by_proxy: bool) -> 
                     },
                     targets: vec![perform::Target::Path(path)],
                     as_named: None,
+                    regular_only: false,
                 })),
                 Some((errno, rule)) => Verdict::Deny(
                     errno,

@@ -145,6 +145,43 @@ pub fn judge(argv: &[String], expands: &[bool]) -> Verdict {
     }
 }
 
+/// Why `argv` (argv[0] its name as written; `expands` parallel to it), a program the analyzer knows
+/// as a reader (one with a grammar), is used in a form that is not reading: an option its grammar
+/// refuses (`sort -o`, `find -delete`, `date -s`), an operand that is an output file (`uniq in
+/// out`, `xxd -r -p - package.json`), an option it does not know, or a script that runs commands
+/// (`awk 'BEGIN{system(..)}'`). A rule or allowlist entry that names a reader covers its reading
+/// (outside round seven: `Bash(xxd:*)` let a line write any bytes into `package.json`, which the
+/// next allowed `npm test` ran). A word bash may expand counts where it could become such a form:
+/// for a grammar of its own (find's, xxd's), and for one with options that write or run or a
+/// bounded number of operands; a glob given to `grep` or `cat` stays theirs. `None` for a program
+/// without a grammar, and for git and sed, whose writing and running forms rules already judge on
+/// their own (git's subcommands; sed's `w`, `e` and `-i`, with `w /dev/stdout` and `r` left
+/// to it).
+pub fn not_reading(argv: &[String], expands: &[bool]) -> Option<String> {
+    let name = argv.first()?.rsplit('/').next()?;
+    if matches!(name, "git" | "sed") {
+        return None;
+    }
+    let g = grammar(name)?;
+    let verdict = judge(argv, expands);
+    if verdict.read_only {
+        return None;
+    }
+    let literal = judge(argv, &vec![false; argv.len()]);
+    let glob_matters = match &g.syntax {
+        Syntax::Custom(_) => true,
+        Syntax::Getopt {
+            refused, operands, ..
+        } => !refused.is_empty() || *operands != Operands::Any,
+    };
+    (!literal.read_only || glob_matters).then(|| {
+        format!(
+            "{}: not a reading use of a reader, which a rule naming it does not cover",
+            verdict.reason
+        )
+    })
+}
+
 fn refuse(kind: Kind, reason: String) -> Verdict {
     Verdict {
         kind,

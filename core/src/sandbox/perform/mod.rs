@@ -138,6 +138,11 @@ pub struct Job {
     pub targets: Vec<Target>,
     /// The caller's directory fd and path, as read once, for `openat2`'s resolve checks.
     pub as_named: Option<(i32, CString)>,
+    /// The entry a rename or link makes lies inside a host's git directory, where only a regular
+    /// file may be put (see `host_repos::special_in_hosts_git_dir`): the file is taken by a handle
+    /// and checked to be one, and it is that file which is given the new name (another thread may
+    /// put a link at the source's name after the judgment).
+    pub regular_only: bool,
 }
 
 /// What a job came to.
@@ -326,6 +331,12 @@ fn make(
                 {
                     return fail_with(e);
                 }
+                if job.regular_only {
+                    return match rename_regular(fd, fname, td, tname, *flags) {
+                        Ok(()) => 0,
+                        Err(e) => fail_with(e),
+                    };
+                }
                 // SAFETY: renameat2 reads the names; both dirs are open.
                 unsafe {
                     libc::syscall(libc::SYS_renameat2, fd, fname, td, tname, *flags) as libc::c_int
@@ -336,7 +347,17 @@ fn make(
             // `linkat(AT_FDCWD, "/proc/self/fd/N", .., AT_SYMLINK_FOLLOW)`, the way to give an
             // `O_TMPFILE` file a name: the file is taken through the link, checked to be the one
             // judged, and linked through a link of the supervisor's own.
-            link_open_file(root, pid, link, seen, new)
+            link_open_file(root, pid, link, seen, new, job.regular_only)
+        }
+        (Act::Link, [Target::Path(new), Target::Path(old)]) if job.regular_only => {
+            at2(root, old, new, |od, oname, nd, nname| {
+                let linked = regular_file_at(od, oname).and_then(|file| {
+                    // SAFETY: the name is NUL-terminated and lives for the call.
+                    let name = unsafe { std::ffi::CStr::from_ptr(nname) };
+                    link_own(&file, nd, name)
+                });
+                linked.map_or_else(fail_with, |()| 0)
+            })
         }
         (Act::Link, [Target::Path(new), Target::Path(old)]) => {
             at2(root, old, new, |od, oname, nd, nname| {
@@ -347,7 +368,9 @@ fn make(
         }
         (Act::Link, [Target::Path(new), Target::Fd { fd, seen }]) => {
             // `linkat(fd, "", .., AT_EMPTY_PATH)`: as above, through the caller's descriptor.
-            take_fd(pid, *fd, seen).and_then(|file| link_file(root, &file, new))
+            take_fd(pid, *fd, seen)
+                .and_then(|file| only_regular(file, job.regular_only))
+                .and_then(|file| link_file(root, &file, new))
         }
         (Act::Chmod { mode }, [target]) => on_file(root, pid, target, |at| match at {
             At::Name(dir, name) => chmod_at(dir, name, *mode),
@@ -768,9 +791,115 @@ fn link_open_file(
     link: &Path,
     seen: &Path,
     new: &Path,
+    regular_only: bool,
 ) -> Result<i64, i32> {
-    let file = reopen(pid, link, seen, libc::O_PATH)?;
+    let file = only_regular(reopen(pid, link, seen, libc::O_PATH)?, regular_only)?;
     link_file(root, &file, new)
+}
+
+/// `file` itself, unless only a regular file may be linked and it is none (`EPERM`).
+fn only_regular(file: OwnedFd, regular_only: bool) -> Result<OwnedFd, i32> {
+    if regular_only && file_kind(&file)? != libc::S_IFREG {
+        return Err(libc::EPERM);
+    }
+    Ok(file)
+}
+
+/// The file type bits of an open file.
+fn file_kind(file: &OwnedFd) -> Result<libc::mode_t, i32> {
+    // SAFETY: fstat fills a zeroed stat for an fd we hold.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(file.as_raw_fd(), &mut st) } < 0 {
+        return Err(errno());
+    }
+    Ok(st.st_mode & libc::S_IFMT)
+}
+
+/// A handle on the entry `name` in `dir`, its last link not followed, if it is a regular file
+/// (`EPERM` if it is anything else).
+fn regular_file_at(dir: RawFd, name: *const libc::c_char) -> Result<OwnedFd, i32> {
+    // SAFETY: openat reads the NUL-terminated name; dir is an open directory.
+    let fd = unsafe { libc::openat(dir, name, libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(errno());
+    }
+    // SAFETY: a new fd we own.
+    let file = unsafe { OwnedFd::from_raw_fd(fd) };
+    only_regular(file, true)
+}
+
+/// Give `file` the name `name` in `dir`, through a link of the supervisor's own to it.
+fn link_own(file: &OwnedFd, dir: RawFd, name: &std::ffi::CStr) -> Result<(), i32> {
+    let own = own_link(file)?;
+    // SAFETY: linkat reads both names; dir is an open directory.
+    check(unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            own.as_ptr(),
+            dir,
+            name.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    })
+    .map(|_| ())
+}
+
+/// `renameat2` of a regular file into a host's git directory, made on the file checked to be one:
+/// it is linked by a handle under a fresh name beside the destination, that name renamed over the
+/// destination (atomically, as a rename would), and the source's name removed if it still names
+/// the same file. An exchange or a whiteout is refused (`EPERM`): git makes neither.
+fn rename_regular(
+    from_dir: RawFd,
+    from: *const libc::c_char,
+    to_dir: RawFd,
+    to: *const libc::c_char,
+    flags: u32,
+) -> Result<(), i32> {
+    if flags & (libc::RENAME_EXCHANGE | libc::RENAME_WHITEOUT) != 0 {
+        return Err(libc::EPERM);
+    }
+    let file = regular_file_at(from_dir, from)?;
+    let id = |st: &libc::stat| (st.st_dev, st.st_ino);
+    let stat_at = |dir: RawFd, name: *const libc::c_char| {
+        // SAFETY: fstatat fills a zeroed stat; the name is NUL-terminated.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        let rc = unsafe { libc::fstatat(dir, name, &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+        (rc == 0).then_some(st)
+    };
+    // SAFETY: fstat fills a zeroed stat for an fd we hold.
+    let mut mine: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(file.as_raw_fd(), &mut mine) } < 0 {
+        return Err(errno());
+    }
+    // Two names of one file: a rename does nothing.
+    if stat_at(to_dir, to).is_some_and(|st| id(&st) == id(&mine)) {
+        return Ok(());
+    }
+    let temp = CString::new(format!(".agent-exec-{}", crate::util::uuid_v4()))
+        .map_err(|_| libc::EINVAL)?;
+    link_own(&file, to_dir, &temp)?;
+    // SAFETY: renameat2 reads the names; the dir is open.
+    let renamed = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            to_dir,
+            temp.as_ptr(),
+            to_dir,
+            to,
+            flags,
+        )
+    };
+    if renamed < 0 {
+        let e = errno();
+        // SAFETY: unlinkat reads the name; the dir is open.
+        unsafe { libc::unlinkat(to_dir, temp.as_ptr(), 0) };
+        return Err(e);
+    }
+    if stat_at(from_dir, from).is_some_and(|st| id(&st) == id(&mine)) {
+        // SAFETY: as above.
+        unsafe { libc::unlinkat(from_dir, from, 0) };
+    }
+    Ok(())
 }
 
 /// Give the open `file` the name `new`, through a link of the supervisor's own to it.
