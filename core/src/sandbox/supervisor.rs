@@ -129,6 +129,45 @@ const MAX_IN_FLIGHT_ALL_RUNS: usize = 256;
 /// Blocking calls made for every run of this process, waiting now.
 static IN_FLIGHT_ALL_RUNS: AtomicUsize = AtomicUsize::new(0);
 
+/// A place among the blocking calls one run, and all runs together, may have waiting at once:
+/// taken before a call is handed to the blocking pool, given back when the call is done (dropped).
+struct BlockingSlot {
+    run: Arc<AtomicUsize>,
+    all: &'static AtomicUsize,
+}
+
+impl BlockingSlot {
+    /// A place, if the run has fewer than `per_run` calls waiting and all runs fewer than
+    /// `all_runs`.
+    fn take(
+        run: &Arc<AtomicUsize>,
+        all: &'static AtomicUsize,
+        per_run: usize,
+        all_runs: usize,
+    ) -> Option<BlockingSlot> {
+        if run.fetch_add(1, Ordering::AcqRel) >= per_run {
+            run.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        if all.fetch_add(1, Ordering::AcqRel) >= all_runs {
+            all.fetch_sub(1, Ordering::AcqRel);
+            run.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(BlockingSlot {
+            run: run.clone(),
+            all,
+        })
+    }
+}
+
+impl Drop for BlockingSlot {
+    fn drop(&mut self) {
+        self.run.fetch_sub(1, Ordering::AcqRel);
+        self.all.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// Start supervising `listener`: its notifications are answered on a thread of the run's own while
 /// there are few runs, else on the current runtime (see `notify_wait` for why), and connects and
 /// sends made for the caller, which can block, on the runtime's blocking pool.
@@ -284,22 +323,21 @@ impl Server {
     /// only a few blocking threads that way, or it could starve every session's blocking work.
     /// Beyond them the caller hears EAGAIN, as from a full listener.
     fn hand_over(&self, req: libc::seccomp_notif, verdict: Verdict) {
-        if self.in_flight.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT {
-            self.in_flight.fetch_sub(1, Ordering::AcqRel);
+        let slot = BlockingSlot::take(
+            &self.in_flight,
+            &IN_FLIGHT_ALL_RUNS,
+            MAX_IN_FLIGHT,
+            MAX_IN_FLIGHT_ALL_RUNS,
+        );
+        let Some(slot) = slot else {
             answer(&self.listener, req.id, Answer::Error(libc::EAGAIN));
             return;
-        }
-        if IN_FLIGHT_ALL_RUNS.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT_ALL_RUNS {
-            IN_FLIGHT_ALL_RUNS.fetch_sub(1, Ordering::AcqRel);
-            self.in_flight.fetch_sub(1, Ordering::AcqRel);
-            answer(&self.listener, req.id, Answer::Error(libc::EAGAIN));
-            return;
-        }
+        };
         let job = BlockingJob {
             listener: self.listener.clone(),
             id: req.id,
             answered: false,
-            in_flight: self.in_flight.clone(),
+            _slot: slot,
         };
         let (log, clients) = (self.log.clone(), self.clients.clone());
         let caller = self.caller.clone();
@@ -332,7 +370,8 @@ struct BlockingJob {
     listener: Arc<OwnedFd>,
     id: u64,
     answered: bool,
-    in_flight: Arc<AtomicUsize>,
+    /// Given back after the answer (fields drop after `drop` runs).
+    _slot: BlockingSlot,
 }
 
 impl Drop for BlockingJob {
@@ -340,8 +379,6 @@ impl Drop for BlockingJob {
         if !self.answered {
             answer(&self.listener, self.id, Answer::Error(libc::EAGAIN));
         }
-        self.in_flight.fetch_sub(1, Ordering::AcqRel);
-        IN_FLIGHT_ALL_RUNS.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -2129,6 +2166,34 @@ mod tests {
         ] {
             assert_eq!(open_flags_text(flags as u64), text);
         }
+    }
+
+    /// Forty runs of sixteen waiting FIFO opens took the runtime's whole blocking pool: a run gets
+    /// at most `per_run` places, and all runs together at most `all_runs`, each given back when its
+    /// call is done.
+    #[test]
+    fn blocking_calls_are_capped_per_run_and_across_runs() {
+        static ALL: AtomicUsize = AtomicUsize::new(0);
+        let runs: Vec<Arc<AtomicUsize>> = (0..5).map(|_| Arc::new(AtomicUsize::new(0))).collect();
+        let take = |run: &Arc<AtomicUsize>| BlockingSlot::take(run, &ALL, 4, 10);
+        let mut held: Vec<BlockingSlot> = (0..4).map(|_| take(&runs[0]).unwrap()).collect();
+        assert!(take(&runs[0]).is_none(), "a fifth place for one run");
+        held.extend((0..4).map(|_| take(&runs[1]).unwrap()));
+        held.extend((0..2).map(|_| take(&runs[2]).unwrap()));
+        assert_eq!(ALL.load(Ordering::Acquire), 10);
+        assert!(take(&runs[3]).is_none(), "past the cap of all runs");
+        // A refusal takes nothing.
+        assert_eq!(runs[3].load(Ordering::Acquire), 0);
+        assert_eq!(ALL.load(Ordering::Acquire), 10);
+        // A call done gives its place back, to any run.
+        held.pop();
+        assert!(take(&runs[4]).is_some_and(|slot| {
+            drop(slot);
+            true
+        }));
+        drop(held);
+        assert_eq!(ALL.load(Ordering::Acquire), 0);
+        assert!(runs.iter().all(|r| r.load(Ordering::Acquire) == 0));
     }
 
     #[test]
