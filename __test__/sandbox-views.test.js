@@ -489,6 +489,88 @@ test('no repository takes the place of a directory of the host\'s: removed, move
   assert.match(refused, /where the host's directory .*lib was/, refused);
 });
 
+test('the index a run puts in the host\'s git directory is read: no entry git would write outside the work tree or into .git, no cache-tree the entries do not agree with', when(noSandbox, noPython), async () => {
+  // Outside round eight: entries `.git/hooks/pre-commit` and `../outside/pwn` had the host's
+  // `git restore .` write a hook and a file outside the roots; a cache-tree pointing at another tree
+  // put content into the host's next commit that status and diff never showed.
+  const root = repoRoot();
+  fs.mkdirSync(path.join(root, 'lib'));
+  fs.writeFileSync(path.join(root, 'lib', 'a'), 'good\n');
+  fs.writeFileSync(path.join(root, 'r'), 'r\n');
+  assert.equal(hostGit(root, 'add', '.').status, 0);
+  assert.equal(hostGit(root, 'commit', '-qm', 'base').status, 0);
+  const outside = path.join(fs.realpathSync(tempDir('agent-exec-views-outside-')), 'pwn');
+  const canary = path.join(path.dirname(outside), 'ran');
+  const rel = path.relative(root, outside);
+  const padded = '-'.repeat(rel.length - 2);
+  const put = [
+    // Write `data` as the index through its lock file, as git does (checksum recomputed).
+    'import hashlib, os, subprocess, sys',
+    'def put(data, how="lock"):',
+    '    body = data[:-20]',
+    '    data = body + hashlib.sha1(body).digest()',
+    '    if how == "lock":',
+    '        open(".git/index.lock", "wb").write(data)',
+    '        os.rename(".git/index.lock", ".git/index")',
+    '    else:',
+    '        open(".git/index", "r+b").write(data)',
+    'def git(*a):',
+    '    return subprocess.run(["git", "-c", "user.name=r", "-c", "user.email=r@r", *a], capture_output=True, text=True).stdout.strip()',
+  ];
+  const r = await run({
+    command: `python3 - <<'PY'\n${[
+      ...put,
+      `hook = subprocess.run(["git", "hash-object", "-w", "--stdin"], input="#!/bin/sh\\ntouch ${canary}\\n", capture_output=True, text=True).stdout.strip()`,
+      'git("update-index", "--add", "--cacheinfo", "100755," + hook + ",-git/hooks/pre-commit")',
+      `git("update-index", "--add", "--cacheinfo", "100644," + hook + ",${padded}/x")`,
+      'base = open(".git/index", "rb").read()',
+      `crafted = base.replace(b"-git/hooks/", b".git/hooks/").replace(b"${padded}/x", b"${rel}")`,
+      'for how in ("lock", "in place"):',
+      '    try:',
+      '        put(crafted, how)',
+      '        print("put", how)',
+      '    except OSError as e:',
+      '        print("refused", how, e.errno)',
+      'git("reset", "-q")',
+      // The cache-tree: a tree with lib/a evil read in, then the entry's blob set back to good.
+      'good = git("rev-parse", "HEAD:lib/a")',
+      'evil = subprocess.run(["git", "hash-object", "-w", "--stdin"], input="evil\\n", capture_output=True, text=True).stdout.strip()',
+      'env = dict(os.environ, GIT_INDEX_FILE=os.environ["TMPDIR"] + "/i")',
+      'subprocess.run(["git", "read-tree", "HEAD"], env=env)',
+      'subprocess.run(["git", "update-index", "--cacheinfo", "100644," + evil + ",lib/a"], env=env)',
+      'tree = subprocess.run(["git", "write-tree"], env=env, capture_output=True, text=True).stdout.strip()',
+      'git("read-tree", tree)',
+      'data = open(".git/index", "rb").read()',
+      'put(data.replace(bytes.fromhex(evil), bytes.fromhex(good)))',
+      'print("tree", b"TREE" in open(".git/index", "rb").read())',
+      // The legacy remote files.
+      'try:',
+      '    os.makedirs(".git/remotes", exist_ok=True); open(".git/remotes/upstream", "w").write("URL: /tmp\\n"); print("remotes written")',
+      'except OSError:',
+      '    print("remotes refused")',
+      // The run's own git still works in the repository.
+      'open("r", "a").write("more\\n"); git("add", "r"); git("commit", "-qm", "run"); print("commit", git("log", "-1", "--format=%s"))',
+    ].join('\n')}\nPY`,
+    cwd: root,
+    sandbox: { writableRoots: [root] },
+  });
+  assert.match(r.output, /refused lock 1\nrefused in place 1\n/, r.output);
+  assert.match(r.output, /tree False\n/, r.output);
+  assert.match(r.output, /remotes refused\n/, r.output);
+  assert.match(r.output, /commit run\n/, r.output);
+  // The host's own "discard what the agent did", then a commit of its own.
+  hostGit(root, 'restore', '.');
+  assert.equal(fs.existsSync(path.join(root, '.git', 'hooks', 'pre-commit')), false, 'a hook was checked out');
+  assert.equal(fs.existsSync(path.dirname(outside) + '/x') || fs.existsSync(outside), false, 'a file outside the roots was written');
+  fs.writeFileSync(path.join(root, 'r'), 'host\n');
+  assert.equal(hostGit(root, 'commit', '-qam', 'host').status, 0);
+  assert.equal(hostGit(root, 'show', 'HEAD:lib/a').stdout, 'good\n', 'the host committed content it never saw');
+  assert.equal(fs.existsSync(canary), false);
+  const refused = r.sandbox.denials.map((d) => `${d.path} ${d.rule}`).join('\n');
+  assert.match(refused, /\.git\/index an index put in the host's git directory: an entry "(\.git\/hooks\/pre-commit|\.\.\/[^"]*)"/, refused);
+  assert.match(refused, /\.git\/index the index of the host's git directory .* is written through its lock file/, refused);
+});
+
 test('a host work tree cannot be swapped for the run\'s; a repository an earlier run made stays the runs\'; a directory moved in from the temp dir is copied', when(noSandbox), async () => {
   const root = fs.realpathSync(tempDir('agent-exec-views-swap-'));
   const canary = path.join(fs.realpathSync(tempDir('agent-exec-views-canary-')), 'ran');

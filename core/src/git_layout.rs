@@ -129,6 +129,33 @@ fn index_stamp(meta: &std::fs::Metadata) -> IndexStamp {
 /// entry is tried with SHA-1's, then SHA-256's, and the one under which every entry parses and the
 /// entries end where the extensions (or the trailing checksum) begin is taken.
 fn parse_gitlinks(bytes: &[u8]) -> Result<Vec<PathBuf>, String> {
+    const GITLINK: u32 = 0o160000;
+    let mut links = Vec::new();
+    read_index(bytes, |mode, path| {
+        if mode & 0o170000 == GITLINK {
+            let text = std::str::from_utf8(path).map_err(|_| "a gitlink path is not UTF-8")?;
+            links.push(PathBuf::from(text));
+        }
+        Ok(())
+    })?;
+    Ok(links)
+}
+
+/// An index file's layout as read: where its entries end and how long its object names (and its
+/// final checksum) are: 20 bytes (SHA-1) or 32 (SHA-256).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexLayout {
+    pub entries_end: usize,
+    pub hash_len: usize,
+}
+
+/// Read an index file (versions 2 to 4), giving each entry's mode and path to `each` (the first
+/// error it returns ends the reading). The object name length is the one with which the entries
+/// end exactly where the extensions and final checksum begin.
+pub fn read_index(
+    bytes: &[u8],
+    mut each: impl FnMut(u32, &[u8]) -> Result<(), String>,
+) -> Result<IndexLayout, String> {
     if bytes.len() < 12 || &bytes[..4] != b"DIRC" {
         return Err("not an index (no DIRC signature)".into());
     }
@@ -141,8 +168,15 @@ fn parse_gitlinks(bytes: &[u8]) -> Result<Vec<PathBuf>, String> {
     let count = be32(bytes, 8).unwrap_or(0) as usize;
     let mut last_error = String::new();
     for hash in [20usize, 32] {
-        match entries(bytes, version, count, hash) {
-            Ok((links, end)) if ends_cleanly(bytes, end, hash) => return Ok(links),
+        // Entries are read once the length is known to fit: a first pass gives nothing out.
+        match entries(bytes, version, count, hash, &mut |_, _| Ok(())) {
+            Ok(end) if ends_cleanly(bytes, end, hash) => {
+                entries(bytes, version, count, hash, &mut each)?;
+                return Ok(IndexLayout {
+                    entries_end: end,
+                    hash_len: hash,
+                });
+            }
             Ok(_) => last_error = "entries do not end where the index's tail begins".into(),
             Err(why) => last_error = why,
         }
@@ -151,14 +185,14 @@ fn parse_gitlinks(bytes: &[u8]) -> Result<Vec<PathBuf>, String> {
 }
 
 /// The big-endian 32-bit number at `at`, if the bytes hold one there.
-fn be32(bytes: &[u8], at: usize) -> Option<u32> {
+pub fn be32(bytes: &[u8], at: usize) -> Option<u32> {
     bytes
         .get(at..at + 4)
         .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
 }
 
 /// Whether `end` is where an index's extensions or its final checksum of `hash` bytes begin.
-fn ends_cleanly(bytes: &[u8], end: usize, hash: usize) -> bool {
+pub fn ends_cleanly(bytes: &[u8], end: usize, hash: usize) -> bool {
     let mut at = end;
     while at + hash < bytes.len() {
         // An extension: a 4-byte signature and a 4-byte length, then its data.
@@ -170,16 +204,19 @@ fn ends_cleanly(bytes: &[u8], end: usize, hash: usize) -> bool {
     at + hash == bytes.len()
 }
 
+/// What is given each index entry's mode and path; an error ends the reading.
+type EachEntry<'a> = dyn FnMut(u32, &[u8]) -> Result<(), String> + 'a;
+
+/// Where the entries end, each given to `each` with its mode.
 fn entries(
     bytes: &[u8],
     version: u32,
     count: usize,
     hash: usize,
-) -> Result<(Vec<PathBuf>, usize), String> {
-    const GITLINK: u32 = 0o160000;
+    each: &mut EachEntry,
+) -> Result<usize, String> {
     let short = || "an entry runs past the end of the file".to_string();
     let mut at = 12;
-    let mut links = Vec::new();
     let mut previous: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = at;
@@ -230,13 +267,10 @@ fn entries(
         if at > bytes.len() {
             return Err(short());
         }
-        if mode & 0o170000 == GITLINK {
-            let text = std::str::from_utf8(&path).map_err(|_| "a gitlink path is not UTF-8")?;
-            links.push(PathBuf::from(text));
-        }
+        each(mode, &path)?;
         previous = path;
     }
-    Ok((links, at))
+    Ok(at)
 }
 
 /// Run git in `dir` with a fixed identity (for tests that make repositories); false when git is

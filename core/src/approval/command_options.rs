@@ -226,11 +226,13 @@ const TABLE: &[CommandOptions] = &[
     CommandOptions {
         programs: GCC,
         subcommands: &[],
-        long: &["--specs"],
+        // The driver's long aliases (outside round eight: `--prefix` is `-B`, `--for-linker` is
+        // `-Xlinker`), by any abbreviation the driver takes.
+        long: &["--specs", "--prefix", "--for-linker", "--for-assembler"],
         short: &[],
         prefix: &[
             "-wrapper", "-B", "-fplugin", "-specs", "--specs", "@", "-Wl,", "-Xlinker", "-Wp,",
-            "-Xpreprocessor",
+            "-Xpreprocessor", "-Wa,", "-Xassembler",
         ],
         runs: "runs or loads the program it is given (a wrapper, the tools' directory, a plugin, a spec file, options from a file, the linker's plugins)",
     },
@@ -248,6 +250,8 @@ const TABLE: &[CommandOptions] = &[
             "-Xlog",
             "-Xshare",
             "-Xbootclasspath",
+            "--patch-module",
+            "--upgrade-module-path",
             "-D",
             "@",
         ],
@@ -280,6 +284,8 @@ const TABLE: &[CommandOptions] = &[
             "-providerarg",
             "-providerArg",
             "-addprovider",
+            "-conf",
+            "-pluginpath",
         ],
         runs: "hands its JVM the option, or loads the code (a provider, processor, doclet, plugin), or reads the options it is given",
     },
@@ -928,7 +934,10 @@ pub fn runs(names: &[String], argv: &[String]) -> Option<String> {
                 _ => continue,
             }
         };
-        for a in options.iter().take_while(|a| *a != "--") {
+        // yq (the jq wrapper) takes any left-over word with an `i` for in-place, `--` or not.
+        let ends = !is(&["yq", "tomlq", "xq", "xq-python"]);
+        for a in options.iter().take_while(|a| !(ends && *a == "--")) {
+            let a = &as_the_program_reads(names, a);
             if let Some(hit) = matches(entry, a) {
                 let sub = match subcommand(program, args) {
                     Some((_, s)) if !entry.subcommands.is_empty() => format!("{program} {s}"),
@@ -938,7 +947,66 @@ pub fn runs(names: &[String], argv: &[String]) -> Option<String> {
             }
         }
     }
+    if is(&["openssl"]) {
+        if let Some(a) = args.iter().find(|a| a.contains("org.openssl.engine:")) {
+            return Some(format!(
+                "openssl {a}: an engine URI loads the shared library it names"
+            ));
+        }
+    }
+    // javac runs the annotation processors a classpath's jars name (META-INF/services) unless
+    // told not to; the project's own directory is the project's code, a classpath given is not.
+    if is(&["javac"]) && !args.iter().any(|a| a == "-proc:none") {
+        let classpath = |a: &String| {
+            matches!(a.as_str(), "-cp" | "-classpath" | "--class-path")
+                || a.starts_with("--class-path=")
+        };
+        if args.iter().any(classpath) {
+            return Some(
+                "javac runs the annotation processors the classpath it is given holds (without -proc:none)"
+                    .into(),
+            );
+        }
+    }
     None
+}
+
+/// `a` as the program named `names` reads it: openssl takes `--opt` for `-opt`, keytool and
+/// jarsigner compare option names without case, and Go's pflag CLIs (kubectl, oc, helm) take `_`
+/// for `-` in long option names (outside round eight: `openssl x509 --engine x.so`, `keytool
+/// -PROVIDERCLASS`, `kubectl --cache_dir` passed where the usual spelling was asked).
+fn as_the_program_reads(names: &[String], a: &str) -> String {
+    let is = |list: &[&str]| names.iter().any(|n| list.contains(&n.as_str()));
+    if is(&["openssl"]) && a.starts_with("--") && a.len() > 2 {
+        return a[1..].to_string();
+    }
+    if is(&["keytool", "jarsigner"]) && a.starts_with('-') {
+        return keytool_spelling(a);
+    }
+    if is(&["kubectl", "oc", "helm"]) && a.starts_with("--") {
+        let (name, value) = a.split_once('=').map_or((a, None), |(n, v)| (n, Some(v)));
+        let name = format!("--{}", name[2..].replace('_', "-"));
+        return value.map_or(name.clone(), |v| format!("{name}={v}"));
+    }
+    a.to_string()
+}
+
+/// A keytool or jarsigner option as the table spells it: the name's case as written there (they
+/// compare names without case), known by its lower-case form.
+fn keytool_spelling(a: &str) -> String {
+    const SPELLED: &[&str] = &[
+        "-providerPath",
+        "-providerClass",
+        "-providerArg",
+        "-addprovider",
+        "-conf",
+        "-J",
+    ];
+    let lower = a.to_ascii_lowercase();
+    SPELLED
+        .iter()
+        .find(|s| lower.starts_with(&s.to_ascii_lowercase()))
+        .map_or_else(|| a.to_string(), |s| format!("{s}{}", &a[s.len()..]))
 }
 
 /// Is `name` a C compiler driver: gcc, g++, cc, c++, cpp or clang, with a target before it or a
@@ -1229,6 +1297,30 @@ mod tests {
             "ptx -G f out",
             "kubectl get pods --profile=cpu --profile-output=package.json",
             "kubectl version --cache-dir=d",
+            // Outside round eight.
+            "gcc --prefix=/tmp/pfx/ -c a.c",
+            "gcc --prefix /tmp/pfx/ -c a.c",
+            "gcc --pre=/tmp/pfx/ -c a.c",
+            "x86_64-linux-gnu-gcc --for-linker=-plugin=x.so a.c",
+            "gcc --for-assembler=x a.c",
+            "gcc -Wa,-x a.c",
+            "openssl x509 --engine /x.so -noout",
+            "openssl x509 --provider-path d --provider p -noout",
+            "openssl req --config o.cnf -new",
+            "openssl pkey -in org.openssl.engine:/x.so:k -noout",
+            "keytool -list -PROVIDERPATH p.jar -PROVIDERCLASS E",
+            "keytool -list -ProviderClass E",
+            "keytool -list -conf k.conf",
+            "jarsigner -verify -ADDPROVIDER SunPKCS11 -PROVIDERARG p.cfg e.jar",
+            "jarsigner -verify -conf x.conf x.jar",
+            "javac -cp evil.jar A.java",
+            "javac --class-path=evil.jar A.java",
+            "jconsole -pluginpath p.jar",
+            "kubectl get pods --cache_dir=/tmp/kc",
+            "kubectl get pods --log_file=/tmp/x",
+            "kubectl get pods --profile_output=x",
+            "yq . f.yml -y -- -i",
+            "java --patch-module java.base=pm -version",
         ] {
             let name = line.split_whitespace().next().unwrap();
             assert!(check(name, line).is_some(), "{line}");
@@ -1301,6 +1393,13 @@ mod tests {
             "shuf -n 3 f",
             "iconv -f utf8 -t ascii f",
             "kubectl get pods -o wide",
+            "gcc -O2 -c a.c",
+            "openssl x509 -in c.pem -noout --text",
+            "keytool -list -v -keystore k.jks",
+            "javac A.java",
+            "javac -proc:none -cp lib.jar A.java",
+            "kubectl get pods --all_namespaces",
+            "yq . f.yml -- x",
         ] {
             let name = line.split_whitespace().next().unwrap();
             assert_eq!(check(name, line), None, "{line}");

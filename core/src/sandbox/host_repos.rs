@@ -27,7 +27,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
 /// The entries of a git directory the host's git obeys (as `policy::PROTECTED_GIT_ENTRIES`).
-const METADATA: [&str; 5] = super::policy::PROTECTED_GIT_ENTRIES;
+const METADATA: [&str; 7] = super::policy::PROTECTED_GIT_ENTRIES;
 
 /// A directory by identity: its device and inode, and when it was born (an inode number is reused
 /// once freed; with its birth time it is not).

@@ -28,6 +28,8 @@ pub mod child;
 #[cfg(target_os = "linux")]
 mod file_calls;
 #[cfg(target_os = "linux")]
+mod git_index;
+#[cfg(target_os = "linux")]
 mod handover;
 #[cfg(target_os = "linux")]
 pub use handover::Handed;

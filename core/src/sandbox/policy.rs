@@ -44,8 +44,17 @@ pub const SHM: &str = "/dev/shm";
 /// and repository from: never writable in a sandbox. `commondir` pointed at a planted directory, or
 /// `config.worktree` with `core.fsmonitor`, would run the command's code in the host's next
 /// `git status`; `info/` holds attributes and sparse patterns git obeys.
-pub const PROTECTED_GIT_ENTRIES: [&str; 5] =
-    ["hooks", "config", "commondir", "info", "config.worktree"];
+/// (`remotes` and `branches`: the legacy remote files, which git still reads for a remote its config
+/// does not name; outside round eight: `git fetch upstream` fetched from where a run's file said.)
+pub const PROTECTED_GIT_ENTRIES: [&str; 7] = [
+    "hooks",
+    "config",
+    "commondir",
+    "info",
+    "config.worktree",
+    "remotes",
+    "branches",
+];
 
 /// The same, in each `worktrees/<name>/` of a git directory (`gitdir` says where the worktree is).
 pub const PROTECTED_WORKTREE_ENTRIES: [&str; 3] = ["config.worktree", "commondir", "gitdir"];
@@ -968,8 +977,16 @@ mod tests {
             .collect();
         assert_eq!(
             git_protected,
-            ["hooks", "config", "commondir", "info", "config.worktree"]
-                .map(|e| root.join(".git").join(e))
+            [
+                "hooks",
+                "config",
+                "commondir",
+                "info",
+                "config.worktree",
+                "remotes",
+                "branches"
+            ]
+            .map(|e| root.join(".git").join(e))
         );
         // The `.git` entry itself stays, and its other contents are writable.
         assert_eq!(

@@ -292,7 +292,10 @@ impl Server {
                 let still_waiting = || id_valid(&self.listener, req.id);
                 match perform::perform(&job, &self.caller, req.pid, false, still_waiting) {
                     perform::Outcome::Blocks => self.hand_over(req, Verdict::Perform(job)),
-                    outcome => reply_with(&self.listener, req.id, outcome),
+                    outcome => {
+                        record_refused(&self.log, &job, &outcome, req.pid);
+                        reply_with(&self.listener, req.id, outcome)
+                    }
                 }
             }
             verdict @ (Verdict::Connect { .. } | Verdict::Send(_)) => self.hand_over(req, verdict),
@@ -355,6 +358,7 @@ impl Server {
                 Verdict::Perform(call) => {
                     let still_waiting = || id_valid(&job.listener, req.id);
                     let outcome = perform::perform(&call, &caller, req.pid, true, still_waiting);
+                    record_refused(&log, &call, &outcome, req.pid);
                     reply_with(&job.listener, req.id, outcome);
                 }
                 _ => unreachable!("only connects, sends and waiting opens are made here"),
@@ -425,6 +429,23 @@ fn answer(fd: &OwnedFd, id: u64, a: Answer) {
 }
 
 /// Answer a call the supervisor made with what it came to.
+/// Record a refusal made at the call itself (see `perform::Outcome::Refused`), naming the path the
+/// call would have made (a rename's destination).
+fn record_refused(log: &DenialLog, job: &perform::Job, outcome: &perform::Outcome, pid: u32) {
+    let perform::Outcome::Refused { rule, .. } = outcome else {
+        return;
+    };
+    let (op, detail) = match job.act {
+        perform::Act::Rename { .. } => ("rename", "rename"),
+        _ => ("write", "write"),
+    };
+    let path = job.targets.iter().rev().find_map(|t| match t {
+        perform::Target::Path(p) => Some(p.display().to_string()),
+        _ => None,
+    });
+    log.record(denial(op, path, detail.into(), rule.clone(), pid));
+}
+
 fn reply_with(listener: &OwnedFd, id: u64, outcome: perform::Outcome) {
     match outcome {
         perform::Outcome::Value(v) => answer(listener, id, Answer::Value(v)),
@@ -439,6 +460,8 @@ fn reply_with(listener: &OwnedFd, id: u64, outcome: perform::Outcome) {
             }
         }
         perform::Outcome::Blocks => answer(listener, id, Answer::Error(libc::EAGAIN)),
+        // Recorded by the caller (`answer_performed`), which knows the call.
+        perform::Outcome::Refused { errno, .. } => answer(listener, id, Answer::Error(errno)),
     }
 }
 
@@ -1257,6 +1280,12 @@ fn decide(
                 rule.map(|rule| (libc::EPERM, rule))
             })
             .or_else(|| {
+                // The host's index written other than through its lock file (where the supervisor
+                // reads it, see `git_index`).
+                let root = outermost_containing(&policy.writable_roots, &path);
+                index_written_in_place(op, i, &path, root, pid).map(|rule| (libc::EPERM, rule))
+            })
+            .or_else(|| {
                 // A directory a rename moves, judged by what is below it and where that would
                 // land (either way, for an exchange): at the new name, the source resolved.
                 let from = resolved.as_ref().filter(|_| op == "rename" && i == 1)?;
@@ -1357,6 +1386,35 @@ fn made_in_hosts_git_dir(
         return (true, Some(rule(&git_dir, &kind)));
     }
     (inside, None)
+}
+
+/// Why a call may not write the index of a host's git directory in place (an open for writing, a
+/// truncation) or link it elsewhere (to be written through the new name), if it is one: git writes
+/// its index through `index.lock`, renamed into place, which is where the supervisor reads and
+/// checks it (`git_index`). A split index's `sharedindex.*` likewise (it is refused in place too).
+fn index_written_in_place(
+    op: &str,
+    i: usize,
+    path: &Path,
+    root: Option<&Path>,
+    pid: u32,
+) -> Option<String> {
+    let name = path.file_name()?.as_encoded_bytes();
+    let index = name == b"index" || name.starts_with(b"sharedindex.");
+    if !index || !matches!((op, i), ("write" | "truncate", 0) | ("link", 1)) {
+        return None;
+    }
+    let seen = |p: &Path| in_view(pid, p);
+    let dir = path.parent()?;
+    let beside_head = std::fs::symlink_metadata(seen(&dir.join("HEAD"))).is_ok_and(|m| m.is_file());
+    if name == b"index" && !beside_head {
+        return None;
+    }
+    let git_dir = super::host_repos::inside_hosts_git_dir(path, root, seen)?;
+    Some(format!(
+        "the index of the host's git directory {} is written through its lock file (renamed into place, where the supervisor reads it), not in place",
+        git_dir.display()
+    ))
 }
 
 /// Entries below a directory a rename moves that the supervisor reads before it gives up (and

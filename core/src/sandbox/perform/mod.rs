@@ -156,6 +156,9 @@ pub enum Outcome {
     Error(i32),
     /// An open that would wait (a FIFO without a reader yet): to be made where waiting is allowed.
     Blocks,
+    /// Refused at the call itself, on what the supervisor read there (an index put in place in a
+    /// host's git directory, see `git_index`): the error, and the rule's words for the denial.
+    Refused { errno: i32, rule: String },
 }
 
 /// What a run's calls are made against: its root (all its processes share it: `chroot`, `setns`
@@ -290,6 +293,8 @@ fn make(
     may_block: bool,
     still_waiting: &dyn Fn() -> bool,
 ) -> Outcome {
+    // A refusal's words, from a call that reads what it puts in place (`rename_regular`).
+    let refused: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
     let result = match (&job.act, job.targets.as_slice()) {
         (Act::Open { .. }, [target]) => {
             let named = job.as_named.as_ref();
@@ -334,7 +339,10 @@ fn make(
                 if job.regular_only {
                     return match rename_regular(fd, fname, td, tname, *flags) {
                         Ok(()) => 0,
-                        Err(e) => fail_with(e),
+                        Err((e, rule)) => {
+                            *refused.borrow_mut() = rule;
+                            fail_with(e)
+                        }
                     };
                 }
                 // SAFETY: renameat2 reads the names; both dirs are open.
@@ -449,9 +457,10 @@ fn make(
         // answer for a path through a non-directory.
         _ => Err(libc::ENOTDIR),
     };
-    match result {
-        Ok(v) => Outcome::Value(v),
-        Err(e) => Outcome::Error(e),
+    match (result, refused.into_inner()) {
+        (Err(errno), Some(rule)) => Outcome::Refused { errno, rule },
+        (Ok(v), _) => Outcome::Value(v),
+        (Err(e), None) => Outcome::Error(e),
     }
 }
 
@@ -848,17 +857,145 @@ fn link_own(file: &OwnedFd, dir: RawFd, name: &std::ffi::CStr) -> Result<(), i32
 /// it is linked by a handle under a fresh name beside the destination, that name renamed over the
 /// destination (atomically, as a rename would), and the source's name removed if it still names
 /// the same file. An exchange or a whiteout is refused (`EPERM`): git makes neither.
+/// An index put in place (`index` beside a `HEAD`, or a split index's `sharedindex.*`) is read
+/// and put in place as `git_index::sanitized` makes it, or refused (the error with the rule's
+/// words).
 fn rename_regular(
     from_dir: RawFd,
     from: *const libc::c_char,
     to_dir: RawFd,
     to: *const libc::c_char,
     flags: u32,
-) -> Result<(), i32> {
+) -> Result<(), (i32, Option<String>)> {
     if flags & (libc::RENAME_EXCHANGE | libc::RENAME_WHITEOUT) != 0 {
-        return Err(libc::EPERM);
+        return Err((libc::EPERM, None));
     }
-    let file = regular_file_at(from_dir, from)?;
+    let file = regular_file_at(from_dir, from).map_err(|e| (e, None))?;
+    // SAFETY: the name is NUL-terminated and lives for the call.
+    let name = unsafe { std::ffi::CStr::from_ptr(to) }.to_bytes();
+    if name.starts_with(b"sharedindex.") {
+        return Err((libc::EPERM, Some(SPLIT_INDEX_RULE.into())));
+    }
+    if name == b"index" && head_beside(to_dir) {
+        return put_index_in_place(&file, from_dir, from, to_dir, to, flags);
+    }
+    rename_file(&file, from_dir, from, to_dir, to, flags).map_err(|e| (e, None))
+}
+
+const SPLIT_INDEX_RULE: &str = "a split index in the host's git directory: its entries lie in a shared index the supervisor does not read (core.splitIndex is not supported for the host's repositories in the sandbox)";
+
+/// Whether the directory `dir` holds a `HEAD` file (it is a git directory, or a worktree's).
+fn head_beside(dir: RawFd) -> bool {
+    // SAFETY: fstatat fills a zeroed stat; the name is a NUL-terminated literal.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::fstatat(dir, c"HEAD".as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+    rc == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG
+}
+
+/// Read the index `file` (a handle on the run's `index.lock`), and put the copy `git_index` makes of
+/// it at `to`, a file of the supervisor's own that no process of the run holds open, then remove the
+/// source's name if it still names that file.
+fn put_index_in_place(
+    file: &OwnedFd,
+    from_dir: RawFd,
+    from: *const libc::c_char,
+    to_dir: RawFd,
+    to: *const libc::c_char,
+    flags: u32,
+) -> Result<(), (i32, Option<String>)> {
+    let plain = |e: i32| (e, None);
+    let own = own_link(file).map_err(plain)?;
+    // SAFETY: open reads our own /proc link; a new fd we own.
+    let fd = unsafe { libc::open(own.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(plain(errno()));
+    }
+    let mut reading = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut reading, &mut bytes).map_err(|e| plain(io_errno(&e)))?;
+    let clean = super::git_index::sanitized(&bytes).map_err(|why| {
+        (
+            libc::EPERM,
+            Some(format!(
+                "an index put in the host's git directory: {why} (the host's git would write what it names)"
+            )),
+        )
+    })?;
+    // SAFETY: fstat fills a zeroed stat for an fd we hold.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(file.as_raw_fd(), &mut st) } < 0 {
+        return Err(plain(errno()));
+    }
+    let temp = CString::new(format!(".agent-exec-{}", crate::util::uuid_v4()))
+        .map_err(|_| plain(libc::EINVAL))?;
+    let flags_new =
+        libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: openat reads the name; to_dir is an open directory; a new fd we own.
+    let fd = unsafe { libc::openat(to_dir, temp.as_ptr(), flags_new, 0o600) };
+    if fd < 0 {
+        return Err(plain(errno()));
+    }
+    let mut writing = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    let written = std::io::Write::write_all(&mut writing, &clean)
+        .map_err(|e| io_errno(&e))
+        .and_then(|()| {
+            // SAFETY: fchmod on an fd we hold.
+            check(unsafe { libc::fchmod(writing.as_raw_fd(), st.st_mode & 0o7777) }).map(|_| ())
+        })
+        .and_then(|()| {
+            // SAFETY: renameat2 reads the names; the dir is open. (The copy is the supervisor's
+            // own: nothing else holds it.)
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_renameat2,
+                    to_dir,
+                    temp.as_ptr(),
+                    to_dir,
+                    to,
+                    flags,
+                )
+            };
+            if rc < 0 {
+                Err(errno())
+            } else {
+                Ok(())
+            }
+        });
+    if let Err(e) = written {
+        // SAFETY: unlinkat reads the name; the dir is open.
+        unsafe { libc::unlinkat(to_dir, temp.as_ptr(), 0) };
+        return Err(plain(e));
+    }
+    if same_file_at(from_dir, from, &st) {
+        // SAFETY: unlinkat reads the name; the dir is open.
+        unsafe { libc::unlinkat(from_dir, from, 0) };
+    }
+    Ok(())
+}
+
+fn io_errno(e: &std::io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// Whether `name` in `dir` (its last link not followed) is the file `st` describes.
+fn same_file_at(dir: RawFd, name: *const libc::c_char, st: &libc::stat) -> bool {
+    // SAFETY: fstatat fills a zeroed stat; the name is NUL-terminated.
+    let mut now: libc::stat = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::fstatat(dir, name, &mut now, libc::AT_SYMLINK_NOFOLLOW) };
+    rc == 0 && (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
+}
+
+/// Rename the regular file `file` (the one at `from` when it was checked) to `to`: linked by a
+/// handle under a fresh name beside `to`, that name renamed over it, then `from` removed if it
+/// still names the same file.
+fn rename_file(
+    file: &OwnedFd,
+    from_dir: RawFd,
+    from: *const libc::c_char,
+    to_dir: RawFd,
+    to: *const libc::c_char,
+    flags: u32,
+) -> Result<(), i32> {
     let id = |st: &libc::stat| (st.st_dev, st.st_ino);
     let stat_at = |dir: RawFd, name: *const libc::c_char| {
         // SAFETY: fstatat fills a zeroed stat; the name is NUL-terminated.
@@ -877,7 +1014,7 @@ fn rename_regular(
     }
     let temp = CString::new(format!(".agent-exec-{}", crate::util::uuid_v4()))
         .map_err(|_| libc::EINVAL)?;
-    link_own(&file, to_dir, &temp)?;
+    link_own(file, to_dir, &temp)?;
     // SAFETY: renameat2 reads the names; the dir is open.
     let renamed = unsafe {
         libc::syscall(
