@@ -9,6 +9,7 @@ const { spawn } = require('node:child_process');
 
 const { native, track, killTracked, tempDir, waitFor, watchSpawns } = require('./helpers.js');
 const api = require('../js/index.js');
+const { spawnSync } = require('node:child_process');
 
 test.after(killTracked);
 
@@ -232,6 +233,37 @@ test('prefix rules: a rule on a reader covers its reading uses, not the forms th
   assert.equal(read.status, 'completed', read.output);
   assert.match(read.output, /2 a/);
   assert.equal(asked.length, writers.length);
+});
+
+test('prefix rules: an option in the spelling the program also takes is the option (outside round eight)', { skip: spawnSync('gcc', ['--version']).status !== 0 && 'gcc is not installed' }, async () => {
+  const dir = tempDir();
+  fs.writeFileSync(path.join(dir, 'a.c'), 'int main(void) { return 0; }\n');
+  fs.mkdirSync(path.join(dir, 'pfx'));
+  // gcc runs the compiler proper from the prefix it is given: this one plants the canary.
+  fs.writeFileSync(path.join(dir, 'pfx', 'cc1'), '#!/bin/sh\ntouch "$(dirname "$0")/../canary"\n', { mode: 0o755 });
+  const asked = [];
+  const approval = {
+    rules: { allow: ['Bash(gcc:*)', 'Bash(openssl x509:*)', 'Bash(keytool -list:*)'] },
+    onApproval: async (req) => (asked.push(req.command), 'deny'),
+  };
+  const loaders = [
+    'gcc --prefix=./pfx/ -c a.c -o /dev/null',
+    'gcc --pre ./pfx/ -c a.c -o /dev/null',
+    'gcc --for-linker=-plugin=./evil.so a.c -o /dev/null',
+    'openssl x509 --engine ./evil.so -noout -in /dev/null',
+    'keytool -list -PROVIDERPATH p.jar -PROVIDERCLASS Evil -keystore none.p12',
+  ];
+  for (const command of loaders) {
+    const r = await execDenied({ command, cwd: dir, approval });
+    assert.equal(r.reason, 'exec denied: user denied', command);
+  }
+  assert.deepEqual(asked, loaders);
+  assert.equal(fs.existsSync(path.join(dir, 'canary')), false, 'gcc ran the prefix\'s cc1');
+  const plain = await native.exec({ command: 'gcc -fsyntax-only a.c', cwd: dir, approval });
+  track(plain.pid);
+  assert.equal(plain.status, 'completed', plain.output);
+  assert.equal(plain.exitCode, 0, plain.output);
+  assert.equal(asked.length, loaders.length);
 });
 
 test('evaluateCommand: wrapper options are walked as getopt walks them (env -vu tr rm is rm, not a safe tr)', () => {
