@@ -816,12 +816,7 @@ fn only_regular(file: OwnedFd, regular_only: bool) -> Result<OwnedFd, i32> {
 
 /// The file type bits of an open file.
 fn file_kind(file: &OwnedFd) -> Result<libc::mode_t, i32> {
-    // SAFETY: fstat fills a zeroed stat for an fd we hold.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(file.as_raw_fd(), &mut st) } < 0 {
-        return Err(errno());
-    }
-    Ok(st.st_mode & libc::S_IFMT)
+    stat_of(file).map(|st| st.st_mode & libc::S_IFMT)
 }
 
 /// A handle on the entry `name` in `dir`, its last link not followed, if it is a regular file
@@ -921,13 +916,8 @@ fn put_index_in_place(
             )),
         )
     })?;
-    // SAFETY: fstat fills a zeroed stat for an fd we hold.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(file.as_raw_fd(), &mut st) } < 0 {
-        return Err(plain(errno()));
-    }
-    let temp = CString::new(format!(".agent-exec-{}", crate::util::uuid_v4()))
-        .map_err(|_| plain(libc::EINVAL))?;
+    let st = stat_of(file).map_err(plain)?;
+    let temp = temp_name().map_err(plain)?;
     let flags_new =
         libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
     // SAFETY: openat reads the name; to_dir is an open directory; a new fd we own.
@@ -942,25 +932,8 @@ fn put_index_in_place(
             // SAFETY: fchmod on an fd we hold.
             check(unsafe { libc::fchmod(writing.as_raw_fd(), st.st_mode & 0o7777) }).map(|_| ())
         })
-        .and_then(|()| {
-            // SAFETY: renameat2 reads the names; the dir is open. (The copy is the supervisor's
-            // own: nothing else holds it.)
-            let rc = unsafe {
-                libc::syscall(
-                    libc::SYS_renameat2,
-                    to_dir,
-                    temp.as_ptr(),
-                    to_dir,
-                    to,
-                    flags,
-                )
-            };
-            if rc < 0 {
-                Err(errno())
-            } else {
-                Ok(())
-            }
-        });
+        // (The copy is the supervisor's own: nothing else holds it.)
+        .and_then(|()| rename_at(to_dir, temp.as_ptr(), to_dir, to, flags));
     if let Err(e) = written {
         // SAFETY: unlinkat reads the name; the dir is open.
         unsafe { libc::unlinkat(to_dir, temp.as_ptr(), 0) };
@@ -985,6 +958,37 @@ fn same_file_at(dir: RawFd, name: *const libc::c_char, st: &libc::stat) -> bool 
     rc == 0 && (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
 }
 
+/// `fstat` of an open file.
+fn stat_of(file: &OwnedFd) -> Result<libc::stat, i32> {
+    // SAFETY: fstat fills a zeroed stat for an fd we hold.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(file.as_raw_fd(), &mut st) } < 0 {
+        return Err(errno());
+    }
+    Ok(st)
+}
+
+/// A fresh name for a file of the supervisor's own beside the one it puts in place.
+fn temp_name() -> Result<CString, i32> {
+    CString::new(format!(".agent-exec-{}", crate::util::uuid_v4())).map_err(|_| libc::EINVAL)
+}
+
+/// `renameat2(from_dir, from, to_dir, to, flags)`.
+fn rename_at(
+    from_dir: RawFd,
+    from: *const libc::c_char,
+    to_dir: RawFd,
+    to: *const libc::c_char,
+    flags: u32,
+) -> Result<(), i32> {
+    // SAFETY: renameat2 reads the NUL-terminated names; both dirs are open.
+    let rc = unsafe { libc::syscall(libc::SYS_renameat2, from_dir, from, to_dir, to, flags) };
+    if rc < 0 {
+        return Err(errno());
+    }
+    Ok(())
+}
+
 /// Rename the regular file `file` (the one at `from` when it was checked) to `to`: linked by a
 /// handle under a fresh name beside `to`, that name renamed over it, then `from` removed if it
 /// still names the same file.
@@ -996,43 +1000,19 @@ fn rename_file(
     to: *const libc::c_char,
     flags: u32,
 ) -> Result<(), i32> {
-    let id = |st: &libc::stat| (st.st_dev, st.st_ino);
-    let stat_at = |dir: RawFd, name: *const libc::c_char| {
-        // SAFETY: fstatat fills a zeroed stat; the name is NUL-terminated.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        let rc = unsafe { libc::fstatat(dir, name, &mut st, libc::AT_SYMLINK_NOFOLLOW) };
-        (rc == 0).then_some(st)
-    };
-    // SAFETY: fstat fills a zeroed stat for an fd we hold.
-    let mut mine: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(file.as_raw_fd(), &mut mine) } < 0 {
-        return Err(errno());
-    }
+    let mine = stat_of(file)?;
     // Two names of one file: a rename does nothing.
-    if stat_at(to_dir, to).is_some_and(|st| id(&st) == id(&mine)) {
+    if same_file_at(to_dir, to, &mine) {
         return Ok(());
     }
-    let temp = CString::new(format!(".agent-exec-{}", crate::util::uuid_v4()))
-        .map_err(|_| libc::EINVAL)?;
+    let temp = temp_name()?;
     link_own(file, to_dir, &temp)?;
-    // SAFETY: renameat2 reads the names; the dir is open.
-    let renamed = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            to_dir,
-            temp.as_ptr(),
-            to_dir,
-            to,
-            flags,
-        )
-    };
-    if renamed < 0 {
-        let e = errno();
+    if let Err(e) = rename_at(to_dir, temp.as_ptr(), to_dir, to, flags) {
         // SAFETY: unlinkat reads the name; the dir is open.
         unsafe { libc::unlinkat(to_dir, temp.as_ptr(), 0) };
         return Err(e);
     }
-    if stat_at(from_dir, from).is_some_and(|st| id(&st) == id(&mine)) {
+    if same_file_at(from_dir, from, &mine) {
         // SAFETY: as above.
         unsafe { libc::unlinkat(from_dir, from, 0) };
     }
