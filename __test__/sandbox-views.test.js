@@ -499,6 +499,8 @@ test('the index a run puts in the host\'s git directory is read: no entry git wo
   fs.writeFileSync(path.join(root, 'r'), 'r\n');
   assert.equal(hostGit(root, 'add', '.').status, 0);
   assert.equal(hostGit(root, 'commit', '-qm', 'base').status, 0);
+  const worktree = path.join(fs.realpathSync(tempDir('agent-exec-views-wt-')), 'wt');
+  assert.equal(hostGit(root, 'worktree', 'add', '-q', worktree).status, 0);
   const outside = path.join(fs.realpathSync(tempDir('agent-exec-views-outside-')), 'pwn');
   const canary = path.join(path.dirname(outside), 'ran');
   const rel = path.relative(root, outside);
@@ -511,11 +513,17 @@ test('the index a run puts in the host\'s git directory is read: no entry git wo
     '    data = body + hashlib.sha1(body).digest()',
     '    if how == "lock":',
     '        open(".git/index.lock", "wb").write(data)',
-    '        os.rename(".git/index.lock", ".git/index")',
+    '        try:',
+    '            os.rename(".git/index.lock", ".git/index")',
+    '        finally:',
+    '            os.path.exists(".git/index.lock") and os.unlink(".git/index.lock")',
     '    else:',
     '        open(".git/index", "r+b").write(data)',
     'def git(*a):',
-    '    return subprocess.run(["git", "-c", "user.name=r", "-c", "user.email=r@r", *a], capture_output=True, text=True).stdout.strip()',
+    '    done = subprocess.run(["git", "-c", "user.name=r", "-c", "user.email=r@r", *a], capture_output=True, text=True)',
+    '    if done.returncode != 0:',
+    '        print("git", a[0], "failed:", done.stderr.strip().replace("\\n", " | "))',
+    '    return done.stdout.strip()',
   ];
   const r = await run({
     command: `python3 - <<'PY'\n${[
@@ -543,6 +551,24 @@ test('the index a run puts in the host\'s git directory is read: no entry git wo
       'data = open(".git/index", "rb").read()',
       'put(data.replace(bytes.fromhex(evil), bytes.fromhex(good)))',
       'print("tree", b"TREE" in open(".git/index", "rb").read())',
+      // Outside round nine: a name whose length field says less than its NUL (git takes the
+      // field: `sub/.gitX` with a length of 8 is `sub/.git` to its checkout).
+      'git("update-index", "--add", "--cacheinfo", "100644," + hook + ",sub/.gitX")',
+      'data = bytearray(open(".git/index", "rb").read())',
+      'at = data.index(b"sub/.gitX\\0")',
+      'data[at - 1] = 8',
+      'try:',
+      '    put(bytes(data)); print("put short")',
+      'except OSError as e:',
+      '    print("refused short", e.errno)',
+      'git("reset", "-q")',
+      // A worktree's index written in place with its HEAD moved aside.
+      'os.rename(".git/worktrees/wt/HEAD", ".git/worktrees/wt/HEAD.x")',
+      'try:',
+      '    open(".git/worktrees/wt/index", "wb").write(b"x"); print("worktree index written")',
+      'except OSError as e:',
+      '    print("worktree index refused", e.errno)',
+      'os.rename(".git/worktrees/wt/HEAD.x", ".git/worktrees/wt/HEAD")',
       // The legacy remote files.
       'try:',
       '    os.makedirs(".git/remotes", exist_ok=True); open(".git/remotes/upstream", "w").write("URL: /tmp\\n"); print("remotes written")',
@@ -556,6 +582,8 @@ test('the index a run puts in the host\'s git directory is read: no entry git wo
   });
   assert.match(r.output, /refused lock 1\nrefused in place 1\n/, r.output);
   assert.match(r.output, /tree False\n/, r.output);
+  assert.match(r.output, /refused short 1\n/, r.output);
+  assert.match(r.output, /worktree index refused 1\n/, r.output);
   assert.match(r.output, /remotes refused\n/, r.output);
   assert.match(r.output, /commit run\n/, r.output);
   // The host's own "discard what the agent did", then a commit of its own.

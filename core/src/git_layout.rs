@@ -177,8 +177,13 @@ pub fn read_index(
                     hash_len: hash,
                 });
             }
-            Ok(_) => last_error = "entries do not end where the index's tail begins".into(),
-            Err(why) => last_error = why,
+            // The reading that got furthest says most: an entry running past the end is what
+            // reading with the other name length usually comes to.
+            Ok(_) if last_error.is_empty() => {
+                last_error = "entries do not end where the index's tail begins".into()
+            }
+            Err(why) if last_error.is_empty() || !why.contains("past the end") => last_error = why,
+            _ => {}
         }
     }
     Err(last_error)
@@ -230,6 +235,27 @@ fn entries(
         if version >= 3 && flags & 0x4000 != 0 {
             at += 2;
         }
+        // The name's length is the one in the flags, as git reads it (the bytes up to a NUL only
+        // when the field is full, 0xFFF): a NUL elsewhere would make this reader and git disagree
+        // on the name and on where the next entry starts (outside round nine: `sub/.gitX` with a
+        // length of 8 was `sub/.git` to git's checkout), so one is refused.
+        let declared = usize::from(flags & 0x0fff);
+        let name_at = |from: usize, len: Option<usize>| -> Result<usize, String> {
+            match len {
+                Some(len) => {
+                    let name = bytes.get(from..from + len).ok_or_else(short)?;
+                    if name.contains(&0) || bytes.get(from + len) != Some(&0) {
+                        return Err("a name's length disagrees with where it ends".into());
+                    }
+                    Ok(len)
+                }
+                None => bytes
+                    .get(from..)
+                    .and_then(|r| r.iter().position(|b| *b == 0))
+                    .ok_or_else(short),
+            }
+        };
+        let full = declared == 0x0fff;
         let path = if version == 4 {
             // A varint: how many bytes of the previous path to drop, then the rest of this one.
             let mut strip: usize = 0;
@@ -246,22 +272,25 @@ fn entries(
                 .len()
                 .checked_sub(strip)
                 .ok_or("a path strips more than it has")?;
-            let nul = bytes
-                .get(at..)
-                .and_then(|r| r.iter().position(|b| *b == 0))
-                .ok_or_else(short)?;
+            let rest = if full {
+                None
+            } else {
+                Some(
+                    declared
+                        .checked_sub(keep)
+                        .ok_or("a name's length is shorter than the part it keeps")?,
+                )
+            };
+            let rest = name_at(at, rest)?;
             let mut path = previous[..keep].to_vec();
-            path.extend_from_slice(&bytes[at..at + nul]);
-            at += nul + 1;
+            path.extend_from_slice(&bytes[at..at + rest]);
+            at += rest + 1;
             path
         } else {
-            let nul = bytes
-                .get(at..)
-                .and_then(|r| r.iter().position(|b| *b == 0))
-                .ok_or_else(short)?;
-            let path = bytes[at..at + nul].to_vec();
+            let len = name_at(at, (!full).then_some(declared))?;
+            let path = bytes[at..at + len].to_vec();
             // Padded with 1 to 8 NULs to a multiple of 8 from the entry's start.
-            at = start + ((at + nul - start + 8) & !7);
+            at = start + ((at + len - start + 8) & !7);
             path
         };
         if at > bytes.len() {

@@ -268,6 +268,8 @@ const TABLE: &[CommandOptions] = &[
             "--processor-module-path",
             "--doclet-path",
             "--taglet-path",
+            // Another JDK's image: its lib/jrt-fs.jar is loaded.
+            "--system",
         ],
         short: &[],
         prefix: &[
@@ -804,6 +806,30 @@ const TABLE: &[CommandOptions] = &[
         prefix: &[],
         runs: "writes the file it is given (ptx -G takes its second operand for the output)",
     },
+    // Outside round nine: kustomize runs helm (`--helm-command`), or the exec functions its
+    // kustomization names, when told to; and writes where `-o` says.
+    CommandOptions {
+        programs: &["kubectl", "kustomize"],
+        subcommands: &[],
+        long: &[
+            "--enable-helm",
+            "--helm-command",
+            "--enable-exec",
+            "--enable-alpha-plugins",
+            "--enable-star",
+        ],
+        short: &[],
+        prefix: &[],
+        runs: "runs helm or the functions a kustomization names",
+    },
+    CommandOptions {
+        programs: &["kubectl"],
+        subcommands: &["kustomize"],
+        long: &["--output"],
+        short: &['o'],
+        prefix: &[],
+        runs: "writes the file it is given",
+    },
     CommandOptions {
         programs: &["kubectl"],
         subcommands: &[],
@@ -937,8 +963,8 @@ pub fn runs(names: &[String], argv: &[String]) -> Option<String> {
         // yq (the jq wrapper) takes any left-over word with an `i` for in-place, `--` or not.
         let ends = !is(&["yq", "tomlq", "xq", "xq-python"]);
         for a in options.iter().take_while(|a| !(ends && *a == "--")) {
-            let a = &as_the_program_reads(names, a);
-            if let Some(hit) = matches(entry, a) {
+            let readings = as_the_program_reads(names, a);
+            if let Some(hit) = readings.iter().find_map(|a| matches(entry, a)) {
                 let sub = match subcommand(program, args) {
                     Some((_, s)) if !entry.subcommands.is_empty() => format!("{program} {s}"),
                     _ => names.first().cloned().unwrap_or_default(),
@@ -948,15 +974,33 @@ pub fn runs(names: &[String], argv: &[String]) -> Option<String> {
         }
     }
     if is(&["openssl"]) {
-        if let Some(a) = args.iter().find(|a| a.contains("org.openssl.engine:")) {
+        // An engine, by URI, by an option of any subcommand (`-engine`, `-keygen_engine`...), or
+        // as the `engine` subcommand's operand: an id that is no built-in engine is loaded as a
+        // shared library, a path as given (outside round nine).
+        let engine = |a: &&String| {
+            a.to_ascii_lowercase().contains("org.openssl.engine:")
+                || (a.starts_with('-') && a.to_ascii_lowercase().contains("engine"))
+        };
+        if let Some(a) = args.iter().find(engine) {
             return Some(format!(
-                "openssl {a}: an engine URI loads the shared library it names"
+                "openssl {a}: an engine it names is loaded as a shared library"
             ));
+        }
+        if subcommand("openssl", args).is_some_and(|(_, sub)| sub == "engine") {
+            return Some(
+                "openssl engine loads the engines it names (a path as a shared library)".into(),
+            );
         }
     }
     // javac runs the annotation processors a classpath's jars name (META-INF/services) unless
     // told not to; the project's own directory is the project's code, a classpath given is not.
-    if is(&["javac"]) && !args.iter().any(|a| a == "-proc:none") {
+    // (`-proc:` is one of a set: the last given counts.)
+    let proc_none = args
+        .iter()
+        .rev()
+        .find(|a| a.starts_with("-proc:"))
+        .is_some_and(|a| a == "-proc:none");
+    if is(&["javac"]) && !proc_none {
         let classpath = |a: &String| {
             matches!(a.as_str(), "-cp" | "-classpath" | "--class-path")
                 || a.starts_with("--class-path=")
@@ -975,20 +1019,25 @@ pub fn runs(names: &[String], argv: &[String]) -> Option<String> {
 /// jarsigner compare option names without case, and Go's pflag CLIs (kubectl, oc, helm) take `_`
 /// for `-` in long option names (outside round eight: `openssl x509 --engine x.so`, `keytool
 /// -PROVIDERCLASS`, `kubectl --cache_dir` passed where the usual spelling was asked).
-fn as_the_program_reads(names: &[String], a: &str) -> String {
+/// GCC's driver also takes any `--name` it has no alias for as `-fname` (`--plugin=x.so` is
+/// `-fplugin=x.so`): both readings count.
+fn as_the_program_reads(names: &[String], a: &str) -> Vec<String> {
     let is = |list: &[&str]| names.iter().any(|n| list.contains(&n.as_str()));
     if is(&["openssl"]) && a.starts_with("--") && a.len() > 2 {
-        return a[1..].to_string();
+        return vec![a[1..].to_string()];
     }
     if is(&["keytool", "jarsigner"]) && a.starts_with('-') {
-        return keytool_spelling(a);
+        return vec![keytool_spelling(a)];
     }
     if is(&["kubectl", "oc", "helm"]) && a.starts_with("--") {
         let (name, value) = a.split_once('=').map_or((a, None), |(n, v)| (n, Some(v)));
         let name = format!("--{}", name[2..].replace('_', "-"));
-        return value.map_or(name.clone(), |v| format!("{name}={v}"));
+        return vec![value.map_or(name.clone(), |v| format!("{name}={v}"))];
     }
-    a.to_string()
+    if is(GCC) && a.starts_with("--") && a.len() > 2 {
+        return vec![a.to_string(), format!("-f{}", &a[2..])];
+    }
+    vec![a.to_string()]
 }
 
 /// A keytool or jarsigner option as the table spells it: the name's case as written there (they
@@ -1321,6 +1370,19 @@ mod tests {
             "kubectl get pods --profile_output=x",
             "yq . f.yml -y -- -i",
             "java --patch-module java.base=pm -version",
+            // Outside round nine.
+            "gcc --plugin=/tmp/p.so -c a.c -o a.o",
+            "cc -c --plugin=./p.so a.c",
+            "openssl engine /tmp/e.so",
+            "openssl req -new -key k.pem -keygen_engine /tmp/e.so -noout",
+            "openssl pkey -in ORG.OPENSSL.ENGINE:/x.so:k",
+            "javac --system /tmp/jh -d out A.java",
+            "jdeps --system=/tmp/jh x.jar",
+            "javac -cp ap/p.jar -proc:none -proc:only A.java",
+            "kubectl kustomize --enable-helm --helm-command=./hc.sh kz",
+            "kubectl kustomize --enable_helm --helm_command=./hc.sh kz",
+            "kubectl kustomize --enable-alpha-plugins --enable-exec kz",
+            "kubectl kustomize -o package.json kz",
         ] {
             let name = line.split_whitespace().next().unwrap();
             assert!(check(name, line).is_some(), "{line}");
@@ -1400,6 +1462,10 @@ mod tests {
             "javac -proc:none -cp lib.jar A.java",
             "kubectl get pods --all_namespaces",
             "yq . f.yml -- x",
+            "gcc --version",
+            "openssl x509 -in c.pem -noout -text",
+            "javac -cp lib.jar -proc:only -proc:none A.java",
+            "kubectl kustomize kz",
         ] {
             let name = line.split_whitespace().next().unwrap();
             assert_eq!(check(name, line), None, "{line}");

@@ -236,5 +236,15 @@ mod tests {
         let why = sanitized(&crafted).unwrap_err();
         assert!(why.contains("absolute"), "{why}");
         assert!(sanitized(b"not an index").is_err());
+        // A name's length field that disagrees with its NUL (git takes the field: `sub/.gitX`
+        // with a length of 8 is `sub/.git` to its checkout): the first entry's length set to 0.
+        let mut short = original.clone();
+        assert_eq!(&short[72..74], &[0, 1], "the first entry's flags");
+        short[73] = 0;
+        let body_len = short.len() - 20;
+        let sum = digest(20, &short[..body_len]);
+        short[body_len..].copy_from_slice(&sum);
+        let why = sanitized(&short).unwrap_err();
+        assert!(why.contains("length"), "{why}");
     }
 }

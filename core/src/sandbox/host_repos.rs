@@ -490,6 +490,31 @@ pub fn inside_hosts_git_dir(
     None
 }
 
+/// Whether `path`, a file named `index` in the git directory `git_dir` (or below it), is where git
+/// keeps an index: in the git directory itself, a worktree's (`worktrees/<name>/`), or a submodule
+/// repository's under `modules/` (not in its refs, logs or objects, where a branch may be named
+/// `index`). Told by place, not by a `HEAD` beside it, which the run may move away (outside round
+/// nine: a worktree's index was written in place while its `HEAD` was aside).
+pub fn is_index_place(path: &Path, git_dir: &Path) -> bool {
+    if path.file_name() != Some(OsStr::new("index")) {
+        return false;
+    }
+    let Some(rel) = path.parent().and_then(|p| p.strip_prefix(git_dir).ok()) else {
+        return false;
+    };
+    let parts: Vec<&OsStr> = rel.iter().collect();
+    match parts.first().and_then(|p| p.to_str()) {
+        None => true,
+        Some("worktrees") => parts.len() == 2,
+        Some("modules") => !parts.iter().any(|p| {
+            ["refs", "logs", "objects", "info", "hooks"]
+                .iter()
+                .any(|n| p == &OsStr::new(n))
+        }),
+        Some(_) => false,
+    }
+}
+
 /// What may not be put inside a host's git directory: the host's git writes its files there by
 /// name, following links (`COMMIT_EDITMSG`, `FETCH_HEAD`, `MERGE_MSG`, the reflogs under `logs/`),
 /// so a link the run made there had the host's next `git commit`, `fetch` or `stash` write, with the

@@ -1039,8 +1039,10 @@ fn decide(
     let set_id = set_id_mode(nr, &a, how);
     // The first path judged (a rename's source, when its destination is judged).
     let mut resolved: Option<PathBuf> = None;
-    // A rename or link that makes a name inside a host's git directory (see `perform::Job`).
+    // A rename or link that makes a name inside a host's git directory, and one that puts an
+    // index in place there (see `perform::Job`).
     let mut regular_only = false;
+    let mut index_in_place = false;
     // Directories of the host's the call removes or moves away (see `host_repos::note_vacated`).
     let mut vacating: Vec<PathBuf> = Vec::new();
     for (i, arg) in paths.into_iter().enumerate() {
@@ -1275,9 +1277,10 @@ fn decide(
                 // directory (see `host_repos::special_in_hosts_git_dir`).
                 let root = outermost_containing(&policy.writable_roots, &path);
                 let from = resolved.as_deref();
-                let (inside, rule) = made_in_hosts_git_dir(op, i, &path, from, swaps, root, pid);
-                regular_only |= inside;
-                rule.map(|rule| (libc::EPERM, rule))
+                let made = made_in_hosts_git_dir(op, i, &path, from, swaps, root, pid);
+                regular_only |= made.inside;
+                index_in_place |= made.index;
+                made.rule.map(|rule| (libc::EPERM, rule))
             })
             .or_else(|| {
                 // The host's index written other than through its lock file (where the supervisor
@@ -1335,16 +1338,29 @@ fn decide(
         targets,
         as_named,
         regular_only,
+        index_in_place,
     }))
 }
 
-/// Whether the name `op` makes lies inside a host's git directory (a rename or link there is then
-/// made on the regular file checked, see `perform::Job::regular_only`), and the rule it breaks if it
-/// puts there what git itself never makes: a link or node (`symlink`, `mknod`: judged at the name
-/// made, `i == 0`), or, judged at a call's second path (`i == 1`, when both are resolved), a link
-/// to what is no regular file (`linkat` of a symlink makes another), or a rename of what is no
-/// regular file (a directory could hold links), either way for an exchange. `resolved`: the call's
-/// first path; `root`: the writable root the path is in.
+/// What a call makes inside a host's git directory, as `made_in_hosts_git_dir` finds it.
+#[derive(Default)]
+struct MadeInGitDir {
+    /// The name made lies inside one (a rename or link there is made on the regular file checked,
+    /// see `perform::Job::regular_only`).
+    inside: bool,
+    /// It is an index, put in place by a rename (see `perform::Job::index_in_place`).
+    index: bool,
+    /// The rule it breaks.
+    rule: Option<String>,
+}
+
+/// What the name `op` makes inside a host's git directory is, and the rule it breaks if it puts
+/// there what git itself never makes: a link or node (`symlink`, `mknod`: judged at the name made,
+/// `i == 0`), or, judged at a call's second path (`i == 1`, when both are resolved), a link to what
+/// is no regular file (`linkat` of a symlink makes another), a rename of what is no regular file (a
+/// directory could hold links), either way for an exchange, or an index linked into place (git
+/// renames its lock file there; a link would leave the run another name to write it through).
+/// `resolved`: the call's first path; `root`: the writable root the path is in.
 fn made_in_hosts_git_dir(
     op: &str,
     i: usize,
@@ -1353,7 +1369,7 @@ fn made_in_hosts_git_dir(
     swaps: bool,
     root: Option<&Path>,
     pid: u32,
-) -> (bool, Option<String>) {
+) -> MadeInGitDir {
     let seen = |p: &Path| in_view(pid, p);
     let regular = |p: &Path| std::fs::symlink_metadata(seen(p)).is_ok_and(|m| m.is_file());
     let git_dir_of = |made: &Path| super::host_repos::inside_hosts_git_dir(made, root, seen);
@@ -1365,14 +1381,16 @@ fn made_in_hosts_git_dir(
         ("link", 1, Some(new)) => vec![(new, Some(path))],
         ("rename", 1, Some(from)) if swaps => vec![(path, Some(from)), (from, Some(path))],
         ("rename", 1, Some(from)) => vec![(path, Some(from))],
-        _ => return (false, None),
+        _ => return MadeInGitDir::default(),
     };
-    let mut inside = false;
+    let mut found = MadeInGitDir::default();
     for (name, source) in made {
         let Some(git_dir) = git_dir_of(name) else {
             continue;
         };
-        inside = true;
+        found.inside = true;
+        let index = super::host_repos::is_index_place(name, &git_dir);
+        found.index |= index;
         let kind = match (op, source) {
             ("symlink", _) => "a symbolic link".to_string(),
             ("mknod", _) => "a FIFO, socket or device node".to_string(),
@@ -1380,12 +1398,14 @@ fn made_in_hosts_git_dir(
             ("link", Some(source)) if !regular(source) => {
                 format!("a link to what is no regular file, as {},", name.display())
             }
+            ("link", _) if index => format!("an index linked into place, as {},", name.display()),
             (_, Some(source)) if !regular(source) => "a directory or special file moved in".into(),
             _ => continue,
         };
-        return (true, Some(rule(&git_dir, &kind)));
+        found.rule = Some(rule(&git_dir, &kind));
+        return found;
     }
-    (inside, None)
+    found
 }
 
 /// Why a call may not write the index of a host's git directory in place (an open for writing, a
@@ -1405,12 +1425,10 @@ fn index_written_in_place(
         return None;
     }
     let seen = |p: &Path| in_view(pid, p);
-    let dir = path.parent()?;
-    let beside_head = std::fs::symlink_metadata(seen(&dir.join("HEAD"))).is_ok_and(|m| m.is_file());
-    if name == b"index" && !beside_head {
+    let git_dir = super::host_repos::inside_hosts_git_dir(path, root, seen)?;
+    if name == b"index" && !super::host_repos::is_index_place(path, &git_dir) {
         return None;
     }
-    let git_dir = super::host_repos::inside_hosts_git_dir(path, root, seen)?;
     Some(format!(
         "the index of the host's git directory {} is written through its lock file (renamed into place, where the supervisor reads it), not in place",
         git_dir.display()
@@ -1622,6 +1640,7 @@ fn decide_bind(req: &libc::seccomp_notif, policy: &FsPolicy, by_proxy: bool) -> 
                     targets: vec![perform::Target::Path(path)],
                     as_named: None,
                     regular_only: false,
+                    index_in_place: false,
                 })),
                 Some((errno, rule)) => Verdict::Deny(
                     errno,

@@ -143,6 +143,9 @@ pub struct Job {
     /// and checked to be one, and it is that file which is given the new name (another thread may
     /// put a link at the source's name after the judgment).
     pub regular_only: bool,
+    /// The rename puts an index in place in a host's git directory (told by its place there, see
+    /// `host_repos::is_index_place`): it is read and put in place as `git_index` makes it.
+    pub index_in_place: bool,
 }
 
 /// What a job came to.
@@ -337,7 +340,7 @@ fn make(
                     return fail_with(e);
                 }
                 if job.regular_only {
-                    return match rename_regular(fd, fname, td, tname, *flags) {
+                    return match rename_regular(fd, fname, td, tname, *flags, job.index_in_place) {
                         Ok(()) => 0,
                         Err((e, rule)) => {
                             *refused.borrow_mut() = rule;
@@ -852,8 +855,8 @@ fn link_own(file: &OwnedFd, dir: RawFd, name: &std::ffi::CStr) -> Result<(), i32
 /// it is linked by a handle under a fresh name beside the destination, that name renamed over the
 /// destination (atomically, as a rename would), and the source's name removed if it still names
 /// the same file. An exchange or a whiteout is refused (`EPERM`): git makes neither.
-/// An index put in place (`index` beside a `HEAD`, or a split index's `sharedindex.*`) is read
-/// and put in place as `git_index::sanitized` makes it, or refused (the error with the rule's
+/// An index put in place (`index`, told by the judgment, or a split index's `sharedindex.*`) is
+/// read and put in place as `git_index::sanitized` makes it, or refused (the error with the rule's
 /// words).
 fn rename_regular(
     from_dir: RawFd,
@@ -861,6 +864,7 @@ fn rename_regular(
     to_dir: RawFd,
     to: *const libc::c_char,
     flags: u32,
+    index: bool,
 ) -> Result<(), (i32, Option<String>)> {
     if flags & (libc::RENAME_EXCHANGE | libc::RENAME_WHITEOUT) != 0 {
         return Err((libc::EPERM, None));
@@ -871,21 +875,13 @@ fn rename_regular(
     if name.starts_with(b"sharedindex.") {
         return Err((libc::EPERM, Some(SPLIT_INDEX_RULE.into())));
     }
-    if name == b"index" && head_beside(to_dir) {
+    if index {
         return put_index_in_place(&file, from_dir, from, to_dir, to, flags);
     }
     rename_file(&file, from_dir, from, to_dir, to, flags).map_err(|e| (e, None))
 }
 
 const SPLIT_INDEX_RULE: &str = "a split index in the host's git directory: its entries lie in a shared index the supervisor does not read (core.splitIndex is not supported for the host's repositories in the sandbox)";
-
-/// Whether the directory `dir` holds a `HEAD` file (it is a git directory, or a worktree's).
-fn head_beside(dir: RawFd) -> bool {
-    // SAFETY: fstatat fills a zeroed stat; the name is a NUL-terminated literal.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::fstatat(dir, c"HEAD".as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
-    rc == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG
-}
 
 /// Read the index `file` (a handle on the run's `index.lock`), and put the copy `git_index` makes of
 /// it at `to`, a file of the supervisor's own that no process of the run holds open, then remove the
