@@ -562,6 +562,11 @@ test('the index a run puts in the host\'s git directory is read: no entry git wo
       'except OSError as e:',
       '    print("refused short", e.errno)',
       'git("reset", "-q")',
+      // Outside round ten: entries laying out a repository (HEAD, config, objects, refs) in the
+      // work tree, which the host's `git restore .` would check out.
+      'cfg = subprocess.run(["git", "hash-object", "-w", "--stdin"], input="[core]\\n\\tpager = touch ' + canary + '\\n", capture_output=True, text=True).stdout.strip()',
+      'git("update-index", "--add", "--cacheinfo", "100644," + hook + ",tools/HEAD", "--cacheinfo", "100644," + cfg + ",tools/config", "--cacheinfo", "100644," + hook + ",tools/refs/k", "--cacheinfo", "100644," + hook + ",tools/objects/k")',
+      'print("layout", "tools/HEAD" in git("ls-files"))',
       // A worktree's index written in place with its HEAD moved aside.
       'os.rename(".git/worktrees/wt/HEAD", ".git/worktrees/wt/HEAD.x")',
       'try:',
@@ -584,11 +589,13 @@ test('the index a run puts in the host\'s git directory is read: no entry git wo
   assert.match(r.output, /tree False\n/, r.output);
   assert.match(r.output, /refused short 1\n/, r.output);
   assert.match(r.output, /worktree index refused 1\n/, r.output);
+  assert.match(r.output, /layout False\n/, r.output);
   assert.match(r.output, /remotes refused\n/, r.output);
   assert.match(r.output, /commit run\n/, r.output);
   // The host's own "discard what the agent did", then a commit of its own.
   hostGit(root, 'restore', '.');
   assert.equal(fs.existsSync(path.join(root, '.git', 'hooks', 'pre-commit')), false, 'a hook was checked out');
+  assert.equal(fs.existsSync(path.join(root, 'tools', 'HEAD')), false, 'a repository was laid out');
   assert.equal(fs.existsSync(path.dirname(outside) + '/x') || fs.existsSync(outside), false, 'a file outside the roots was written');
   fs.writeFileSync(path.join(root, 'r'), 'host\n');
   assert.equal(hostGit(root, 'commit', '-qam', 'host').status, 0);

@@ -131,7 +131,7 @@ fn index_stamp(meta: &std::fs::Metadata) -> IndexStamp {
 fn parse_gitlinks(bytes: &[u8]) -> Result<Vec<PathBuf>, String> {
     const GITLINK: u32 = 0o160000;
     let mut links = Vec::new();
-    read_index(bytes, |mode, path| {
+    read_index(bytes, |mode, _, path| {
         if mode & 0o170000 == GITLINK {
             let text = std::str::from_utf8(path).map_err(|_| "a gitlink path is not UTF-8")?;
             links.push(PathBuf::from(text));
@@ -149,12 +149,12 @@ pub struct IndexLayout {
     pub hash_len: usize,
 }
 
-/// Read an index file (versions 2 to 4), giving each entry's mode and path to `each` (the first
-/// error it returns ends the reading). The object name length is the one with which the entries
+/// Read an index file (versions 2 to 4), giving each entry's mode, object name and path to `each`
+/// (the first error it returns ends the reading). The object name length is the one with which the entries
 /// end exactly where the extensions and final checksum begin.
 pub fn read_index(
     bytes: &[u8],
-    mut each: impl FnMut(u32, &[u8]) -> Result<(), String>,
+    mut each: impl FnMut(u32, &[u8], &[u8]) -> Result<(), String>,
 ) -> Result<IndexLayout, String> {
     if bytes.len() < 12 || &bytes[..4] != b"DIRC" {
         return Err("not an index (no DIRC signature)".into());
@@ -169,7 +169,7 @@ pub fn read_index(
     let mut last_error = String::new();
     for hash in [20usize, 32] {
         // Entries are read once the length is known to fit: a first pass gives nothing out.
-        match entries(bytes, version, count, hash, &mut |_, _| Ok(())) {
+        match entries(bytes, version, count, hash, &mut |_, _, _| Ok(())) {
             Ok(end) if ends_cleanly(bytes, end, hash) => {
                 entries(bytes, version, count, hash, &mut each)?;
                 return Ok(IndexLayout {
@@ -209,8 +209,8 @@ pub fn ends_cleanly(bytes: &[u8], end: usize, hash: usize) -> bool {
     at + hash == bytes.len()
 }
 
-/// What is given each index entry's mode and path; an error ends the reading.
-type EachEntry<'a> = dyn FnMut(u32, &[u8]) -> Result<(), String> + 'a;
+/// What is given each index entry's mode, object name and path; an error ends the reading.
+type EachEntry<'a> = dyn FnMut(u32, &[u8], &[u8]) -> Result<(), String> + 'a;
 
 /// Where the entries end, each given to `each` with its mode.
 fn entries(
@@ -296,7 +296,7 @@ fn entries(
         if at > bytes.len() {
             return Err(short());
         }
-        each(mode, &path)?;
+        each(mode, &bytes[start + 40..start + 40 + hash], &path)?;
         previous = path;
     }
     Ok(at)

@@ -75,11 +75,24 @@ fn is_hfs_ignorable(c: char) -> bool {
 /// is a split index (its entries lie in a shared index beside it); otherwise its header and entries
 /// as they are, the extensions git needs to read it (those named in lower case: a sparse index's
 /// `sdir`), and a new checksum (or none, as the file had, with `index.skipHash`).
-pub fn sanitized(bytes: &[u8]) -> Result<Vec<u8>, String> {
+/// `previous`: the index it replaces, if there is one git reads: a `HEAD` entry it already held, as it
+/// was, stays (a repository of fixtures tracked by the project).
+pub fn sanitized(bytes: &[u8], previous: Option<&[u8]>) -> Result<Vec<u8>, String> {
+    let known_heads = previous.map(heads_of).unwrap_or_default();
     let mut unsafe_entry: Option<String> = None;
-    let layout = read_index(bytes, |mode, path| {
+    let mut dir_entries = false;
+    let layout = read_index(bytes, |mode, oid, path| {
+        dir_entries |= mode & 0o170000 == 0o040000;
         if unsafe_entry.is_none() {
-            unsafe_entry = unsafe_path(path, mode);
+            unsafe_entry = unsafe_path(path, mode).or_else(|| {
+                let entry = (mode, oid.to_vec(), path.to_vec());
+                (is_head(path) && !known_heads.contains(&entry)).then(|| {
+                    format!(
+                        "an entry {:?} new or changed: a directory with HEAD, objects and refs is a repository to git, whose config the host's git run there would obey",
+                        String::from_utf8_lossy(path)
+                    )
+                })
+            });
         }
         Ok(())
     })?;
@@ -92,6 +105,9 @@ pub fn sanitized(bytes: &[u8]) -> Result<Vec<u8>, String> {
     if let Some(why) = unsafe_entry {
         return Err(why);
     }
+    if dir_entries {
+        return Err(SPARSE.into());
+    }
     let mut out = bytes[..layout.entries_end].to_vec();
     let mut at = layout.entries_end;
     while at < body.len() {
@@ -101,6 +117,7 @@ pub fn sanitized(bytes: &[u8]) -> Result<Vec<u8>, String> {
             .ok_or("an extension runs past the end")?;
         match &whole[..4] {
             b"link" => return Err("a split index (its entries lie in a shared index)".into()),
+            b"sdir" => return Err(SPARSE.into()),
             sig if sig[0].is_ascii_lowercase() => out.extend_from_slice(whole),
             _ => {}
         }
@@ -113,6 +130,33 @@ pub fn sanitized(bytes: &[u8]) -> Result<Vec<u8>, String> {
     };
     out.extend_from_slice(&sum);
     Ok(out)
+}
+
+const SPARSE: &str = "a sparse index (its directory entries name trees the supervisor does not read; sparse indexes are not supported for the host's repositories in the sandbox)";
+
+/// An entry git checks out as a file named `HEAD` (in any case: a work tree on a file system that
+/// folds case), which makes its directory a repository with `objects` and `refs` beside it (outside
+/// round ten: entries `tools/HEAD`, `tools/config`, `tools/objects/...`, `tools/refs/...` had the
+/// host's `git restore .` lay out a repository whose config the host's git in `tools/` obeyed).
+fn is_head(path: &[u8]) -> bool {
+    path.rsplit(|b| *b == b'/')
+        .next()
+        .is_some_and(|last| last.eq_ignore_ascii_case(b"HEAD"))
+}
+
+/// The `HEAD` entries of an index (mode, object name, path); none if it does not read as one.
+fn heads_of(bytes: &[u8]) -> Vec<(u32, Vec<u8>, Vec<u8>)> {
+    let mut heads = Vec::new();
+    let read = read_index(bytes, |mode, oid, path| {
+        if is_head(path) {
+            heads.push((mode, oid.to_vec(), path.to_vec()));
+        }
+        Ok(())
+    });
+    if read.is_err() {
+        heads.clear();
+    }
+    heads
 }
 
 /// SHA-1 (20 bytes) or SHA-256 (32) of `data`, as git checksums an index.
@@ -193,7 +237,7 @@ mod tests {
                 original.windows(4).any(|w| w == b"TREE"),
                 "git wrote no cache-tree"
             );
-            let clean = sanitized(&original).unwrap();
+            let clean = sanitized(&original, None).unwrap();
             assert!(!clean.windows(4).any(|w| w == b"TREE"), "{format}");
             // git reads the copy as the same index.
             std::fs::write(dir.path().join(".git/index"), &clean).unwrap();
@@ -218,6 +262,27 @@ mod tests {
     }
 
     #[test]
+    fn a_head_entry_is_refused_unless_the_index_it_replaces_held_it_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(before) = real_index(dir.path(), "sha1") else {
+            return;
+        };
+        std::fs::create_dir_all(dir.path().join("fixtures/repo.git")).unwrap();
+        std::fs::write(dir.path().join("fixtures/repo.git/HEAD"), "ref: x\n").unwrap();
+        assert!(crate::git_layout::git_in(dir.path(), &["add", "."]));
+        let with_head = std::fs::read(dir.path().join(".git/index")).unwrap();
+        let why = sanitized(&with_head, Some(&before)).unwrap_err();
+        assert!(why.contains("fixtures/repo.git/HEAD"), "{why}");
+        // Already there as it is: kept (a project tracking a repository of fixtures).
+        assert!(sanitized(&with_head, Some(&with_head)).is_ok());
+        // Changed: refused again.
+        std::fs::write(dir.path().join("fixtures/repo.git/HEAD"), "ref: y\n").unwrap();
+        assert!(crate::git_layout::git_in(dir.path(), &["add", "."]));
+        let changed = std::fs::read(dir.path().join(".git/index")).unwrap();
+        assert!(sanitized(&changed, Some(&with_head)).is_err());
+    }
+
+    #[test]
     fn an_entry_git_would_not_check_out_or_a_wrong_checksum_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let Some(original) = real_index(dir.path(), "sha1") else {
@@ -229,13 +294,13 @@ mod tests {
         assert_eq!(&crafted[74..76], b"b\0", "the first entry is not b");
         crafted[74] = b'/';
         // Wrong checksum first, then a right one over the crafted entry.
-        assert!(sanitized(&crafted).unwrap_err().contains("checksum"));
+        assert!(sanitized(&crafted, None).unwrap_err().contains("checksum"));
         let body_len = crafted.len() - 20;
         let sum = digest(20, &crafted[..body_len]);
         crafted[body_len..].copy_from_slice(&sum);
-        let why = sanitized(&crafted).unwrap_err();
+        let why = sanitized(&crafted, None).unwrap_err();
         assert!(why.contains("absolute"), "{why}");
-        assert!(sanitized(b"not an index").is_err());
+        assert!(sanitized(b"not an index", None).is_err());
         // A name's length field that disagrees with its NUL (git takes the field: `sub/.gitX`
         // with a length of 8 is `sub/.git` to its checkout): the first entry's length set to 0.
         let mut short = original.clone();
@@ -244,7 +309,15 @@ mod tests {
         let body_len = short.len() - 20;
         let sum = digest(20, &short[..body_len]);
         short[body_len..].copy_from_slice(&sum);
-        let why = sanitized(&short).unwrap_err();
+        let why = sanitized(&short, None).unwrap_err();
         assert!(why.contains("length"), "{why}");
+        // A sparse index's directory entry (its tree is not read): the first entry made one.
+        let mut sparse = original.clone();
+        sparse[36..40].copy_from_slice(&0o040000u32.to_be_bytes());
+        let body_len = sparse.len() - 20;
+        let sum = digest(20, &sparse[..body_len]);
+        sparse[body_len..].copy_from_slice(&sum);
+        let why = sanitized(&sparse, None).unwrap_err();
+        assert!(why.contains("sparse"), "{why}");
     }
 }

@@ -904,7 +904,9 @@ fn put_index_in_place(
     let mut reading = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut reading, &mut bytes).map_err(|e| plain(io_errno(&e)))?;
-    let clean = super::git_index::sanitized(&bytes).map_err(|why| {
+    // The index it replaces (what the host's git reads now), for the entries it already held.
+    let previous = read_at(to_dir, to);
+    let clean = super::git_index::sanitized(&bytes, previous.as_deref()).map_err(|why| {
         (
             libc::EPERM,
             Some(format!(
@@ -940,6 +942,28 @@ fn put_index_in_place(
         unsafe { libc::unlinkat(from_dir, from, 0) };
     }
     Ok(())
+}
+
+/// The contents of the regular file `name` in `dir` (its last link not followed), if it can be read.
+fn read_at(dir: RawFd, name: *const libc::c_char) -> Option<Vec<u8>> {
+    // SAFETY: openat reads the NUL-terminated name; dir is open; a new fd we own.
+    let fd = unsafe {
+        libc::openat(
+            dir,
+            name,
+            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    let file = unsafe { OwnedFd::from_raw_fd(fd) };
+    if file_kind(&file).ok()? != libc::S_IFREG {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::fs::File::from(file), &mut bytes).ok()?;
+    Some(bytes)
 }
 
 fn io_errno(e: &std::io::Error) -> i32 {
