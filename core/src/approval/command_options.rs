@@ -658,8 +658,9 @@ const TABLE: &[CommandOptions] = &[
     CommandOptions {
         programs: &["prove"],
         subcommands: &[],
-        long: &["--exec"],
-        short: &['e'],
+        // (Outside round eleven: `--rc` names a file of options, `--exec` among them.)
+        long: &["--exec", "--rc", "--harness", "--source", "--formatter", "--plugin"],
+        short: &['e', 'P', 'M', 'I'],
         prefix: &[],
         runs: "runs each test with the program it is given",
     },
@@ -667,7 +668,8 @@ const TABLE: &[CommandOptions] = &[
         programs: &["pygmentize"],
         subcommands: &[],
         long: &[],
-        short: &['x'],
+        // (`-o` writes the file it is given: a heredoc through `-f null` lands unchanged.)
+        short: &['x', 'o'],
         prefix: &[],
         runs: "loads a lexer or formatter from the Python file it is given",
     },
@@ -675,7 +677,8 @@ const TABLE: &[CommandOptions] = &[
         programs: &["perldoc"],
         subcommands: &[],
         long: &[],
-        short: &['M'],
+        // (`-n` is the program run in nroff's place, `-d` an output file, `-o` a formatter.)
+        short: &['M', 'n', 'd', 'o'],
         prefix: &[],
         runs: "loads the formatter module it is given",
     },
@@ -791,6 +794,82 @@ const TABLE: &[CommandOptions] = &[
         short: &[],
         prefix: &[],
         runs: "writes (appends to) the file or directory it is given",
+    },
+    // Outside round eleven: perl's module and library options run code at compile time (`perl -c
+    // -M'strict;BEGIN{...}'` under `Bash(perl -c:*)`), cpan's `-j` loads a config of Perl code,
+    // cfn-lint's `-a` imports rule files, and node's preloads, loaders and file writers.
+    CommandOptions {
+        programs: &["perl"],
+        subcommands: &[],
+        long: &[],
+        short: &[],
+        prefix: &["-M", "-m", "-I", "-d"],
+        runs: "loads the module, library path or debugger it is given (code run at compile time)",
+    },
+    CommandOptions {
+        programs: &["cpan"],
+        subcommands: &[],
+        long: &[],
+        short: &['j'],
+        prefix: &[],
+        runs: "loads the configuration file (Perl code) it is given",
+    },
+    CommandOptions {
+        programs: &["cfn-lint"],
+        subcommands: &[],
+        long: &["--append-rules", "--output-file", "--override-spec", "--registry-schemas"],
+        short: &['a'],
+        prefix: &[],
+        runs: "imports the rule files, or writes the file, it is given",
+    },
+    CommandOptions {
+        programs: &["node", "nodejs"],
+        subcommands: &[],
+        long: &[
+            "--require",
+            "--import",
+            "--loader",
+            "--experimental-loader",
+            "--env-file",
+            "--env-file-if-exists",
+            "--redirect-code-traces-to",
+            "--cpu-prof-dir",
+            "--heap-prof-dir",
+            "--diagnostic-dir",
+            "--report-dir",
+            "--report-directory",
+            "--test-reporter-destination",
+            "--experimental-policy",
+            "--snapshot-blob",
+        ],
+        short: &['r'],
+        prefix: &[],
+        runs: "loads the code, or writes the file, it is given (a preload, a loader, an environment file, a trace or profile)",
+    },
+    // cargo's own arguments after `--` go to rustc (clippy, rustc) or rustdoc.
+    CommandOptions {
+        programs: &["cargo"],
+        subcommands: &["clippy", "rustc", "rustdoc"],
+        long: &["--codegen", "--test-builder", "--test-builder-wrapper", "--runtool"],
+        short: &[],
+        prefix: &["-C", "-Z", "@"],
+        runs: "hands rustc or rustdoc the linker or program (or options from a file) it is given",
+    },
+    CommandOptions {
+        programs: &["gh"],
+        subcommands: &["alias"],
+        long: &["--shell"],
+        short: &['s'],
+        prefix: &[],
+        runs: "makes an alias that runs a shell command",
+    },
+    CommandOptions {
+        programs: &["gh"],
+        subcommands: &["extension", "ext", "extensions"],
+        long: &[],
+        short: &[],
+        prefix: &["exec", "install"],
+        runs: "runs (or installs) an extension, a program of its own",
     },
     // Reading tools with an output option of their own (outside round seven: `shuf -o`,
     // `iconv -o`), and kubectl's profile and cache (an existing file truncated).
@@ -960,8 +1039,10 @@ pub fn runs(names: &[String], argv: &[String]) -> Option<String> {
                 _ => continue,
             }
         };
-        // yq (the jq wrapper) takes any left-over word with an `i` for in-place, `--` or not.
-        let ends = !is(&["yq", "tomlq", "xq", "xq-python"]);
+        // yq (the jq wrapper) takes any left-over word with an `i` for in-place, `--` or not;
+        // cargo hands what follows `--` to rustc or rustdoc.
+        let passes_on = entry.programs.contains(&"cargo") && !entry.subcommands.is_empty();
+        let ends = !is(&["yq", "tomlq", "xq", "xq-python"]) && !passes_on;
         for a in options.iter().take_while(|a| !(ends && *a == "--")) {
             let readings = as_the_program_reads(names, a);
             if let Some(hit) = readings.iter().find_map(|a| matches(entry, a)) {
@@ -972,6 +1053,12 @@ pub fn runs(names: &[String], argv: &[String]) -> Option<String> {
                 return Some(format!("{sub} {hit} {}", entry.runs));
             }
         }
+    }
+    // gh passes the words after `--` to git (`gh repo clone x -- --upload-pack=...`).
+    if is(&["gh"]) && args.iter().any(|a| a == "--") {
+        return Some(
+            "gh passes the words after -- to git, which the analyzer does not judge".into(),
+        );
     }
     if is(&["openssl"]) {
         // An engine, by URI, by an option of any subcommand (`-engine`, `-keygen_engine`...), or
@@ -1383,6 +1470,25 @@ mod tests {
             "kubectl kustomize --enable_helm --helm_command=./hc.sh kz",
             "kubectl kustomize --enable-alpha-plugins --enable-exec kz",
             "kubectl kustomize -o package.json kz",
+            // Outside round eleven.
+            "cargo clippy --target-dir t -- -C linker=./lk --emit=link",
+            "cargo rustc -- -C linker=./lk",
+            "cargo rustdoc -- --test-builder ./x",
+            "node --check --require ./pre.js a.js",
+            "node --check --import data:text/javascript,x a.js",
+            "node --test --import ./x.mjs",
+            "node -r ./pre.js a.js",
+            "pygmentize -f null -o package.json",
+            "prove --rc=./rc t/a.t",
+            "prove -PEvil t/a.t",
+            "perl -c -M'strict;BEGIN{}' x.pl",
+            "perl -c -I/tmp/d -MEv x.pl",
+            "cpan -l -j ./cfg.pm",
+            "cfn-lint -a ./rules t.yaml",
+            "perldoc -n ./x perlfunc",
+            "gh repo clone x -- --upload-pack=./x",
+            "gh alias set x --shell 'touch y'",
+            "gh extension exec x",
         ] {
             let name = line.split_whitespace().next().unwrap();
             assert!(check(name, line).is_some(), "{line}");
@@ -1466,6 +1572,12 @@ mod tests {
             "openssl x509 -in c.pem -noout -text",
             "javac -cp lib.jar -proc:only -proc:none A.java",
             "kubectl kustomize kz",
+            "cargo clippy -- -D warnings",
+            "node --check a.js",
+            "pygmentize -l python f.py",
+            "prove -v t/a.t",
+            "perl -c x.pl",
+            "gh repo clone x",
         ] {
             let name = line.split_whitespace().next().unwrap();
             assert_eq!(check(name, line), None, "{line}");

@@ -300,6 +300,8 @@ pub(crate) const DISPATCHERS: &[&str] = &[
     "llvm-exegesis",
     "jcmd",
     "jdb",
+    // Eleventh round: runs ssh with the options it is given (`-o ProxyCommand`, `-F`).
+    "ssh-copy-id",
     // Fifth round: programs that read commands from their input (a heredoc), shell escapes
     // included (`\!` in psql, `syscmd` in m4, `!` in dc and sftp), and schedulers that run them
     // later.

@@ -460,7 +460,7 @@ fn reply_with(listener: &OwnedFd, id: u64, outcome: perform::Outcome) {
             }
         }
         perform::Outcome::Blocks => answer(listener, id, Answer::Error(libc::EAGAIN)),
-        // Recorded by the caller (`answer_performed`), which knows the call.
+        // Recorded where the job is known (`record_refused`).
         perform::Outcome::Refused { errno, .. } => answer(listener, id, Answer::Error(errno)),
     }
 }
