@@ -266,6 +266,28 @@ test('prefix rules: an option in the spelling the program also takes is the opti
   assert.equal(asked.length, loaders.length);
 });
 
+test('prefix rules: node --check does not cover node loading a module first (outside round eleven)', async () => {
+  const dir = tempDir();
+  fs.writeFileSync(path.join(dir, 'a.js'), 'module.exports = 1;\n');
+  fs.writeFileSync(path.join(dir, 'pre.js'), `require('fs').writeFileSync(${JSON.stringify(path.join(dir, 'canary'))}, 'x');\n`);
+  const asked = [];
+  const approval = {
+    rules: { allow: ['Bash(node --check:*)'] },
+    onApproval: async (req) => (asked.push(req.command), 'deny'),
+  };
+  const loaders = ['node --check --require ./pre.js a.js', 'node --check -r ./pre.js a.js', 'node --check --import ./pre.js a.js'];
+  for (const command of loaders) {
+    const r = await execDenied({ command, cwd: dir, approval });
+    assert.equal(r.reason, 'exec denied: user denied', command);
+  }
+  assert.deepEqual(asked, loaders);
+  assert.equal(fs.existsSync(path.join(dir, 'canary')), false);
+  const checked = await native.exec({ command: 'node --check a.js', cwd: dir, approval });
+  track(checked.pid);
+  assert.equal(checked.exitCode, 0, checked.output);
+  assert.equal(asked.length, loaders.length);
+});
+
 test('evaluateCommand: wrapper options are walked as getopt walks them (env -vu tr rm is rm, not a safe tr)', () => {
   const dir = tempDir();
   const opts = policy(dir);
