@@ -476,18 +476,23 @@ pub fn inside_hosts_git_dir(
     within: Option<&Path>,
     seen: impl Fn(&Path) -> PathBuf,
 ) -> Option<PathBuf> {
-    for dir in path.ancestors().skip(1) {
-        if within.is_some_and(|root| !dir.starts_with(root)) {
-            return None;
-        }
-        if dir.file_name() == Some(OsStr::new(".git")) {
-            return hosts(dir, &seen).then(|| dir.to_path_buf());
-        }
-        if is_hosts_git_dir(dir, &seen) {
-            return Some(dir.to_path_buf());
-        }
+    let inside = |dir: &Path| within.is_none_or(|root| dir.starts_with(root));
+    // Below a `.git` the answer is whether that one is the host's: a git directory by content
+    // nearer (a submodule's under `modules/`) is the host's or the run's as it is. No look at each
+    // directory on the way (a `statx` or two each, on every object git links into place).
+    if let Some(dot_git) = path
+        .ancestors()
+        .skip(1)
+        .take_while(|dir| inside(dir))
+        .find(|dir| dir.file_name() == Some(OsStr::new(".git")))
+    {
+        return hosts(dot_git, &seen).then(|| dot_git.to_path_buf());
     }
-    None
+    path.ancestors()
+        .skip(1)
+        .take_while(|dir| inside(dir))
+        .find(|dir| is_hosts_git_dir(dir, &seen))
+        .map(Path::to_path_buf)
 }
 
 /// Whether `path`, a file named `index` in the git directory `git_dir` (or below it), is where git
