@@ -1232,6 +1232,8 @@ fn decide(
             && path.file_name() == Some(OsStr::new(".git"));
         let seen = |p: &Path| in_view(pid, p);
         let own_tmp = policy.own_tmp.as_deref();
+        // The writable root the path lies in: once for the checks below that look up to it.
+        let root = outermost_containing(&policy.writable_roots, &path);
         let host_repo = super::host_repos::refusal(op, &path, makes_git, own_tmp, seen)
             .or_else(|| {
                 // A tool's config (`rust-toolchain.toml`, `.cargo/`, `.npmrc`...) in a directory
@@ -1241,7 +1243,7 @@ fn decide(
             .or_else(|| {
                 // An editor's, agent's or hook manager's config at the top of a work tree of the
                 // host's below a root's top (a root above the projects).
-                let root = outermost_containing(&policy.writable_roots, &path)?;
+                let root = root?;
                 let on_the_way = makes_entry.contains(&i) && op != "mkdir";
                 super::host_repos::project_config_in_work_tree(&path, root, on_the_way, seen)
             })
@@ -1275,7 +1277,6 @@ fn decide(
             .or_else(|| {
                 // A link, node, or a directory or special file moved in, inside a host's git
                 // directory (see `host_repos::special_in_hosts_git_dir`).
-                let root = outermost_containing(&policy.writable_roots, &path);
                 let from = resolved.as_deref();
                 let made = made_in_hosts_git_dir(op, i, &path, from, swaps, root, pid);
                 regular_only |= made.inside;
@@ -1285,7 +1286,6 @@ fn decide(
             .or_else(|| {
                 // The host's index written other than through its lock file (where the supervisor
                 // reads it, see `git_index`).
-                let root = outermost_containing(&policy.writable_roots, &path);
                 index_written_in_place(op, i, &path, root, pid).map(|rule| (libc::EPERM, rule))
             })
             .or_else(|| {
